@@ -1,0 +1,69 @@
+// The catalogue entry: the contract between the operator (writer) and the proxy and console
+// (readers). Prices are decimal strings in currency units, exactly as written in the Model CR.
+import { z } from 'zod';
+import { isDecimalString } from '../money.ts';
+
+export const modelKinds = ['chat', 'embedding', 'image', 'video'] as const;
+export type ModelKind = (typeof modelKinds)[number];
+
+export const availabilities = ['available', 'comingSoon', 'inviteOnly'] as const;
+export type Availability = (typeof availabilities)[number];
+
+const decimal = z.string().refine(isDecimalString, 'must be a non-negative decimal string, e.g. "0.15"');
+
+/** Text and embeddings: per 1M tokens. */
+export const tokenPriceSchema = z.object({
+  input: decimal,
+  cachedInput: decimal.optional(),
+  output: decimal.optional(),
+});
+/** Images: per generation. */
+export const imagePriceSchema = z.object({ perImage: decimal });
+/** Video: per second of output. */
+export const videoPriceSchema = z.object({ perSecond: decimal });
+
+export const priceSchema = z.union([tokenPriceSchema, imagePriceSchema, videoPriceSchema]);
+export type TokenPrice = z.infer<typeof tokenPriceSchema>;
+export type ImagePrice = z.infer<typeof imagePriceSchema>;
+export type VideoPrice = z.infer<typeof videoPriceSchema>;
+export type Price = z.infer<typeof priceSchema>;
+
+export const capabilitiesSchema = z.object({
+  tools: z.boolean().default(false),
+  vision: z.boolean().default(false),
+  edit: z.boolean().default(false),
+  imageToVideo: z.boolean().default(false),
+});
+export type Capabilities = z.infer<typeof capabilitiesSchema>;
+
+export const endpointSchema = z.object({
+  /** Base URL of an OpenAI-compatible engine, e.g. http://10.0.0.7:8000 (no trailing /v1). */
+  url: z.string().url(),
+});
+export type Endpoint = z.infer<typeof endpointSchema>;
+
+export const catalogueEntrySchema = z.object({
+  /** Canonical spelling; may contain `/`. Lookup is case-insensitive. */
+  id: z.string().min(1).max(256),
+  kind: z.enum(modelKinds),
+  /** The model name the engine expects in `model` (vLLM --served-model-name). Defaults to id. */
+  servedName: z.string().optional(),
+  contextLength: z.number().int().positive().optional(),
+  maxOutputTokens: z.number().int().positive().optional(),
+  /** Currency (ISO 4217) → price. A model with no price in the account currency is hidden. */
+  pricing: z.record(z.string().regex(/^[A-Z]{3}$/), priceSchema),
+  availability: z.enum(availabilities).default('available'),
+  region: z.string().default('global'),
+  tags: z.array(z.string()).default([]),
+  capabilities: capabilitiesSchema.default({ tools: false, vision: false, edit: false, imageToVideo: false }),
+  endpoints: z.array(endpointSchema).default([]),
+  ownedBy: z.string().default('modelplane'),
+  /** Unix seconds the model was first catalogued (OpenAI `created`). */
+  created: z.number().int().nonnegative(),
+  /** Where the entry came from, e.g. `Model/default/llama` or `local:examples/models/x.yaml`. */
+  source: z.string().optional(),
+});
+export type CatalogueEntry = z.infer<typeof catalogueEntrySchema>;
+export type CatalogueEntryInput = z.input<typeof catalogueEntrySchema>;
+
+export const catalogueKey = (id: string) => id.toLowerCase();

@@ -1,0 +1,72 @@
+// An in-memory copy of the catalogue for hot paths (every proxy request resolves a model). It is
+// refreshed on each change message and on a slow timer, so a missed message heals itself.
+import type { Redis } from 'ioredis';
+import { channels } from '../keyspace.ts';
+import { type CatalogueEntry, catalogueKey } from './entry.ts';
+import { CatalogueStore } from './store.ts';
+
+export interface CatalogueSnapshotOptions {
+  /** A client that may enter subscriber mode (not shared with commands). */
+  subscriber: Redis;
+  refreshMs?: number;
+  onError?: (err: unknown) => void;
+}
+
+export class CatalogueSnapshot {
+  private entries = new Map<string, CatalogueEntry>();
+  private timer: NodeJS.Timeout | undefined;
+  private loadedOnce = false;
+  private readonly store: CatalogueStore;
+  private listeners = new Set<() => void>();
+
+  constructor(
+    redis: Redis,
+    private readonly options: CatalogueSnapshotOptions,
+  ) {
+    this.store = new CatalogueStore(redis);
+  }
+
+  async start(): Promise<void> {
+    const { subscriber } = this.options;
+    subscriber.on('message', (channel: string) => {
+      if (channel === channels.catalogueChanged) void this.refresh();
+    });
+    await subscriber.subscribe(channels.catalogueChanged);
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh(), this.options.refreshMs ?? 30_000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  get loaded(): boolean {
+    return this.loadedOnce;
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      const list = await this.store.list();
+      this.entries = new Map(list.map((e) => [catalogueKey(e.id), e]));
+      this.loadedOnce = true;
+      for (const l of this.listeners) l();
+    } catch (err) {
+      this.options.onError?.(err);
+    }
+  }
+
+  /** Case-insensitive lookup; the entry carries the canonical spelling. */
+  get(id: string): CatalogueEntry | undefined {
+    return this.entries.get(catalogueKey(id));
+  }
+
+  all(): CatalogueEntry[] {
+    return [...this.entries.values()];
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

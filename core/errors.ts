@@ -1,0 +1,75 @@
+// The one error catalogue: every status/code pair of SPEC.md "Errors", used by every route of both
+// dialects and by the console. Dialect-specific body shapes are rendered from an ApiError at the
+// edge (proxy/errors), never built ad hoc in a route.
+
+export const errorCatalogue = {
+  invalid_request: { status: 400, type: 'invalid_request_error' },
+  edit_unsupported: { status: 400, type: 'invalid_request_error' },
+  invalid_api_key: { status: 401, type: 'authentication_error' },
+  billing_currency_unset: { status: 403, type: 'permission_error' },
+  not_found: { status: 404, type: 'not_found_error' },
+  model_not_found: { status: 404, type: 'not_found_error' },
+  request_too_large: { status: 413, type: 'invalid_request_error' },
+  insufficient_quota: { status: 429, type: 'insufficient_quota' },
+  server_error: { status: 500, type: 'server_error' },
+} as const;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+export interface ApiErrorOptions {
+  /** The request field the error is about, e.g. `messages[0].role`. */
+  param?: string;
+  /**
+   * False marks work already done and billed (SPEC: `x-should-retry: false`). Defaults to false
+   * for 429 `insufficient_quota` (a retry cannot help until the balance changes) and true for
+   * other 5xx.
+   */
+  shouldRetry?: boolean;
+  cause?: unknown;
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly type: string;
+  readonly param: string | null;
+  readonly shouldRetry: boolean | undefined;
+
+  constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = errorCatalogue[code].status;
+    this.type = errorCatalogue[code].type;
+    this.param = options.param ?? null;
+    this.shouldRetry = options.shouldRetry ?? (code === 'insufficient_quota' ? false : undefined);
+  }
+}
+
+export const invalidRequest = (message: string, param?: string) =>
+  new ApiError('invalid_request', message, param === undefined ? {} : { param });
+
+export const modelNotFound = (model: string) =>
+  new ApiError('model_not_found', `The model '${model}' does not exist or you do not have access to it.`, {
+    param: 'model',
+  });
+
+export const invalidApiKey = () =>
+  new ApiError(
+    'invalid_api_key',
+    'Incorrect API key provided. Check for a stray space or newline in the pasted key.',
+  );
+
+export const billingCurrencyUnset = () =>
+  new ApiError(
+    'billing_currency_unset',
+    'This account has no billing currency. Set the country in your profile.',
+  );
+
+export const insufficientQuota = () =>
+  new ApiError(
+    'insufficient_quota',
+    'Your credit balance is too low for this request. Top up credits in the console billing page. This is not a rate limit.',
+  );
+
+export const isApiError = (err: unknown): err is ApiError => err instanceof ApiError;

@@ -1,0 +1,61 @@
+// Every Redis key of one account shares the hash tag `{a:<id>}` so each atomic script touches one
+// slot and the same scripts run on Redis Cluster. Global keys (indexes, catalogue) start with `mp:`.
+
+export const accountTag = (accountId: string) => `{a:${accountId}}`;
+
+export const accountKeys = (accountId: string) => {
+  const t = accountTag(accountId);
+  return {
+    /** hash: name, country, createdAt, balance (nano) */
+    account: `${t}:account`,
+    /** hash holdId → held amount (nano) */
+    holds: `${t}:holds`,
+    /** zset holdId → expiry (ms since epoch) */
+    holdExpiry: `${t}:holds:exp`,
+    /** hash operationId → result, for exactly-once settle/refund/top-up */
+    done: `${t}:done`,
+    /** stream of every charge, refund and top-up: the audit trail */
+    usage: `${t}:usage`,
+    /** hash per hour bucket: `<keyId>|<model>|<metric>` → integer */
+    rollup: (hourBucket: string) => `${t}:rollup:${hourBucket}`,
+    /** zset of hour buckets that have rollups (score = hour start ms) */
+    rollupHours: `${t}:rollup:hours`,
+    /** set of key ids */
+    keys: `${t}:keys`,
+    /** hash: one API key record */
+    key: (keyId: string) => `${t}:key:${keyId}`,
+    /** hash lower(name) → keyId of active keys (name uniqueness) */
+    keyNames: `${t}:keynames`,
+    /** set of user ids */
+    members: `${t}:members`,
+    /** set of lowercased model ids granted (invite-only access) */
+    grants: `${t}:grants`,
+    /** zset videoId → created ms */
+    videos: `${t}:videos`,
+    video: (videoId: string) => `${t}:video:${videoId}`,
+    /** string flag: the account has had a key (ensureDefaultKey mints only once) */
+    hadKey: `${t}:hadkey`,
+  };
+};
+
+export const globalKeys = {
+  /** set of all account ids */
+  accounts: 'mp:accounts',
+  /** string per secret hash: `<accountId>:<keyId>` */
+  keyByHash: (sha256hex: string) => `mp:keyhash:${sha256hex}`,
+  /** hash lower(model id) → catalogue entry JSON */
+  catalogue: 'mp:catalogue',
+  /** users: email → userId, and user hashes */
+  userByEmail: (email: string) => `mp:user-email:${email.toLowerCase()}`,
+  user: (userId: string) => `mp:user:${userId}`,
+  /** console sessions */
+  session: (sessionId: string) => `mp:session:${sessionId}`,
+} as const;
+
+/** Pub/sub channels. */
+export const channels = {
+  /** payload: sha256 hex of a secret that stopped working (rotate/delete) */
+  keyInvalidated: 'mp:keys:invalidated',
+  /** payload: lowercased model id that changed, or '*' */
+  catalogueChanged: 'mp:catalogue:changed',
+} as const;
