@@ -6,7 +6,7 @@
 # its published v0.<minor>.<patch>. The binary is cached outside the repo, keyed by version.
 # Prints the binary's path on stdout; everything else goes to stderr.
 set -euo pipefail
-V="${KUBE_VERSION:-1.33.5}"
+V="${KUBE_VERSION:-1.33.13}"
 CACHE="${MODELPLANE_CACHE:-$HOME/.cache/modelplane}/k8s-v$V"
 BIN="$CACHE/kube-apiserver"
 if [ -x "$BIN" ]; then echo "$BIN"; exit 0; fi

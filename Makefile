@@ -1,0 +1,40 @@
+# modelplane — two commands do all set-up: `make dev` runs the platform, `make test` passes the tests.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+NPM_STAMP := node_modules/.package-lock.json
+
+help:
+	@echo "make dev        run the whole platform locally (Redis, engines, proxy, operator)"
+	@echo "make test       type-check, lint, and run every test"
+	@echo "make bench      run the benchmarks and print their tables"
+	@echo "make e2e-kind   operator end-to-end on a kind cluster (needs Docker)"
+
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $(NPM_STAMP)
+
+deps: $(NPM_STAMP)
+	@scripts/system-deps.sh
+
+test-deps: $(NPM_STAMP)
+	@scripts/system-deps.sh etcd
+	@test/k8s/build-kube-apiserver.sh >/dev/null
+
+dev: deps
+	npx tsx cli/dev.ts
+
+typecheck: $(NPM_STAMP)
+	npx tsc --noEmit -p tsconfig.json
+
+lint: $(NPM_STAMP)
+	npx biome check .
+
+test: test-deps typecheck lint
+	npx vitest run
+
+bench: deps
+	@scripts/system-deps.sh wrk
+	npx tsx bench/metering/run.ts
+	npx tsx bench/proxy/run.ts
+
+.PHONY: help deps test-deps dev typecheck lint test bench e2e-kind

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the system programs the platform and its tests run for real: redis-server (always),
+# etcd (operator tests), wrk (benchmarks). On Debian as root they are installed with apt-get;
+# otherwise the one command to run is printed and we stop.
+set -euo pipefail
+want=()
+command -v redis-server >/dev/null || want+=(redis-server)
+for arg in "$@"; do
+  case "$arg" in
+    etcd) command -v etcd >/dev/null || want+=(etcd-server) ;;
+    wrk) command -v wrk >/dev/null || want+=(wrk) ;;
+    chromium) command -v chromium >/dev/null || want+=(chromium) ;;
+  esac
+done
+[ ${#want[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "installing ${want[*]} with apt-get" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq "${want[@]}" >&2
+else
+  echo "missing: ${want[*]}. Install with: sudo apt-get install -y ${want[*]}" >&2
+  exit 1
+fi
