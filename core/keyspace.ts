@@ -6,14 +6,18 @@ export const accountTag = (accountId: string) => `{a:${accountId}}`;
 export const accountKeys = (accountId: string) => {
   const t = accountTag(accountId);
   return {
-    /** hash: name, country, createdAt, balance (nano) */
+    /** hash: name, country, createdAt, balance (nano), held (nano, sum of the holds hash) */
     account: `${t}:account`,
     /** hash holdId → held amount (nano) */
     holds: `${t}:holds`,
     /** zset holdId → expiry (ms since epoch) */
     holdExpiry: `${t}:holds:exp`,
-    /** hash operationId → result, for exactly-once settle/refund/top-up */
-    done: `${t}:done`,
+    /**
+     * string per finished operation (`settle:<holdId>`, `charge:<id>`, `refund:<id>`, `topup:<id>`)
+     * → its result, for exactly-once metering. One expiring key per operation rather than one hash,
+     * so the record of finished operations cannot grow forever (Redis 7.0 has no per-field TTL).
+     */
+    done: (opId: string) => `${t}:done:${opId}`,
     /** stream of every charge, refund and top-up: the audit trail */
     usage: `${t}:usage`,
     /** hash per hour bucket: `<keyId>|<model>|<metric>` → integer */
@@ -43,6 +47,8 @@ export const globalKeys = {
   accounts: 'mp:accounts',
   /** string per secret hash: `<accountId>:<keyId>` */
   keyByHash: (sha256hex: string) => `mp:keyhash:${sha256hex}`,
+  /** string per hash of a rotated-away or deleted secret: blocks importing it again (KEY-6) */
+  retiredKeyHash: (sha256hex: string) => `mp:keyhash-retired:${sha256hex}`,
   /** hash lower(model id) → catalogue entry JSON */
   catalogue: 'mp:catalogue',
   /** users: email → userId, and user hashes */

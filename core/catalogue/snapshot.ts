@@ -26,19 +26,27 @@ export class CatalogueSnapshot {
     this.store = new CatalogueStore(redis);
   }
 
+  private readonly onMessage = (channel: string) => {
+    if (channel === channels.catalogueChanged) void this.refresh();
+  };
+  // Messages published while the subscriber was disconnected are lost: reload as soon as it is back.
+  private readonly onReady = () => void this.refresh();
+
   async start(): Promise<void> {
     const { subscriber } = this.options;
-    subscriber.on('message', (channel: string) => {
-      if (channel === channels.catalogueChanged) void this.refresh();
-    });
+    subscriber.on('message', this.onMessage);
+    subscriber.on('ready', this.onReady);
     await subscriber.subscribe(channels.catalogueChanged);
     await this.refresh();
     this.timer = setInterval(() => void this.refresh(), this.options.refreshMs ?? 30_000);
     this.timer.unref();
   }
 
+  /** Stops following changes. The subscriber may be shared with other channels, so it stays subscribed. */
   stop(): void {
     if (this.timer) clearInterval(this.timer);
+    this.options.subscriber.off('message', this.onMessage);
+    this.options.subscriber.off('ready', this.onReady);
   }
 
   get loaded(): boolean {

@@ -44,6 +44,8 @@ export async function startRedis(): Promise<TestRedis> {
   });
   const clients: Redis[] = [];
   const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+  // Refused connections while redis-server boots are expected; the loop below retries them.
+  probe.on('error', () => {});
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {

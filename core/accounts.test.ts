@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
+import { Accounts } from './accounts.ts';
+import { ApiError } from './errors.ts';
+import { ApiKeys } from './keys/index.ts';
+
+let server: TestRedis;
+let redis: Redis;
+let accounts: Accounts;
+let keys: ApiKeys;
+beforeAll(async () => {
+  server = await startRedis();
+  redis = server.client();
+  accounts = new Accounts(redis);
+  keys = new ApiKeys(redis, { brand: 'service', kek: randomBytes(32) });
+});
+afterAll(async () => server.stop());
+
+async function apiError(promise: Promise<unknown>): Promise<ApiError> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ApiError);
+  return err as ApiError;
+}
+
+describe('Accounts', () => {
+  it('creates with a country and derives the currency', async () => {
+    const a = await accounts.create({ name: 'Acme', country: 'de' });
+    expect(a).toMatchObject({ name: 'Acme', country: 'DE', currency: 'EUR' });
+    expect(a.id).toMatch(/^acct_[0-9a-f]{16}$/);
+    expect(await accounts.get(a.id)).toEqual(a);
+    const b = await accounts.create({ name: 'NoCountry', id: 'acct_fixed' });
+    expect(b).toMatchObject({ id: 'acct_fixed', country: null, currency: null });
+    expect((await accounts.list()).map((x) => x.id)).toEqual([a.id, b.id]);
+    expect(await accounts.get('acct_nope')).toBeNull();
+  });
+
+  it('rejects an unknown country, a duplicate id and an empty name, naming the field', async () => {
+    for (const country of ['XX', 'USA', '', 'u$']) {
+      const err = await apiError(accounts.create({ name: 'x', country }));
+      expect([err.code, err.param]).toEqual(['invalid_request', 'country']);
+    }
+    await accounts.create({ name: 'x', id: 'acct_dup' });
+    expect((await apiError(accounts.create({ name: 'y', id: 'acct_dup' }))).param).toBe('id');
+    expect((await apiError(accounts.create({ name: 'y', id: 'bad{tag}' }))).param).toBe('id');
+    expect((await apiError(accounts.create({ name: '  ' }))).param).toBe('name');
+  });
+
+  it('sets and clears the country; leaves billing fields in the same hash alone', async () => {
+    const a = await accounts.create({ name: 'Mover' });
+    await redis.hset(`{a:${a.id}}:account`, 'balance', '42');
+    expect(await accounts.setCountry(a.id, 'GB')).toMatchObject({ country: 'GB', currency: 'GBP' });
+    expect(await accounts.setCountry(a.id, null)).toMatchObject({ country: null, currency: null });
+    expect((await apiError(accounts.setCountry(a.id, 'ZZ'))).param).toBe('country');
+    expect((await apiError(accounts.setCountry('acct_nope', 'US'))).code).toBe('not_found');
+    expect(await redis.hget(`{a:${a.id}}:account`, 'balance')).toBe('42');
+  });
+
+  it('grants invite-only models by lowercased id', async () => {
+    const a = await accounts.create({ name: 'Grants', country: 'US' });
+    await accounts.grantModel(a.id, 'Acme/Secret-Model');
+    expect(await accounts.grants(a.id)).toEqual(new Set(['acme/secret-model']));
+    await accounts.revokeModel(a.id, 'ACME/SECRET-MODEL');
+    expect(await accounts.grants(a.id)).toEqual(new Set());
+  });
+
+  it('KEY-7 a removed member’s keys survive unless revokeKeys is ticked', async () => {
+    const a = await accounts.create({ name: 'Team', country: 'US' });
+    await accounts.addMember(a.id, 'user_alice');
+    await accounts.addMember(a.id, 'user_bob');
+    const alice1 = await keys.create(a.id, { name: 'alice-1', createdBy: 'user_alice' });
+    const alice2 = await keys.create(a.id, { name: 'alice-2', createdBy: 'user_alice' });
+    const bob1 = await keys.create(a.id, { name: 'bob-1', createdBy: 'user_bob' });
+    const shared = await keys.create(a.id, { name: 'shared' });
+
+    expect(await accounts.removeMember(a.id, 'user_alice', { revokeKeys: false })).toEqual({
+      revokedKeyIds: [],
+    });
+    expect(await accounts.members(a.id)).toEqual(['user_bob']);
+    expect(await keys.authenticate(alice1.secret)).toMatchObject({ accountId: a.id, keyId: alice1.key.id });
+
+    const { revokedKeyIds } = await accounts.removeMember(a.id, 'user_bob', { revokeKeys: true });
+    expect(revokedKeyIds).toEqual([bob1.key.id]);
+    expect(await keys.authenticate(bob1.secret)).toBeNull();
+    expect((await keys.get(a.id, bob1.key.id))?.status).toBe('deleted');
+    for (const k of [alice1, alice2, shared]) expect(await keys.authenticate(k.secret)).not.toBeNull();
+    expect(await accounts.members(a.id)).toEqual([]);
+  });
+});

@@ -1,0 +1,159 @@
+// Accounts: the owner of keys, balance and usage. A console user is a member of an account; keys
+// belong to the account, not to the member who created them (KEY-7).
+import type { Redis } from 'ioredis';
+import { currencyForCountry } from './currency.ts';
+import { ApiError, invalidRequest } from './errors.ts';
+import { newId } from './ids.ts';
+import { listKeyRecords, softDeleteKey } from './keys/records.ts';
+import { accountKeys, globalKeys } from './keyspace.ts';
+
+export interface Account {
+  id: string;
+  name: string;
+  country: string | null;
+  currency: string | null;
+  createdAt: string;
+}
+
+const MAX_ACCOUNT_NAME_LENGTH = 200;
+
+function validateName(name: unknown): string {
+  if (typeof name !== 'string' || name.trim() === '') throw invalidRequest('name must not be empty', 'name');
+  if ([...name].length > MAX_ACCOUNT_NAME_LENGTH) {
+    throw invalidRequest(`name must be at most ${MAX_ACCOUNT_NAME_LENGTH} characters`, 'name');
+  }
+  return name;
+}
+
+/** Country → { country (upper case), currency }; null clears both (the account then cannot be billed). */
+function resolveCountry(country: string | null | undefined): { country: string; currency: string } | null {
+  if (country === null || country === undefined) return null;
+  const currency =
+    typeof country === 'string' && /^[A-Za-z]{2}$/.test(country) ? currencyForCountry(country) : null;
+  if (currency === null) {
+    throw invalidRequest(
+      `country '${String(country)}' is not supported; use an ISO 3166-1 alpha-2 code of a supported country`,
+      'country',
+    );
+  }
+  return { country: country.toUpperCase(), currency };
+}
+
+function parseAccount(h: Record<string, string>): Account | null {
+  // The hash may also carry billing fields written by core/billing; `id` marks a created account.
+  if (!h.id || !h.createdAt) return null;
+  return {
+    id: h.id,
+    name: h.name ?? '',
+    country: h.country || null,
+    currency: h.currency || null,
+    createdAt: h.createdAt,
+  };
+}
+
+export class Accounts {
+  constructor(private readonly redis: Redis) {}
+
+  async create(input: { name: string; country?: string | null; id?: string }): Promise<Account> {
+    const name = validateName(input.name);
+    const place = resolveCountry(input.country);
+    const id = input.id ?? newId('acct');
+    if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) {
+      throw invalidRequest('id must be 1 to 64 letters, digits, "_" or "-"', 'id');
+    }
+    const key = accountKeys(id).account;
+    // HSETNX on `id` is the creation claim: two creates with one id cannot both succeed, and the
+    // balance field billing may already have written is left alone.
+    if ((await this.redis.hsetnx(key, 'id', id)) === 0)
+      throw invalidRequest(`account '${id}' already exists`, 'id');
+    const account: Account = {
+      id,
+      name,
+      country: place?.country ?? null,
+      currency: place?.currency ?? null,
+      createdAt: new Date().toISOString(),
+    };
+    const fields: Record<string, string> = { name, createdAt: account.createdAt };
+    if (place) Object.assign(fields, place);
+    await this.redis.hset(key, fields);
+    await this.redis.sadd(globalKeys.accounts, id);
+    return account;
+  }
+
+  async get(id: string): Promise<Account | null> {
+    return parseAccount(await this.redis.hgetall(accountKeys(id).account));
+  }
+
+  /**
+   * Sets or clears the country, which decides the billing currency. Note: the balance is stored in
+   * the account currency, so callers should not switch currency on an account that holds credit.
+   */
+  async setCountry(id: string, country: string | null): Promise<Account> {
+    await this.mustExist(id);
+    const place = resolveCountry(country);
+    const key = accountKeys(id).account;
+    if (place) await this.redis.hset(key, place);
+    else await this.redis.hdel(key, 'country', 'currency');
+    return (await this.get(id))!;
+  }
+
+  async list(): Promise<Account[]> {
+    const ids = await this.redis.smembers(globalKeys.accounts);
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(accountKeys(id).account);
+    const accounts: Account[] = [];
+    for (const [err, value] of (await pipeline.exec()) ?? []) {
+      if (err) throw err;
+      const account = parseAccount(value as Record<string, string>);
+      if (account) accounts.push(account);
+    }
+    return accounts.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  }
+
+  async addMember(accountId: string, userId: string): Promise<void> {
+    await this.mustExist(accountId);
+    await this.redis.sadd(accountKeys(accountId).members, userId);
+  }
+
+  /**
+   * Removes a member. With revokeKeys ("Also revoke the API keys this member created") every active
+   * key they created is soft-deleted; otherwise their keys keep working (KEY-7).
+   */
+  async removeMember(
+    accountId: string,
+    userId: string,
+    opts: { revokeKeys: boolean },
+  ): Promise<{ revokedKeyIds: string[] }> {
+    await this.redis.srem(accountKeys(accountId).members, userId);
+    if (!opts.revokeKeys) return { revokedKeyIds: [] };
+    const revokedKeyIds: string[] = [];
+    for (const key of await listKeyRecords(this.redis, accountId)) {
+      if (key.createdBy !== userId) continue;
+      if ((await softDeleteKey(this.redis, accountId, key.id)) === 'deleted') revokedKeyIds.push(key.id);
+    }
+    return { revokedKeyIds };
+  }
+
+  members(accountId: string): Promise<string[]> {
+    return this.redis.smembers(accountKeys(accountId).members);
+  }
+
+  async grantModel(accountId: string, modelId: string): Promise<void> {
+    await this.mustExist(accountId);
+    await this.redis.sadd(accountKeys(accountId).grants, modelId.toLowerCase());
+  }
+
+  async revokeModel(accountId: string, modelId: string): Promise<void> {
+    await this.redis.srem(accountKeys(accountId).grants, modelId.toLowerCase());
+  }
+
+  async grants(accountId: string): Promise<Set<string>> {
+    return new Set(await this.redis.smembers(accountKeys(accountId).grants));
+  }
+
+  private async mustExist(id: string): Promise<void> {
+    if ((await this.redis.hexists(accountKeys(id).account, 'id')) === 0) {
+      throw new ApiError('not_found', `No account '${id}'.`);
+    }
+  }
+}

@@ -1,0 +1,123 @@
+// The API key record as stored (one hash per key under the account tag) and the operations that
+// need no key-encryption key: reading, listing and revoking. Accounts.removeMember revokes through
+// here, so it does not have to hold the KEK.
+import type { Redis } from 'ioredis';
+import { invalidRequest } from '../errors.ts';
+import { accountKeys, channels, globalKeys } from '../keyspace.ts';
+import { deleteKeyScript } from './scripts.ts';
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  createdAt: string;
+  createdBy: string | null;
+  status: 'active' | 'deleted';
+  format: 'current' | 'legacy';
+  last4: string;
+  rotatedAt: string | null;
+  deletedAt: string | null;
+}
+
+export interface AuthenticatedKey {
+  accountId: string;
+  keyId: string;
+  secretHash: string;
+}
+
+export const MAX_KEY_NAME_LENGTH = 100;
+
+/**
+ * Checks a key name (KEY-2) and returns the form used for uniqueness: NFC + lowercase, so `Prod`
+ * and `prod` (or composed/decomposed accents) are one name. Length counts characters, not UTF-16
+ * units, so an emoji is one.
+ */
+export function validateKeyName(name: unknown): { name: string; nameKey: string } {
+  if (typeof name !== 'string') throw invalidRequest('name must be a string', 'name');
+  const length = [...name].length;
+  if (length === 0) throw invalidRequest('name must not be empty', 'name');
+  if (length > MAX_KEY_NAME_LENGTH) {
+    throw invalidRequest(`name must be at most ${MAX_KEY_NAME_LENGTH} characters (got ${length})`, 'name');
+  }
+  if (/\p{Cc}/u.test(name)) throw invalidRequest('name must not contain control characters', 'name');
+  // Rejected rather than trimmed: ' prod' and 'prod' would look like two keys in the table.
+  if (name.trim() !== name) throw invalidRequest('name must not start or end with whitespace', 'name');
+  return { name, nameKey: name.normalize('NFC').toLowerCase() };
+}
+
+/** Stored hash → record; null for a missing or foreign hash. */
+export function parseKeyRecord(h: Record<string, string>): ApiKeyRecord | null {
+  if (!h.id || !h.accountId || !h.name || !h.createdAt) return null;
+  return {
+    id: h.id,
+    accountId: h.accountId,
+    name: h.name,
+    createdAt: h.createdAt,
+    createdBy: h.createdBy || null,
+    status: h.status === 'active' ? 'active' : 'deleted',
+    format: h.format === 'current' ? 'current' : 'legacy',
+    last4: h.last4 ?? '',
+    rotatedAt: h.rotatedAt || null,
+    deletedAt: h.deletedAt || null,
+  };
+}
+
+export async function getKeyRecord(
+  redis: Redis,
+  accountId: string,
+  keyId: string,
+): Promise<ApiKeyRecord | null> {
+  return parseKeyRecord(await redis.hgetall(accountKeys(accountId).key(keyId)));
+}
+
+// Keys per account are unlimited (KEY-8): read records in bounded pipelines, not one giant reply.
+const LIST_BATCH = 500;
+
+/** Oldest first (ties broken by id), as the keys table shows them. */
+export async function listKeyRecords(
+  redis: Redis,
+  accountId: string,
+  opts: { includeDeleted?: boolean } = {},
+): Promise<ApiKeyRecord[]> {
+  const k = accountKeys(accountId);
+  const ids = await redis.smembers(k.keys);
+  const records: ApiKeyRecord[] = [];
+  for (let i = 0; i < ids.length; i += LIST_BATCH) {
+    const pipeline = redis.pipeline();
+    for (const id of ids.slice(i, i + LIST_BATCH)) pipeline.hgetall(k.key(id));
+    for (const [err, value] of (await pipeline.exec()) ?? []) {
+      if (err) throw err;
+      const record = parseKeyRecord(value as Record<string, string>);
+      if (record && (opts.includeDeleted || record.status === 'active')) records.push(record);
+    }
+  }
+  return records.sort((a, b) =>
+    a.createdAt === b.createdAt ? a.id.localeCompare(b.id) : a.createdAt.localeCompare(b.createdAt),
+  );
+}
+
+/**
+ * Removes a secret from the global lookup, remembers it as retired (so importLegacy cannot bring it
+ * back) and tells every proxy to drop cached lookups and in-flight requests made with it.
+ */
+export async function retireSecretHash(redis: Redis, hash: string, ref: string): Promise<void> {
+  await Promise.all([redis.del(globalKeys.keyByHash(hash)), redis.set(globalKeys.retiredKeyHash(hash), ref)]);
+  await redis.publish(channels.keyInvalidated, hash);
+}
+
+/** Soft delete (KEY-6). Deleting an already deleted key changes nothing. */
+export async function softDeleteKey(
+  redis: Redis,
+  accountId: string,
+  keyId: string,
+  now: Date = new Date(),
+): Promise<'deleted' | 'already_deleted' | 'not_found'> {
+  const k = accountKeys(accountId);
+  const result = (await deleteKeyScript.run(redis, [k.key(keyId), k.keyNames], [now.toISOString()])) as [
+    string,
+    string?,
+  ];
+  if (result[0] !== 'ok') return result[0] === 'already_deleted' ? 'already_deleted' : 'not_found';
+  if (result[1]) await retireSecretHash(redis, result[1], `${accountId}:${keyId}`);
+  return 'deleted';
+}

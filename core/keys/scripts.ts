@@ -1,0 +1,64 @@
+// The atomic steps of the key lifecycle. Each script touches only keys under one account's hash tag
+// (`{a:<id>}`) so it runs unchanged on Redis Cluster; the global `mp:keyhash:*` lookup lives in
+// another slot and is written around the script by the caller (see store.ts for the ordering).
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+export class LuaScript {
+  readonly sha: string;
+  constructor(readonly source: string) {
+    this.sha = createHash('sha1').update(source).digest('hex');
+  }
+
+  /** EVALSHA, falling back to EVAL once when the server has not cached the script yet. */
+  async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      return redis.eval(this.source, keys.length, ...keys, ...args);
+    }
+  }
+}
+
+/**
+ * KEYS: keys set, key hash, key names, had-key flag.
+ * ARGV: keyId, nameKey, onlyIfFirst ('1'|'0'), then the record's field/value pairs.
+ * The name is claimed with HSETNX in the same script as the record, so two concurrent creates with
+ * one name cannot both win; `onlyIfFirst` makes ensureDefaultKey mint at most once per account.
+ */
+export const createKeyScript = new LuaScript(`
+if ARGV[3] == '1' and redis.call('EXISTS', KEYS[4]) == 1 then return 'had_key' end
+if redis.call('HSETNX', KEYS[3], ARGV[2], ARGV[1]) == 0 then return 'name_taken' end
+redis.call('HSET', KEYS[2], unpack(ARGV, 4))
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[4], '1')
+return 'ok'
+`);
+
+/**
+ * KEYS: key hash. ARGV: new hash, new sealed secret, new last4, rotatedAt.
+ * Returns {'ok', oldHash} or {'not_found'}. The stored hash is what authenticate() checks, so the old
+ * secret stops working the moment this script commits, before its lookup entry is even removed.
+ */
+export const rotateKeyScript = new LuaScript(`
+local cur = redis.call('HMGET', KEYS[1], 'status', 'hash')
+if cur[1] ~= 'active' then return {'not_found'} end
+redis.call('HSET', KEYS[1], 'hash', ARGV[1], 'sealed', ARGV[2], 'last4', ARGV[3], 'rotatedAt', ARGV[4], 'format', 'current')
+return {'ok', cur[2]}
+`);
+
+/**
+ * KEYS: key hash, key names. ARGV: deletedAt.
+ * Returns {'ok', oldHash}, {'already_deleted'} or {'not_found'}. The sealed secret and hash are
+ * dropped so the value can never be shown or restored (KEY-6); the name is freed for reuse.
+ */
+export const deleteKeyScript = new LuaScript(`
+local cur = redis.call('HMGET', KEYS[1], 'status', 'hash', 'nameKey', 'id')
+if not cur[1] then return {'not_found'} end
+if cur[1] ~= 'active' then return {'already_deleted'} end
+redis.call('HSET', KEYS[1], 'status', 'deleted', 'deletedAt', ARGV[1])
+redis.call('HDEL', KEYS[1], 'sealed', 'hash')
+if cur[3] and redis.call('HGET', KEYS[2], cur[3]) == cur[4] then redis.call('HDEL', KEYS[2], cur[3]) end
+return {'ok', cur[2]}
+`);

@@ -1,0 +1,253 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { ApiError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { accountKeys, channels, globalKeys } from '../keyspace.ts';
+import { hashSecret, maskSecret } from './secret.ts';
+import { ApiKeys } from './store.ts';
+
+const CURRENT = /^sk-service-[0-9a-f]{48}$/;
+const LEGACY = 'sk-abc123def456ghi789jkl012';
+
+let server: TestRedis;
+let redis: Redis;
+let keys: ApiKeys;
+let sub: Redis;
+const published: string[] = [];
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = server.client();
+  keys = new ApiKeys(redis, { brand: 'service', kek: randomBytes(32) });
+  sub = server.client();
+  sub.on('message', (channel: string, message: string) => {
+    if (channel === channels.keyInvalidated) published.push(message);
+  });
+  await sub.subscribe(channels.keyInvalidated);
+});
+afterAll(async () => {
+  await sub.unsubscribe();
+  await server.stop();
+});
+
+const account = () => newId('acct');
+
+/** Waits until pub/sub delivered `hash` (delivery is asynchronous to the PUBLISH reply). */
+async function published_(hash: string): Promise<boolean> {
+  for (let i = 0; i < 100 && !published.includes(hash); i++) await new Promise((r) => setTimeout(r, 10));
+  return published.includes(hash);
+}
+
+async function rejects(promise: Promise<unknown>, code: string, param?: string): Promise<ApiError> {
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ApiError);
+  expect((err as ApiError).code).toBe(code);
+  if (param !== undefined) expect((err as ApiError).param).toBe(param);
+  return err as ApiError;
+}
+
+describe('ApiKeys', () => {
+  it('KEY-1 create returns a current-format secret that authenticates', async () => {
+    const a = account();
+    const { key, secret } = await keys.create(a, { name: 'ci', createdBy: 'user_1' });
+    expect(secret).toMatch(CURRENT);
+    expect(key).toMatchObject({
+      accountId: a,
+      name: 'ci',
+      createdBy: 'user_1',
+      status: 'active',
+      format: 'current',
+    });
+    expect(key.last4).toBe(secret.slice(-4));
+    expect(await keys.authenticate(secret)).toEqual({
+      accountId: a,
+      keyId: key.id,
+      secretHash: hashSecret(secret),
+    });
+    expect(await redis.get(globalKeys.keyByHash(hashSecret(secret)))).toBe(`${a}:${key.id}`);
+  });
+
+  it('KEY-2 a name is 1..100 characters', async () => {
+    const a = account();
+    await keys.create(a, { name: 'x'.repeat(100) });
+    await keys.create(a, { name: '🔑'.repeat(100) });
+    const err = await rejects(keys.create(a, { name: 'x'.repeat(101) }), 'invalid_request', 'name');
+    expect(err.message).toMatch(/at most 100 characters/);
+    await rejects(keys.create(a, { name: '' }), 'invalid_request', 'name');
+    await rejects(keys.create(a, { name: ' padded ' }), 'invalid_request', 'name');
+    await rejects(keys.create(a, { name: 'line\nbreak' }), 'invalid_request', 'name');
+  });
+
+  it('KEY-2 a name is unique among active keys, case-insensitively; a deleted key frees it', async () => {
+    const a = account();
+    const first = await keys.create(a, { name: 'Prod' });
+    const err = await rejects(keys.create(a, { name: 'prod' }), 'invalid_request', 'name');
+    expect(err.message).toMatch(/already used/);
+    expect(await keys.create(account(), { name: 'Prod' })).toBeTruthy(); // other account: no clash
+    await keys.delete(a, first.key.id);
+    const again = await keys.create(a, { name: 'PROD' });
+    expect(again.key.name).toBe('PROD');
+    const all = await keys.list(a, { includeDeleted: true });
+    expect(all.map((k) => [k.name, k.status])).toEqual([
+      ['Prod', 'deleted'],
+      ['PROD', 'active'],
+    ]);
+  });
+
+  it('KEY-2 concurrent creates with one name: exactly one wins, no stray lookup entries', async () => {
+    const a = account();
+    const before = (await redis.keys('mp:keyhash:*')).length;
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, () => keys.create(a, { name: 'race' })),
+    );
+    const won = results.filter((r) => r.status === 'fulfilled');
+    expect(won).toHaveLength(1);
+    for (const r of results) if (r.status === 'rejected') expect((r.reason as ApiError).param).toBe('name');
+    expect(await keys.list(a)).toHaveLength(1);
+    expect((await redis.keys('mp:keyhash:*')).length).toBe(before + 1);
+  });
+
+  it('KEY-3 ensureDefaultKey mints Default once, even under concurrent calls', async () => {
+    const a = account();
+    const results = await Promise.all(Array.from({ length: 10 }, () => keys.ensureDefaultKey(a)));
+    const minted = results.filter((r) => r !== null);
+    expect(minted).toHaveLength(1);
+    expect(minted[0]!.key.name).toBe('Default');
+    expect(minted[0]!.secret).toMatch(CURRENT);
+    expect(await keys.authenticate(minted[0]!.secret)).not.toBeNull();
+    expect(await keys.ensureDefaultKey(a)).toBeNull();
+    expect(await keys.list(a)).toHaveLength(1);
+  });
+
+  it('KEY-3 an account that had keys, all deleted, gets no new Default', async () => {
+    const a = account();
+    const { key } = await keys.create(a, { name: 'only' });
+    await keys.delete(a, key.id);
+    expect(await keys.ensureDefaultKey(a)).toBeNull();
+    expect(await keys.list(a)).toHaveLength(0);
+    const b = account();
+    await keys.importLegacy(b, { name: 'old', secret: `${LEGACY}-b` });
+    expect(await keys.ensureDefaultKey(b)).toBeNull();
+  });
+
+  it('KEY-4 show returns the full secret; the listing carries only the last four', async () => {
+    const a = account();
+    const { key, secret } = await keys.create(a, { name: 'shown' });
+    expect(await keys.show(a, key.id)).toBe(secret);
+    const [listed] = await keys.list(a);
+    expect(listed).toEqual(key);
+    expect(JSON.stringify(listed)).not.toContain(secret);
+    expect(maskSecret(listed!.last4)).toBe(`sk-...${secret.slice(-4)}`);
+    await rejects(keys.show(a, 'key_missing'), 'not_found');
+    await rejects(keys.show(account(), key.id), 'not_found'); // another account's id
+  });
+
+  it('KEY-5 rotation keeps id, name, createdAt; the old secret fails at once; invalidation published', async () => {
+    const a = account();
+    const { key, secret: old } = await keys.create(a, { name: 'rotating', createdBy: 'user_r' });
+    const rotated = await keys.rotate(a, key.id);
+    expect(rotated.secret).toMatch(CURRENT);
+    expect(rotated.secret).not.toBe(old);
+    expect(rotated.key).toMatchObject({
+      id: key.id,
+      name: key.name,
+      createdAt: key.createdAt,
+      createdBy: 'user_r',
+    });
+    expect(rotated.key.rotatedAt).not.toBeNull();
+    expect(rotated.key.last4).toBe(rotated.secret.slice(-4));
+    expect(await keys.authenticate(old)).toBeNull();
+    expect(await redis.exists(globalKeys.keyByHash(hashSecret(old)))).toBe(0);
+    expect(await keys.authenticate(rotated.secret)).toMatchObject({ accountId: a, keyId: key.id });
+    expect(await keys.show(a, key.id)).toBe(rotated.secret);
+    expect(await published_(hashSecret(old))).toBe(true);
+    expect(published).not.toContain(old);
+  });
+
+  it('KEY-5 the old secret fails as soon as the record changes, even if its lookup entry lingers', async () => {
+    const a = account();
+    const { key, secret: old } = await keys.create(a, { name: 'crash' });
+    const ref = `${a}:${key.id}`;
+    await keys.rotate(a, key.id);
+    // Simulate a crash between the record script and the lookup cleanup.
+    await redis.set(globalKeys.keyByHash(hashSecret(old)), ref);
+    expect(await keys.authenticate(old)).toBeNull();
+  });
+
+  it('KEY-6 a deleted key never authenticates, cannot be shown, rotated or brought back', async () => {
+    const a = account();
+    const { key, secret } = await keys.create(a, { name: 'doomed' });
+    await keys.delete(a, key.id);
+    expect(await keys.authenticate(secret)).toBeNull();
+    expect(await published_(hashSecret(secret))).toBe(true);
+    await rejects(keys.show(a, key.id), 'not_found');
+    await rejects(keys.rotate(a, key.id), 'not_found');
+    await keys.delete(a, key.id); // idempotent
+    await rejects(keys.delete(a, 'key_missing'), 'not_found');
+    const rec = await keys.get(a, key.id);
+    expect(rec).toMatchObject({ status: 'deleted', name: 'doomed' });
+    expect(rec!.deletedAt).not.toBeNull();
+    expect(await redis.hget(accountKeys(a).key(key.id), 'sealed')).toBeNull();
+    expect(await keys.list(a)).toHaveLength(0);
+    await rejects(keys.importLegacy(account(), { name: 'revive', secret }), 'invalid_request', 'secret');
+  });
+
+  it('KEY-8 an account holds 500 keys', async () => {
+    const a = account();
+    const created = [];
+    for (let i = 0; i < 500; i += 50) {
+      created.push(
+        ...(await Promise.all(Array.from({ length: 50 }, (_, j) => keys.create(a, { name: `k${i + j}` })))),
+      );
+    }
+    const listed = await keys.list(a);
+    expect(listed).toHaveLength(500);
+    expect(new Set(listed.map((k) => k.id)).size).toBe(500);
+    for (const c of [created[0]!, created[250]!, created[499]!]) {
+      expect(await keys.authenticate(c.secret)).toMatchObject({ keyId: c.key.id });
+    }
+  });
+
+  it('KEY-9 legacy keys authenticate; rotation moves them to the current format', async () => {
+    const a = account();
+    const key = await keys.importLegacy(a, { name: 'from-gateway', secret: LEGACY, createdBy: 'user_l' });
+    expect(key).toMatchObject({ format: 'legacy', last4: LEGACY.slice(-4), createdBy: 'user_l' });
+    expect(await keys.authenticate(LEGACY)).toMatchObject({ accountId: a, keyId: key.id });
+    expect(await keys.show(a, key.id)).toBe(LEGACY);
+    await rejects(keys.importLegacy(account(), { name: 'dup', secret: LEGACY }), 'invalid_request', 'secret');
+    await rejects(keys.importLegacy(a, { name: 'bad', secret: ` ${LEGACY}` }), 'invalid_request', 'secret');
+    await rejects(keys.importLegacy(a, { name: 'short', secret: 'sk-short' }), 'invalid_request', 'secret');
+    const rotated = await keys.rotate(a, key.id);
+    expect(rotated.key.format).toBe('current');
+    expect(rotated.secret).toMatch(CURRENT);
+    expect(await keys.authenticate(LEGACY)).toBeNull();
+    expect(await keys.authenticate(rotated.secret)).toMatchObject({ keyId: key.id });
+  });
+
+  it('AUTH-5 whitespace is rejected, never trimmed, without touching Redis', async () => {
+    const { secret } = await keys.create(account(), { name: 'ws' });
+    const variants = [
+      ` ${secret}`,
+      `${secret} `,
+      `${secret}\n`,
+      `${secret}\r\n`,
+      `\t${secret}`,
+      `${secret}\t`,
+    ];
+    const before = Number((await redis.info('stats')).match(/total_commands_processed:(\d+)/)![1]);
+    for (const v of variants) expect(await keys.authenticate(v)).toBeNull();
+    for (const v of ['', 'short', 'x'.repeat(257), `${secret.slice(0, -1)}é`]) {
+      expect(await keys.authenticate(v)).toBeNull();
+    }
+    const after = Number((await redis.info('stats')).match(/total_commands_processed:(\d+)/)![1]);
+    expect(after - before).toBe(1); // the first INFO itself
+    expect(await keys.authenticate(secret)).not.toBeNull();
+    const otherLast = secret.endsWith('0') ? '1' : '0';
+    expect(await keys.authenticate(`${secret.slice(0, -1)}${otherLast}`)).toBeNull();
+  });
+});

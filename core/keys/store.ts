@@ -1,0 +1,247 @@
+// ApiKeys: the key lifecycle of SPEC "API key" (create, Show Key, rotate, delete, Default key) and
+// the authentication lookup the proxy runs on every request.
+//
+// Write ordering, because the global lookup `mp:keyhash:<sha256>` sits in another Redis slot than
+// the account's records and so cannot share their atomic script:
+// - a new secret's lookup entry is claimed (SET NX) BEFORE the record script commits, and removed
+//   again if the script refuses. A lookup entry alone authenticates nothing;
+// - authenticate() requires the record to be active AND to hold that very secret hash, so a rotated
+//   or deleted secret fails the instant the record script commits; the lookup entry is removed
+//   right after and the invalidation is published.
+import type { Redis } from 'ioredis';
+import { open, seal } from '../crypto.ts';
+import { ApiError, invalidRequest } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { accountKeys, globalKeys } from '../keyspace.ts';
+import {
+  type ApiKeyRecord,
+  type AuthenticatedKey,
+  getKeyRecord,
+  listKeyRecords,
+  retireSecretHash,
+  softDeleteKey,
+  validateKeyName,
+} from './records.ts';
+import { createKeyScript, rotateKeyScript } from './scripts.ts';
+import {
+  BRAND_PATTERN,
+  currentKeyPattern,
+  generateSecret,
+  hashSecret,
+  isWellFormedSecret,
+  lastFour,
+} from './secret.ts';
+
+export const DEFAULT_KEY_NAME = 'Default';
+
+export interface ApiKeysOptions {
+  /** The brand word of new secrets: `sk-<brand>-` + 48 hex. */
+  brand: string;
+  /** 32-byte key-encryption key for the stored (sealed) secrets. */
+  kek: Buffer;
+}
+
+interface InsertInput {
+  name: unknown;
+  createdBy: string | null;
+  secret: string;
+  /** Only when the account has never had a key (ensureDefaultKey). */
+  onlyIfFirst: boolean;
+}
+
+const keyNotFound = (keyId: string) => new ApiError('not_found', `No API key '${keyId}' in this account.`);
+
+// The sealed secret is bound to its account and key: a ciphertext copied to another record fails.
+const sealAad = (accountId: string, keyId: string) => `apikey:${accountId}:${keyId}`;
+
+export class ApiKeys {
+  private readonly brand: string;
+  private readonly kek: Buffer;
+  private readonly pattern: RegExp;
+
+  constructor(
+    private readonly redis: Redis,
+    opts: ApiKeysOptions,
+  ) {
+    if (!BRAND_PATTERN.test(opts.brand)) throw new Error(`invalid key brand '${opts.brand}'`);
+    if (opts.kek.length !== 32) throw new Error(`KEK must be 32 bytes, got ${opts.kek.length}`);
+    this.brand = opts.brand;
+    this.kek = opts.kek;
+    this.pattern = currentKeyPattern(opts.brand);
+  }
+
+  /** Generate New Key. The secret is returned once here and otherwise only by show(). */
+  async create(
+    accountId: string,
+    input: { name: string; createdBy?: string | null },
+  ): Promise<{ key: ApiKeyRecord; secret: string }> {
+    const secret = generateSecret(this.brand);
+    const key = await this.insert(accountId, {
+      name: input.name,
+      createdBy: input.createdBy ?? null,
+      secret,
+      onlyIfFirst: false,
+    });
+    return { key: key!, secret };
+  }
+
+  /** Registers a secret issued elsewhere (e.g. `sk-abc...` from another gateway) so it keeps working (KEY-9). */
+  async importLegacy(
+    accountId: string,
+    input: { name: string; secret: string; createdBy?: string | null },
+  ): Promise<ApiKeyRecord> {
+    if (!isWellFormedSecret(input.secret)) {
+      throw invalidRequest(
+        'secret must be 20 to 256 printable ASCII characters with no whitespace or control characters',
+        'secret',
+      );
+    }
+    // A rotated or deleted secret stays dead (KEY-5, KEY-6), whoever tries to bring it back.
+    if ((await this.redis.exists(globalKeys.retiredKeyHash(hashSecret(input.secret)))) === 1) {
+      throw invalidRequest('secret was revoked and cannot be used again', 'secret');
+    }
+    const key = await this.insert(accountId, {
+      name: input.name,
+      createdBy: input.createdBy ?? null,
+      secret: input.secret,
+      onlyIfFirst: false,
+    });
+    return key!;
+  }
+
+  /** Opening the API page: mints `Default` iff the account has never had a key (KEY-3). */
+  async ensureDefaultKey(accountId: string): Promise<{ key: ApiKeyRecord; secret: string } | null> {
+    // Cheap check first: the page is opened far more often than it mints anything.
+    if ((await this.redis.exists(accountKeys(accountId).hadKey)) === 1) return null;
+    const secret = generateSecret(this.brand);
+    const key = await this.insert(accountId, {
+      name: DEFAULT_KEY_NAME,
+      createdBy: null,
+      secret,
+      onlyIfFirst: true,
+    });
+    return key ? { key, secret } : null;
+  }
+
+  list(accountId: string, opts: { includeDeleted?: boolean } = {}): Promise<ApiKeyRecord[]> {
+    return listKeyRecords(this.redis, accountId, opts);
+  }
+
+  get(accountId: string, keyId: string): Promise<ApiKeyRecord | null> {
+    return getKeyRecord(this.redis, accountId, keyId);
+  }
+
+  /** Show Key (KEY-4). A deleted key's value is gone (KEY-6). */
+  async show(accountId: string, keyId: string): Promise<string> {
+    const [status, sealed] = await this.redis.hmget(accountKeys(accountId).key(keyId), 'status', 'sealed');
+    if (status !== 'active' || !sealed) throw keyNotFound(keyId);
+    return open(this.kek, sealed, sealAad(accountId, keyId));
+  }
+
+  /** Rotate Key (KEY-5): same id, name, createdAt and usage; a new current-format secret. */
+  async rotate(accountId: string, keyId: string): Promise<{ key: ApiKeyRecord; secret: string }> {
+    const keyHash = accountKeys(accountId).key(keyId);
+    if ((await this.redis.hget(keyHash, 'status')) !== 'active') throw keyNotFound(keyId);
+    const secret = generateSecret(this.brand);
+    const hash = hashSecret(secret);
+    const ref = `${accountId}:${keyId}`;
+    await this.claimLookup(hash, ref);
+    const result = (await rotateKeyScript
+      .run(
+        this.redis,
+        [keyHash],
+        [hash, seal(this.kek, secret, sealAad(accountId, keyId)), lastFour(secret), new Date().toISOString()],
+      )
+      .catch(async (err) => {
+        await this.redis.del(globalKeys.keyByHash(hash));
+        throw err;
+      })) as [string, string?];
+    if (result[0] !== 'ok') {
+      // Deleted between our check and the script: the key stays deleted and the new secret never existed.
+      await this.redis.del(globalKeys.keyByHash(hash));
+      throw keyNotFound(keyId);
+    }
+    if (result[1]) await retireSecretHash(this.redis, result[1], ref);
+    const key = await this.get(accountId, keyId);
+    return { key: key!, secret };
+  }
+
+  /** Delete Key (KEY-6): soft and final. Deleting an already deleted key is a no-op. */
+  async delete(accountId: string, keyId: string): Promise<void> {
+    if ((await softDeleteKey(this.redis, accountId, keyId)) === 'not_found') throw keyNotFound(keyId);
+  }
+
+  /**
+   * The proxy's check. Never trims: a secret with whitespace, control or non-ASCII characters, or of
+   * an impossible length, is refused without a Redis round trip (AUTH-5).
+   */
+  async authenticate(secret: string): Promise<AuthenticatedKey | null> {
+    if (!isWellFormedSecret(secret)) return null;
+    const secretHash = hashSecret(secret);
+    const ref = await this.redis.get(globalKeys.keyByHash(secretHash));
+    if (ref === null) return null;
+    // Key ids never contain ':'; account ids might, so split at the last one.
+    const sep = ref.lastIndexOf(':');
+    if (sep <= 0) return null;
+    const accountId = ref.slice(0, sep);
+    const keyId = ref.slice(sep + 1);
+    const [status, storedHash] = await this.redis.hmget(accountKeys(accountId).key(keyId), 'status', 'hash');
+    if (status !== 'active' || storedHash !== secretHash) return null;
+    return { accountId, keyId, secretHash };
+  }
+
+  private async claimLookup(hash: string, ref: string): Promise<void> {
+    const claimed = await this.redis.set(globalKeys.keyByHash(hash), ref, 'NX');
+    // Only an imported secret can collide; 24 random bytes do not.
+    if (claimed === null) throw invalidRequest('secret is already in use by another key', 'secret');
+  }
+
+  /** Returns null only when onlyIfFirst and the account already had a key. */
+  private async insert(accountId: string, input: InsertInput): Promise<ApiKeyRecord | null> {
+    const { name, nameKey } = validateKeyName(input.name);
+    const k = accountKeys(accountId);
+    const keyId = newId('key');
+    const hash = hashSecret(input.secret);
+    const record: ApiKeyRecord = {
+      id: keyId,
+      accountId,
+      name,
+      createdAt: new Date().toISOString(),
+      createdBy: input.createdBy,
+      status: 'active',
+      format: this.pattern.test(input.secret) ? 'current' : 'legacy',
+      last4: lastFour(input.secret),
+      rotatedAt: null,
+      deletedAt: null,
+    };
+    const fields: Record<string, string> = {
+      id: record.id,
+      accountId,
+      name,
+      nameKey,
+      createdAt: record.createdAt,
+      status: record.status,
+      format: record.format,
+      last4: record.last4,
+      hash,
+      sealed: seal(this.kek, input.secret, sealAad(accountId, keyId)),
+    };
+    if (record.createdBy) fields.createdBy = record.createdBy;
+    await this.claimLookup(hash, `${accountId}:${keyId}`);
+    let outcome: unknown;
+    try {
+      outcome = await createKeyScript.run(
+        this.redis,
+        [k.keys, k.key(keyId), k.keyNames, k.hadKey],
+        [keyId, nameKey, input.onlyIfFirst ? '1' : '0', ...Object.entries(fields).flat()],
+      );
+    } finally {
+      if (outcome !== 'ok') await this.redis.del(globalKeys.keyByHash(hash));
+    }
+    if (outcome === 'had_key') return null;
+    if (outcome === 'name_taken') {
+      throw invalidRequest(`name '${name}' is already used by another active key in this account`, 'name');
+    }
+    return record;
+  }
+}
