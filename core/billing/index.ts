@@ -1,0 +1,2 @@
+export { Metering, type MeteringOptions, type ReserveResult, type UsageRecord } from './metering.ts';
+export { imageCost, maxTokensCovered, textCost, textHold, videoCost } from './pricing.ts';

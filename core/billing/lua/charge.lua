@@ -1,0 +1,25 @@
+-- charge: reserve and settle at once (video is charged when the job is created). Refused when
+-- the available balance is below the cost; a refusal is not recorded, so a retry after a
+-- top-up can succeed.
+-- KEYS: account, done(charge:<id>), usage, rollup(hour), rollupHours
+-- ARGV: chargeId, cost, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6])
+-- Returns {ok(0|1), charged, balance, duplicate(0|1)}.
+local account, done = KEYS[1], KEYS[2]
+local cost = tonumber(ARGV[2])
+
+local prev_charged, prev_balance = read_done(done)
+if prev_charged then return { 1, prev_charged, prev_balance, 1 } end
+
+local totals = redis.call('HMGET', account, 'balance', 'held')
+local balance, held = num(totals[1]), num(totals[2])
+if balance - held < cost then return { 0, 0, balance, 0 } end
+balance = redis.call('HINCRBY', account, 'balance', int(-cost))
+
+local u = read_usage(6)
+append_entry(KEYS[3], usage_fields(u, {
+  't', 'charge', 'op', 'charge:' .. ARGV[1], 'amt', int(cost), 'cost', ARGV[2],
+  'bal', int(balance), 'ts', ARGV[3],
+}))
+add_rollup(KEYS[4], KEYS[5], ARGV[4], u, charge_metrics(u, cost))
+write_done(done, cost, balance, ARGV[5])
+return { 1, cost, balance, 0 }

@@ -1,0 +1,83 @@
+-- Prepended to every metering script at load time (see scripts.ts).
+-- Amounts are integer nano-units below 2^53, which Lua doubles hold exactly. Numbers become
+-- strings through int() because Lua 5.1's tostring switches to exponent form past 1e14
+-- ("1e+15"), which HINCRBY and the stream would then carry.
+local MAX_SAFE = 9007199254740991
+
+local function int(n)
+  return string.format('%d', n)
+end
+
+local function num(v)
+  if not v then return 0 end
+  return tonumber(v)
+end
+
+-- The usage block every charging script receives at the same place in ARGV, as strings
+-- ('' when the caller had no value).
+local function read_usage(base)
+  return {
+    key = ARGV[base], model = ARGV[base + 1], kind = ARGV[base + 2],
+    input = ARGV[base + 3], cached = ARGV[base + 4], output = ARGV[base + 5],
+    images = ARGV[base + 6], vsec = ARGV[base + 7], vms = ARGV[base + 8], req = ARGV[base + 9],
+  }
+end
+
+-- One audit entry on the usage stream. Empty values are left out to keep entries small.
+local function append_entry(stream, fields)
+  local args = { stream, '*' }
+  for i = 1, #fields, 2 do
+    if fields[i + 1] ~= '' then
+      args[#args + 1] = fields[i]
+      args[#args + 1] = fields[i + 1]
+    end
+  end
+  return redis.call('XADD', unpack(args))
+end
+
+local function usage_fields(u, fields)
+  local tail = { 'key', u.key, 'model', u.model, 'kind', u.kind, 'in', u.input, 'cached', u.cached,
+    'out', u.output, 'img', u.images, 'vsec', u.vsec, 'req', u.req }
+  for i = 1, #tail do fields[#fields + 1] = tail[i] end
+  return fields
+end
+
+-- Hourly rollup fields `<keyId>|<model>|<metric>`; zero and empty metrics are skipped (absent = 0).
+local function add_rollup(rollup, hours, hour, u, metrics)
+  local prefix = u.key .. '|' .. u.model .. '|'
+  for i = 1, #metrics, 2 do
+    local v = metrics[i + 1]
+    if v ~= '' and v ~= '0' then redis.call('HINCRBY', rollup, prefix .. metrics[i], v) end
+  end
+  redis.call('ZADD', hours, hour, hour)
+end
+
+local function charge_metrics(u, charged)
+  return { 'req', '1', 'in', u.input, 'cached', u.cached, 'out', u.output, 'img', u.images,
+    'vms', u.vms, 'cost', int(charged) }
+end
+
+-- Done records are "<a>:<b>" integer pairs: enough to answer a retry with the first answer.
+local function read_done(key)
+  local d = redis.call('GET', key)
+  if not d then return nil end
+  local a, b = string.match(d, '^(%-?%d+):(%-?%d+)$')
+  return tonumber(a), tonumber(b)
+end
+
+local function write_done(key, a, b, ttl_ms)
+  redis.call('SET', key, int(a) .. ':' .. int(b), 'PX', ttl_ms)
+end
+
+-- Releases up to `limit` holds whose expiry (injected clock) has passed. Returns how many.
+local function sweep(account, holds, expiry, now, limit)
+  local ids = redis.call('ZRANGEBYSCORE', expiry, '-inf', now, 'LIMIT', 0, limit)
+  local freed = 0
+  for _, id in ipairs(ids) do
+    freed = freed + num(redis.call('HGET', holds, id))
+    redis.call('HDEL', holds, id)
+    redis.call('ZREM', expiry, id)
+  end
+  if freed > 0 then redis.call('HINCRBY', account, 'held', int(-freed)) end
+  return #ids
+end

@@ -1,0 +1,305 @@
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { ApiError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { accountKeys } from '../keyspace.ts';
+import { MAX_SAFE_NANO } from '../money.ts';
+import { recomputeBalanceFromStream, usageReport } from '../usage.ts';
+import { Metering, type UsageRecord } from './metering.ts';
+
+const T0 = Date.UTC(2025, 0, 15, 10, 0, 0);
+const chat = (keyId: string | null, extra: Partial<UsageRecord> = {}): UsageRecord => ({
+  keyId,
+  model: 'Org/Chat-1',
+  kind: 'chat',
+  inputTokens: 100,
+  cachedTokens: 40,
+  outputTokens: 20,
+  ...extra,
+});
+
+describe('Metering', () => {
+  let server: TestRedis;
+  let redis: Redis;
+  let clock = T0;
+  let m: Metering;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = server.client();
+    m = new Metering(redis, { now: () => clock });
+  });
+  afterAll(async () => server.stop());
+
+  async function funded(amount: number): Promise<string> {
+    const accountId = newId('acct');
+    if (amount > 0) await m.topUp({ accountId, topUpId: newId('top'), amount });
+    return accountId;
+  }
+  const streamLength = (accountId: string) => redis.xlen(accountKeys(accountId).usage);
+  const allRows = (accountId: string) =>
+    usageReport(redis, { accountId, fromMs: 0, toMs: T0 + 100 * 3_600_000 });
+
+  it('BILL-5 a reserve and settle charge the balance once and record the usage', async () => {
+    const a = await funded(1_000);
+    expect(await m.reserve({ accountId: a, holdId: 'h1', min: 100, max: 400, ttlMs: 60_000 })).toEqual({
+      ok: true,
+      held: 400,
+      available: 600,
+    });
+    expect(await m.balance(a)).toEqual({ balance: 1_000, held: 400, available: 600 });
+    const s = await m.settle({ accountId: a, holdId: 'h1', cost: 250, usage: chat('key_a') });
+    expect(s).toEqual({ charged: 250, balance: 750, duplicate: false });
+    expect(await m.balance(a)).toEqual({ balance: 750, held: 0, available: 750 });
+    expect(await streamLength(a)).toBe(2);
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(750);
+  });
+
+  it('BILL-6 a reserve fails when the input bound is not covered, and holds what is left otherwise', async () => {
+    const a = await funded(1_000);
+    expect(await m.reserve({ accountId: a, holdId: 'h1', min: 700, max: 700, ttlMs: 60_000 })).toMatchObject({
+      ok: true,
+    });
+    expect(await m.reserve({ accountId: a, holdId: 'h2', min: 301, max: 900, ttlMs: 60_000 })).toEqual({
+      ok: false,
+      available: 300,
+    });
+    expect(await m.reserve({ accountId: a, holdId: 'h3', min: 100, max: 900, ttlMs: 60_000 })).toEqual({
+      ok: true,
+      held: 300,
+      available: 0,
+    });
+  });
+
+  it('a retried reserve returns the same hold; a settled hold id cannot be reserved again', async () => {
+    const a = await funded(1_000);
+    const first = await m.reserve({ accountId: a, holdId: 'h', min: 10, max: 100, ttlMs: 60_000 });
+    const again = await m.reserve({ accountId: a, holdId: 'h', min: 10, max: 100, ttlMs: 60_000 });
+    expect(again).toEqual(first);
+    expect((await m.balance(a)).held).toBe(100);
+    await m.settle({ accountId: a, holdId: 'h', cost: 10, usage: chat('k') });
+    await expect(m.reserve({ accountId: a, holdId: 'h', min: 10, max: 100, ttlMs: 60_000 })).rejects.toThrow(
+      /MP_HOLD_SETTLED/,
+    );
+  });
+
+  it('BILL-5 settle with cost above the hold charges only the hold', async () => {
+    const a = await funded(1_000);
+    await m.reserve({ accountId: a, holdId: 'h', min: 50, max: 200, ttlMs: 60_000 });
+    const s = await m.settle({ accountId: a, holdId: 'h', cost: 5_000, usage: chat('k') });
+    expect(s).toEqual({ charged: 200, balance: 800, duplicate: false });
+    const [entry] = await redis.xrevrange(accountKeys(a).usage, '+', '-', 'COUNT', 1);
+    expect(entry![1]).toEqual(expect.arrayContaining(['amt', '200', 'cost', '5000']));
+  });
+
+  it('double settle is a no-op that returns the first result', async () => {
+    const a = await funded(1_000);
+    await m.reserve({ accountId: a, holdId: 'h', min: 100, max: 100, ttlMs: 60_000 });
+    const first = await m.settle({ accountId: a, holdId: 'h', cost: 60, usage: chat('k') });
+    await m.topUp({ accountId: a, topUpId: 'later', amount: 5 });
+    const second = await m.settle({ accountId: a, holdId: 'h', cost: 60, usage: chat('k') });
+    expect(second).toEqual({ ...first, duplicate: true });
+    expect(await m.balance(a)).toEqual({ balance: 945, held: 0, available: 945 });
+    expect(await streamLength(a)).toBe(3);
+    expect((await allRows(a)).map((r) => [r.requests, r.cost])).toEqual([[1, 60]]);
+  });
+
+  it('double top-up and double refund are no-ops', async () => {
+    const a = newId('acct');
+    expect(await m.topUp({ accountId: a, topUpId: 't1', amount: 500, note: 'card' })).toEqual({
+      balance: 500,
+      duplicate: false,
+    });
+    expect(await m.topUp({ accountId: a, topUpId: 't1', amount: 500, note: 'card' })).toEqual({
+      balance: 500,
+      duplicate: true,
+    });
+    const usage: UsageRecord = { keyId: 'k', model: 'vid', kind: 'video', videoSeconds: 4 };
+    expect((await m.charge({ accountId: a, chargeId: 'v1', cost: 400, usage })).balance).toBe(100);
+    expect(await m.refund({ accountId: a, refundId: 'v1', amount: 400, usage })).toEqual({
+      refunded: 400,
+      balance: 500,
+      duplicate: false,
+    });
+    expect(await m.refund({ accountId: a, refundId: 'v1', amount: 400, usage })).toEqual({
+      refunded: 400,
+      balance: 500,
+      duplicate: true,
+    });
+    expect(await m.balance(a)).toEqual({ balance: 500, held: 0, available: 500 });
+    expect(await streamLength(a)).toBe(3);
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(500);
+  });
+
+  it('BILL-4 charge takes the video cost at once, refuses a short balance, and is exactly-once', async () => {
+    const a = await funded(1_000);
+    const usage: UsageRecord = { keyId: 'k', model: 'vid', kind: 'video', videoSeconds: 8 };
+    await m.reserve({ accountId: a, holdId: 'h', min: 300, max: 300, ttlMs: 60_000 });
+    // Held credits are not available: 1000 − 300 < 800.
+    expect(await m.charge({ accountId: a, chargeId: 'c1', cost: 800, usage })).toEqual({
+      ok: false,
+      charged: 0,
+      balance: 1_000,
+      duplicate: false,
+    });
+    await m.release(a, 'h');
+    expect(await m.charge({ accountId: a, chargeId: 'c1', cost: 800, usage })).toEqual({
+      ok: true,
+      charged: 800,
+      balance: 200,
+      duplicate: false,
+    });
+    expect(await m.charge({ accountId: a, chargeId: 'c1', cost: 800, usage })).toMatchObject({
+      ok: true,
+      charged: 800,
+      duplicate: true,
+    });
+    expect(await m.balance(a)).toEqual({ balance: 200, held: 0, available: 200 });
+  });
+
+  it('release drops a hold without charge; a settle after it charges nothing', async () => {
+    const a = await funded(1_000);
+    await m.reserve({ accountId: a, holdId: 'h', min: 100, max: 600, ttlMs: 60_000 });
+    await m.release(a, 'h');
+    expect(await m.balance(a)).toEqual({ balance: 1_000, held: 0, available: 1_000 });
+    expect((await m.settle({ accountId: a, holdId: 'h', cost: 100, usage: chat('k') })).charged).toBe(0);
+    expect((await m.balance(a)).balance).toBe(1_000);
+  });
+
+  it('a crashed holder’s hold is released by the sweeper after its ttl, and available returns', async () => {
+    const a = await funded(1_000);
+    await m.reserve({ accountId: a, holdId: 'crashed', min: 900, max: 900, ttlMs: 30_000 });
+    await m.reserve({ accountId: a, holdId: 'alive', min: 50, max: 50, ttlMs: 120_000 });
+    expect((await m.balance(a)).available).toBe(50);
+    clock = T0 + 29_999;
+    expect(await m.sweepExpiredHolds(a)).toBe(0);
+    clock = T0 + 30_000;
+    expect(await m.sweepExpiredHolds(a)).toBe(1);
+    expect(await m.balance(a)).toEqual({ balance: 1_000, held: 50, available: 950 });
+    expect(await redis.hkeys(accountKeys(a).holds)).toEqual(['alive']);
+    expect(await streamLength(a)).toBe(1); // a sweep charges nothing and records nothing
+    clock = T0;
+  });
+
+  it('a reserve frees expired holds on its way, so an unswept account is not blocked', async () => {
+    const a = await funded(1_000);
+    await m.reserve({ accountId: a, holdId: 'crashed', min: 1_000, max: 1_000, ttlMs: 1_000 });
+    expect((await m.reserve({ accountId: a, holdId: 'x', min: 1, max: 1, ttlMs: 1_000 })).ok).toBe(false);
+    clock = T0 + 1_000;
+    expect(await m.reserve({ accountId: a, holdId: 'y', min: 1, max: 1_000, ttlMs: 1_000 })).toEqual({
+      ok: true,
+      held: 1_000,
+      available: 0,
+    });
+    clock = T0;
+  });
+
+  it('top-up beyond 2^53 is refused; up to it is exact', async () => {
+    const a = await funded(MAX_SAFE_NANO - 10);
+    const refused = m.topUp({ accountId: a, topUpId: 'too-much', amount: 11 });
+    await expect(refused).rejects.toBeInstanceOf(ApiError);
+    await expect(refused).rejects.toMatchObject({ code: 'invalid_request', param: 'amount' });
+    expect((await m.balance(a)).balance).toBe(MAX_SAFE_NANO - 10);
+    // The refusal is not remembered: the same id can go through once it fits.
+    expect(await m.topUp({ accountId: a, topUpId: 'too-much', amount: 10 })).toEqual({
+      balance: MAX_SAFE_NANO,
+      duplicate: false,
+    });
+    await expect(m.topUp({ accountId: a, topUpId: 'x', amount: MAX_SAFE_NANO + 1 })).rejects.toThrow(
+      RangeError,
+    );
+    await expect(m.topUp({ accountId: a, topUpId: 'y', amount: 0.5 })).rejects.toThrow(RangeError);
+    // Large amounts stay exact through Lua (no "9.007e+15" strings in the stream or rollups).
+    const big = 4_503_599_627_370_497;
+    await m.reserve({ accountId: a, holdId: 'big', min: big, max: big, ttlMs: 60_000 });
+    await m.settle({ accountId: a, holdId: 'big', cost: big, usage: chat('k') });
+    expect((await m.balance(a)).balance).toBe(MAX_SAFE_NANO - big);
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(MAX_SAFE_NANO - big);
+    expect((await allRows(a))[0]!.cost).toBe(big);
+  });
+
+  it('survives a script cache flush (EVALSHA falls back to EVAL)', async () => {
+    const a = await funded(100);
+    await redis.script('FLUSH');
+    expect((await m.reserve({ accountId: a, holdId: 'h', min: 1, max: 1, ttlMs: 1_000 })).ok).toBe(true);
+  });
+
+  it('BILL-5 BILL-6 KEY-10 1,000 concurrent reserve/settle pairs on a balance for exactly 100', async () => {
+    const cost = 123_456_789;
+    const a = await funded(100 * cost);
+    const clients = Array.from({ length: 8 }, () => new Metering(server.client(), { now: () => clock }));
+    const keys = ['key_a', 'key_b', 'key_c', 'key_d'];
+    const won = new Map<string, number>();
+    const results = await Promise.all(
+      Array.from({ length: 1_000 }, async (_, i) => {
+        const meter = clients[i % clients.length]!;
+        const keyId = keys[i % keys.length]!;
+        const r = await meter.reserve({ accountId: a, holdId: `h${i}`, min: cost, max: cost, ttlMs: 60_000 });
+        if (!r.ok) return 0;
+        const s = await meter.settle({
+          accountId: a,
+          holdId: `h${i}`,
+          cost,
+          usage: chat(keyId, { inputTokens: i, cachedTokens: 0, outputTokens: 1 }),
+        });
+        expect(s.balance).toBeGreaterThanOrEqual(0);
+        won.set(keyId, (won.get(keyId) ?? 0) + 1);
+        return s.charged;
+      }),
+    );
+    expect(results.filter((c) => c > 0)).toHaveLength(100);
+    expect(results.reduce((x, y) => x + y, 0)).toBe(100 * cost);
+    expect(await m.balance(a)).toEqual({ balance: 0, held: 0, available: 0 });
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(0);
+    expect(await streamLength(a)).toBe(101);
+    const rows = await allRows(a);
+    expect(rows.reduce((x, r) => x + r.cost, 0)).toBe(100 * cost);
+    expect(rows.reduce((x, r) => x + r.requests, 0)).toBe(100);
+    for (const keyId of keys) {
+      const row = rows.find((r) => r.keyId === keyId);
+      expect(row?.requests ?? 0).toBe(won.get(keyId) ?? 0);
+      expect(row?.cost ?? 0).toBe((won.get(keyId) ?? 0) * cost);
+    }
+  });
+
+  it('BILL-5 the balance never goes below zero under concurrency with short holds and overruns', async () => {
+    const a = await funded(50_000);
+    const clients = Array.from({ length: 8 }, () => new Metering(server.client(), { now: () => clock }));
+    let charged = 0;
+    await Promise.all(
+      Array.from({ length: 600 }, async (_, i) => {
+        const meter = clients[i % clients.length]!;
+        const min = 50 + (i % 7) * 10;
+        const r = await meter.reserve({ accountId: a, holdId: `h${i}`, min, max: min * 4, ttlMs: 60_000 });
+        if (!r.ok) return;
+        expect(r.available).toBeGreaterThanOrEqual(0);
+        // Some calls overrun their hold (cost > held), some finish under it, some do nothing.
+        if (i % 5 === 0) return meter.release(a, `h${i}`);
+        const cost = (i % 3) * min * 3;
+        const s = await meter.settle({ accountId: a, holdId: `h${i}`, cost, usage: chat('k') });
+        expect(s.charged).toBeLessThanOrEqual(r.held);
+        expect(s.balance).toBeGreaterThanOrEqual(0);
+        charged += s.charged;
+      }),
+    );
+    const b = await m.balance(a);
+    expect(b.held).toBe(0);
+    expect(b.balance).toBe(50_000 - charged);
+    expect(b.balance).toBeGreaterThanOrEqual(0);
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(b.balance);
+  });
+
+  it('the done records expire, so they cannot grow forever', async () => {
+    const short = new Metering(redis, { now: () => clock, settleDoneTtlMs: 5_000, ledgerDoneTtlMs: 7_000 });
+    const a = newId('acct');
+    await short.topUp({ accountId: a, topUpId: 't', amount: 100 });
+    await short.reserve({ accountId: a, holdId: 'h', min: 10, max: 10, ttlMs: 60_000 });
+    await short.settle({ accountId: a, holdId: 'h', cost: 10, usage: chat('k') });
+    const k = accountKeys(a);
+    expect(await redis.pttl(k.done('settle:h'))).toBeGreaterThan(4_000);
+    expect(await redis.pttl(k.done('settle:h'))).toBeLessThanOrEqual(5_000);
+    expect(await redis.pttl(k.done('topup:t'))).toBeGreaterThan(6_000);
+    expect(await redis.pttl(k.done('topup:t'))).toBeLessThanOrEqual(7_000);
+  });
+});

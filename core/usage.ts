@@ -1,0 +1,192 @@
+// Reading usage back: hourly rollups for reports, the usage stream for records and for the audit
+// that recomputes a balance. The writers are the metering scripts (core/billing/lua).
+import type { Redis } from 'ioredis';
+import type { UsageRecord } from './billing/metering.ts';
+import { accountKeys } from './keyspace.ts';
+
+const HOUR_MS = 3_600_000;
+const PAGE = 1000;
+
+/** One hour × key × model of the hourly rollups. Costs are nano-units, net of refunds. */
+export interface UsageRow {
+  /** Start of the hour, ISO 8601 UTC. */
+  hour: string;
+  hourStartMs: number;
+  keyId: string | null;
+  model: string;
+  requests: number;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  images: number;
+  videoSeconds: number;
+  /** Charged minus refunded in this hour. */
+  cost: number;
+  refunded: number;
+}
+
+/** One audit entry of the usage stream. */
+export interface UsageEntry {
+  /** Stream entry id. */
+  id: string;
+  atMs: number;
+  type: 'charge' | 'refund' | 'topup';
+  /** `settle:<holdId>`, `charge:<chargeId>`, `refund:<refundId>` or `topup:<topUpId>`. */
+  opId: string;
+  /** Positive nano-units: charged, refunded or topped up. */
+  amount: number;
+  /** The computed cost asked for (charges only; `amount` can be less when the hold was short). */
+  cost: number | null;
+  /** Balance right after this entry. */
+  balance: number;
+  keyId: string | null;
+  model: string | null;
+  kind: UsageRecord['kind'] | null;
+  inputTokens: number | null;
+  cachedTokens: number | null;
+  outputTokens: number | null;
+  images: number | null;
+  videoSeconds: number | null;
+  requestId: string | null;
+  note: string | null;
+}
+
+const metricOf: Record<string, keyof UsageRow> = {
+  req: 'requests',
+  in: 'inputTokens',
+  cached: 'cachedTokens',
+  out: 'outputTokens',
+  img: 'images',
+  vms: 'videoSeconds',
+  cost: 'cost',
+  refund: 'refunded',
+};
+
+/** Rows for the hours that overlap [fromMs, toMs), sorted by hour, key, model. */
+export async function usageReport(
+  redis: Redis,
+  q: { accountId: string; keyId?: string; fromMs: number; toMs: number },
+): Promise<UsageRow[]> {
+  const k = accountKeys(q.accountId);
+  const firstHour = q.fromMs - (q.fromMs % HOUR_MS);
+  const hours = await redis.zrangebyscore(k.rollupHours, firstHour, `(${q.toMs}`);
+  const rows: UsageRow[] = [];
+  for (const hour of hours) {
+    const hourStartMs = Number(hour);
+    const byKeyModel = new Map<string, UsageRow>();
+    for (const [field, value] of Object.entries(await redis.hgetall(k.rollup(hour)))) {
+      // `<keyId>|<model>|<metric>`; a model id may itself hold '|', a key id never does.
+      const first = field.indexOf('|');
+      const last = field.lastIndexOf('|');
+      const keyId = field.slice(0, first) || null;
+      const model = field.slice(first + 1, last);
+      const metric = metricOf[field.slice(last + 1)];
+      if (metric === undefined || (q.keyId !== undefined && keyId !== q.keyId)) continue;
+      const id = `${keyId ?? ''}|${model}`;
+      let row = byKeyModel.get(id);
+      if (!row) {
+        row = emptyRow(hourStartMs, keyId, model);
+        byKeyModel.set(id, row);
+      }
+      (row[metric] as number) += Number(value);
+    }
+    for (const row of byKeyModel.values()) {
+      row.videoSeconds /= 1000; // stored in ms so that rollups stay integers
+      rows.push(row);
+    }
+  }
+  return rows.sort(
+    (a, b) =>
+      a.hourStartMs - b.hourStartMs ||
+      (a.keyId ?? '').localeCompare(b.keyId ?? '') ||
+      a.model.localeCompare(b.model),
+  );
+}
+
+/** The newest `count` entries (default 100), optionally only those of one key. Newest first. */
+export async function usageRecords(
+  redis: Redis,
+  accountId: string,
+  opts: { count?: number; keyId?: string } = {},
+): Promise<UsageEntry[]> {
+  const want = opts.count ?? 100;
+  const stream = accountKeys(accountId).usage;
+  const out: UsageEntry[] = [];
+  let end = '+';
+  while (out.length < want) {
+    const page = await redis.xrevrange(stream, end, '-', 'COUNT', PAGE);
+    for (const [id, fields] of page) {
+      const entry = parseEntry(id, fields);
+      if (opts.keyId === undefined || entry.keyId === opts.keyId) out.push(entry);
+      if (out.length === want) break;
+    }
+    if (page.length < PAGE) break;
+    end = `(${page[page.length - 1]![0]}`;
+  }
+  return out;
+}
+
+/**
+ * The audit: top-ups − charges + refunds over the whole stream. It must equal the stored balance
+ * at any quiet moment; a difference means a write bypassed the metering scripts.
+ */
+export async function recomputeBalanceFromStream(redis: Redis, accountId: string): Promise<number> {
+  const stream = accountKeys(accountId).usage;
+  let balance = 0n;
+  let start = '-';
+  for (;;) {
+    const page = await redis.xrange(stream, start, '+', 'COUNT', PAGE);
+    for (const [id, fields] of page) {
+      const e = parseEntry(id, fields);
+      balance += e.type === 'charge' ? -BigInt(e.amount) : BigInt(e.amount);
+    }
+    if (page.length < PAGE) return Number(balance);
+    start = `(${page[page.length - 1]![0]}`;
+  }
+}
+
+function emptyRow(hourStartMs: number, keyId: string | null, model: string): UsageRow {
+  return {
+    hour: new Date(hourStartMs).toISOString(),
+    hourStartMs,
+    keyId,
+    model,
+    requests: 0,
+    inputTokens: 0,
+    cachedTokens: 0,
+    outputTokens: 0,
+    images: 0,
+    videoSeconds: 0,
+    cost: 0,
+    refunded: 0,
+  };
+}
+
+function parseEntry(id: string, flat: string[]): UsageEntry {
+  const f = new Map<string, string>();
+  for (let i = 0; i + 1 < flat.length; i += 2) f.set(flat[i]!, flat[i + 1]!);
+  const int = (name: string) => (f.has(name) ? Number(f.get(name)) : null);
+  const type = f.get('t');
+  if (type !== 'charge' && type !== 'refund' && type !== 'topup') {
+    throw new Error(`usage entry ${id} has unknown type '${type}'`);
+  }
+  return {
+    id,
+    atMs: int('ts') ?? Number(id.split('-')[0]),
+    type,
+    opId: f.get('op') ?? '',
+    amount: int('amt') ?? 0,
+    cost: int('cost'),
+    balance: int('bal') ?? 0,
+    keyId: f.get('key') ?? null,
+    model: f.get('model') ?? null,
+    kind: (f.get('kind') as UsageRecord['kind'] | undefined) ?? null,
+    inputTokens: int('in'),
+    cachedTokens: int('cached'),
+    outputTokens: int('out'),
+    images: int('img'),
+    videoSeconds: int('vsec'),
+    requestId: f.get('req') ?? null,
+    note: f.get('note') ?? null,
+  };
+}
