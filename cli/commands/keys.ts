@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import type { ApiKeyRecord } from '../../core/keys/index.ts';
+import { maskSecret } from '../../core/keys/index.ts';
+import { noExtraPositionals, optional, positional, required, UsageError } from '../args.ts';
+import type { Context } from '../context.ts';
+import type { Command } from './types.ts';
+
+const row = (k: ApiKeyRecord) =>
+  `${k.id}  ${k.name.padEnd(20)}  ${maskSecret(k.last4)}  ${k.createdAt.slice(0, 10)}  ${k.status}${k.format === 'legacy' ? ' (legacy)' : ''}`;
+
+async function requireAccount(ctx: Context, id: string) {
+  if (!(await ctx.accounts.get(id))) throw new UsageError(`no account '${id}'`);
+}
+
+/** A secret given on the command line lands in shell history; read it from stdin instead. */
+function readSecretFromStdin(): string {
+  const raw = readFileSync(0, 'utf8');
+  // Only the line terminator that `echo` adds is removed; any other whitespace is kept so the
+  // key store rejects it, exactly as the API would.
+  return raw.endsWith('\n') ? raw.slice(0, -1) : raw;
+}
+
+export const keyCommands: Command[] = [
+  {
+    name: 'keys create',
+    usage: 'keys create <accountId> --name <name> [--created-by <userId>]',
+    summary: 'create an API key; the secret is printed once',
+    flags: { name: { type: 'string' }, 'created-by': { type: 'string' } },
+    prepare(p) {
+      const accountId = positional(p, 0, 'accountId');
+      noExtraPositionals(p, 1);
+      const name = required(p, 'name');
+      const createdBy = optional(p, 'created-by');
+      return async (ctx) => {
+        await requireAccount(ctx, accountId);
+        const { key, secret } = await ctx.keys.create(accountId, {
+          name,
+          ...(createdBy ? { createdBy } : {}),
+        });
+        ctx.print(`${row(key)}\nsecret (shown once): ${secret}`, { ...key, secret });
+      };
+    },
+  },
+  {
+    name: 'keys list',
+    usage: 'keys list <accountId> [--all]',
+    summary: 'list keys (masked); --all includes deleted keys',
+    flags: { all: { type: 'boolean' } },
+    prepare(p) {
+      const accountId = positional(p, 0, 'accountId');
+      noExtraPositionals(p, 1);
+      const includeDeleted = p.flags.all === true;
+      return async (ctx) => {
+        await requireAccount(ctx, accountId);
+        const list = await ctx.keys.list(accountId, { includeDeleted });
+        ctx.print(list.map(row).join('\n') || '(no keys)', list);
+      };
+    },
+  },
+  {
+    name: 'keys show',
+    usage: 'keys show <accountId> <keyId>',
+    summary: 'print the full secret of an active key',
+    flags: {},
+    prepare(p) {
+      const accountId = positional(p, 0, 'accountId');
+      const keyId = positional(p, 1, 'keyId');
+      noExtraPositionals(p, 2);
+      return async (ctx) => {
+        const secret = await ctx.keys.show(accountId, keyId);
+        ctx.print(secret, { id: keyId, secret });
+      };
+    },
+  },
+  {
+    name: 'keys rotate',
+    usage: 'keys rotate <accountId> <keyId>',
+    summary: 'replace the secret (same id, name, history); the old secret stops working at once',
+    flags: {},
+    prepare(p) {
+      const accountId = positional(p, 0, 'accountId');
+      const keyId = positional(p, 1, 'keyId');
+      noExtraPositionals(p, 2);
+      return async (ctx) => {
+        const { key, secret } = await ctx.keys.rotate(accountId, keyId);
+        ctx.print(`${row(key)}\nnew secret (shown once): ${secret}`, { ...key, secret });
+      };
+    },
+  },
+  {
+    name: 'keys delete',
+    usage: 'keys delete <accountId> <keyId>',
+    summary: 'delete a key (soft, final): it stops authenticating at once, its usage stays',
+    flags: {},
+    prepare(p) {
+      const accountId = positional(p, 0, 'accountId');
+      const keyId = positional(p, 1, 'keyId');
+      noExtraPositionals(p, 2);
+      return async (ctx) => {
+        await ctx.keys.delete(accountId, keyId);
+        ctx.print(`deleted ${keyId}`, { id: keyId, status: 'deleted' });
+      };
+    },
+  },
+  {
+    name: 'keys import',
+    usage: 'keys import <accountId> --name <name> < secret.txt',
+    summary: 'import a key of an earlier format (secret read from stdin); it works until rotated',
+    flags: { name: { type: 'string' }, 'created-by': { type: 'string' } },
+    prepare(p) {
+      const accountId = positional(p, 0, 'accountId');
+      noExtraPositionals(p, 1);
+      const name = required(p, 'name');
+      const createdBy = optional(p, 'created-by');
+      return async (ctx) => {
+        await requireAccount(ctx, accountId);
+        const secret = readSecretFromStdin();
+        const key = await ctx.keys.importLegacy(accountId, {
+          name,
+          secret,
+          ...(createdBy ? { createdBy } : {}),
+        });
+        ctx.print(row(key), key);
+      };
+    },
+  },
+];

@@ -1,0 +1,63 @@
+import { noExtraPositionals, positional, UsageError } from '../args.ts';
+import type { Context } from '../context.ts';
+import type { Command } from './types.ts';
+
+async function requireAccount(ctx: Context, id: string) {
+  if (!(await ctx.accounts.get(id))) throw new UsageError(`no account '${id}'`);
+}
+
+export const modelCommands: Command[] = [
+  {
+    name: 'models list',
+    usage: 'models list',
+    summary: 'list the catalogue as the operator wrote it',
+    flags: {},
+    prepare(p) {
+      noExtraPositionals(p, 0);
+      return async (ctx) => {
+        const list = await ctx.catalogue.list();
+        ctx.print(
+          list
+            .map(
+              (m) =>
+                `${m.id}  ${m.kind}  ${m.availability}  ${Object.keys(m.pricing).join(',')}  endpoints=${m.endpoints.length}`,
+            )
+            .join('\n') || '(empty catalogue)',
+          list,
+        );
+      };
+    },
+  },
+  {
+    name: 'models grant',
+    usage: 'models grant <accountId> <modelId>',
+    summary: 'give an account access to an invite-only model',
+    flags: {},
+    prepare(p) {
+      const accountId = positional(p, 0, 'accountId');
+      const modelId = positional(p, 1, 'modelId');
+      noExtraPositionals(p, 2);
+      return async (ctx) => {
+        await requireAccount(ctx, accountId);
+        await ctx.accounts.grantModel(accountId, modelId);
+        ctx.print(`granted ${modelId} to ${accountId}`, { accountId, modelId, granted: true });
+      };
+    },
+  },
+  {
+    name: 'models revoke',
+    usage: 'models revoke <accountId> <modelId>',
+    summary: 'take back access to an invite-only model',
+    flags: {},
+    prepare(p) {
+      const accountId = positional(p, 0, 'accountId');
+      const modelId = positional(p, 1, 'modelId');
+      noExtraPositionals(p, 2);
+      return async (ctx) => {
+        await requireAccount(ctx, accountId);
+        await ctx.accounts.revokeModel(accountId, modelId);
+        ctx.print(`revoked ${modelId} from ${accountId}`, { accountId, modelId, granted: false });
+      };
+    },
+  },
+];

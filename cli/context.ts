@@ -1,0 +1,58 @@
+// What every command needs: the domain stores over one Redis connection, and an output sink that
+// prints JSON with --json or a readable line otherwise.
+import { existsSync, readFileSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import { Accounts } from '../core/accounts.ts';
+import { Metering } from '../core/billing/index.ts';
+import { CatalogueStore } from '../core/catalogue/index.ts';
+import { type Config, loadConfig } from '../core/config.ts';
+import { ApiKeys } from '../core/keys/index.ts';
+import { Users } from '../core/users.ts';
+
+export interface Context {
+  config: Config;
+  redis: Redis;
+  accounts: Accounts;
+  keys: ApiKeys;
+  metering: Metering;
+  users: Users;
+  catalogue: CatalogueStore;
+  json: boolean;
+  print(human: string, data: unknown): void;
+  close(): Promise<void>;
+}
+
+/**
+ * `make dev` writes `.data/dev.env` (REDIS_URL, MODELPLANE_KEK) so the CLI run from the repo talks
+ * to the dev platform without exporting anything. Variables already set win.
+ */
+export function devEnv(path = '.data/dev.env'): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  if (!existsSync(path)) return env;
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
+    if (m && env[m[1]!] === undefined) env[m[1]!] = m[2]!;
+  }
+  return env;
+}
+
+export function createContext(json: boolean, out: (s: string) => void = console.log): Context {
+  const config = loadConfig(devEnv());
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: false });
+  return {
+    config,
+    redis,
+    accounts: new Accounts(redis),
+    keys: new ApiKeys(redis, { brand: config.MODELPLANE_BRAND, kek: config.kek }),
+    metering: new Metering(redis),
+    users: new Users(redis),
+    catalogue: new CatalogueStore(redis),
+    json,
+    print(human, data) {
+      out(json ? JSON.stringify(data, null, 2) : human);
+    },
+    async close() {
+      await redis.quit();
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
+import { createContext } from './context.ts';
+import { main } from './main.ts';
+
+let redis: TestRedis;
+let out: string[];
+let err: string[];
+
+beforeAll(async () => {
+  redis = await startRedis();
+  process.env.REDIS_URL = redis.url;
+  process.env.MODELPLANE_KEK = randomBytes(32).toString('hex');
+});
+afterAll(async () => redis.stop());
+beforeEach(() => {
+  out = [];
+  err = [];
+});
+
+const io = { out: (s: string) => out.push(s), err: (s: string) => err.push(s) };
+const run = (...argv: string[]) => main(argv, io, (json, o) => createContext(json, o));
+const json = async (...argv: string[]) => {
+  err = [];
+  const code = await run(...argv, '--json');
+  expect(err.join('\n')).toBe('');
+  expect(code).toBe(0);
+  return JSON.parse(out.pop()!);
+};
+
+describe('modelplane CLI', () => {
+  it('creates an account with a country and credits, and shows its balance', async () => {
+    const acct = await json('accounts', 'create', '--name', 'Acme', '--country', 'de', '--credits', '12.50');
+    expect(acct).toMatchObject({
+      name: 'Acme',
+      country: 'DE',
+      currency: 'EUR',
+      balance: '12.5',
+      available: '12.5',
+    });
+    const shown = await json('accounts', 'show', acct.id);
+    expect(shown.balance).toBe('12.5');
+    const granted = await json('credits', 'grant', acct.id, '0.000000001');
+    expect(granted.balance).toBe('12.500000001');
+  });
+
+  it('KEY-1 KEY-5 KEY-6 manages keys: create shows the secret once, list masks, rotate keeps the id, delete is final', async () => {
+    const acct = await json('accounts', 'create', '--name', 'Keys Inc', '--country', 'US');
+    const created = await json('keys', 'create', acct.id, '--name', 'ci');
+    expect(created.secret).toMatch(/^sk-service-[0-9a-f]{48}$/);
+    const listed = await json('keys', 'list', acct.id);
+    expect(JSON.stringify(listed)).not.toContain(created.secret);
+    expect(listed[0].last4).toBe(created.secret.slice(-4));
+    const rotated = await json('keys', 'rotate', acct.id, created.id);
+    expect(rotated.id).toBe(created.id);
+    expect(rotated.secret).not.toBe(created.secret);
+    expect((await json('keys', 'show', acct.id, created.id)).secret).toBe(rotated.secret);
+    await json('keys', 'delete', acct.id, created.id);
+    expect(await run('keys', 'show', acct.id, created.id)).toBe(2);
+    expect(await json('keys', 'list', acct.id)).toEqual([]);
+    expect(await json('keys', 'list', acct.id, '--all')).toHaveLength(1);
+  });
+
+  it('grants an invite-only model and creates a console user bound to the account', async () => {
+    const acct = await json('accounts', 'create', '--name', 'Grants', '--country', 'GB');
+    expect(await json('models', 'grant', acct.id, 'Org/Secret-Model')).toMatchObject({ granted: true });
+    const user = await json(
+      'users',
+      'create',
+      '--email',
+      'Ops@Example.com',
+      '--account',
+      acct.id,
+      '--password',
+      'correct horse',
+    );
+    expect(user).toMatchObject({ email: 'ops@example.com', accountId: acct.id });
+  });
+
+  it('reports usage for an account (empty before any call)', async () => {
+    const acct = await json('accounts', 'create', '--name', 'Usage', '--country', 'US');
+    expect(await json('usage', acct.id, '--hours', '2')).toEqual([]);
+  });
+
+  it.each([
+    [['accounts', 'create'], /missing --name/],
+    [['accounts', 'create', '--name', 'X', '--country', 'ZZ'], /unknown country 'ZZ'/],
+    [['accounts', 'create', '--name', 'X', '--credits', '-5'], /--credits/],
+    [['accounts', 'create', '--name', 'X', '--credits', '1.0000000001'], /at most 9 decimals/],
+    [['accounts', 'create', '--name', 'X', '--bogus'], /Unknown option '--bogus'/],
+    [['credits', 'grant', 'acct_nope', '5'], /no account 'acct_nope'/],
+    [['keys', 'create', 'acct_nope', '--name', 'k'], /no account/],
+    [['usage', 'acct_x', '--hours', 'lots'], /--hours/],
+    [['nonsense'], /unknown command/],
+  ])('bad arguments %j exit 2 with a clear message and write nothing', async (argv, message) => {
+    const before = await redis.client().dbsize();
+    expect(await run(...argv)).toBe(2);
+    expect(err.join('\n')).toMatch(message);
+    expect(await redis.client().dbsize()).toBe(before);
+  });
+
+  it('KEY-2 a duplicate key name is refused with exit 2', async () => {
+    const acct = await json('accounts', 'create', '--name', 'Dup', '--country', 'US');
+    await json('keys', 'create', acct.id, '--name', 'same');
+    expect(await run('keys', 'create', acct.id, '--name', 'same')).toBe(2);
+    expect(err.join('\n')).toMatch(/name/i);
+  });
+});
