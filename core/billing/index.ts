@@ -1,2 +1,3 @@
 export { Metering, type MeteringOptions, type ReserveResult, type UsageRecord } from './metering.ts';
 export { imageCost, maxTokensCovered, textCost, textHold, videoCost } from './pricing.ts';
+export * from './sweeper.ts';
