@@ -54,10 +54,27 @@ describe('Accounts', () => {
     const a = await accounts.create({ name: 'Mover' });
     await redis.hset(`{a:${a.id}}:account`, 'balance', '42');
     expect(await accounts.setCountry(a.id, 'GB')).toMatchObject({ country: 'GB', currency: 'GBP' });
+    await redis.hset(`{a:${a.id}}:account`, 'balance', '0');
     expect(await accounts.setCountry(a.id, null)).toMatchObject({ country: null, currency: null });
+    await redis.hset(`{a:${a.id}}:account`, 'balance', '42');
     expect((await apiError(accounts.setCountry(a.id, 'ZZ'))).param).toBe('country');
     expect((await apiError(accounts.setCountry('acct_nope', 'US'))).code).toBe('not_found');
     expect(await redis.hget(`{a:${a.id}}:account`, 'balance')).toBe('42');
+  });
+
+  it('CON-13 refuses a currency change while the account holds credit or holds, allows same-currency moves', async () => {
+    const a = await accounts.create({ name: 'Holder', country: 'DE' });
+    await redis.hset(`{a:${a.id}}:account`, 'balance', '1000');
+    expect(await accounts.setCountry(a.id, 'FR')).toMatchObject({ country: 'FR', currency: 'EUR' });
+    for (const to of ['US', null]) {
+      const err = await apiError(accounts.setCountry(a.id, to));
+      expect([err.code, err.param]).toEqual(['invalid_request', 'country']);
+      expect(err.message).toMatch(/holds credit in EUR/);
+    }
+    await redis.hset(`{a:${a.id}}:account`, 'balance', '0', 'held', '5');
+    expect((await apiError(accounts.setCountry(a.id, 'US'))).param).toBe('country');
+    await redis.hset(`{a:${a.id}}:account`, 'held', '0');
+    expect(await accounts.setCountry(a.id, 'US')).toMatchObject({ currency: 'USD' });
   });
 
   it('grants invite-only models by lowercased id', async () => {

@@ -26,6 +26,23 @@ function validateName(name: unknown): string {
 }
 
 /** Country → { country (upper case), currency }; null clears both (the account then cannot be billed). */
+/**
+ * Balances are integers in the account currency, so switching currency with money on the account
+ * would silently reinterpret it (100 USD becoming 100 JPY). Atomic with the balance scripts.
+ * Returns the current currency when the change is refused, else nil.
+ */
+const SET_COUNTRY = `
+local cur = redis.call('HGET', KEYS[1], 'currency')
+if cur and cur ~= ARGV[2] then
+  local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
+  local held = tonumber(redis.call('HGET', KEYS[1], 'held') or '0')
+  if balance ~= 0 or held ~= 0 then return cur end
+end
+if ARGV[1] == '' then redis.call('HDEL', KEYS[1], 'country', 'currency')
+else redis.call('HSET', KEYS[1], 'country', ARGV[1], 'currency', ARGV[2]) end
+return false
+`;
+
 function resolveCountry(country: string | null | undefined): { country: string; currency: string } | null {
   if (country === null || country === undefined) return null;
   const currency =
@@ -91,9 +108,19 @@ export class Accounts {
   async setCountry(id: string, country: string | null): Promise<Account> {
     await this.mustExist(id);
     const place = resolveCountry(country);
-    const key = accountKeys(id).account;
-    if (place) await this.redis.hset(key, place);
-    else await this.redis.hdel(key, 'country', 'currency');
+    const blocking = (await this.redis.eval(
+      SET_COUNTRY,
+      1,
+      accountKeys(id).account,
+      place?.country ?? '',
+      place?.currency ?? '',
+    )) as string | null;
+    if (blocking) {
+      throw invalidRequest(
+        `the account holds credit in ${blocking}; its currency cannot change until the balance and holds are zero`,
+        'country',
+      );
+    }
     return (await this.get(id))!;
   }
 
