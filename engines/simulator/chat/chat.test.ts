@@ -1,0 +1,299 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from '../server.ts';
+
+let sim: Simulator;
+let client: OpenAI;
+
+beforeAll(async () => {
+  sim = await startSimulator({ ttftMs: 1, itlMs: 0 });
+  client = new OpenAI({ baseURL: `${sim.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+});
+afterAll(() => sim.close());
+
+const user = (content: string) => [{ role: 'user' as const, content }];
+
+async function collect(stream: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>) {
+  const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+  for await (const c of stream) chunks.push(c);
+  return chunks;
+}
+
+describe('chat completions (non-stream)', () => {
+  it('echoes the model, says it is a simulator, and is deterministic', async () => {
+    const req = { model: 'Org/Model-X', messages: user('Tell me about the sea') };
+    const a = await client.chat.completions.create(req);
+    const b = await client.chat.completions.create(req);
+    expect(a.model).toBe('Org/Model-X');
+    expect(a.system_fingerprint).toBe('modelplane-simulator (not a real model)');
+    expect(a.choices[0]!.message.content).toBe(b.choices[0]!.message.content);
+    expect(a.choices[0]!.finish_reason).toBe('stop');
+    const other = await client.chat.completions.create({ ...req, messages: user('something else') });
+    expect(other.choices[0]!.message.content).not.toBe(a.choices[0]!.message.content);
+  });
+
+  it('max_tokens and max_completion_tokens bound the output with finish_reason length', async () => {
+    const a = await client.chat.completions.create({ model: 'm', messages: user('hi'), max_tokens: 5 });
+    expect(a.usage!.completion_tokens).toBe(5);
+    expect(a.choices[0]!.finish_reason).toBe('length');
+    const b = await client.chat.completions.create({
+      model: 'm',
+      messages: user('hi'),
+      max_completion_tokens: 3,
+    });
+    expect(b.usage!.completion_tokens).toBe(3);
+  });
+
+  it('usage: prompt tokens never exceed prompt UTF-8 bytes; totals add up; n choices', async () => {
+    const prompt = 'naïve café — 日本語 🙂 '.repeat(20);
+    const r = await client.chat.completions.create({
+      model: 'm',
+      messages: user(prompt),
+      n: 3,
+      max_tokens: 7,
+    });
+    const u = r.usage!;
+    expect(u.prompt_tokens).toBeGreaterThan(0);
+    expect(u.prompt_tokens).toBeLessThanOrEqual(Buffer.byteLength(prompt));
+    expect(u.total_tokens).toBe(u.prompt_tokens + u.completion_tokens);
+    expect(r.choices.map((c) => c.index)).toEqual([0, 1, 2]);
+    expect(u.completion_tokens).toBe(21);
+  });
+
+  it('stop sequences end the output before the match', async () => {
+    const full = await client.chat.completions.create({
+      model: 'm',
+      messages: user('stop test'),
+      max_tokens: 30,
+    });
+    const words = full.choices[0]!.message.content!.split(' ');
+    const r = await client.chat.completions.create({
+      model: 'm',
+      messages: user('stop test'),
+      stop: [` ${words[3]}`],
+    });
+    expect(full.choices[0]!.message.content!.startsWith(r.choices[0]!.message.content!)).toBe(true);
+    expect(r.choices[0]!.message.content!.split(' ').length).toBeLessThanOrEqual(3);
+    expect(r.choices[0]!.finish_reason).toBe('stop');
+  });
+
+  it('cached_tokens grows as a prompt prefix repeats (blocks of 16 tokens)', async () => {
+    const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
+      { role: 'system', content: 'You are a careful assistant. '.repeat(30) },
+    ];
+    const seen: number[] = [];
+    for (const question of [
+      'first question about the sea',
+      'second question about rivers and lakes',
+      'third one',
+    ]) {
+      messages.push({ role: 'user', content: question.repeat(4) });
+      const r = await client.chat.completions.create({ model: 'cache-model', messages });
+      const cached = r.usage!.prompt_tokens_details!.cached_tokens!;
+      expect(cached % 16).toBe(0);
+      expect(cached).toBeLessThan(r.usage!.prompt_tokens);
+      seen.push(cached);
+      messages.push({ role: 'assistant', content: r.choices[0]!.message.content });
+    }
+    expect(seen[0]).toBe(0);
+    expect(seen[1]).toBeGreaterThan(seen[0]!);
+    expect(seen[2]).toBeGreaterThan(seen[1]!);
+  });
+
+  it.each([
+    ['bad JSON', '{"model":', 'invalid_request', null],
+    ['missing messages', '{"model":"m"}', 'invalid_request', 'messages'],
+    ['empty messages', '{"model":"m","messages":[]}', 'invalid_request', 'messages'],
+    [
+      'bad role',
+      '{"model":"m","messages":[{"role":"robot","content":"x"}]}',
+      'invalid_request',
+      'messages[0].role',
+    ],
+    [
+      'n out of range',
+      '{"model":"m","messages":[{"role":"user","content":"x"}],"n":0}',
+      'invalid_request',
+      'n',
+    ],
+    [
+      'stream_options without stream',
+      '{"model":"m","messages":[{"role":"user","content":"x"}],"stream_options":{"include_usage":true}}',
+      'invalid_request',
+      'stream_options',
+    ],
+    [
+      'over context',
+      '{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":999999999}',
+      'invalid_request',
+      'max_tokens',
+    ],
+  ])('400 with an OpenAI error body for %s', async (_name, body, code, param) => {
+    const res = await fetch(`${sim.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    expect(res.status).toBe(400);
+    const json = (await res.json()) as {
+      error: { code: string; param: string | null; message: string; type: string };
+    };
+    expect(json.error).toMatchObject({ code, param, type: 'invalid_request_error' });
+    expect(json.error.message.length).toBeGreaterThan(0);
+  });
+});
+
+describe('chat completions (stream)', () => {
+  it('streams the same text as non-stream and ends with [DONE]; no usage unless asked', async () => {
+    const req = { model: 'm', messages: user('stream me'), max_tokens: 12 };
+    const whole = await client.chat.completions.create(req);
+    const chunks = await collect(await client.chat.completions.create({ ...req, stream: true }));
+    expect(chunks[0]!.choices[0]!.delta.role).toBe('assistant');
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe(
+      whole.choices[0]!.message.content,
+    );
+    expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('length');
+    expect(chunks.every((c) => c.usage === undefined)).toBe(true);
+    const raw = await (
+      await fetch(`${sim.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ ...req, stream: true }),
+      })
+    ).text();
+    expect(raw.endsWith('data: [DONE]\n\n')).toBe(true);
+  });
+
+  it('include_usage: a usage frame with empty choices precedes [DONE]; other chunks carry usage null', async () => {
+    const chunks = await collect(
+      await client.chat.completions.create({
+        model: 'm',
+        messages: user('usage please'),
+        max_tokens: 6,
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    );
+    const last = chunks.at(-1)!;
+    expect(last.choices).toEqual([]);
+    expect(last.usage).toMatchObject({ completion_tokens: 6, prompt_tokens: 4, total_tokens: 10 });
+    expect(last.usage!.prompt_tokens_details!.cached_tokens).toBe(0);
+    expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
+  });
+
+  it('continuous_usage_stats: every chunk carries running usage (vLLM)', async () => {
+    const chunks = await collect(
+      await client.chat.completions.create({
+        model: 'm',
+        messages: user('continuous'),
+        max_tokens: 5,
+        stream: true,
+        stream_options: {
+          include_usage: true,
+          continuous_usage_stats: true,
+        } as OpenAI.Chat.ChatCompletionStreamOptions,
+      }),
+    );
+    const running = chunks.map((c) => c.usage!.completion_tokens);
+    expect(running[0]).toBe(0);
+    expect(running.at(-1)).toBe(5);
+    expect([...running].sort((a, b) => a - b)).toEqual(running);
+  });
+});
+
+describe('tool calls', () => {
+  const tools: OpenAI.Chat.ChatCompletionTool[] = [
+    {
+      type: 'function',
+      function: {
+        name: 'get_weather',
+        parameters: {
+          type: 'object',
+          properties: {
+            city: { type: 'string' },
+            unit: { enum: ['c', 'f'] },
+            days: { type: 'integer', minimum: 1, maximum: 7 },
+          },
+          required: ['city'],
+        },
+      },
+    },
+    {
+      type: 'function',
+      function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } },
+    },
+  ];
+
+  it('calls a tool named in the prompt, with JSON arguments matching the schema', async () => {
+    const r = await client.chat.completions.create({
+      model: 'm',
+      messages: user('use get_weather for Oslo'),
+      tools,
+    });
+    const choice = r.choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    expect(choice.message.content).toBeNull();
+    const call = choice.message.tool_calls![0]! as OpenAI.Chat.ChatCompletionMessageFunctionToolCall;
+    expect(call.function.name).toBe('get_weather');
+    const args = JSON.parse(call.function.arguments);
+    expect(typeof args.city).toBe('string');
+    expect(['c', 'f']).toContain(args.unit);
+    expect(args.days).toBeGreaterThanOrEqual(1);
+    expect(args.days).toBeLessThanOrEqual(7);
+  });
+
+  it('answers with text under auto when no tool is named, or after a tool result; required forces a call', async () => {
+    const plain = await client.chat.completions.create({ model: 'm', messages: user('just chat'), tools });
+    expect(plain.choices[0]!.finish_reason).toBe('stop');
+    const forced = await client.chat.completions.create({
+      model: 'm',
+      messages: user('just chat'),
+      tools,
+      tool_choice: 'required',
+    });
+    expect(forced.choices[0]!.message.tool_calls).toHaveLength(1);
+    const named = await client.chat.completions.create({
+      model: 'm',
+      messages: user('anything'),
+      tools,
+      tool_choice: { type: 'function', function: { name: 'lookup' } },
+    });
+    expect(
+      (named.choices[0]!.message.tool_calls![0] as OpenAI.Chat.ChatCompletionMessageFunctionToolCall).function
+        .name,
+    ).toBe('lookup');
+    const call = forced.choices[0]!.message.tool_calls![0]!;
+    const after = await client.chat.completions.create({
+      model: 'm',
+      tools,
+      messages: [
+        { role: 'user', content: 'use get_weather' },
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', tool_call_id: call.id, content: '{"temp": 20}' },
+      ],
+    });
+    expect(after.choices[0]!.finish_reason).toBe('stop');
+    expect(after.choices[0]!.message.content!.length).toBeGreaterThan(0);
+  });
+
+  it('streams tool calls as deltas that reassemble into the non-stream arguments', async () => {
+    const req = { model: 'm', messages: user('call get_weather and lookup'), tools };
+    const whole = await client.chat.completions.create(req);
+    expect(whole.choices[0]!.message.tool_calls).toHaveLength(2);
+    const chunks = await collect(await client.chat.completions.create({ ...req, stream: true }));
+    const args = ['', ''];
+    const names: string[] = [];
+    for (const c of chunks) {
+      for (const tc of c.choices[0]?.delta.tool_calls ?? []) {
+        if (tc.function?.name) names[tc.index] = tc.function.name;
+        args[tc.index] += tc.function?.arguments ?? '';
+      }
+    }
+    expect(names).toEqual(['get_weather', 'lookup']);
+    const expected = whole.choices[0]!.message.tool_calls!.map(
+      (t) => (t as OpenAI.Chat.ChatCompletionMessageFunctionToolCall).function.arguments,
+    );
+    expect(args).toEqual(expected);
+    expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('tool_calls');
+  });
+});

@@ -1,0 +1,183 @@
+// POST /v1/chat/completions: admission, prefill (TTFT), then the non-streaming or streaming reply.
+
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { clientGone, latencyHeader, type SimContext, SYSTEM_FINGERPRINT } from '../context.ts';
+import { chooseFailure } from '../failure.ts';
+import { badRequest, HttpError, headerValue, parseJsonObject, sendError, sleep } from '../http.ts';
+import { tokenize } from '../tokenizer.ts';
+import { type ChoicePlan, planChoices, promptText } from './plan.ts';
+import { parseChatRequest } from './request.ts';
+import { streamChat } from './stream.ts';
+
+export interface ChatUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+}
+
+export function usageOf(promptTokens: number, cachedTokens: number, completionTokens: number): ChatUsage {
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    prompt_tokens_details: { cached_tokens: cachedTokens },
+  };
+}
+
+export interface ChatTiming {
+  ttftMs: number;
+  itlMs: number;
+}
+
+export async function handleChat(
+  ctx: SimContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  _params: Record<string, string>,
+  body: Buffer,
+): Promise<void> {
+  const chat = parseChatRequest(parseJsonObject(body));
+  const failure = chooseFailure(headerValue(req, 'x-sim-fail'), ctx.options);
+  const timing: ChatTiming = {
+    ttftMs: latencyHeader(req, 'x-sim-ttft-ms', ctx.options.ttftMs),
+    itlMs: latencyHeader(req, 'x-sim-itl-ms', ctx.options.itlMs),
+  };
+  const promptTokens = tokenize(promptText(chat));
+  const limit = ctx.options.maxModelLen;
+  const maxTokens = chat.maxTokens ?? limit - promptTokens.length;
+  if (promptTokens.length + Math.max(1, maxTokens) > limit) {
+    throw badRequest(
+      `This model's maximum context length is ${limit} tokens. However, you requested ` +
+        `${promptTokens.length + maxTokens} tokens (${promptTokens.length} in the messages, ` +
+        `${maxTokens} in the completion).`,
+      chat.maxTokens === null ? 'messages' : 'max_tokens',
+    );
+  }
+  const plans = planChoices(chat, maxTokens);
+  const completionTokens = plans.reduce((sum, p) => sum + p.completionTokens, 0);
+
+  const signal = clientGone(res);
+  const release = await ctx.scheduler.acquire(chat.model, signal).catch((err: unknown) => {
+    if (signal.aborted) ctx.metrics.aborted++;
+    throw err;
+  });
+  const kvReserved = promptTokens.length + completionTokens;
+  ctx.scheduler.kvTokens += kvReserved;
+  let generated = 0;
+  try {
+    const cached = ctx.prefixCache.lookupAndInsert(chat.model, promptTokens);
+    ctx.metrics.recordPrompt(chat.model, promptTokens.length, cached);
+    const admittedAt = performance.now();
+    await sleep(timing.ttftMs, signal);
+    if (failure === 'before-first-byte' || failure === 'reset') {
+      ctx.metrics.injectedFailures[failure]++;
+      if (failure === 'reset') res.destroy();
+      else
+        sendError(
+          res,
+          new HttpError(500, 'simulated engine failure before the first byte', null, 'server_error'),
+        );
+      return;
+    }
+    const usage = usageOf(promptTokens.length, cached, completionTokens);
+    const meta = {
+      id: `chatcmpl-${randomBytes(12).toString('hex')}`,
+      created: Math.floor(Date.now() / 1000),
+      model: chat.model,
+      system_fingerprint: SYSTEM_FINGERPRINT,
+    };
+    let completed = true;
+    if (chat.stream) {
+      completed = await streamChat(res, signal, {
+        meta,
+        plans,
+        usage,
+        includeUsage: chat.includeUsage,
+        continuousUsage: chat.continuousUsage,
+        failure,
+        firstTokenAt: admittedAt + timing.ttftMs,
+        itlMs: timing.itlMs,
+        onTokens: (n) => {
+          generated += n;
+        },
+        onFailure: (mode) => {
+          ctx.metrics.injectedFailures[mode]++;
+        },
+      });
+    } else {
+      const steps = Math.max(0, ...plans.map((p) => p.steps.length));
+      await sleep(timing.itlMs * Math.max(0, steps - 1), signal);
+      generated = completionTokens;
+      const body = JSON.stringify(completionBody(meta, plans, usage));
+      if (failure === 'mid-stream') {
+        ctx.metrics.injectedFailures[failure]++;
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.write(body.slice(0, Math.floor(body.length / 2)), () => res.destroy());
+        return;
+      }
+      if (failure === 'error-frame') {
+        // A failure during generation of a non-streamed reply can only be an error status.
+        ctx.metrics.injectedFailures[failure]++;
+        sendError(
+          res,
+          new HttpError(500, 'simulated engine failure during generation', null, 'server_error'),
+        );
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    }
+    if (completed) {
+      ctx.metrics.recordFinished(
+        chat.model,
+        plans.map((p) => p.finishReason),
+      );
+    }
+  } catch (err) {
+    if (signal.aborted) {
+      ctx.metrics.aborted++;
+      return;
+    }
+    throw err;
+  } finally {
+    ctx.metrics.recordGenerated(chat.model, generated);
+    ctx.scheduler.kvTokens -= kvReserved;
+    release();
+  }
+}
+
+function completionBody(
+  meta: { id: string; created: number; model: string; system_fingerprint: string },
+  plans: ChoicePlan[],
+  usage: ChatUsage,
+) {
+  return {
+    id: meta.id,
+    object: 'chat.completion',
+    created: meta.created,
+    model: meta.model,
+    system_fingerprint: meta.system_fingerprint,
+    choices: plans.map((p) => ({
+      index: p.index,
+      message: {
+        role: 'assistant',
+        content: p.content,
+        refusal: null,
+        ...(p.toolCalls.length > 0
+          ? {
+              tool_calls: p.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function',
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
+          : {}),
+      },
+      logprobs: null,
+      finish_reason: p.finishReason,
+    })),
+    usage,
+  };
+}

@@ -1,0 +1,141 @@
+// Server-sent events for a streaming chat completion, shaped like OpenAI's and vLLM's:
+// a role chunk per choice, one chunk per decode step, a finish chunk per choice, then (with
+// include_usage) a usage chunk with empty choices, then `data: [DONE]`. With include_usage every
+// chunk carries `usage: null`; with continuous_usage_stats (vLLM) every chunk carries running usage.
+
+import type { ServerResponse } from 'node:http';
+import { sleep } from '../http.ts';
+import type { ChatUsage } from './handler.ts';
+import type { ChoicePlan, Step } from './plan.ts';
+
+type StreamFailure = 'mid-stream' | 'error-frame';
+
+export interface StreamPlan {
+  meta: { id: string; created: number; model: string; system_fingerprint: string };
+  plans: ChoicePlan[];
+  usage: ChatUsage;
+  includeUsage: boolean;
+  continuousUsage: boolean;
+  failure: string | null;
+  /** performance.now() time at which the first token is due; step i is due itlMs × i later. */
+  firstTokenAt: number;
+  itlMs: number;
+  onTokens: (n: number) => void;
+  onFailure: (mode: StreamFailure) => void;
+}
+
+function deltaOf(step: Step): Record<string, unknown> {
+  switch (step.kind) {
+    case 'content':
+      return { content: step.text };
+    case 'tool-start':
+      return {
+        tool_calls: [
+          { index: step.call, id: step.id, type: 'function', function: { name: step.name, arguments: '' } },
+        ],
+      };
+    case 'tool-args':
+      return { tool_calls: [{ index: step.call, function: { arguments: step.text } }] };
+  }
+}
+
+function write(res: ServerResponse, signal: AbortSignal, frame: string): Promise<void> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  if (res.write(frame)) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      signal.removeEventListener('abort', fail);
+      resolve();
+    };
+    const fail = () => {
+      res.off('drain', done);
+      reject(signal.reason);
+    };
+    res.once('drain', done);
+    signal.addEventListener('abort', fail, { once: true });
+  });
+}
+
+/** Streams the plan; resolves true when it ran to [DONE], false when an injected failure cut it. */
+export async function streamChat(res: ServerResponse, signal: AbortSignal, s: StreamPlan): Promise<boolean> {
+  const { usage } = s;
+  let completionSoFar = 0;
+  const usageField = (): Record<string, unknown> => {
+    if (s.continuousUsage) {
+      return {
+        usage: {
+          prompt_tokens: usage.prompt_tokens,
+          completion_tokens: completionSoFar,
+          total_tokens: usage.prompt_tokens + completionSoFar,
+        },
+      };
+    }
+    return s.includeUsage ? { usage: null } : {};
+  };
+  const { id, created, model, system_fingerprint } = s.meta;
+  const envelope = (choices: unknown[], extra: Record<string, unknown>) =>
+    `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, system_fingerprint, choices, ...extra })}\n\n`;
+  const chunk = (choices: unknown[]) => envelope(choices, usageField());
+  const choice = (index: number, delta: Record<string, unknown>, finishReason: string | null = null) => ({
+    index,
+    delta,
+    logprobs: null,
+    finish_reason: finishReason,
+  });
+
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+  for (const p of s.plans) {
+    await write(res, signal, chunk([choice(p.index, { role: 'assistant', content: '' })]));
+  }
+  const totalSteps = Math.max(0, ...s.plans.map((p) => p.steps.length));
+  const failAt = s.failure === 'mid-stream' || s.failure === 'error-frame' ? Math.floor(totalSteps / 2) : -1;
+  for (let i = 0; i <= totalSteps; i++) {
+    if (i === failAt) {
+      const mode = s.failure as StreamFailure;
+      s.onFailure(mode);
+      if (mode === 'mid-stream') {
+        // Let what was written reach the client first, then drop the connection without [DONE].
+        await new Promise<void>((resolve) => res.write(':\n\n', () => resolve()));
+        res.destroy();
+        return false;
+      }
+      const error = {
+        message: 'simulated engine failure mid-stream',
+        type: 'server_error',
+        param: null,
+        code: 'server_error',
+      };
+      await write(res, signal, `data: ${JSON.stringify({ error })}\n\n`);
+      res.end('data: [DONE]\n\n');
+      return false;
+    }
+    if (i === totalSteps) break;
+    const wait = s.firstTokenAt + i * s.itlMs - performance.now();
+    if (wait >= 1) await sleep(wait, signal);
+    else if (signal.aborted) throw signal.reason;
+    for (const p of s.plans) {
+      const step = p.steps[i];
+      if (step) {
+        completionSoFar += step.tokens;
+        s.onTokens(step.tokens);
+        await write(res, signal, chunk([choice(p.index, deltaOf(step))]));
+      }
+      if (i === p.steps.length - 1 || (p.steps.length === 0 && i === 0)) {
+        await write(res, signal, chunk([choice(p.index, {}, p.finishReason)]));
+      }
+    }
+  }
+  for (const p of s.plans) {
+    if (p.steps.length === 0 && totalSteps === 0)
+      await write(res, signal, chunk([choice(p.index, {}, p.finishReason)]));
+  }
+  if (s.includeUsage) {
+    await write(res, signal, envelope([], { usage }));
+  }
+  res.end('data: [DONE]\n\n');
+  return true;
+}

@@ -1,0 +1,95 @@
+// Simulator settings. Every field can be changed at runtime with setOptions(); latencies are in ms.
+
+export interface SimulatorOptions {
+  /** Model ids listed by GET /v1/models and pre-registered in /metrics. Any model id is accepted. */
+  models: string[];
+  /** Delay from a sequence being scheduled to its first token (prefill). */
+  ttftMs: number;
+  /** Delay between consecutive output tokens (decode). */
+  itlMs: number;
+  /** Sequences (chat choices) generated at once; more wait in a FIFO queue. Infinity = no limit. */
+  maxConcurrency: number;
+  /** Largest prompt + max_tokens accepted (vLLM's max_model_len); beyond it → 400. */
+  maxModelLen: number;
+  /** Token budget of the simulated KV cache; vllm:kv_cache_usage_perc = running tokens / this. */
+  kvCacheTokens: number;
+  /** Prefix-cache granularity (vLLM block size) and how many blocks the per-model LRU keeps. */
+  prefixBlockSize: number;
+  prefixCacheBlocks: number;
+  /** Probability (0..1) that a chat/embedding/image request fails with 500 before any byte. */
+  failBeforeFirstByte: number;
+  /** Probability (0..1) that a chat response is cut (connection destroyed) halfway through. */
+  failMidStream: number;
+  /** Probability (0..1) that a video job ends in status `failed`. */
+  failVideo: number;
+  /** Latency of one embeddings request, and of one image request (all n images). */
+  embeddingMs: number;
+  imageMs: number;
+  /** Default and maximum embedding dimensions. */
+  embeddingDimensions: number;
+  /** Video job timing: time spent queued, then render time per second of output. */
+  videoQueueMs: number;
+  videoMsPerSecond: number;
+  /** Largest request body accepted, in bytes (multipart image edits carry up to 10 × 20 MB). */
+  maxBodyBytes: number;
+}
+
+export const defaultOptions: SimulatorOptions = {
+  models: ['simulator'],
+  ttftMs: 20,
+  itlMs: 5,
+  maxConcurrency: Number.POSITIVE_INFINITY,
+  maxModelLen: 131_072,
+  kvCacheTokens: 262_144,
+  prefixBlockSize: 16,
+  prefixCacheBlocks: 16_384,
+  failBeforeFirstByte: 0,
+  failMidStream: 0,
+  failVideo: 0,
+  embeddingMs: 2,
+  imageMs: 50,
+  embeddingDimensions: 1024,
+  videoQueueMs: 200,
+  videoMsPerSecond: 100,
+  maxBodyBytes: 210 * 1024 * 1024,
+};
+
+export function resolveOptions(partial: Partial<SimulatorOptions>): SimulatorOptions {
+  const merged = { ...defaultOptions };
+  for (const [k, v] of Object.entries(partial)) {
+    if (v !== undefined) (merged as Record<string, unknown>)[k] = v;
+  }
+  validateOptions(merged);
+  return merged;
+}
+
+export function validateOptions(o: SimulatorOptions): void {
+  const probabilities = ['failBeforeFirstByte', 'failMidStream', 'failVideo'] as const;
+  for (const k of probabilities) {
+    if (!(o[k] >= 0 && o[k] <= 1)) throw new RangeError(`${k} must be a probability in 0..1, got ${o[k]}`);
+  }
+  const nonNegative = [
+    'ttftMs',
+    'itlMs',
+    'embeddingMs',
+    'imageMs',
+    'videoQueueMs',
+    'videoMsPerSecond',
+    'prefixCacheBlocks',
+  ] as const;
+  for (const k of nonNegative) {
+    if (!(o[k] >= 0)) throw new RangeError(`${k} must be >= 0, got ${o[k]}`);
+  }
+  const positive = [
+    'maxConcurrency',
+    'maxModelLen',
+    'kvCacheTokens',
+    'prefixBlockSize',
+    'embeddingDimensions',
+    'maxBodyBytes',
+  ] as const;
+  for (const k of positive) {
+    if (!(o[k] >= 1)) throw new RangeError(`${k} must be >= 1, got ${o[k]}`);
+  }
+  if (!Array.isArray(o.models)) throw new TypeError('models must be an array of model ids');
+}

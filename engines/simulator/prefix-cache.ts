@@ -1,0 +1,47 @@
+// Simulated automatic prefix caching, as in vLLM: the prompt's tokens are cut into full blocks, each
+// block is identified by a hash chained over all blocks before it, and a per-model LRU remembers
+// recently seen blocks. A request's cached tokens are its leading blocks already in the LRU — never
+// the whole prompt, because the last token is always computed (vLLM does the same).
+
+import { hash53 } from './hash.ts';
+
+export class PrefixCache {
+  private readonly byModel = new Map<string, Map<number, true>>();
+
+  constructor(private readonly settings: () => { blockSize: number; capacityBlocks: number }) {}
+
+  /** Looks up the prompt's blocks, then records them; returns the number of cached prompt tokens. */
+  lookupAndInsert(model: string, tokens: readonly string[]): number {
+    const { blockSize, capacityBlocks } = this.settings();
+    let lru = this.byModel.get(model);
+    if (!lru) {
+      lru = new Map();
+      this.byModel.set(model, lru);
+    }
+    const fullBlocks = Math.floor(tokens.length / blockSize);
+    const hashes: number[] = [];
+    let previous = 0;
+    for (let b = 0; b < fullBlocks; b++) {
+      const block = tokens.slice(b * blockSize, (b + 1) * blockSize).join('\u0000');
+      previous = hash53(block, previous % 0xffffffff);
+      hashes.push(previous);
+    }
+    let hits = 0;
+    while (hits < hashes.length && lru.has(hashes[hits]!)) hits++;
+    const maxCachedBlocks = Math.floor(Math.max(0, tokens.length - 1) / blockSize);
+    for (const h of hashes) {
+      lru.delete(h); // re-insert to mark as most recently used
+      lru.set(h, true);
+    }
+    while (lru.size > capacityBlocks) {
+      const oldest = lru.keys().next().value;
+      if (oldest === undefined) break;
+      lru.delete(oldest);
+    }
+    return Math.min(hits, maxCachedBlocks) * blockSize;
+  }
+
+  reset(): void {
+    this.byModel.clear();
+  }
+}

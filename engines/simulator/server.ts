@@ -1,0 +1,194 @@
+// The inference simulator: an OpenAI-compatible, vLLM-like engine on bare node:http, standing in for
+// GPUs in dev, tests and benchmarks. Its own overhead is small and predictable on purpose — the
+// proxy benchmark compares against it.
+
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { handleChat } from './chat/handler.ts';
+import type { RouteHandler, SimContext } from './context.ts';
+import { handleEmbeddings } from './embeddings.ts';
+import { FileStore } from './file-store.ts';
+import { HttpError, readBody, sendError, sendJson } from './http.ts';
+import { handleFile, handleImageEdits, handleImageGenerations } from './images.ts';
+import { Metrics, type SimulatorStats } from './metrics.ts';
+import { resolveOptions, type SimulatorOptions, validateOptions } from './options.ts';
+import { PrefixCache } from './prefix-cache.ts';
+import { Scheduler } from './scheduler.ts';
+import {
+  handleCreateVideo,
+  handleDeleteVideo,
+  handleGetVideo,
+  handleListVideos,
+  handleVideoContent,
+} from './videos/handler.ts';
+import { VideoJobs } from './videos/jobs.ts';
+
+export type { SimulatorStats } from './metrics.ts';
+export type { SimulatorOptions } from './options.ts';
+
+/** A request as the simulator received it, for tests that assert what a proxy sent upstream. */
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: IncomingMessage['headers'];
+  /** Parsed JSON body, when the body was JSON. */
+  json: unknown;
+}
+
+export interface Simulator {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+  setOptions(partial: Partial<SimulatorOptions>): void;
+  stats(): SimulatorStats;
+  /** The most recent requests (up to 200), oldest first. */
+  received(): ReceivedRequest[];
+}
+
+const RECEIVED_LIMIT = 200;
+
+const modelEntry = (ctx: SimContext, id: string) => ({
+  id,
+  object: 'model',
+  created: 0,
+  owned_by: 'modelplane-simulator',
+  max_model_len: ctx.options.maxModelLen,
+});
+
+const handleModels: RouteHandler = async (ctx, _req, res) => {
+  sendJson(res, 200, { object: 'list', data: ctx.options.models.map((id) => modelEntry(ctx, id)) });
+};
+
+// Any id is served (the simulator accepts every model); ids may contain '/'.
+const handleModel: RouteHandler = async (ctx, _req, res, params) => {
+  const raw = params.id ?? '';
+  let id = raw;
+  try {
+    id = decodeURIComponent(raw);
+  } catch {
+    // not percent-encoded after all: serve the id as written
+  }
+  sendJson(res, 200, modelEntry(ctx, id));
+};
+
+const routes: Array<{ method: string; path: RegExp; handler: RouteHandler }> = [
+  { method: 'POST', path: /^\/v1\/chat\/completions$/, handler: handleChat },
+  { method: 'POST', path: /^\/v1\/embeddings$/, handler: handleEmbeddings },
+  { method: 'POST', path: /^\/v1\/images\/generations$/, handler: handleImageGenerations },
+  { method: 'POST', path: /^\/v1\/images\/edits$/, handler: handleImageEdits },
+  { method: 'POST', path: /^\/v1\/videos$/, handler: handleCreateVideo },
+  { method: 'GET', path: /^\/v1\/videos$/, handler: handleListVideos },
+  { method: 'GET', path: /^\/v1\/videos\/(?<id>[^/]+)$/, handler: handleGetVideo },
+  { method: 'DELETE', path: /^\/v1\/videos\/(?<id>[^/]+)$/, handler: handleDeleteVideo },
+  { method: 'GET', path: /^\/v1\/videos\/(?<id>[^/]+)\/content$/, handler: handleVideoContent },
+  { method: 'GET', path: /^\/v1\/models$/, handler: handleModels },
+  { method: 'GET', path: /^\/v1\/models\/(?<id>.+)$/, handler: handleModel },
+  { method: 'GET', path: /^\/files\/(?<name>[0-9a-f]+\.[a-z0-9]+)$/, handler: handleFile },
+  {
+    method: 'GET',
+    path: /^\/health$/,
+    handler: async (_ctx, _req, res) => sendJson(res, 200, { status: 'ok' }),
+  },
+  {
+    method: 'GET',
+    path: /^\/metrics$/,
+    handler: async (ctx, _req, res) => {
+      const text = ctx.metrics.render();
+      res.writeHead(200, {
+        'content-type': 'text/plain; version=0.0.4; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+      });
+      res.end(text);
+    },
+  },
+];
+
+export async function startSimulator(
+  opts: Partial<SimulatorOptions> & { port?: number; host?: string } = {},
+): Promise<Simulator> {
+  const { port = 0, host = '127.0.0.1', ...rest } = opts;
+  const options = resolveOptions(rest);
+  const scheduler = new Scheduler(() => options.maxConcurrency);
+  const ctx: SimContext = {
+    options,
+    scheduler,
+    metrics: new Metrics(scheduler, () => options),
+    prefixCache: new PrefixCache(() => ({
+      blockSize: options.prefixBlockSize,
+      capacityBlocks: options.prefixCacheBlocks,
+    })),
+    files: new FileStore(),
+    videos: new VideoJobs(),
+  };
+  const received: ReceivedRequest[] = [];
+
+  const dispatch = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const method = req.method ?? 'GET';
+    const matching = routes.filter((r) => r.path.test(path));
+    const route = matching.find((r) => r.method === method);
+    if (!route) {
+      if (matching.length > 0)
+        throw new HttpError(405, `method ${method} not allowed on ${path}`, null, 'method_not_allowed');
+      throw new HttpError(404, `no route for ${method} ${path}`, null, 'not_found');
+    }
+    if (path.startsWith('/v1/')) ctx.metrics.requests++;
+    const body = method === 'POST' ? await readBody(req, options.maxBodyBytes) : Buffer.alloc(0);
+    received.push({ method, path, headers: req.headers, json: tryJson(req, body) });
+    if (received.length > RECEIVED_LIMIT) received.shift();
+    const params = { ...route.path.exec(path)?.groups };
+    await route.handler(ctx, req, res, params, body);
+  };
+
+  const server = createServer((req, res) => {
+    dispatch(req, res).catch((err: unknown) => {
+      const httpError =
+        err instanceof HttpError
+          ? err
+          : new HttpError(
+              500,
+              `simulator error: ${err instanceof Error ? err.message : String(err)}`,
+              null,
+              'server_error',
+            );
+      sendError(res, httpError);
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    port: address.port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+    setOptions(partial) {
+      const next = { ...options, ...partial };
+      validateOptions(next);
+      Object.assign(options, next);
+      scheduler.drain();
+    },
+    stats: () => ctx.metrics.stats(),
+    received: () => [...received],
+  };
+}
+
+function tryJson(req: IncomingMessage, body: Buffer): unknown {
+  if (body.length === 0 || !/json/i.test(req.headers['content-type'] ?? '')) return undefined;
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
