@@ -38,3 +38,6 @@ bench: deps
 	npx tsx bench/proxy/run.ts
 
 .PHONY: help deps test-deps dev typecheck lint test bench e2e-kind
+
+e2e-kind: deps
+	test/k8s/e2e-kind.sh

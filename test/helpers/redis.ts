@@ -39,7 +39,9 @@ export async function startRedis(): Promise<TestRedis> {
   );
   const spawnError = new Promise<never>((_, reject) => {
     proc.on('error', (err) =>
-      reject(new Error(`cannot start redis-server (install it: apt-get install -y redis-server): ${err.message}`)),
+      reject(
+        new Error(`cannot start redis-server (install it: apt-get install -y redis-server): ${err.message}`),
+      ),
     );
   });
   const clients: Redis[] = [];

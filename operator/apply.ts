@@ -1,0 +1,62 @@
+// Reconcile, the acting half: executes a Plan against the API server and the catalogue. Thin on
+// purpose, every decision was made in plan.ts. Order matters: the finalizer goes on before the
+// first catalogue write (so a delete always cleans up) and comes off only after the entry is gone.
+// NotFound means someone got there first, which is success (server-side apply never reports
+// AlreadyExists); a 409 on the finalizer patch is a stale view and is retried by the queue.
+import type { CatalogueWriter } from './catalogue-writer.ts';
+import { isNotFound, type KubeClient } from './kube/client.ts';
+import { FINALIZER, type Model } from './model.ts';
+import type { Plan } from './plan.ts';
+import { sameStatus } from './status.ts';
+
+export interface ApplyDeps {
+  kube: KubeClient;
+  catalogue: CatalogueWriter;
+}
+
+export interface ApplyResult {
+  catalogueChanged: boolean;
+  statusWritten: boolean;
+}
+
+const apiVersionOf = { Deployment: 'apps/v1', Service: 'v1' } as const;
+
+export async function applyPlan(model: Model, plan: Plan, deps: ApplyDeps): Promise<ApplyResult> {
+  const namespace = model.metadata.namespace ?? 'default';
+  const result: ApplyResult = { catalogueChanged: false, statusWritten: false };
+
+  if (plan.finalizer === 'add') {
+    await ignoring(
+      deps.kube.setFinalizers(model, [...(model.metadata.finalizers ?? []), FINALIZER]),
+      isNotFound,
+    );
+  }
+  if (plan.deployment) await deps.kube.apply(plan.deployment);
+  if (plan.service) await deps.kube.apply(plan.service);
+  for (const stale of plan.remove) {
+    await deps.kube.remove(apiVersionOf[stale.kind], stale.kind, namespace, stale.name);
+  }
+
+  const action = plan.catalogue;
+  if (action.action === 'put') result.catalogueChanged = await deps.catalogue.put(action.entry);
+  if (action.action === 'remove')
+    result.catalogueChanged = await deps.catalogue.remove(action.id, action.source);
+
+  if (plan.status && !sameStatus(model.status, plan.status)) {
+    await ignoring(deps.kube.patchModelStatus(model, plan.status), isNotFound);
+    result.statusWritten = true;
+  }
+  if (plan.finalizer === 'remove') {
+    const rest = (model.metadata.finalizers ?? []).filter((f) => f !== FINALIZER);
+    await ignoring(deps.kube.setFinalizers(model, rest), isNotFound);
+  }
+  return result;
+}
+
+async function ignoring(p: Promise<unknown>, ok: (err: unknown) => boolean): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (!ok(err)) throw err;
+  }
+}

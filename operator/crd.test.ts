@@ -1,0 +1,77 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { modelCrd, modelCrdYaml } from './crd.ts';
+import { chatModel, invalidModels, withSpec } from './fixtures.ts';
+import { type Model, parseModel } from './model.ts';
+import { specRules } from './rules.ts';
+
+describe('Model CRD', () => {
+  it('crds/model.yaml is exactly what operator/crd.ts generates (run: npx tsx operator/crd.ts > crds/model.yaml)', () => {
+    const committed = readFileSync(new URL('../crds/model.yaml', import.meta.url), 'utf8');
+    expect(committed).toBe(modelCrdYaml());
+    expect(parse(committed)).toEqual(modelCrd());
+  });
+
+  it('carries every cross-field rule as CEL with the same message the local runtime gives', () => {
+    const spec = modelCrd().spec.versions[0]!.schema.openAPIV3Schema.properties.spec as Record<
+      string,
+      unknown
+    >;
+    expect(spec['x-kubernetes-validations']).toEqual(
+      specRules.map((r) => ({ rule: r.cel, message: r.message })),
+    );
+  });
+
+  it('has the printer columns ID, Kind, Ready, Age and the status and scale subresources', () => {
+    const v = modelCrd().spec.versions[0]!;
+    expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual(['ID', 'Kind', 'Ready', 'Age']);
+    expect(v.subresources.status).toEqual({});
+    expect(v.subresources.scale.specReplicasPath).toBe('.spec.engine.replicas');
+  });
+});
+
+describe("parseModel (the local runtime's validator)", () => {
+  it('accepts a valid chat model', () => {
+    expect(parseModel(chatModel())).toMatchObject({ ok: true });
+  });
+
+  it.each(invalidModels)('rejects $name', ({ spec, message }) => {
+    const result = parseModel(withSpec(chatModel(), spec));
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.problems.join('\n')).toContain(message);
+  });
+
+  it('rejects a metadata.name that cannot name a Service', () => {
+    const result = parseModel(chatModel('Llama.3'));
+    expect(result.ok).toBe(false);
+  });
+});
+
+describe('examples/models', () => {
+  const root = new URL('../examples/models/', import.meta.url);
+  const files = [
+    ...readdirSync(root).filter((f) => f.endsWith('.yaml')),
+    ...readdirSync(new URL('cluster/', root)).map((f) => `cluster/${f}`),
+  ];
+
+  it.each(files)('%s is a valid Model', (file) => {
+    const result = parseModel(parse(readFileSync(new URL(file, root), 'utf8')));
+    expect(result).toMatchObject({ ok: true });
+  });
+
+  it('make dev has a chat (tools), embedding, image (edit), video (imageToVideo), invite-only and coming-soon model', () => {
+    const specs = files
+      .filter((f) => !f.startsWith('cluster/'))
+      .map((f) => (parseModel(parse(readFileSync(new URL(f, root), 'utf8'))) as { model: Model }).model.spec);
+    expect(specs.some((s) => s.kind === 'chat' && s.capabilities?.tools && /\/.*[A-Z]/.test(s.id))).toBe(
+      true,
+    );
+    expect(specs.some((s) => s.kind === 'embedding')).toBe(true);
+    expect(specs.some((s) => s.kind === 'image' && s.capabilities?.edit)).toBe(true);
+    expect(specs.some((s) => s.kind === 'video' && s.capabilities?.imageToVideo)).toBe(true);
+    expect(specs.some((s) => s.availability === 'inviteOnly')).toBe(true);
+    expect(specs.some((s) => s.availability === 'comingSoon')).toBe(true);
+    for (const s of specs) expect(Object.keys(s.pricing).sort()).toEqual(['EUR', 'USD']);
+  });
+});

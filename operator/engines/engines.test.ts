@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { chatModel } from '../fixtures.ts';
+import type { EngineSpec } from '../model.ts';
+import { engineTemplate } from './index.ts';
+
+const spec = (engine: EngineSpec, over = {}) => ({ ...chatModel().spec, engine, ...over });
+
+describe('engine pod templates', () => {
+  it('vLLM: served name, usage details, /health probes, GPU limits', () => {
+    const s = spec({ type: 'vllm', model: 'meta-llama/Llama-3.1-8B-Instruct', gpus: 2 });
+    const { container, volumes } = engineTemplate(s, s.engine);
+    expect(container.args).toEqual(
+      expect.arrayContaining([
+        '--served-model-name',
+        'Meta-Llama/Llama-3.1-8B-Instruct',
+        '--enable-prompt-tokens-details',
+      ]),
+    );
+    expect(container.args).toEqual(
+      expect.arrayContaining(['--enable-force-include-usage', '--tensor-parallel-size', '2']),
+    );
+    expect(container.args).toEqual(
+      expect.arrayContaining(['--max-model-len', '131072', '--enable-auto-tool-choice']),
+    );
+    expect(container.readinessProbe?.httpGet?.path).toBe('/health');
+    expect(container.startupProbe?.httpGet?.path).toBe('/health');
+    expect(container.resources?.limits?.['nvidia.com/gpu']).toBe('2');
+    expect(volumes?.[0]?.emptyDir?.medium).toBe('Memory');
+  });
+
+  it('vLLM: flags the admin set in args are not doubled', () => {
+    const s = spec({ type: 'vllm', args: ['--max-model-len=8192', '--tool-call-parser', 'llama3_json'] });
+    const args = engineTemplate(s, s.engine).container.args ?? [];
+    expect(args.filter((a) => a.startsWith('--max-model-len'))).toEqual(['--max-model-len=8192']);
+    expect(args.filter((a) => a === '--tool-call-parser')).toHaveLength(1);
+  });
+
+  it.each([
+    ['sglang', '--served-model-name', '/health'],
+    ['tei', '--served-model-name', '/health'],
+    ['llamacpp', '--alias', '/health'],
+  ] as const)('%s names the served model and probes %s', (type, flag, path) => {
+    const s = spec({ type });
+    const c = engineTemplate(s, s.engine).container;
+    expect(c.args).toEqual(expect.arrayContaining([flag, 'Meta-Llama/Llama-3.1-8B-Instruct']));
+    expect(c.readinessProbe?.httpGet?.path).toBe(path);
+  });
+
+  it('simulator runs engines/simulator/main.ts on the declared port without a GPU', () => {
+    const s = spec({ type: 'simulator', port: 9100 });
+    const c = engineTemplate(s, s.engine).container;
+    expect(c.command).toEqual(['npx', 'tsx', 'engines/simulator/main.ts']);
+    expect(c.args).toEqual(expect.arrayContaining(['--port', '9100']));
+    expect(c.resources?.limits).toBeUndefined();
+  });
+
+  it('custom uses the given image, command and args as they are', () => {
+    const s = spec({
+      type: 'custom',
+      image: 'ghcr.io/acme/server:1',
+      command: ['serve'],
+      args: ['--x'],
+      port: 7000,
+    });
+    const c = engineTemplate(s, s.engine).container;
+    expect(c).toMatchObject({ image: 'ghcr.io/acme/server:1', command: ['serve'], args: ['--x'] });
+    expect(c.ports).toEqual([{ name: 'http', containerPort: 7000, protocol: 'TCP' }]);
+  });
+});

@@ -1,0 +1,72 @@
+// What every engine template receives and returns. One file per engine keeps each engine's flags,
+// probes and image in one place; index.ts picks one with an exhaustive switch.
+import type { V1Container, V1Probe, V1ResourceRequirements, V1Volume } from '@kubernetes/client-node';
+import type { EngineSpec, ModelSpec } from '../model.ts';
+
+export interface EngineInput {
+  spec: ModelSpec;
+  engine: EngineSpec;
+  /** What the engine must answer to in `model` (vLLM --served-model-name). */
+  servedName: string;
+  /** Weights to load: engine.model, defaulting to spec.id. */
+  weights: string;
+  port: number;
+  gpus: number;
+}
+
+export interface EngineTemplate {
+  container: V1Container;
+  volumes?: V1Volume[];
+}
+
+export interface EngineDefaults {
+  image: string;
+  port: number;
+  gpus: number;
+}
+
+/** An HTTP probe on the named container port. */
+export function httpProbe(path: string, periodSeconds: number, failureThreshold: number): V1Probe {
+  return { httpGet: { path, port: 'http' }, periodSeconds, failureThreshold, timeoutSeconds: 5 };
+}
+
+export function tcpProbe(periodSeconds: number, failureThreshold: number): V1Probe {
+  return { tcpSocket: { port: 'http' }, periodSeconds, failureThreshold, timeoutSeconds: 5 };
+}
+
+/** Health probes for engines that load weights for minutes: a generous startup probe guards the rest. */
+export function healthProbes(
+  path: string,
+): Pick<V1Container, 'startupProbe' | 'readinessProbe' | 'livenessProbe'> {
+  return {
+    startupProbe: httpProbe(path, 10, 180),
+    readinessProbe: httpProbe(path, 5, 3),
+    livenessProbe: httpProbe(path, 10, 6),
+  };
+}
+
+/** User resources plus `nvidia.com/gpu` limits (GPUs are requested through limits only). */
+export function resourcesFor(input: EngineInput): V1ResourceRequirements {
+  const limits: Record<string, string> = { ...stringify(input.engine.resources?.limits) };
+  if (input.gpus > 0) limits['nvidia.com/gpu'] = String(input.gpus);
+  const requests = stringify(input.engine.resources?.requests);
+  return {
+    ...(Object.keys(requests).length ? { requests } : {}),
+    ...(Object.keys(limits).length ? { limits } : {}),
+  };
+}
+
+function stringify(q: Record<string, string | number> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(q ?? {}).map(([k, v]) => [k, String(v)]));
+}
+
+export function envFor(input: EngineInput): V1Container['env'] {
+  return (input.engine.env ?? []).map((e) => ({ name: e.name, value: e.value ?? '' }));
+}
+
+/** Model-server flags the admin already set in args win over our defaults. */
+export function hasFlag(args: readonly string[], flag: string): boolean {
+  return args.some((a) => a === flag || a.startsWith(`${flag}=`));
+}
+
+export const shmVolume: V1Volume = { name: 'dshm', emptyDir: { medium: 'Memory' } };

@@ -1,0 +1,95 @@
+// Test fixtures shared by the unit tests (no cluster) and the integration tests (real API server):
+// one table of invalid Models, each with the message both validators must give.
+import { API_VERSION, type Model, type ModelSpec } from './model.ts';
+
+export function chatModel(name = 'llama', spec: Partial<ModelSpec> = {}): Model {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Model',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      id: 'Meta-Llama/Llama-3.1-8B-Instruct',
+      kind: 'chat',
+      engine: { type: 'simulator' },
+      contextLength: 131072,
+      pricing: {
+        USD: { input: '0.15', cachedInput: '0.075', output: '0.60' },
+        EUR: { input: '0.14', output: '0.55' },
+      },
+      capabilities: { tools: true },
+      ...spec,
+    },
+  };
+}
+
+export interface InvalidCase {
+  name: string;
+  spec: Partial<ModelSpec> & Record<string, unknown>;
+  /** Part of the message both the CRD's CEL rule and parseModel report. */
+  message: string;
+}
+
+export const invalidModels: InvalidCase[] = [
+  {
+    name: 'chat priced per image',
+    spec: { pricing: { USD: { perImage: '0.04' } } },
+    message: 'chat and embedding models are priced per token',
+  },
+  {
+    name: 'embedding priced per second',
+    spec: { kind: 'embedding', capabilities: {}, pricing: { USD: { input: '0.02', perSecond: '0.1' } } },
+    message: 'chat and embedding models are priced per token',
+  },
+  {
+    name: 'image priced per token',
+    spec: { kind: 'image', capabilities: {}, pricing: { USD: { input: '1' } } },
+    message: 'image models are priced per image',
+  },
+  {
+    name: 'video priced per image',
+    spec: { kind: 'video', capabilities: {}, pricing: { USD: { perImage: '1' } } },
+    message: 'video models are priced per second of output',
+  },
+  {
+    name: 'min replicas above max',
+    spec: { engine: { type: 'simulator', minReplicas: 3, maxReplicas: 1 } },
+    message: 'spec.engine.minReplicas must not exceed spec.engine.maxReplicas',
+  },
+  {
+    name: 'neither engine nor external',
+    spec: { engine: undefined },
+    message: 'set exactly one of spec.engine or spec.external',
+  },
+  {
+    name: 'both engine and external',
+    spec: { external: { url: 'https://api.example.com' } },
+    message: 'set exactly one of spec.engine or spec.external',
+  },
+  {
+    name: 'lower-case currency',
+    spec: { pricing: { usd: { input: '1' } } },
+    message: 'spec.pricing keys are ISO 4217 currency codes',
+  },
+  {
+    name: 'edit on a chat model',
+    spec: { capabilities: { edit: true } },
+    message: 'spec.capabilities.edit applies to image models only',
+  },
+  {
+    name: 'custom engine without image',
+    spec: { engine: { type: 'custom' } },
+    message: 'a custom engine needs spec.engine.image',
+  },
+  {
+    name: 'output budget above context',
+    spec: { contextLength: 1000, maxOutputTokens: 2000 },
+    message: 'spec.maxOutputTokens must not exceed spec.contextLength',
+  },
+];
+
+/** A valid chat model with `spec` merged over it (undefined removes a field). */
+export function withSpec(base: Model, spec: InvalidCase['spec']): Model {
+  const merged = { ...base.spec, ...spec } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
+  return { ...base, spec: merged as unknown as ModelSpec };
+}

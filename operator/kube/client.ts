@@ -1,0 +1,126 @@
+// The few Kubernetes calls the operator makes, over client-node v1. Server-side apply with our
+// field manager and force (we are the only writer of what we own); status through the status
+// subresource; finalizers with a merge patch that carries resourceVersion, so a stale view fails
+// with 409 and is retried instead of dropping someone else's finalizer.
+import {
+  ApiException,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import { FIELD_MANAGER, GROUP, type Model, type ModelStatus, PLURAL, VERSION } from '../model.ts';
+
+export const isStatus = (err: unknown, code: number) =>
+  (err instanceof ApiException && err.code === code) ||
+  (typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code);
+export const isNotFound = (err: unknown) => isStatus(err, 404);
+export const isAlreadyExists = (err: unknown) => isStatus(err, 409);
+
+/** ApiException messages carry the whole HTTP body; keep the API server's own message. */
+export function describeError(err: unknown): string {
+  if (err instanceof ApiException) {
+    const body = typeof err.body === 'string' ? safeJson(err.body) : err.body;
+    const message = (body as { message?: string } | undefined)?.message;
+    return `HTTP ${err.code}: ${message ?? String(err.body).slice(0, 300)}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+function safeJson(s: string): unknown {
+  try {
+    return JSON.parse(s);
+  } catch {
+    return undefined;
+  }
+}
+
+export class KubeClient {
+  readonly objects: KubernetesObjectApi;
+  private readonly custom: CustomObjectsApi;
+
+  constructor(readonly kubeConfig: KubeConfig) {
+    this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
+    this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  }
+
+  list<T extends KubernetesObject>(
+    apiVersion: string,
+    kind: string,
+    namespace?: string,
+    labelSelector?: string,
+  ): Promise<KubernetesListObject<T>> {
+    return this.objects.list<T>(
+      apiVersion,
+      kind,
+      namespace,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      labelSelector,
+    );
+  }
+
+  /** Server-side apply: creates or updates, and drops fields we no longer set. */
+  apply<T extends KubernetesObject>(object: T): Promise<T> {
+    return this.objects.patch(
+      object,
+      undefined,
+      undefined,
+      FIELD_MANAGER,
+      true,
+      PatchStrategy.ServerSideApply,
+    );
+  }
+
+  /** Deletes in the background (dependents follow through the garbage collector). 404 is success. */
+  async remove(apiVersion: string, kind: string, namespace: string, name: string): Promise<void> {
+    try {
+      await this.objects.delete(
+        { apiVersion, kind, metadata: { name, namespace } },
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        'Background',
+      );
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  async patchModelStatus(model: Model, status: ModelStatus): Promise<void> {
+    await this.custom.patchNamespacedCustomObjectStatus(
+      {
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        namespace: ns(model),
+        name: model.metadata.name,
+        body: { status },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+
+  async setFinalizers(model: Model, finalizers: string[]): Promise<void> {
+    const body = { metadata: { finalizers, resourceVersion: model.metadata.resourceVersion } };
+    await this.custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        namespace: ns(model),
+        name: model.metadata.name,
+        body,
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+}
+
+const ns = (model: Model) => model.metadata.namespace ?? 'default';

@@ -1,0 +1,232 @@
+// The Kubernetes runtime: informers feed a keyed queue; the leader plans and applies one Model at a
+// time per key. Followers keep their caches warm so a takeover starts reconciling at once.
+import { hostname } from 'node:os';
+import type { KubernetesObject, V1Deployment, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import { catalogueKey } from '../../core/catalogue/entry.ts';
+import { applyPlan } from '../apply.ts';
+import { API_VERSION, type Model, modelKey, modelSource } from '../model.ts';
+import { MANAGED_BY, modelNameFromOwned, ownedName } from '../objects.ts';
+import { planModel } from '../plan.ts';
+import { KeyedQueue } from '../queue.ts';
+import type { Runtime, RuntimeDeps } from '../runtime.ts';
+import { describeError, type KubeClient } from './client.ts';
+import { ResilientInformer } from './informer.ts';
+import { LeaderElector } from './leader.ts';
+
+export interface KubernetesRuntimeOptions {
+  /** Watch one namespace; all namespaces when unset. */
+  namespace?: string;
+  leaseNamespace: string;
+  leaseName?: string;
+  identity?: string;
+  leaseDurationSeconds?: number;
+  renewMs?: number;
+  /** Re-plan every Model this often, healing anything a missed event left behind. */
+  resyncMs?: number;
+}
+
+/** A Model as the informer holds it (metadata typed by client-node). */
+type KubeModel = Model & KubernetesObject;
+
+const managedSelector = Object.entries(MANAGED_BY)
+  .map(([k, v]) => `${k}=${v}`)
+  .join(',');
+
+export class KubernetesRuntime implements Runtime {
+  readonly kind = 'kubernetes' as const;
+  readonly models: ResilientInformer<KubeModel>;
+  private readonly deployments: ResilientInformer<V1Deployment>;
+  private readonly services: ResilientInformer<V1Service>;
+  private readonly slices: ResilientInformer<V1EndpointSlice>;
+  readonly leader: LeaderElector;
+  private readonly queue: KeyedQueue;
+  private resyncTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly kube: KubeClient,
+    private readonly deps: RuntimeDeps,
+    private readonly options: KubernetesRuntimeOptions,
+  ) {
+    const ns = options.namespace;
+    const path = (group: string, plural: string) => `/${group}${ns ? `/namespaces/${ns}` : ''}/${plural}`;
+    const onError = (err: unknown) => deps.log.warn({ err }, 'informer');
+    const enqueueOwner = (
+      obj: { metadata?: { name?: string; namespace?: string } },
+      name?: string | null,
+    ) => {
+      if (name) this.queue.add(`${obj.metadata?.namespace ?? ''}/${name}`);
+    };
+    this.models = new ResilientInformer<KubeModel>(kube, {
+      name: 'models',
+      apiVersion: API_VERSION,
+      kind: 'Model',
+      path: path(`apis/${API_VERSION}`, 'models'),
+      namespace: ns,
+      onError,
+      onChange: (model, event) => {
+        this.queue.add(modelKey(model));
+        // A deleted Model may free an id a duplicate was waiting for.
+        if (event === 'delete') this.enqueueSameId(model);
+      },
+    });
+    this.deployments = new ResilientInformer<V1Deployment>(kube, {
+      name: 'deployments',
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      path: path('apis/apps/v1', 'deployments'),
+      namespace: ns,
+      labelSelector: managedSelector,
+      onError,
+      onChange: (d) => enqueueOwner(d, modelNameFromOwned(d.metadata?.name ?? '')),
+    });
+    this.services = new ResilientInformer<V1Service>(kube, {
+      name: 'services',
+      apiVersion: 'v1',
+      kind: 'Service',
+      path: path('api/v1', 'services'),
+      namespace: ns,
+      labelSelector: managedSelector,
+      onError,
+      onChange: (s) => enqueueOwner(s, modelNameFromOwned(s.metadata?.name ?? '')),
+    });
+    this.slices = new ResilientInformer<V1EndpointSlice>(kube, {
+      name: 'endpointslices',
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      path: path('apis/discovery.k8s.io/v1', 'endpointslices'),
+      namespace: ns,
+      // The endpointslice controller copies the Service's labels onto its slices, so ours carry
+      // managed-by too and the operator never caches the rest of the cluster's slices.
+      labelSelector: `kubernetes.io/service-name,${managedSelector}`,
+      onError,
+      onChange: (s) =>
+        enqueueOwner(s, modelNameFromOwned(s.metadata?.labels?.['kubernetes.io/service-name'] ?? '')),
+    });
+    this.queue = new KeyedQueue((key) => this.reconcile(key), {
+      onError: (key, err, attempt) => {
+        deps.metrics?.reconcileErrors.inc();
+        deps.log.warn(
+          { model: key, attempt, err: describeError(err) },
+          'reconcile failed; retrying with backoff',
+        );
+      },
+    });
+    this.leader = new LeaderElector(kube, {
+      namespace: options.leaseNamespace,
+      name: options.leaseName ?? 'modelplane-operator',
+      identity: options.identity ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+      leaseDurationSeconds: options.leaseDurationSeconds,
+      renewMs: options.renewMs,
+      onStartedLeading: () => {
+        deps.metrics?.leader.set(1);
+        deps.log.info('became leader; reconciling every Model');
+        this.enqueueAll();
+        void this.sweepOrphans();
+      },
+      onStoppedLeading: () => {
+        deps.metrics?.leader.set(0);
+        deps.log.info('not the leader any more; reconciles paused');
+      },
+      onError: (err) => deps.log.warn({ err: describeError(err) }, 'leader election'),
+    });
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.models, this.deployments, this.services, this.slices].map((i) => i.start()));
+    this.leader.start();
+    this.resyncTimer = setInterval(() => {
+      this.enqueueAll();
+      void this.sweepOrphans();
+    }, this.options.resyncMs ?? 300_000);
+    this.resyncTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    this.queue.stop();
+    await this.leader.stop();
+    await Promise.all([this.models, this.deployments, this.services, this.slices].map((i) => i.stop()));
+  }
+
+  idle(): Promise<void> {
+    return this.queue.idle();
+  }
+
+  healthy() {
+    const informers = [this.models, this.deployments, this.services, this.slices];
+    return {
+      ok: informers.every((i) => i.synced),
+      detail: { runtime: this.kind, leader: this.leader.isLeader, queued: this.queue.size },
+    };
+  }
+
+  *conditions() {
+    for (const m of this.models.list()) yield m.status?.conditions;
+  }
+
+  private enqueueAll(): void {
+    for (const m of this.models.list()) this.queue.add(modelKey(m));
+  }
+
+  private enqueueSameId(model: Model): void {
+    const id = catalogueKey(model.spec.id);
+    for (const m of this.models.list()) if (catalogueKey(m.spec.id) === id) this.queue.add(modelKey(m));
+  }
+
+  /** The oldest live Model with this id owns it; returns that owner when it is not `model`. */
+  private idOwner(model: Model): string | undefined {
+    const id = catalogueKey(model.spec.id);
+    const created = (m: Model) => new Date(m.metadata.creationTimestamp ?? 0).getTime();
+    const rivals = this.models
+      .list()
+      .filter((m) => catalogueKey(m.spec.id) === id && !m.metadata.deletionTimestamp)
+      .sort((a, b) => created(a) - created(b) || modelKey(a).localeCompare(modelKey(b)));
+    const owner = rivals[0];
+    return owner && modelKey(owner) !== modelKey(model) ? modelSource(owner) : undefined;
+  }
+
+  private async reconcile(key: string): Promise<void> {
+    if (!this.leader.isLeader) return;
+    const [namespace, name] = key.split('/') as [string, string];
+    const model = this.models.get(name, namespace);
+    if (!model) return; // gone: the finalizer already cleaned the catalogue
+    this.deps.log.debug({ model: key, resourceVersion: model.metadata.resourceVersion }, 'reconciling');
+    const end = this.deps.metrics?.reconcileSeconds.startTimer();
+    const owned = ownedName(model);
+    try {
+      const plan = planModel(model, {
+        deployment: this.deployments.get(owned, namespace) ?? null,
+        serviceExists: this.services.get(owned, namespace) !== undefined,
+        endpointSlices: this.slices
+          .list(namespace)
+          .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned),
+        idClaimedBy: model.metadata.deletionTimestamp ? undefined : this.idOwner(model),
+        now: new Date().toISOString(),
+      });
+      const result = await applyPlan(model, plan, { kube: this.kube, catalogue: this.deps.catalogue });
+      if (result.catalogueChanged) this.deps.metrics?.catalogueWrites.inc();
+      this.deps.metrics?.reconciles.inc({ result: 'success' });
+      if (result.catalogueChanged || result.statusWritten) {
+        this.deps.log.info({ model: key, reasons: plan.reasons }, 'reconciled');
+      }
+    } catch (err) {
+      this.deps.metrics?.reconciles.inc({ result: 'error' });
+      throw new Error(`reconcile ${key}: ${describeError(err)}`, { cause: err });
+    } finally {
+      end?.();
+    }
+  }
+
+  /** Entries whose Model vanished without the finalizer running (someone removed it by hand). */
+  private async sweepOrphans(): Promise<void> {
+    const informers = [this.models];
+    if (!this.leader.isLeader || !informers.every((i) => i.synced) || this.options.namespace) return;
+    const live = new Set(this.models.list().map((m) => modelSource(m)));
+    try {
+      const removed = await this.deps.catalogue.removeOrphans('Model/', (source) => live.has(source));
+      if (removed.length) this.deps.log.warn({ removed }, 'removed catalogue entries of vanished Models');
+    } catch (err) {
+      this.deps.log.warn({ err }, 'orphan sweep failed');
+    }
+  }
+}

@@ -1,0 +1,136 @@
+// The local runtime with real files, real child processes (the simulator and a configured
+// command) and a real Redis.
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { CatalogueStore } from '../../core/catalogue/store.ts';
+import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { CatalogueWriter } from '../catalogue-writer.ts';
+import { chatModel, withSpec } from '../fixtures.ts';
+import type { Model } from '../model.ts';
+import { LocalRuntime } from './runtime.ts';
+
+const repo = resolve(import.meta.dirname, '..', '..');
+let redis: TestRedis;
+let store: CatalogueStore;
+let dir: string;
+let runtime: LocalRuntime;
+
+const waitFor = async <T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 15_000) => {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+/** A stand-in engine for `spec.engine.command`: any HTTP server on {port}. */
+const tinyServer = `require('node:http').createServer((q, s) => s.end('{"data":[]}')).listen(Number(process.env.PORT), '127.0.0.1')`;
+
+function write(name: string, model: Model): string {
+  const file = join(dir, name);
+  const { apiVersion, kind, metadata, spec } = model;
+  writeFileSync(file, stringify({ apiVersion, kind, metadata: { name: metadata.name }, spec }));
+  return file;
+}
+
+const commandModel = (price: string) =>
+  withSpec(chatModel('tiny'), {
+    id: 'Acme/Tiny-Chat',
+    engine: { type: 'custom', image: 'unused-locally', command: [process.execPath, '-e', tinyServer] },
+    pricing: { USD: { input: price, output: '1' } },
+  });
+
+beforeAll(async () => {
+  redis = await startRedis();
+  store = new CatalogueStore(redis.client());
+  dir = mkdtempSync(join(tmpdir(), 'mp-models-'));
+  write('llama.yaml', chatModel('llama'));
+  write('tiny.yaml', commandModel('0.5'));
+  write(
+    'soon.yaml',
+    withSpec(chatModel('soon'), { id: 'Acme/Soon', engine: undefined, availability: 'comingSoon' }),
+  );
+  writeFileSync(join(dir, 'broken.yaml'), 'apiVersion: modelplane.dev/v1alpha1\nkind: Model\nspec: [');
+  // An entry left by an earlier run for a file deleted since: removed on start.
+  await store.put({
+    id: 'Acme/Gone',
+    kind: 'chat',
+    pricing: { USD: { input: '1' } },
+    created: 0,
+    source: `local:${relative(repo, join(dir, 'gone.yaml'))}`,
+  });
+  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  runtime = new LocalRuntime(
+    { catalogue: new CatalogueWriter(new CatalogueStore(redis.client())), log },
+    { dir, cwd: repo, rescanMs: 200 },
+  );
+  await runtime.start();
+}, 60_000);
+
+afterAll(async () => {
+  await runtime?.stop();
+  await redis?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('local runtime', () => {
+  it('runs the simulator for a simulator Model and catalogues it once it listens', async () => {
+    const entry = await waitFor('llama entry', () => store.get('meta-llama/llama-3.1-8b-instruct'));
+    expect(entry.source).toBe(`local:${relative(repo, join(dir, 'llama.yaml'))}`);
+    const url = entry.endpoints[0]!.url;
+    const models = (await (await fetch(`${url}/v1/models`)).json()) as { data: { id: string }[] };
+    expect(models.data.map((m) => m.id)).toContain('Meta-Llama/Llama-3.1-8B-Instruct');
+  });
+
+  it('runs a configured command and catalogues it; comingSoon needs no engine; a broken file is skipped', async () => {
+    const tiny = await waitFor('tiny entry', () => store.get('acme/tiny-chat'));
+    expect(tiny.endpoints).toHaveLength(1);
+    const soon = await waitFor('soon entry', () => store.get('acme/soon'));
+    expect(soon).toMatchObject({ availability: 'comingSoon', endpoints: [] });
+    expect((await store.list()).map((e) => e.id).sort()).toEqual([
+      'Acme/Soon',
+      'Acme/Tiny-Chat',
+      'Meta-Llama/Llama-3.1-8B-Instruct',
+    ]);
+  });
+
+  it('an edited price reaches the catalogue', async () => {
+    write('tiny.yaml', commandModel('0.75'));
+    await waitFor(
+      'new price',
+      async () => (await store.get('acme/tiny-chat'))?.pricing.USD?.['input' as never] === '0.75',
+    );
+  });
+
+  it('an engine that dies is uncatalogued, restarted, and catalogued again', async () => {
+    const file = join(dir, 'tiny.yaml');
+    const before = runtime.engine(file)!;
+    const pid = before.pid!;
+    process.kill(pid, 'SIGKILL');
+    await waitFor('restarted', async () => before.restarts > 0 && before.ready && before.pid !== pid);
+    await waitFor(
+      'catalogued again',
+      async () => (await store.get('acme/tiny-chat'))?.endpoints.length === 1,
+    );
+  });
+
+  it('removing the file removes the entry and stops the engine', async () => {
+    const file = join(dir, 'tiny.yaml');
+    const engine = runtime.engine(file)!;
+    unlinkSync(file);
+    await waitFor('entry gone', async () => (await store.get('acme/tiny-chat')) === null);
+    await waitFor('port closed', () =>
+      fetch(engine.url).then(
+        () => false,
+        () => true,
+      ),
+    );
+    expect(runtime.engine(file)).toBeUndefined();
+  });
+});

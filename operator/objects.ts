@@ -1,0 +1,86 @@
+// The Kubernetes objects one Model owns: a Deployment of engine pods and a Service whose
+// EndpointSlices tell us which pods are ready. Pure builders; apply.ts sends them.
+import type { V1Deployment, V1OwnerReference, V1Service } from '@kubernetes/client-node';
+import { enginePort, engineTemplate } from './engines/index.ts';
+import { API_VERSION, type EngineSpec, type Model } from './model.ts';
+
+export const MODEL_LABEL = 'modelplane.dev/model';
+export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'modelplane-operator' } as const;
+export const ID_ANNOTATION = 'modelplane.dev/model-id';
+
+/** Deployment and Service share this name; metadata.name is ≤ 57 chars (CRD rule), so ≤ 63. */
+export const ownedName = (model: Model) => `model-${model.metadata.name}`;
+
+/** model-<name> → <name>, for EndpointSlices (label kubernetes.io/service-name) and Deployments. */
+export function modelNameFromOwned(objectName: string): string | null {
+  return objectName.startsWith('model-') ? objectName.slice('model-'.length) : null;
+}
+
+export const podSelector = (model: Model) => ({ [MODEL_LABEL]: model.metadata.name });
+export const selectorString = (model: Model) => `${MODEL_LABEL}=${model.metadata.name}`;
+
+export function ownerReference(model: Model): V1OwnerReference {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Model',
+    name: model.metadata.name,
+    uid: model.metadata.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/** Desired replicas: spec.engine.replicas (what `kubectl scale` writes) kept within min/max. */
+export function desiredReplicas(engine: EngineSpec): number {
+  const wanted = engine.replicas ?? engine.minReplicas ?? 1;
+  const min = engine.minReplicas ?? 0;
+  const max = engine.maxReplicas ?? Number.POSITIVE_INFINITY;
+  return Math.min(Math.max(wanted, min), max);
+}
+
+function metadata(model: Model) {
+  return {
+    name: ownedName(model),
+    namespace: model.metadata.namespace ?? 'default',
+    labels: { ...MANAGED_BY, 'app.kubernetes.io/name': 'modelplane-engine', ...podSelector(model) },
+    annotations: { [ID_ANNOTATION]: model.spec.id },
+    ownerReferences: [ownerReference(model)],
+  };
+}
+
+export function deploymentFor(model: Model, engine: EngineSpec): V1Deployment {
+  const { container, volumes } = engineTemplate(model.spec, engine);
+  const meta = metadata(model);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: meta,
+    spec: {
+      replicas: desiredReplicas(engine),
+      selector: { matchLabels: podSelector(model) },
+      template: {
+        metadata: { labels: meta.labels, annotations: meta.annotations },
+        spec: {
+          containers: [container],
+          ...(volumes ? { volumes } : {}),
+          // Engines drain in-flight streams on SIGTERM; give long generations time to finish.
+          terminationGracePeriodSeconds: 120,
+        },
+      },
+    },
+  };
+}
+
+export function serviceFor(model: Model, engine: EngineSpec): V1Service {
+  const port = enginePort(engine);
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: metadata(model),
+    spec: {
+      type: 'ClusterIP',
+      selector: podSelector(model),
+      ports: [{ name: 'http', port, targetPort: 'http', protocol: 'TCP' }],
+    },
+  };
+}

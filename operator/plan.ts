@@ -1,0 +1,196 @@
+// Reconcile, the thinking half (after KubeAI's calculatePodPlan): a pure function from a Model and
+// what we observed to everything that should be true, with human-readable reasons. No I/O here;
+// apply.ts executes the plan and tests run it with no cluster.
+import type { V1Deployment, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type { CatalogueEntryInput } from '../core/catalogue/entry.ts';
+import { catalogueEntryFor, readyEndpoints } from './entry.ts';
+import { FINALIZER, type Model, type ModelStatus, modelSource } from './model.ts';
+import { deploymentFor, desiredReplicas, ownedName, selectorString, serviceFor } from './objects.ts';
+import { type ConditionInput, condition, withTransitions } from './status.ts';
+
+export interface Observed {
+  /** The Deployment `model-<name>` if it exists. */
+  deployment: V1Deployment | null;
+  serviceExists: boolean;
+  /** EndpointSlices labelled kubernetes.io/service-name=model-<name>. */
+  endpointSlices: readonly V1EndpointSlice[];
+  /** Another Model that catalogued this id first (ids are unique case-insensitively). */
+  idClaimedBy?: string | undefined;
+  /** ISO time for conditions that change now. */
+  now: string;
+  /** Catalogue `source` of this Model; the local runtime names the file. Default Model/<ns>/<name>. */
+  source?: string;
+}
+
+export type CatalogueAction =
+  | { action: 'put'; entry: CatalogueEntryInput }
+  | { action: 'remove'; id: string; source: string }
+  | { action: 'none' };
+
+export interface Plan {
+  finalizer: 'add' | 'remove' | 'none';
+  deployment: V1Deployment | null;
+  service: V1Service | null;
+  /** Owned objects no longer wanted (e.g. the Model switched from engine to external). */
+  remove: { kind: 'Deployment' | 'Service'; name: string }[];
+  catalogue: CatalogueAction;
+  /** null: leave status alone (the Model is going away). */
+  status: ModelStatus | null;
+  reasons: string[];
+}
+
+export function planModel(model: Model, observed: Observed): Plan {
+  const hasFinalizer = model.metadata.finalizers?.includes(FINALIZER) ?? false;
+  const source = observed.source ?? modelSource(model);
+  const reasons: string[] = [];
+  const remove: Plan['remove'] = [];
+  const name = ownedName(model);
+
+  if (model.metadata.deletionTimestamp) {
+    reasons.push(`${source} is being deleted: remove its catalogue entry, then the finalizer`);
+    return {
+      finalizer: hasFinalizer ? 'remove' : 'none',
+      deployment: null,
+      service: null,
+      remove,
+      catalogue: { action: 'remove', id: model.spec.id, source },
+      status: null,
+      reasons,
+    };
+  }
+
+  const finalizer = hasFinalizer ? 'none' : 'add';
+  if (finalizer === 'add') reasons.push(`add finalizer ${FINALIZER} so deletion cleans the catalogue`);
+
+  const engine = model.spec.engine;
+  if (!engine) {
+    if (observed.deployment) remove.push({ kind: 'Deployment', name });
+    if (observed.serviceExists) remove.push({ kind: 'Service', name });
+    if (remove.length) reasons.push('the Model has no engine any more: delete its Deployment and Service');
+  }
+  const deployment = engine ? deploymentFor(model, engine) : null;
+  const service = engine ? serviceFor(model, engine) : null;
+  if (deployment) reasons.push(`apply Deployment ${name} with ${deployment.spec?.replicas} replica(s)`);
+
+  const endpoints = model.spec.external ? [model.spec.external.url] : readyEndpoints(observed.endpointSlices);
+  const decision = decide(model, observed, endpoints, source);
+  reasons.push(decision.reason);
+
+  const wanted = engine ? desiredReplicas(engine) : 0;
+  const status: ModelStatus = {
+    observedGeneration: model.metadata.generation,
+    replicas: observed.deployment?.status?.replicas ?? 0,
+    readyReplicas: observed.deployment?.status?.readyReplicas ?? 0,
+    selector: selectorString(model),
+    endpoints,
+    conditions: withTransitions(
+      decision.conditions(wanted),
+      model.status?.conditions,
+      observed.now,
+      model.metadata.generation,
+    ),
+  };
+  if (status.observedGeneration === undefined) delete status.observedGeneration;
+  return { finalizer, deployment, service, remove, catalogue: decision.catalogue, status, reasons };
+}
+
+interface Decision {
+  catalogue: CatalogueAction;
+  reason: string;
+  conditions(wantedReplicas: number): ConditionInput[];
+}
+
+/** Whether the model is catalogued now, and the conditions that explain it. */
+function decide(model: Model, observed: Observed, endpoints: string[], source: string): Decision {
+  const put = (): CatalogueAction => ({ action: 'put', entry: catalogueEntryFor(model, endpoints, source) });
+  const stable = (ready: boolean, reason: string, message: string) => () => [
+    condition('Ready', ready, reason, message),
+    condition('Progressing', false, 'Stable', 'nothing to roll out'),
+    condition('Degraded', false, 'AsExpected', 'no problems seen'),
+  ];
+
+  if (observed.idClaimedBy) {
+    const message = `id ${model.spec.id} is already catalogued by ${observed.idClaimedBy}; ids are unique case-insensitively`;
+    return {
+      catalogue: { action: 'none' },
+      reason: message,
+      conditions: () => [
+        condition('Ready', false, 'DuplicateId', message),
+        condition('Progressing', false, 'DuplicateId', 'waiting for the id to be free'),
+        condition('Degraded', true, 'DuplicateId', message),
+      ],
+    };
+  }
+  if (model.spec.external) {
+    return {
+      catalogue: put(),
+      reason: `catalogue ${model.spec.id} at its external endpoint`,
+      conditions: stable(true, 'External', `catalogued; served by ${model.spec.external.url}`),
+    };
+  }
+  const engineConditions = (ready: ConditionInput) => (wanted: number) => [
+    ready,
+    ...rollout(observed.deployment, wanted, model.metadata.generation),
+  ];
+  if (model.spec.availability === 'comingSoon') {
+    return {
+      catalogue: put(),
+      reason: `catalogue ${model.spec.id} as coming soon (shown, not callable)`,
+      conditions: engineConditions(
+        condition('Ready', true, 'ComingSoon', 'catalogued for display; not callable until available'),
+      ),
+    };
+  }
+  if (endpoints.length > 0) {
+    return {
+      catalogue: put(),
+      reason: `catalogue ${model.spec.id} with ${endpoints.length} ready endpoint(s)`,
+      conditions: engineConditions(
+        condition('Ready', true, 'EndpointsReady', `catalogued with ${endpoints.length} ready endpoint(s)`),
+      ),
+    };
+  }
+  return {
+    catalogue: { action: 'remove', id: model.spec.id, source },
+    reason: `no ready endpoint: ${model.spec.id} is not callable, keep it out of the catalogue`,
+    conditions: (wanted) =>
+      engineConditions(
+        wanted === 0
+          ? condition('Ready', false, 'ScaledToZero', 'replicas is 0; not catalogued')
+          : condition(
+              'Ready',
+              false,
+              'WaitingForEndpoints',
+              'no ready endpoint yet; catalogued once one is ready',
+            ),
+      )(wanted),
+  };
+}
+
+/** Progressing and Degraded from the Deployment's own status and conditions. */
+function rollout(deployment: V1Deployment | null, wanted: number, generation?: number): ConditionInput[] {
+  const ready = deployment?.status?.readyReplicas ?? 0;
+  const failure = deployment?.status?.conditions?.find(
+    (c) =>
+      (c.type === 'ReplicaFailure' && c.status === 'True') ||
+      (c.type === 'Progressing' && c.status === 'False' && c.reason === 'ProgressDeadlineExceeded'),
+  );
+  const degraded = failure
+    ? condition(
+        'Degraded',
+        true,
+        failure.reason ?? failure.type,
+        failure.message ?? 'the Deployment reports a failure',
+      )
+    : condition('Degraded', false, 'AsExpected', 'no problems seen');
+  const settled = deployment !== null && ready === wanted && (deployment.status?.replicas ?? 0) === wanted;
+  const progressing = settled
+    ? condition('Progressing', false, 'Stable', `${ready}/${wanted} replicas ready`)
+    : condition(
+        'Progressing',
+        true,
+        deployment ? 'RollingOut' : 'Creating',
+        `${ready}/${wanted} replicas ready${generation ? ` (generation ${generation})` : ''}`,
+      );
+  return [progressing, degraded];
+}

@@ -1,0 +1,21 @@
+// The one interface both runtimes implement: `kubernetes` (Model CRs → Deployments, Services,
+// EndpointSlices) and `local` (Model YAML files → child processes). Either way the outcome is the
+// same catalogue entries in Redis, which is all the proxies see.
+import type { Logger } from 'pino';
+import type { CatalogueWriter } from './catalogue-writer.ts';
+import type { HealthSource, ModelConditionSource, OperatorMetrics } from './metrics.ts';
+
+export interface Runtime extends HealthSource, ModelConditionSource {
+  readonly kind: 'kubernetes' | 'local';
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Resolves once queued work has settled (tests and `make dev` start-up). */
+  idle(): Promise<void>;
+}
+
+export interface RuntimeDeps {
+  catalogue: CatalogueWriter;
+  log: Logger;
+  /** Set after construction: metrics read conditions from the runtime itself. */
+  metrics?: OperatorMetrics;
+}

@@ -1,0 +1,132 @@
+// Shared by the operator's integration tests: typed API clients over the test cluster, a poller,
+// and an operator replica wired to a real Redis.
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  DiscoveryV1Api,
+  type V1EndpointSlice,
+} from '@kubernetes/client-node';
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { Agent } from 'undici';
+import { CatalogueStore } from '../../core/catalogue/store.ts';
+import { CatalogueWriter } from '../../operator/catalogue-writer.ts';
+import { KubeClient } from '../../operator/kube/client.ts';
+import { KubernetesRuntime } from '../../operator/kube/runtime.ts';
+import { OperatorMetrics } from '../../operator/metrics.ts';
+import { GROUP, type Model, PLURAL, VERSION } from '../../operator/model.ts';
+import { MANAGED_BY } from '../../operator/objects.ts';
+import { hostAddress, type TestCluster } from './cluster.ts';
+
+export function apis(cluster: TestCluster) {
+  const kc = cluster.kubeConfig;
+  return {
+    custom: kc.makeApiClient(CustomObjectsApi),
+    apps: kc.makeApiClient(AppsV1Api),
+    core: kc.makeApiClient(CoreV1Api),
+    discovery: kc.makeApiClient(DiscoveryV1Api),
+    coordination: kc.makeApiClient(CoordinationV1Api),
+  };
+}
+
+export const modelRef = (name: string) => ({
+  group: GROUP,
+  version: VERSION,
+  plural: PLURAL,
+  namespace: 'default',
+  name,
+});
+
+export async function createModel(cluster: TestCluster, model: Model): Promise<Model> {
+  const { custom } = apis(cluster);
+  const { group, version, plural, namespace } = modelRef(model.metadata.name);
+  return (await custom.createNamespacedCustomObject({
+    group,
+    version,
+    plural,
+    namespace,
+    body: model,
+  })) as Model;
+}
+
+export async function readModel(cluster: TestCluster, name: string): Promise<Model> {
+  return (await apis(cluster).custom.getNamespacedCustomObject(modelRef(name))) as Model;
+}
+
+/** What the endpointslice controller would write for ready pods (there is no kubelet here). */
+export function readySlice(service: string, port: number, address = hostAddress()): V1EndpointSlice {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: {
+      name: `${service}-test`,
+      namespace: 'default',
+      // The controller copies the Service's labels (our managed-by among them) onto its slices.
+      labels: { ...MANAGED_BY, 'kubernetes.io/service-name': service },
+    },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [address], conditions: { ready: true } }],
+    ports: [{ name: 'http', port, protocol: 'TCP' }],
+  };
+}
+
+export async function waitUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v) return v;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** GET as `kubectl get` does: the server renders the CRD's printer columns as a Table. */
+export async function getTable(cluster: TestCluster, path: string) {
+  const res = await fetch(`${cluster.server}${path}`, {
+    headers: {
+      authorization: `Bearer ${cluster.token}`,
+      accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+    },
+    dispatcher: new Agent({ connect: { ca: cluster.ca } }),
+  } as RequestInit);
+  return (await res.json()) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
+}
+
+export interface OperatorReplica {
+  runtime: KubernetesRuntime;
+  metrics: OperatorMetrics;
+  stop(): Promise<void>;
+}
+
+export async function startOperator(
+  cluster: TestCluster,
+  redis: Redis,
+  identity: string,
+): Promise<OperatorReplica> {
+  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent', base: { identity } });
+  const deps = { catalogue: new CatalogueWriter(new CatalogueStore(redis)), log };
+  const runtime = new KubernetesRuntime(new KubeClient(cluster.kubeConfig), deps, {
+    leaseNamespace: 'default',
+    identity,
+    leaseDurationSeconds: 2,
+    renewMs: 200,
+    resyncMs: 60_000,
+  });
+  const metrics = new OperatorMetrics(runtime);
+  Object.assign(deps, { metrics });
+  await runtime.start();
+  return { runtime, metrics, stop: () => runtime.stop() };
+}

@@ -1,0 +1,81 @@
+// The operator's informer against a real API server that misbehaves: a callback that throws, the
+// API server dying mid-watch, and the watch's resourceVersion compacted away (410 Gone → re-list).
+import type { KubernetesListObject, KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubeClient } from '../../operator/kube/client.ts';
+import { ResilientInformer } from '../../operator/kube/informer.ts';
+import { compactEtcd, startCluster, type TestCluster } from './cluster.ts';
+import { apis, waitUntil } from './helpers.ts';
+
+/** Counts lists, so the test can see the re-list that follows a 410. */
+class CountingClient extends KubeClient {
+  lists = 0;
+  override list<T extends KubernetesObject>(
+    apiVersion: string,
+    kind: string,
+    namespace?: string,
+    labelSelector?: string,
+  ): Promise<KubernetesListObject<T>> {
+    this.lists++;
+    return super.list<T>(apiVersion, kind, namespace, labelSelector);
+  }
+}
+
+let cluster: TestCluster;
+beforeAll(async () => {
+  cluster = await startCluster();
+}, 900_000);
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe('ResilientInformer', () => {
+  it('survives a throwing callback, an API server restart and a compacted resourceVersion', async () => {
+    const client = new CountingClient(cluster.kubeConfig);
+    const seen = new Set<string>();
+    const errors: Error[] = [];
+    const informer = new ResilientInformer<V1ConfigMap>(client, {
+      name: 'configmaps',
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      path: '/api/v1/namespaces/default/configmaps',
+      namespace: 'default',
+      baseDelayMs: 100,
+      maxDelayMs: 1_000,
+      onChange: (cm, event) => {
+        if (cm.metadata?.name === 'boom') throw new Error('callback failed');
+        seen.add(`${event}:${cm.metadata?.name}`);
+      },
+      onError: (err) => errors.push(err as Error),
+    });
+    const create = (name: string) =>
+      apis(cluster).core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name } } });
+    try {
+      await informer.start();
+      expect(informer.synced).toBe(true);
+      expect(client.lists).toBe(1);
+
+      await create('boom');
+      await create('a');
+      await waitUntil('add:a after a throwing callback', async () => seen.has('add:a'));
+      expect(errors.some((e) => /handler failed/.test(e.message))).toBe(true);
+
+      // Move etcd past the informer's resourceVersion, then compact while the API server is down.
+      await apis(cluster).core.createNamespacedSecret({
+        namespace: 'default',
+        body: { metadata: { name: 's' } },
+      });
+      await cluster.restartApiServer(async () => {
+        await compactEtcd(cluster.etcdUrl);
+      });
+      await waitUntil('a re-list after 410 Gone', async () => client.lists >= 2, 20_000);
+      await create('b');
+      await waitUntil('add:b after the restart', async () => seen.has('add:b'), 20_000);
+      expect(informer.list('default').map((c) => c.metadata?.name)).toEqual(
+        expect.arrayContaining(['a', 'b', 'boom']),
+      );
+    } finally {
+      await informer.stop();
+    }
+  }, 60_000);
+});
