@@ -31,6 +31,33 @@ const schema = z.object({
   PROXY_CORS_ORIGINS: csv,
   /** How long a key lookup (valid or not) is cached in a proxy's memory. */
   PROXY_KEY_CACHE_MS: z.coerce.number().int().min(0).default(5_000),
+  /** Largest request body accepted (chat prompts may carry base64 images). */
+  PROXY_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(32 * 1024 * 1024),
+  /** Keep-alive connections per engine endpoint (one undici Pool each). */
+  PROXY_ENGINE_CONNECTIONS: z.coerce.number().int().positive().default(256),
+  /** Time allowed for an engine to send response headers; a stall is retried elsewhere. */
+  PROXY_ENGINE_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+  /** Longest silence allowed inside an engine response body (between stream frames). */
+  PROXY_ENGINE_BODY_TIMEOUT_MS: z.coerce.number().int().positive().default(300_000),
+  /** Endpoints tried per request when an engine fails before its first byte. */
+  PROXY_ENGINE_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  /** How long an endpoint that keeps failing is skipped before it is tried again. */
+  PROXY_ENGINE_COOLDOWN_MS: z.coerce.number().int().min(0).default(5_000),
+  /** Leading prompt characters hashed for engine affinity (prefix-cache hits); 0 turns it off. */
+  PROXY_PREFIX_AFFINITY_CHARS: z.coerce.number().int().min(0).default(0),
+  /** Bounded load for affinity: an endpoint may carry at most this factor times the mean load. */
+  PROXY_AFFINITY_LOAD_FACTOR: z.coerce.number().min(1).default(1.25),
+  /**
+   * Reserve credits concurrently with the engine call when the account's last known available
+   * balance is at least this many times the hold; 0 always reserves first.
+   */
+  PROXY_CONCURRENT_RESERVE_FACTOR: z.coerce.number().min(0).default(20),
+  /** Output bound for holds when neither the request nor the model gives one. */
+  PROXY_DEFAULT_MAX_TOKENS: z.coerce.number().int().positive().default(4096),
   /** Hold lifetime: a hold older than this (a crashed proxy) is released by the sweeper. */
   HOLD_TTL_MS: z.coerce.number().int().positive().default(600_000),
 });

@@ -1,0 +1,145 @@
+// Builds the proxy's fastify app from injected clients and config, so tests build the very same
+// app against their own Redis and simulator. Layout (fastify/demo style): cross-cutting plugins at
+// the root (request id first: every response carries it), then the `/v1` API scope where auth is
+// attached once, then the public operational routes.
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { Accounts } from '../core/accounts.ts';
+import { Metering } from '../core/billing/index.ts';
+import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
+import type { Config } from '../core/config.ts';
+import { ApiKeys } from '../core/keys/index.ts';
+import { channels } from '../core/keyspace.ts';
+import { KeyCache } from './auth/key-cache.ts';
+import { principalLookup } from './auth/principal.ts';
+import { BalanceView } from './billing/balance-view.ts';
+import type { ProxyContext } from './context.ts';
+import { EngineClient } from './engine/client.ts';
+import { EngineHealth } from './engine/health.ts';
+import { EndpointPicker } from './engine/picker.ts';
+import { authPlugin } from './plugins/auth.ts';
+import { corsPlugin } from './plugins/cors.ts';
+import { errorsPlugin } from './plugins/errors.ts';
+import { createProxyMetrics, metricsPlugin } from './plugins/metrics.ts';
+import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
+import { chatRoutes } from './routes/chat.ts';
+import { embeddingsRoutes } from './routes/embeddings.ts';
+import { healthRoutes } from './routes/health.ts';
+import { modelsRoutes } from './routes/models.ts';
+import { collectRoutes, openApiRoutes } from './routes/openapi.ts';
+import { useZodSchemas } from './schemas/validation.ts';
+
+export interface ProxyDeps {
+  config: Config;
+  /** Commands (keys, accounts, metering). */
+  redis: Redis;
+  /** A separate connection in subscriber mode: key invalidations (and the catalogue's changes). */
+  subscriber: Redis;
+  /** A started snapshot (main.ts and tests call start()). */
+  catalogue: CatalogueSnapshot;
+  /** pino logger options or false; defaults from LOG_LEVEL. */
+  logger?: boolean | { level: string };
+}
+
+export interface ProxyApp {
+  app: FastifyInstance;
+  ctx: ProxyContext;
+}
+
+export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
+  const { config } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? {
+      level: config.LOG_LEVEL,
+      // The key is a header; request bodies are never logged (prompts are private).
+      redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
+    },
+    genReqId: genRequestId,
+    requestIdHeader: false,
+    bodyLimit: config.PROXY_BODY_LIMIT_BYTES,
+    // Engines may take minutes on a long generation; the proxy never cuts a response short itself.
+    connectionTimeout: 0,
+    keepAliveTimeout: 65_000,
+  });
+  useZodSchemas(app);
+
+  const keyCache = new KeyCache({
+    lookup: principalLookup(
+      new ApiKeys(deps.redis, { brand: config.MODELPLANE_BRAND, kek: config.kek }),
+      new Accounts(deps.redis),
+    ),
+    ttlMs: config.PROXY_KEY_CACHE_MS,
+  });
+  await subscribeInvalidations(deps.subscriber, keyCache, (err) =>
+    app.log.error({ err }, 'key invalidation'),
+  );
+
+  const metrics = createProxyMetrics();
+  const health = new EngineHealth({ cooldownMs: config.PROXY_ENGINE_COOLDOWN_MS });
+  const client = new EngineClient({
+    connections: config.PROXY_ENGINE_CONNECTIONS,
+    headersTimeoutMs: config.PROXY_ENGINE_HEADERS_TIMEOUT_MS,
+    bodyTimeoutMs: config.PROXY_ENGINE_BODY_TIMEOUT_MS,
+  });
+  const ctx: ProxyContext = {
+    config,
+    catalogue: deps.catalogue,
+    keyCache,
+    metering: new Metering(deps.redis),
+    balances: new BalanceView(),
+    metrics,
+    engine: {
+      client,
+      health,
+      picker: new EndpointPicker(health, { loadFactor: config.PROXY_AFFINITY_LOAD_FACTOR }),
+      metrics,
+      attempts: config.PROXY_ENGINE_ATTEMPTS,
+    },
+    pendingSettlements: new Set(),
+  };
+  app.addHook('onClose', async () => {
+    // Responses are out; their charges must land before the Redis clients go.
+    await Promise.allSettled([...ctx.pendingSettlements]);
+    await client.close();
+  });
+
+  const routes = collectRoutes(app);
+  await app.register(requestIdPlugin);
+  await app.register(errorsPlugin);
+  await app.register(corsPlugin, { origins: config.PROXY_CORS_ORIGINS });
+  await app.register(metricsPlugin, { metrics });
+  await app.register(
+    async (api) => {
+      await api.register(authPlugin, { keyCache });
+      await api.register(modelsRoutes, { ctx });
+      await api.register(chatRoutes, { ctx });
+      await api.register(embeddingsRoutes, { ctx });
+    },
+    { prefix: '/v1' },
+  );
+  await app.register(healthRoutes, { ctx, redis: deps.redis });
+  await app.register(openApiRoutes, { routes });
+  return { app, ctx };
+}
+
+/**
+ * Rotate and delete publish the dead secret's hash; applying it aborts this replica's requests
+ * made with it. After a reconnect, messages may have been missed, so the whole cache is dropped.
+ */
+async function subscribeInvalidations(
+  subscriber: Redis,
+  keyCache: KeyCache,
+  onError: (err: unknown) => void,
+): Promise<void> {
+  subscriber.on('message', (channel: string, message: string) => {
+    if (channel === channels.keyInvalidated) keyCache.invalidate(message);
+  });
+  let connectedOnce = false;
+  subscriber.on('ready', () => {
+    if (connectedOnce) keyCache.clear();
+    connectedOnce = true;
+  });
+  if (subscriber.status === 'ready') connectedOnce = true;
+  subscriber.on('error', onError);
+  await subscriber.subscribe(channels.keyInvalidated);
+}

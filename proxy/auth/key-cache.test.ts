@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { hashSecret } from '../../core/keys/index.ts';
+import { KeyCache, KeyInvalidatedError, type Principal } from './key-cache.ts';
+
+const principal = (secret: string): Principal => ({
+  accountId: 'acct_1',
+  keyId: 'key_1',
+  secretHash: hashSecret(secret),
+  currency: 'USD',
+  grants: new Set(),
+});
+
+function setup(valid: Set<string>, ttlMs = 1000) {
+  const now = { t: 0 };
+  let lookups = 0;
+  const cache = new KeyCache({
+    ttlMs,
+    maxNegative: 2,
+    now: () => now.t,
+    lookup: async (s) => {
+      lookups++;
+      return valid.has(s) ? principal(s) : null;
+    },
+  });
+  return { cache, now, lookups: () => lookups };
+}
+
+describe('KeyCache', () => {
+  it('caches valid and invalid answers for the ttl; concurrent misses share one lookup', async () => {
+    const { cache, now, lookups } = setup(new Set(['good']));
+    await Promise.all([
+      cache.resolve('good'),
+      cache.resolve('good'),
+      cache.resolve('bad'),
+      cache.resolve('bad'),
+    ]);
+    expect(lookups()).toBe(2);
+    expect(await cache.resolve('good')).not.toBeNull();
+    expect(await cache.resolve('bad')).toBeNull();
+    expect(lookups()).toBe(2);
+    now.t = 1001;
+    await cache.resolve('bad');
+    expect(lookups()).toBe(3);
+  });
+
+  it('bounds the number of cached invalid answers', async () => {
+    const { cache, lookups } = setup(new Set());
+    for (const s of ['a', 'b', 'c']) await cache.resolve(s);
+    await cache.resolve('a'); // evicted as the oldest invalid entry
+    expect(lookups()).toBe(4);
+  });
+
+  it('KEY-5 invalidation drops the entry and aborts in-flight requests made with the secret', async () => {
+    const valid = new Set(['good']);
+    const { cache, lookups } = setup(valid);
+    const p = (await cache.resolve('good'))!;
+    const tracked = cache.track(p.secretHash);
+    const other = cache.track(hashSecret('other'));
+    valid.delete('good');
+    cache.invalidate(p.secretHash);
+    expect(tracked.signal.aborted).toBe(true);
+    expect(tracked.signal.reason).toBeInstanceOf(KeyInvalidatedError);
+    expect(other.signal.aborted).toBe(false);
+    expect(await cache.resolve('good')).toBeNull();
+    expect(lookups()).toBe(2);
+  });
+
+  it('a lookup racing an invalidation is redone, never cached stale', async () => {
+    let release: () => void = () => {};
+    let calls = 0;
+    const cache = new KeyCache({
+      ttlMs: 1000,
+      lookup: async (s) => {
+        calls++;
+        if (calls === 1) await new Promise<void>((r) => (release = r));
+        return calls === 1 ? principal(s) : null;
+      },
+    });
+    const pending = cache.resolve('good');
+    await Promise.resolve();
+    cache.invalidate(hashSecret('good'));
+    release();
+    expect(await pending).toBeNull();
+  });
+});

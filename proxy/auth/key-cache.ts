@@ -1,0 +1,151 @@
+// Key lookups cached in this replica's memory, keyed by the secret's SHA-256 (the plain secret is
+// never kept). Valid and invalid answers are both cached for `ttlMs`, so a brute force of wrong keys
+// cannot hammer Redis; invalid answers are capped in number so it cannot fill memory either.
+// Rotate and delete publish the dead secret's hash: `invalidate` drops it at once and aborts every
+// in-flight request (open streams included) that authenticated with it (SPEC KEY-5).
+import { hashSecret } from '../../core/keys/index.ts';
+
+export interface Principal {
+  accountId: string;
+  keyId: string;
+  secretHash: string;
+  /** The account's billing currency; null when unset (403 billing_currency_unset). */
+  currency: string | null;
+  /** Lowercased ids of invite-only models granted to the account. */
+  grants: ReadonlySet<string>;
+}
+
+export type PrincipalLookup = (secret: string) => Promise<Principal | null>;
+
+export interface KeyCacheOptions {
+  lookup: PrincipalLookup;
+  ttlMs: number;
+  /** Cap on cached invalid answers; the oldest go first. */
+  maxNegative?: number;
+  now?: () => number;
+}
+
+interface Entry {
+  principal: Principal | null;
+  expires: number;
+}
+
+export class KeyCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly pending = new Map<string, Promise<Principal | null>>();
+  private readonly inFlight = new Map<string, Set<AbortController>>();
+  private negatives = 0;
+  /** Bumped on every invalidation: a lookup that raced one is redone, never cached stale. */
+  private epoch = 0;
+  private readonly now: () => number;
+  private readonly maxNegative: number;
+
+  constructor(private readonly options: KeyCacheOptions) {
+    this.now = options.now ?? Date.now;
+    this.maxNegative = options.maxNegative ?? 10_000;
+  }
+
+  async resolve(secret: string): Promise<Principal | null> {
+    const hash = hashSecret(secret);
+    const hit = this.entries.get(hash);
+    if (hit && hit.expires > this.now()) return hit.principal;
+    // Concurrent misses for one secret share a single Redis lookup.
+    let p = this.pending.get(hash);
+    if (!p) {
+      p = this.lookup(hash, secret).finally(() => this.pending.delete(hash));
+      this.pending.set(hash, p);
+    }
+    return p;
+  }
+
+  private async lookup(hash: string, secret: string): Promise<Principal | null> {
+    for (;;) {
+      const epoch = this.epoch;
+      const principal = await this.options.lookup(secret);
+      if (epoch !== this.epoch) continue; // an invalidation landed meanwhile: ask again
+      this.store(hash, principal);
+      return principal;
+    }
+  }
+
+  private store(hash: string, principal: Principal | null): void {
+    this.remove(hash);
+    if (this.options.ttlMs <= 0) return;
+    if (principal === null) {
+      if (this.negatives >= this.maxNegative) this.evictOldestNegative();
+      this.negatives++;
+    }
+    this.entries.set(hash, { principal, expires: this.now() + this.options.ttlMs });
+  }
+
+  private remove(hash: string): void {
+    const old = this.entries.get(hash);
+    if (!old) return;
+    if (old.principal === null) this.negatives--;
+    this.entries.delete(hash);
+  }
+
+  private evictOldestNegative(): void {
+    // Map iteration is insertion order: the first invalid entry is the oldest.
+    for (const [hash, e] of this.entries) {
+      if (e.principal === null) {
+        this.remove(hash);
+        return;
+      }
+    }
+  }
+
+  /** The secret with this hash stopped working: forget it and fail its in-flight requests. */
+  invalidate(secretHash: string): void {
+    this.epoch++;
+    this.remove(secretHash);
+    this.pending.delete(secretHash);
+    const controllers = this.inFlight.get(secretHash);
+    if (!controllers) return;
+    this.inFlight.delete(secretHash);
+    for (const c of controllers) c.abort(new KeyInvalidatedError());
+  }
+
+  /** After a lost pub/sub connection any invalidation may have been missed: start over. */
+  clear(): void {
+    this.epoch++;
+    this.entries.clear();
+    this.pending.clear();
+    this.negatives = 0;
+  }
+
+  /** Registers a request made with `secretHash`; its signal aborts if the secret dies. */
+  track(secretHash: string): { signal: AbortSignal; untrack: () => void } {
+    const controller = new AbortController();
+    let set = this.inFlight.get(secretHash);
+    if (!set) {
+      set = new Set();
+      this.inFlight.set(secretHash, set);
+    }
+    set.add(controller);
+    return {
+      signal: controller.signal,
+      untrack: () => {
+        const s = this.inFlight.get(secretHash);
+        if (!s) return;
+        s.delete(controller);
+        if (s.size === 0) this.inFlight.delete(secretHash);
+      },
+    };
+  }
+
+  /** In-flight requests currently tracked (metrics, tests). */
+  trackedCount(): number {
+    let n = 0;
+    for (const s of this.inFlight.values()) n += s.size;
+    return n;
+  }
+}
+
+/** The abort reason when a request's key was rotated or deleted while it ran. */
+export class KeyInvalidatedError extends Error {
+  constructor() {
+    super('The API key used for this request was rotated or deleted.');
+    this.name = 'KeyInvalidatedError';
+  }
+}

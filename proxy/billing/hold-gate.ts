@@ -1,0 +1,70 @@
+// Runs an engine call under a credit hold (DESIGN "Money" and "Latency").
+// - Near the limit: reserve first, then call the engine with max_tokens lowered to what the hold
+//   covers; 429 insufficient_quota when not even the input is covered.
+// - Far above the hold: call the engine and reserve at the same time, so metering adds no Redis
+//   round trip to the time to first byte. Nothing reaches the client until both are back; a
+//   reserve that fails cancels the engine call (nothing charged, 429), and one that comes back
+//   short cancels it and runs again sequentially with the lowered bound.
+import { insufficientQuota } from '../../core/errors.ts';
+import type { TextCharge } from './text-charge.ts';
+
+/** Abort reason of a concurrent engine call whose reserve did not cover it. */
+export class ReservationShortError extends Error {
+  constructor() {
+    super('The credit reservation did not cover the request.');
+    this.name = 'ReservationShortError';
+  }
+}
+
+export interface HeldRun<T> {
+  /** Starts the engine call allowed `outputTokens` of output; resolves when a response can be sent. */
+  run: (outputTokens: number, signal: AbortSignal) => Promise<T>;
+  /** Throws away a result that will not be sent (closes its engine body). */
+  discard: (result: T) => void;
+}
+
+export async function runUnderHold<T>(
+  charge: TextCharge,
+  wantedOutput: number,
+  requestSignal: AbortSignal,
+  h: HeldRun<T>,
+): Promise<T> {
+  const sequential = async (covered: number) => {
+    // Output is billed per token; a call that may generate none is not worth making.
+    if (wantedOutput > 0 && covered < 1) throw insufficientQuota();
+    return h.run(covered, requestSignal);
+  };
+  if (!charge.mayRunConcurrently()) {
+    const r = await charge.reserve();
+    if (!r.ok) throw insufficientQuota();
+    return sequential(r.coveredTokens);
+  }
+  const attempt = new AbortController();
+  const reservation = charge.reserve();
+  reservation.then(
+    (r) => {
+      if (!r.ok || r.coveredTokens < wantedOutput) attempt.abort(new ReservationShortError());
+    },
+    (err) => attempt.abort(err),
+  );
+  const started = h.run(wantedOutput, AbortSignal.any([requestSignal, attempt.signal]));
+  const [call, reserved] = await Promise.allSettled([started, reservation]);
+  const drop = () => {
+    if (call.status === 'fulfilled') h.discard(call.value);
+  };
+  if (reserved.status === 'rejected') {
+    drop();
+    throw reserved.reason;
+  }
+  const r = reserved.value;
+  if (!r.ok) {
+    drop();
+    throw insufficientQuota();
+  }
+  if (r.coveredTokens >= wantedOutput) {
+    if (call.status === 'rejected') throw call.reason;
+    return call.value;
+  }
+  drop();
+  return sequential(r.coveredTokens);
+}

@@ -1,0 +1,154 @@
+// The credit side of one text call (chat or embeddings): size the hold from the prompt and the
+// output bound (core/billing/pricing), reserve it, and settle the actual cost from the engine's
+// usage after the response is sent (DESIGN "Money"). Settling is exactly-once per hold id, so it
+// is retried freely; a hold that still cannot be settled expires and is swept (nothing charged).
+
+import { type Metering, maxTokensCovered, textCost, textHold } from '../../core/billing/index.ts';
+import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
+import { newId } from '../../core/ids.ts';
+import type { Principal } from '../auth/key-cache.ts';
+import type { ProxyMetrics } from '../plugins/metrics.ts';
+import type { BalanceView } from './balance-view.ts';
+
+export interface TextUsage {
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+}
+
+export interface TextChargeDeps {
+  metering: Metering;
+  balances: BalanceView;
+  metrics: ProxyMetrics;
+  holdTtlMs: number;
+  /** Reserve alongside the engine call when the known balance is this many holds or more; 0 = never. */
+  concurrentFactor: number;
+  onError: (err: unknown, what: string) => void;
+  /** Registers a settlement still running, so shutdown can wait for it. */
+  track: (p: Promise<unknown>) => void;
+}
+
+export type Reservation = { ok: true; held: number; coveredTokens: number } | { ok: false };
+
+const SETTLE_ATTEMPTS = 3;
+
+export class TextCharge {
+  readonly holdId = newId('hold');
+  readonly hold: { min: number; max: number };
+  private reserved = false;
+  private finished = false;
+
+  constructor(
+    private readonly deps: TextChargeDeps,
+    private readonly a: {
+      principal: Principal;
+      entry: CatalogueEntry;
+      price: TokenPrice;
+      kind: 'chat' | 'embedding';
+      requestId: string;
+      promptBytes: number;
+      maxOutputTokens: number;
+    },
+  ) {
+    this.hold = textHold(a.price, { promptBytes: a.promptBytes, maxOutputTokens: a.maxOutputTokens });
+  }
+
+  /** True when the balance is far enough above the hold to start the engine before the reserve returns. */
+  mayRunConcurrently(): boolean {
+    const f = this.deps.concurrentFactor;
+    if (f <= 0) return false;
+    const known = this.deps.balances.available(this.a.principal.accountId);
+    return known !== undefined && known >= f * Math.max(this.hold.max, 1);
+  }
+
+  async reserve(): Promise<Reservation> {
+    const r = await this.deps.metering.reserve({
+      accountId: this.a.principal.accountId,
+      holdId: this.holdId,
+      min: this.hold.min,
+      max: this.hold.max,
+      ttlMs: this.deps.holdTtlMs,
+    });
+    this.deps.balances.set(this.a.principal.accountId, r.available);
+    if (!r.ok) return { ok: false };
+    this.reserved = true;
+    const coveredTokens =
+      r.held >= this.hold.max
+        ? this.a.maxOutputTokens
+        : Math.min(
+            this.a.maxOutputTokens,
+            maxTokensCovered(this.a.price, { held: r.held, promptBytes: this.a.promptBytes }),
+          );
+    return { ok: true, held: r.held, coveredTokens };
+  }
+
+  /** Charges what the engine reported. Never throws: it runs after the response is sent. */
+  settle(u: TextUsage): Promise<void> {
+    if (!this.reserved || this.finished) return Promise.resolve();
+    this.finished = true;
+    const p = this.settleNow(u);
+    this.deps.track(p);
+    return p;
+  }
+
+  private async settleNow(u: TextUsage): Promise<void> {
+    const { principal, entry, kind, requestId } = this.a;
+    const cost = textCost(this.a.price, u);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const r = await this.deps.metering.settle({
+          accountId: principal.accountId,
+          holdId: this.holdId,
+          cost,
+          usage: { keyId: principal.keyId, model: entry.id, kind, ...u, requestId },
+        });
+        this.observe(u, r.charged);
+        this.deps.balances.set(principal.accountId, r.balance);
+        return;
+      } catch (err) {
+        if (attempt >= SETTLE_ATTEMPTS) return this.deps.onError(err, 'settle');
+        await new Promise((r) => setTimeout(r, 50 * attempt));
+      }
+    }
+  }
+
+  /** Drops the hold without a charge: nothing was generated. Never throws. */
+  async release(): Promise<void> {
+    if (!this.reserved || this.finished) return;
+    this.finished = true;
+    try {
+      await this.deps.metering.release(this.a.principal.accountId, this.holdId);
+    } catch (err) {
+      this.deps.onError(err, 'release'); // the hold expires after its ttl and is swept
+    }
+  }
+
+  private observe(u: TextUsage, charged: number): void {
+    const m = this.deps.metrics;
+    const model = this.a.entry.id;
+    m.tokens.inc({ model, type: 'input' }, u.inputTokens);
+    m.tokens.inc({ model, type: 'cached' }, u.cachedTokens);
+    m.tokens.inc({ model, type: 'output' }, u.outputTokens);
+    m.credits.inc({ model, currency: this.a.principal.currency ?? '' }, charged);
+  }
+}
+
+/** When an engine reports no usage at all: about four bytes per token, counted frames for output. */
+export function estimatedUsage(promptBytes: number, outputTokens: number): TextUsage {
+  return { inputTokens: Math.ceil(promptBytes / 4), cachedTokens: 0, outputTokens };
+}
+
+/** OpenAI-style usage → billable token counts; cached is a subset of input (BILL-2). */
+export function usageFromEngine(u: unknown): TextUsage | null {
+  if (typeof u !== 'object' || u === null) return null;
+  const o = u as Record<string, unknown>;
+  const input = count(o.prompt_tokens);
+  if (input === null) return null;
+  const details = o.prompt_tokens_details as Record<string, unknown> | null | undefined;
+  const cached = Math.min(count(details?.cached_tokens) ?? 0, input);
+  return { inputTokens: input, cachedTokens: cached, outputTokens: count(o.completion_tokens) ?? 0 };
+}
+
+function count(v: unknown): number | null {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null;
+}

@@ -1,0 +1,98 @@
+// One engine call with bounded failover: pick an endpoint (picker), POST, and if the engine fails
+// before its first byte (connection refused, timeout, 5xx) record it against the endpoint's health
+// and try another endpoint, up to `attempts`. A 4xx is the caller's fault and is returned, not
+// retried. The caller owns the returned body and must call `release` when done with it.
+
+import type { CatalogueEntry } from '../../core/catalogue/index.ts';
+import { ApiError } from '../../core/errors.ts';
+import type { ProxyMetrics } from '../plugins/metrics.ts';
+import type { EngineClient, EngineResponse } from './client.ts';
+import type { EngineHealth } from './health.ts';
+import type { EndpointPicker } from './picker.ts';
+
+export interface EngineDeps {
+  client: EngineClient;
+  picker: EndpointPicker;
+  health: EngineHealth;
+  metrics: ProxyMetrics;
+  attempts: number;
+}
+
+export interface EngineCall extends EngineResponse {
+  url: string;
+  /** ms (performance.now) when the request was sent and when its headers came back. */
+  sentAt: number;
+  headersAt: number;
+  /** Frees the endpoint's in-flight slot; idempotent. */
+  release: () => void;
+}
+
+export interface CallOptions {
+  entry: CatalogueEntry;
+  path: string;
+  payload: string;
+  signal: AbortSignal;
+  affinityKey?: string;
+  /** Endpoints already tried by this request; grows as endpoints fail. */
+  tried: Set<string>;
+}
+
+export const noEngine = (model: string, cause?: unknown) =>
+  new ApiError('server_error', `No engine could serve model '${model}' right now. Try again shortly.`, {
+    cause,
+  });
+
+export async function callEngine(deps: EngineDeps, o: CallOptions): Promise<EngineCall> {
+  const urls = o.entry.endpoints.map((e) => e.url);
+  const maxTried = Math.min(deps.attempts, urls.length);
+  let lastError: unknown;
+  while (o.tried.size < maxTried) {
+    const url = deps.picker.pick(urls, { affinityKey: o.affinityKey, exclude: o.tried });
+    if (url === null) break;
+    o.tried.add(url);
+    const release = deps.picker.acquire(url);
+    const sentAt = performance.now();
+    try {
+      const res = await deps.client.postJson(url, o.path, o.payload, o.signal);
+      if (res.statusCode < 500) {
+        deps.health.recordSuccess(url);
+        return { ...res, url, sentAt, headersAt: performance.now(), release };
+      }
+      lastError = new Error(`engine ${url} answered ${res.statusCode}`);
+      deps.metrics.engineErrors.inc({ model: o.entry.id, kind: 'status' });
+      await res.body.dump().catch(() => {});
+    } catch (err) {
+      release();
+      if (o.signal.aborted) throw o.signal.reason ?? err;
+      lastError = err;
+      deps.metrics.engineErrors.inc({ model: o.entry.id, kind: errorKind(err) });
+    }
+    release();
+    deps.health.recordFailure(url);
+  }
+  throw noEngine(o.entry.id, lastError);
+}
+
+/** Maps an engine 4xx to the client's error: the engine's message is about the client's input. */
+export async function engineClientError(call: EngineCall, model: string): Promise<ApiError> {
+  const text = await call.body.text().catch(() => '');
+  let message = `The engine rejected the request (${call.statusCode}).`;
+  let param: string | undefined;
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown; param?: unknown }; message?: unknown };
+    const m = parsed.error?.message ?? parsed.message;
+    if (typeof m === 'string' && m.length > 0) message = m;
+    if (typeof parsed.error?.param === 'string') param = parsed.error.param;
+  } catch {
+    // Not JSON: keep the generic message rather than echo an engine's raw body.
+  }
+  // A 404 from the engine means our catalogue points at an engine without the model: our fault.
+  if (call.statusCode === 404) return noEngine(model, new Error(message));
+  return new ApiError('invalid_request', message, param === undefined ? {} : { param });
+}
+
+function errorKind(err: unknown): string {
+  const code = (err as { code?: string } | null)?.code ?? '';
+  if (code.includes('TIMEOUT')) return 'timeout';
+  return 'connect';
+}

@@ -1,0 +1,105 @@
+// Engine server-sent events, parsed in layers the way openai-node does it: bytes are buffered and cut
+// only at a blank line (`\n\n`, `\r\r`, `\r\n\r\n`), each complete block is split into lines, and
+// lines become events (comments dropped). No layer ever runs a regex over a raw network chunk, so a
+// multi-byte character or a `\r\n` split across chunks cannot corrupt a frame.
+
+export interface SseEvent {
+  event: string | null;
+  data: string;
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Index just past the first blank line in `buf` at or after `from`, or -1. */
+export function findBlankLine(buf: Uint8Array, from = 0): number {
+  for (let i = from; i < buf.length - 1; i++) {
+    const a = buf[i];
+    const b = buf[i + 1];
+    if (a === LF && b === LF) return i + 2;
+    if (a === CR && b === CR) return i + 2;
+    if (a === CR && b === LF && i + 3 < buf.length && buf[i + 2] === CR && buf[i + 3] === LF) return i + 4;
+  }
+  return -1;
+}
+
+/** Layer 1: bytes in, complete event blocks out. */
+export class SseBlockSplitter {
+  private pending: Buffer = Buffer.alloc(0);
+
+  push(chunk: Uint8Array): Buffer[] {
+    // Rescan the last 3 buffered bytes: a `\r\n\r\n` may straddle the chunk boundary.
+    const scanFrom = Math.max(0, this.pending.length - 3);
+    let buf = this.pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.pending, chunk]);
+    const blocks: Buffer[] = [];
+    let end = findBlankLine(buf, scanFrom);
+    while (end !== -1) {
+      blocks.push(buf.subarray(0, end));
+      buf = buf.subarray(end);
+      end = findBlankLine(buf);
+    }
+    this.pending = buf;
+    return blocks;
+  }
+
+  /** What is left when the stream ends: a final event without its blank line, if any. */
+  flush(): Buffer | null {
+    const rest = this.pending;
+    this.pending = Buffer.alloc(0);
+    return rest.length > 0 ? rest : null;
+  }
+}
+
+/** Layer 2: one complete block (never split inside a character) into its lines. */
+export function blockLines(block: Uint8Array): string[] {
+  const text = Buffer.from(block.buffer, block.byteOffset, block.byteLength).toString('utf8');
+  const lines: string[] = [];
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === LF || c === CR) {
+      lines.push(text.slice(start, i));
+      if (c === CR && text.charCodeAt(i + 1) === LF) i++;
+      start = i + 1;
+    }
+  }
+  if (start < text.length) lines.push(text.slice(start));
+  return lines;
+}
+
+/** Layer 3: the lines of one block into an event; null for comment-only or empty blocks. */
+export function decodeEvent(lines: string[]): SseEvent | null {
+  let event: string | null = null;
+  const data: string[] = [];
+  for (const line of lines) {
+    if (line === '' || line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'event') event = value;
+    else if (field === 'data') data.push(value);
+  }
+  if (event === null && data.length === 0) return null;
+  return { event, data: data.join('\n') };
+}
+
+/** All layers: an engine body into events, as they complete. */
+export async function* sseEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
+  const splitter = new SseBlockSplitter();
+  for await (const chunk of body) {
+    for (const block of splitter.push(chunk)) {
+      const ev = decodeEvent(blockLines(block));
+      if (ev) yield ev;
+    }
+  }
+  const rest = splitter.flush();
+  if (rest) {
+    const ev = decodeEvent(blockLines(rest));
+    if (ev) yield ev;
+  }
+}
+
+/** One outgoing frame. */
+export const dataFrame = (json: string) => `data: ${json}\n\n`;
+export const DONE_FRAME = 'data: [DONE]\n\n';

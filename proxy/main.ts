@@ -1,0 +1,43 @@
+// The proxy process: `tsx proxy/main.ts`. Configuration comes from the environment (core/config.ts,
+// README "Configuration"); REDIS_URL and MODELPLANE_KEK are the ones that matter. Stateless: run
+// as many replicas as you like against one Redis.
+import { Redis } from 'ioredis';
+import { CatalogueSnapshot } from '../core/catalogue/index.ts';
+import { loadConfig } from '../core/config.ts';
+import { buildProxyApp } from './app.ts';
+
+async function main() {
+  const config = loadConfig();
+  // Auto-pipelining: the reserves and settles of concurrent requests leave in one write.
+  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+  const subscriber = new Redis(config.REDIS_URL);
+  const catalogue = new CatalogueSnapshot(redis, {
+    subscriber,
+    onError: (err) => console.error('catalogue refresh failed', err),
+  });
+  await catalogue.start();
+  const { app } = await buildProxyApp({ config, redis, subscriber, catalogue });
+  await app.listen({ host: config.PROXY_HOST, port: config.PROXY_PORT });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    // close() lets in-flight requests (and their settlements) finish; after a grace period the
+    // remaining connections (long streams, clients idling on keep-alive) are cut.
+    const grace = setTimeout(() => app.server.closeAllConnections(), 10_000);
+    await app.close();
+    clearTimeout(grace);
+    catalogue.stop();
+    await Promise.allSettled([redis.quit(), subscriber.quit()]);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

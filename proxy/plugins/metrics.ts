@@ -1,0 +1,113 @@
+// Prometheus metrics at /metrics. A registry per app (not prom-client's global one) so tests can
+// build many apps in one process. Requests are counted when the response ends, from the route
+// pattern (never the raw URL: model ids in paths would explode label cardinality).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+const latencyBuckets = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+];
+const overheadBuckets = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1];
+
+export function createProxyMetrics() {
+  const registry = new Registry();
+  const r = [registry];
+  return {
+    registry,
+    requests: new Counter({
+      name: 'mp_proxy_requests_total',
+      help: 'Requests by route, model and status',
+      labelNames: ['route', 'model', 'status'] as const,
+      registers: r,
+    }),
+    ttfb: new Histogram({
+      name: 'mp_proxy_time_to_first_byte_seconds',
+      help: 'Request start to first response byte (first stream frame for streams)',
+      labelNames: ['route', 'model'] as const,
+      buckets: latencyBuckets,
+      registers: r,
+    }),
+    duration: new Histogram({
+      name: 'mp_proxy_request_duration_seconds',
+      help: 'Request start to the end of the response',
+      labelNames: ['route', 'model'] as const,
+      buckets: latencyBuckets,
+      registers: r,
+    }),
+    overhead: new Histogram({
+      name: 'mp_proxy_added_latency_seconds',
+      help: "Time to first byte minus the engine's own time to first byte: what the proxy adds",
+      labelNames: ['route'] as const,
+      buckets: overheadBuckets,
+      registers: r,
+    }),
+    tokens: new Counter({
+      name: 'mp_proxy_tokens_total',
+      help: 'Tokens billed, by model and type (input, cached, output)',
+      labelNames: ['model', 'type'] as const,
+      registers: r,
+    }),
+    credits: new Counter({
+      name: 'mp_proxy_credits_charged_nano_total',
+      help: 'Credits charged, in nano-units of the currency',
+      labelNames: ['model', 'currency'] as const,
+      registers: r,
+    }),
+    inFlight: new Gauge({
+      name: 'mp_proxy_in_flight_requests',
+      help: 'Requests being served by this replica',
+      labelNames: ['route'] as const,
+      registers: r,
+    }),
+    engineErrors: new Counter({
+      name: 'mp_proxy_engine_errors_total',
+      help: 'Engine failures by model and kind (connect, status, stream, timeout)',
+      labelNames: ['model', 'kind'] as const,
+      registers: r,
+    }),
+  };
+}
+
+export type ProxyMetrics = ReturnType<typeof createProxyMetrics>;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Canonical model id once resolved, for metric labels. */
+    metricModel: string;
+    /** Set by streaming routes, which observe time to first frame themselves. */
+    observedTtfb: boolean;
+  }
+}
+
+const routeOf = (request: FastifyRequest) => request.routeOptions.url ?? 'unmatched';
+
+export const metricsPlugin = fp(
+  async (app: FastifyInstance, opts: { metrics: ProxyMetrics }) => {
+    const m = opts.metrics;
+    app.decorateRequest('metricModel', '');
+    app.decorateRequest('observedTtfb', false);
+    app.addHook('onRequest', (request, reply, done) => {
+      const route = routeOf(request);
+      m.inFlight.inc({ route });
+      // 'close' follows every response, finished or cut by the client (onResponse misses the
+      // latter), and fires once.
+      reply.raw.once('close', () => finish(request, reply, route));
+      done();
+    });
+    const finish = (request: FastifyRequest, reply: FastifyReply, route: string) => {
+      const seconds = reply.elapsedTime / 1000;
+      const status = reply.raw.writableFinished ? String(reply.raw.statusCode) : '499';
+      const model = request.metricModel;
+      m.inFlight.dec({ route });
+      m.requests.inc({ route, model, status });
+      m.duration.observe({ route, model }, seconds);
+      if (!request.observedTtfb) m.ttfb.observe({ route, model }, seconds);
+    };
+    app.get('/metrics', async (_request, reply) => {
+      reply.type(m.registry.contentType);
+      return m.registry.metrics();
+    });
+  },
+  { name: 'metrics' },
+);

@@ -1,0 +1,155 @@
+// POST /v1/chat/completions (CHAT-1..4): validate, resolve the model, hold credits, call an engine,
+// answer (JSON or a relayed stream), settle from the engine's usage after the answer is sent.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, invalidApiKey } from '../../core/errors.ts';
+import { KeyInvalidatedError } from '../auth/key-cache.ts';
+import { runUnderHold } from '../billing/hold-gate.ts';
+import { estimatedUsage, TextCharge, type TextUsage, usageFromEngine } from '../billing/text-charge.ts';
+import type { ProxyContext } from '../context.ts';
+import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
+import { affinityKeyOf } from '../engine/picker.ts';
+import {
+  type ChatCompletionRequest,
+  chatCompletion,
+  chatCompletionRequest,
+  commonErrors,
+} from '../schemas/openai.ts';
+import { ClientClosedError, linkRequestAbort, type RequestAbort } from './abort.ts';
+import { firstStreamEvent, relayStream, type StreamStart } from './chat-stream.ts';
+import { tokenModel } from './resolve-model.ts';
+
+export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
+  const { ctx } = opts;
+  app.post(
+    '/chat/completions',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'Create a chat completion',
+        tags: ['chat-completions dialect'],
+        body: chatCompletionRequest,
+        response: { 200: chatCompletion, ...commonErrors },
+      },
+    },
+    (request, reply) => handleChat(ctx, request, reply),
+  );
+}
+
+async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
+  const body = request.body as ChatCompletionRequest;
+  const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
+  request.metricModel = entry.id;
+  const n = body.n ?? 1;
+  const perChoice =
+    body.max_completion_tokens ??
+    body.max_tokens ??
+    entry.maxOutputTokens ??
+    ctx.config.PROXY_DEFAULT_MAX_TOKENS;
+  const prompt = JSON.stringify(body.messages);
+  const promptBytes =
+    Buffer.byteLength(prompt) + (body.tools ? Buffer.byteLength(JSON.stringify(body.tools)) : 0);
+  const charge = new TextCharge(chargeDeps(ctx, request), {
+    principal: request.principal,
+    entry,
+    price,
+    kind: 'chat',
+    requestId: request.id,
+    promptBytes,
+    maxOutputTokens: perChoice * n,
+  });
+  const stream = body.stream === true;
+  const affinityKey = affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS);
+  const abort = linkRequestAbort(request, reply);
+  const tried = new Set<string>();
+
+  const upstream = (outputTokens: number) => {
+    const { max_completion_tokens: _drop, stream_options: _so, ...rest } = body;
+    const payload: Record<string, unknown> = {
+      ...rest,
+      model: entry.servedName ?? entry.id,
+      // Always bounded: the hold covers exactly this much output.
+      max_tokens: Math.max(1, Math.floor(outputTokens / n)),
+    };
+    if (stream) payload.stream_options = { include_usage: true, continuous_usage_stats: true };
+    return JSON.stringify(payload);
+  };
+  const startCall = async (outputTokens: number, signal: AbortSignal): Promise<EngineCall> => {
+    const call = await callEngine(ctx.engine, {
+      entry,
+      path: '/v1/chat/completions',
+      payload: upstream(outputTokens),
+      signal,
+      affinityKey,
+      tried,
+    });
+    if (call.statusCode >= 400) {
+      call.release();
+      throw await engineClientError(call, entry.id);
+    }
+    return call;
+  };
+
+  try {
+    if (!stream) {
+      const result = await runUnderHold(charge, perChoice * n, abort.signal, {
+        run: async (out, signal) => readCompletion(await startCall(out, signal)),
+        discard: () => {},
+      });
+      result.json.model = entry.id;
+      reply.send(result.json);
+      abort.dispose();
+      void charge.settle(result.usage ?? estimatedUsage(promptBytes, 0));
+      return reply;
+    }
+    const start = await runUnderHold<StreamStart>(charge, perChoice * n, abort.signal, {
+      run: (out, signal) => firstStreamEvent(ctx.engine, signal, () => startCall(out, signal)),
+      discard: (s) => s.close(),
+    });
+    await relayStream(ctx, request, reply, { start, abort, charge, entry, body, promptBytes });
+    return reply;
+  } catch (err) {
+    abort.dispose();
+    void charge.release();
+    throw requestFailure(err, abort);
+  }
+}
+
+interface Completion {
+  json: Record<string, unknown>;
+  usage: TextUsage | null;
+}
+
+async function readCompletion(call: EngineCall): Promise<Completion> {
+  try {
+    const json = (await call.body.json()) as Record<string, unknown>;
+    if (typeof json !== 'object' || json === null) throw new Error('engine sent a non-object');
+    return { json, usage: usageFromEngine(json.usage) };
+  } catch (err) {
+    throw new ApiError('server_error', 'The engine sent an unreadable response.', { cause: err });
+  } finally {
+    call.release();
+  }
+}
+
+/** The error to answer with when the call failed before anything was sent. */
+export function requestFailure(err: unknown, abort: RequestAbort): unknown {
+  const reason = abort.signal.aborted ? abort.signal.reason : undefined;
+  if (reason instanceof KeyInvalidatedError || err instanceof KeyInvalidatedError) return invalidApiKey();
+  if (reason instanceof ClientClosedError) return reason; // nobody is listening; logged only
+  return err;
+}
+
+export function chargeDeps(ctx: ProxyContext, request: FastifyRequest) {
+  return {
+    metering: ctx.metering,
+    balances: ctx.balances,
+    metrics: ctx.metrics,
+    holdTtlMs: ctx.config.HOLD_TTL_MS,
+    concurrentFactor: ctx.config.PROXY_CONCURRENT_RESERVE_FACTOR,
+    onError: (err: unknown, what: string) => request.log.error({ err }, `credit ${what} failed`),
+    track: (p: Promise<unknown>) => {
+      ctx.pendingSettlements.add(p);
+      void p.finally(() => ctx.pendingSettlements.delete(p));
+    },
+  };
+}

@@ -1,0 +1,107 @@
+// POST /v1/embeddings (EMB-1, EMB-2), billed per input token. The engine is always asked for
+// floats and the proxy encodes base64 itself (little-endian float32), so the encoding is exactly
+// the spec's whatever the engine supports.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../core/errors.ts';
+import { runUnderHold } from '../billing/hold-gate.ts';
+import { TextCharge, type TextUsage, usageFromEngine } from '../billing/text-charge.ts';
+import type { ProxyContext } from '../context.ts';
+import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
+import {
+  commonErrors,
+  type EmbeddingsRequest,
+  embeddingsRequest,
+  embeddingsResponse,
+} from '../schemas/openai.ts';
+import { linkRequestAbort } from './abort.ts';
+import { chargeDeps, requestFailure } from './chat.ts';
+import { tokenModel } from './resolve-model.ts';
+
+export async function embeddingsRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
+  const { ctx } = opts;
+  app.post(
+    '/embeddings',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'Create embeddings',
+        tags: ['chat-completions dialect'],
+        body: embeddingsRequest,
+        response: { 200: embeddingsResponse, ...commonErrors },
+      },
+    },
+    (request, reply) => handleEmbeddings(ctx, request, reply),
+  );
+}
+
+async function handleEmbeddings(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
+  const body = request.body as EmbeddingsRequest;
+  const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'embedding');
+  request.metricModel = entry.id;
+  // Token ids and text alike: the serialized input's bytes bound its token count from above.
+  const promptBytes = Buffer.byteLength(JSON.stringify(body.input));
+  const charge = new TextCharge(chargeDeps(ctx, request), {
+    principal: request.principal,
+    entry,
+    price,
+    kind: 'embedding',
+    requestId: request.id,
+    promptBytes,
+    maxOutputTokens: 0,
+  });
+  const abort = linkRequestAbort(request, reply);
+  const tried = new Set<string>();
+  const payload = JSON.stringify({ ...body, model: entry.servedName ?? entry.id, encoding_format: 'float' });
+  try {
+    const result = await runUnderHold(charge, 0, abort.signal, {
+      run: async (_out, signal) => {
+        const call = await callEngine(ctx.engine, { entry, path: '/v1/embeddings', payload, signal, tried });
+        if (call.statusCode >= 400) {
+          call.release();
+          throw await engineClientError(call, entry.id);
+        }
+        return readEmbeddings(call);
+      },
+      discard: () => {},
+    });
+    result.json.model = entry.id;
+    if (body.encoding_format === 'base64') encodeBase64(result.json);
+    reply.send(result.json);
+    abort.dispose();
+    void charge.settle(result.usage);
+    return reply;
+  } catch (err) {
+    abort.dispose();
+    void charge.release();
+    throw requestFailure(err, abort);
+  }
+}
+
+async function readEmbeddings(
+  call: EngineCall,
+): Promise<{ json: Record<string, unknown>; usage: TextUsage }> {
+  try {
+    const json = (await call.body.json()) as Record<string, unknown>;
+    const usage = usageFromEngine(json.usage);
+    if (!Array.isArray(json.data) || usage === null) throw new Error('engine response lacks data or usage');
+    // Embeddings have no output tokens and no prompt cache pricing.
+    return { json, usage: { inputTokens: usage.inputTokens, cachedTokens: 0, outputTokens: 0 } };
+  } catch (err) {
+    throw new ApiError('server_error', 'The engine sent an unreadable response.', { cause: err });
+  } finally {
+    call.release();
+  }
+}
+
+/** EMB-2: each vector as the base64 of its little-endian float32 bytes. */
+export function floatsToBase64(v: readonly number[]): string {
+  const buf = Buffer.allocUnsafe(v.length * 4);
+  for (let i = 0; i < v.length; i++) buf.writeFloatLE(v[i]!, i * 4);
+  return buf.toString('base64');
+}
+
+function encodeBase64(json: Record<string, unknown>): void {
+  for (const item of json.data as { embedding?: unknown }[]) {
+    if (Array.isArray(item.embedding)) item.embedding = floatsToBase64(item.embedding as number[]);
+  }
+}

@@ -1,0 +1,43 @@
+// /healthz: the process answers. /readyz: this replica can serve — Redis answers and the catalogue
+// snapshot has loaded — so a load balancer keeps traffic away until both hold.
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { ProxyContext } from '../context.ts';
+
+const status = z.object({
+  status: z.enum(['ok', 'unavailable']),
+  checks: z.record(z.string(), z.boolean()).optional(),
+});
+
+export async function healthRoutes(app: FastifyInstance, opts: { ctx: ProxyContext; redis: Redis }) {
+  app.get(
+    '/healthz',
+    { schema: { summary: 'Liveness', tags: ['operations'], response: { 200: status } } },
+    async () => ({
+      status: 'ok' as const,
+    }),
+  );
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        summary: 'Readiness: Redis reachable, catalogue loaded',
+        tags: ['operations'],
+        response: { 200: status, 503: status },
+      },
+    },
+    async (_request, reply) => {
+      const redis = await Promise.race([
+        opts.redis.ping().then(
+          () => true,
+          () => false,
+        ),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 1000).unref()),
+      ]);
+      const checks = { redis, catalogue: opts.ctx.catalogue.loaded };
+      const ok = checks.redis && checks.catalogue;
+      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks });
+    },
+  );
+}

@@ -1,0 +1,60 @@
+// GET /v1/models and GET /v1/models/{model} (CAT-1..7): the caller's live catalogue, straight
+// from the in-memory snapshot. Client tools use this as a key check, so it does nothing but the
+// (cached) key lookup: no Redis, no side effects.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type CatalogueEntry, isCallableBy } from '../../core/catalogue/index.ts';
+import type { ProxyContext } from '../context.ts';
+import { commonErrors, type ModelEntry, modelEntry, modelList, modelParams } from '../schemas/openai.ts';
+import { visibleEntry } from './resolve-model.ts';
+
+export function toModelEntry(e: CatalogueEntry): ModelEntry {
+  return {
+    id: e.id,
+    object: 'model',
+    created: e.created,
+    owned_by: e.ownedBy,
+    region: e.region,
+    tags: e.tags,
+  };
+}
+
+export async function modelsRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
+  const { catalogue } = opts.ctx;
+  app.get(
+    '/models',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'List the models this key can call',
+        tags: ['chat-completions dialect'],
+        response: { 200: modelList, 401: commonErrors[401], 403: commonErrors[403] },
+      },
+    },
+    async (request) => ({
+      object: 'list' as const,
+      data: catalogue
+        .all()
+        .filter((e) => isCallableBy(e, request.principal))
+        .map(toModelEntry),
+    }),
+  );
+  app.get(
+    // A wildcard, because ids contain `/` and clients send them unencoded (CAT-3).
+    '/models/*',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'Retrieve one model (case-insensitive id; / unencoded)',
+        tags: ['chat-completions dialect'],
+        params: modelParams,
+        response: { 200: modelEntry, 401: commonErrors[401], 403: commonErrors[403], 404: commonErrors[404] },
+      },
+    },
+    async (request: FastifyRequest) => {
+      const id = (request.params as { '*': string })['*'];
+      const entry = visibleEntry(catalogue, request.principal, id);
+      request.metricModel = entry.id;
+      return toModelEntry(entry);
+    },
+  );
+}

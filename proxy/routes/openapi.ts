@@ -1,0 +1,120 @@
+// GET /openapi.json: the API reference, generated from the very zod schemas that validate requests
+// (collected as routes are registered), so the document cannot drift from what is enforced.
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { z } from 'zod';
+
+interface RouteSchema {
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  hide?: boolean;
+  body?: z.ZodType;
+  params?: z.ZodObject;
+  querystring?: z.ZodObject;
+  response?: Record<string, z.ZodType>;
+}
+
+interface CollectedRoute {
+  method: string;
+  url: string;
+  schema: RouteSchema;
+}
+
+/** Starts recording routes; call before registering them. */
+export function collectRoutes(app: FastifyInstance): CollectedRoute[] {
+  const routes: CollectedRoute[] = [];
+  app.addHook('onRoute', (r: RouteOptions) => {
+    const schema = r.schema as RouteSchema | undefined;
+    if (!schema || schema.hide) return;
+    for (const method of [r.method].flat()) {
+      if (method === 'HEAD' || method === 'OPTIONS') continue;
+      routes.push({ method: method.toLowerCase(), url: r.url, schema });
+    }
+  });
+  return routes;
+}
+
+const json = (schema: z.ZodType, io: 'input' | 'output') => {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
+  return rest;
+};
+
+/** `/v1/models/*` → `/v1/models/{model}`; `:id` → `{id}`. */
+const openApiPath = (url: string) => url.replace(/\*$/, '{model}').replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+function parameters(s: RouteSchema) {
+  const out: unknown[] = [];
+  for (const [where, obj] of [
+    ['path', s.params],
+    ['query', s.querystring],
+  ] as const) {
+    if (!obj) continue;
+    for (const [name, field] of Object.entries(obj.shape)) {
+      out.push({
+        name: name === '*' ? 'model' : name,
+        in: where,
+        required: where === 'path' || !(field as z.ZodType).safeParse(undefined).success,
+        schema: json(field as z.ZodType, 'input'),
+      });
+    }
+  }
+  return out;
+}
+
+export function openApiDocument(routes: readonly CollectedRoute[], info: { version: string }) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const s = r.schema;
+    const authenticated = r.url.startsWith('/v1/');
+    const responses: Record<string, unknown> = {};
+    for (const [code, schema] of Object.entries(s.response ?? {})) {
+      responses[code] = {
+        description: schema.description ?? (code === '200' ? 'OK' : 'Error'),
+        content: { 'application/json': { schema: json(schema, 'output') } },
+      };
+    }
+    const path = openApiPath(r.url);
+    paths[path] ??= {};
+    paths[path][r.method] = {
+      summary: s.summary,
+      tags: s.tags,
+      ...(authenticated ? { security: [{ bearer: [] }] } : {}),
+      parameters: parameters(s),
+      ...(s.body
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: json(s.body, 'input') } },
+            },
+          }
+        : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'modelplane inference API',
+      version: info.version,
+      description:
+        'Chat-completions dialect at {base_url}/v1. Every response carries X-Request-Id (req_ + 24 hex). ' +
+        'Errors: {"error":{"message","type","param","code"}}.',
+    },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key: sk-service-...' } },
+    },
+    paths,
+  };
+}
+
+export async function openApiRoutes(app: FastifyInstance, opts: { routes: readonly CollectedRoute[] }) {
+  let cached: string | null = null;
+  app.get('/openapi.json', async (_request, reply) => {
+    // Built on first request: by then every route, of every dialect, is registered.
+    cached ??= JSON.stringify(openApiDocument(opts.routes, { version: '1' }));
+    return reply.type('application/json; charset=utf-8').send(cached);
+  });
+}

@@ -1,0 +1,41 @@
+// Model resolution for a call (SPEC "Catalogue rules"): case-insensitive lookup in the in-memory
+// snapshot, then visibility for the caller's account. Unknown, unpriced, coming-soon and
+// not-granted invite-only models are all the same 404 model_not_found, so a caller cannot probe
+// which models exist. No Redis: the snapshot and the cached principal hold everything.
+import type { CatalogueEntry, CatalogueSnapshot, ModelKind, TokenPrice } from '../../core/catalogue/index.ts';
+import { isCallableBy, priceFor } from '../../core/catalogue/index.ts';
+import { invalidRequest, modelNotFound } from '../../core/errors.ts';
+import type { Principal } from '../auth/key-cache.ts';
+
+export function visibleEntry(catalogue: CatalogueSnapshot, p: Principal, id: string): CatalogueEntry {
+  const entry = catalogue.get(id);
+  if (!entry || !isCallableBy(entry, p)) throw modelNotFound(id);
+  return entry;
+}
+
+const kindRoutes: Record<ModelKind, string> = {
+  chat: '/v1/chat/completions',
+  embedding: '/v1/embeddings',
+  image: '/v1/images/generations',
+  video: '/v1/videos',
+};
+
+/** A callable text or embedding model with its per-token price in the caller's currency. */
+export function tokenModel(
+  catalogue: CatalogueSnapshot,
+  p: Principal,
+  id: string,
+  kind: 'chat' | 'embedding',
+): { entry: CatalogueEntry; price: TokenPrice } {
+  const entry = visibleEntry(catalogue, p, id);
+  if (entry.kind !== kind) {
+    throw invalidRequest(
+      `The model '${entry.id}' is a ${entry.kind} model; call it with ${kindRoutes[entry.kind]}.`,
+      'model',
+    );
+  }
+  const price = priceFor(entry, p.currency);
+  // A chat model priced per image is a catalogue mistake; hide it rather than bill it wrongly.
+  if (price === null || !('input' in price)) throw modelNotFound(id);
+  return { entry, price };
+}

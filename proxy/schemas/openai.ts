@@ -1,0 +1,146 @@
+// Request and response schemas of the chat-completions dialect. They validate requests (via the zod
+// validator compiler in schemas/validation.ts) and are the source of /openapi.json, so the document
+// cannot drift from what is enforced. Objects are loose: engine-specific parameters (vLLM's
+// top_k, …) pass through untouched; only what the proxy relies on is checked.
+import { z } from 'zod';
+
+const nullish = <T extends z.ZodType>(t: T) => t.nullish();
+
+export const modelId = z
+  .string()
+  .min(1)
+  .max(256)
+  .describe('A catalogue model id; case-insensitive, may contain /');
+
+const contentPart = z.looseObject({ type: z.string().min(1) });
+
+export const chatMessage = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']),
+  content: z.union([z.string(), z.array(contentPart), z.null()]).optional(),
+  name: z.string().optional(),
+  tool_call_id: z.string().optional(),
+  tool_calls: z.array(z.looseObject({ id: z.string(), type: z.string() })).optional(),
+});
+
+const tool = z.looseObject({
+  type: z.literal('function'),
+  function: z.looseObject({
+    name: z.string().min(1),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+export const chatCompletionRequest = z.looseObject({
+  model: modelId,
+  messages: z.array(chatMessage).min(1),
+  stream: nullish(z.boolean()),
+  stream_options: nullish(
+    z.looseObject({
+      include_usage: nullish(z.boolean()).describe('Send a usage frame before data: [DONE]'),
+      continuous_usage_stats: nullish(z.boolean()),
+    }),
+  ),
+  max_tokens: nullish(z.number().int().positive()),
+  max_completion_tokens: nullish(z.number().int().positive()),
+  n: nullish(z.number().int().min(1).max(16)),
+  temperature: nullish(z.number().min(0).max(2)),
+  top_p: nullish(z.number().min(0).max(1)),
+  stop: nullish(z.union([z.string(), z.array(z.string()).max(4)])),
+  tools: nullish(z.array(tool)),
+  tool_choice: nullish(z.union([z.string(), z.looseObject({ type: z.string() })])),
+  user: nullish(z.string()),
+});
+export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
+
+export const usage = z.looseObject({
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int().optional(),
+  total_tokens: z.number().int(),
+  prompt_tokens_details: nullish(z.looseObject({ cached_tokens: nullish(z.number().int()) })),
+});
+
+export const chatCompletion = z
+  .looseObject({
+    id: z.string(),
+    object: z.literal('chat.completion'),
+    created: z.number().int(),
+    model: z.string().describe('The canonical model id'),
+    choices: z.array(
+      z.looseObject({
+        index: z.number().int(),
+        message: z.looseObject({ role: z.string(), content: z.string().nullable() }),
+        finish_reason: z.string().nullable(),
+      }),
+    ),
+    usage: usage.optional(),
+  })
+  .describe(
+    'With stream: true the response is text/event-stream: chat.completion.chunk frames, a usage frame when ' +
+      'stream_options.include_usage is true, then data: [DONE]. A failure after the first frame arrives as an ' +
+      'in-band frame data: {"error": {...}} with status 200.',
+  );
+
+export const embeddingsRequest = z.looseObject({
+  model: modelId,
+  input: z.union([
+    z.string(),
+    z.array(z.string()).min(1),
+    z.array(z.number().int()).min(1),
+    z.array(z.array(z.number().int()).min(1)).min(1),
+  ]),
+  encoding_format: z
+    .enum(['float', 'base64'])
+    .optional()
+    .describe('base64 is the little-endian float32 bytes of the vector'),
+  dimensions: z.number().int().positive().optional(),
+  user: z.string().optional(),
+});
+export type EmbeddingsRequest = z.infer<typeof embeddingsRequest>;
+
+export const embeddingsResponse = z.looseObject({
+  object: z.literal('list'),
+  data: z.array(
+    z.looseObject({
+      object: z.literal('embedding'),
+      index: z.number().int(),
+      embedding: z.union([z.array(z.number()), z.string()]),
+    }),
+  ),
+  model: z.string(),
+  usage: z.looseObject({ prompt_tokens: z.number().int(), total_tokens: z.number().int() }),
+});
+
+export const modelEntry = z.object({
+  id: z.string().describe('Canonical spelling; may contain /'),
+  object: z.literal('model'),
+  created: z.number().int(),
+  owned_by: z.string(),
+  region: z.string(),
+  tags: z.array(z.string()),
+});
+export type ModelEntry = z.infer<typeof modelEntry>;
+
+export const modelList = z.object({ object: z.literal('list'), data: z.array(modelEntry) });
+
+export const modelParams = z.object({
+  '*': z.string().min(1).describe('The model id, / unencoded (e.g. /v1/models/meta-llama/Llama-3.1-8B)'),
+});
+
+export const errorResponse = z.object({
+  error: z.object({
+    message: z.string(),
+    type: z.string(),
+    param: z.string().nullable(),
+    code: z.string(),
+  }),
+});
+
+/** Error responses every authenticated route can give, for the API reference. */
+export const commonErrors = {
+  400: errorResponse.describe('Bad input; the message and param name the field. Nothing is charged.'),
+  401: errorResponse.describe('invalid_api_key: wrong, rotated, deleted or whitespace-carrying key'),
+  403: errorResponse.describe('billing_currency_unset: set the country in the profile'),
+  404: errorResponse.describe('model_not_found'),
+  429: errorResponse.describe('insufficient_quota: credit balance too low (not a rate limit)'),
+  500: errorResponse.describe('server_error; retry unless the response carries x-should-retry: false'),
+};

@@ -1,0 +1,233 @@
+// Chat completions and embeddings through the proxy (CHAT-1..4, EMB-1, EMB-2, KEY-5 mid-stream),
+// with the official openai SDK against the real proxy, Redis and simulator.
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usageRecords } from '../../core/usage.ts';
+import { CHAT_MODEL, EMBED_MODEL, type Harness, startHarness } from './harness.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+const user = (content: string) => [{ role: 'user' as const, content }];
+
+async function rawStream(body: object): Promise<string> {
+  const res = await fetch(`${h.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${h.secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toContain('text/event-stream');
+  return res.text();
+}
+
+describe('chat completions', () => {
+  it('CHAT-1 generates text for a catalogue id given in any case; the canonical id is echoed', async () => {
+    const r = await h
+      .client()
+      .chat.completions.create({ model: 'org/chat-MODEL', messages: user('Hello'), max_tokens: 8 });
+    expect(r.model).toBe(CHAT_MODEL);
+    expect(r.choices[0]!.message.content!.length).toBeGreaterThan(0);
+    expect(r.usage).toMatchObject({ completion_tokens: 8 });
+  });
+
+  it('CHAT-2 CHAT-3 stream without include_usage: chunks, no usage anywhere, [DONE] last', async () => {
+    const text = await rawStream({ model: CHAT_MODEL, messages: user('Hi'), stream: true, max_tokens: 5 });
+    const frames = text.split('\n\n').filter(Boolean);
+    expect(frames.at(-1)).toBe('data: [DONE]');
+    const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.slice('data: '.length)));
+    expect(chunks.length).toBeGreaterThan(2);
+    for (const c of chunks) {
+      expect(c.model).toBe(CHAT_MODEL);
+      expect('usage' in c).toBe(false);
+      expect(c.choices.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('CHAT-3 with include_usage a usage frame precedes [DONE]', async () => {
+    const text = await rawStream({
+      model: CHAT_MODEL,
+      messages: user('Hi'),
+      stream: true,
+      max_tokens: 5,
+      stream_options: { include_usage: true },
+    });
+    const frames = text.split('\n\n').filter(Boolean);
+    expect(frames.at(-1)).toBe('data: [DONE]');
+    const usageFrame = JSON.parse(frames.at(-2)!.slice(6));
+    expect(usageFrame.choices).toEqual([]);
+    expect(usageFrame.usage).toMatchObject({ completion_tokens: 5 });
+    for (const f of frames.slice(0, -2)) expect(JSON.parse(f.slice(6)).usage).toBeNull();
+  });
+
+  it('CHAT-2 CHAT-3 the SDK streams text and reads the usage frame', async () => {
+    const stream = await h.client().chat.completions.create({
+      model: CHAT_MODEL,
+      messages: user('Tell me something'),
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 12,
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      if (chunk.usage) usage = chunk.usage;
+    }
+    expect(text.length).toBeGreaterThan(0);
+    expect(usage?.completion_tokens).toBe(12);
+  });
+
+  it('CHAT-1 tools round-trip: a tool call, then the tool result, then an answer', async () => {
+    const tools: OpenAI.ChatCompletionTool[] = [
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
+      },
+    ];
+    const c = h.client();
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'user', content: 'Use get_weather for Paris' },
+    ];
+    const first = await c.chat.completions.create({ model: CHAT_MODEL, messages, tools, max_tokens: 64 });
+    const call = first.choices[0]!.message.tool_calls?.[0];
+    expect(first.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(call?.type === 'function' && call.function.name).toBe('get_weather');
+    messages.push(first.choices[0]!.message, {
+      role: 'tool',
+      tool_call_id: call!.id,
+      content: '{"temp":21}',
+    });
+    const second = await c.chat.completions.create({ model: CHAT_MODEL, messages, tools, max_tokens: 16 });
+    expect(second.choices[0]!.message.content?.length).toBeGreaterThan(0);
+    // Streamed tool calls come through too.
+    const stream = await c.chat.completions.create({
+      model: CHAT_MODEL,
+      messages: messages.slice(0, 1),
+      tools,
+      stream: true,
+    });
+    const names: string[] = [];
+    for await (const chunk of stream) {
+      for (const tc of chunk.choices[0]?.delta.tool_calls ?? [])
+        if (tc.function?.name) names.push(tc.function.name);
+    }
+    expect(names).toEqual(['get_weather']);
+  });
+
+  it('CHAT-4 a stream failing after its first frame keeps 200 and the SDK raises the in-band error', async () => {
+    for (const s of h.sims) s.setOptions({ failMidStream: 1 });
+    try {
+      const { data: stream, response } = await h
+        .client()
+        .chat.completions.create({
+          model: CHAT_MODEL,
+          messages: user('A long answer please'),
+          stream: true,
+          max_tokens: 40,
+        })
+        .withResponse();
+      expect(response.status).toBe(200);
+      let chunks = 0;
+      const err = await (async () => {
+        for await (const _ of stream) chunks++;
+      })().catch((e: unknown) => e);
+      expect(chunks).toBeGreaterThan(0);
+      expect(err).toBeInstanceOf(OpenAI.APIError);
+      expect((err as InstanceType<typeof OpenAI.APIError>).code).toBe('server_error');
+    } finally {
+      for (const s of h.sims) s.setOptions({ failMidStream: 0 });
+    }
+  });
+
+  it('KEY-5 rotating the key mid-stream ends that stream with invalid_api_key; what was generated is billed', async () => {
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ itlMs: 20 });
+    try {
+      const stream = await h.client(a.secret).chat.completions.create({
+        model: CHAT_MODEL,
+        messages: user('Write a long story'),
+        stream: true,
+        max_tokens: 200,
+      });
+      let chunks = 0;
+      const err = await (async () => {
+        for await (const _ of stream) {
+          if (++chunks === 3) await h.keys.rotate(a.accountId, a.keyId);
+        }
+      })().catch((e: unknown) => e);
+      expect((err as InstanceType<typeof OpenAI.APIError>).code).toBe('invalid_api_key');
+      expect(chunks).toBeLessThan(100);
+    } finally {
+      for (const s of h.sims) s.setOptions({ itlMs: 1 });
+    }
+    const b = await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec).toMatchObject({ type: 'charge', keyId: a.keyId, model: CHAT_MODEL });
+    expect(rec!.outputTokens).toBeGreaterThan(0);
+    expect(rec!.outputTokens).toBeLessThan(200);
+    expect(b.balance).toBe(100_000_000_000 - rec!.amount);
+  });
+
+  it('a client that stops reading mid-stream is billed for what was generated, not the whole hold', async () => {
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ itlMs: 10 });
+    try {
+      const stream = await h.client(a.secret).chat.completions.create({
+        model: CHAT_MODEL,
+        messages: user('Write a long story'),
+        stream: true,
+        max_tokens: 200,
+      });
+      let chunks = 0;
+      for await (const _ of stream) if (++chunks === 5) break; // the SDK aborts the request
+    } finally {
+      for (const s of h.sims) s.setOptions({ itlMs: 1 });
+    }
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec!.outputTokens).toBeGreaterThan(0);
+    expect(rec!.outputTokens).toBeLessThan(200);
+  });
+});
+
+describe('embeddings', () => {
+  it('EMB-1 EMB-2 float and base64 (little-endian float32) carry the same vectors', async () => {
+    const c = h.client();
+    const input = ['first text', 'second text'];
+    const asFloat = await c.embeddings.create({ model: 'embed/small-V1', input, encoding_format: 'float' });
+    expect(asFloat.model).toBe(EMBED_MODEL);
+    expect(asFloat.data).toHaveLength(2);
+    const res = await fetch(`${h.baseURL}/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: EMBED_MODEL, input, encoding_format: 'base64' }),
+    });
+    const asB64 = (await res.json()) as { data: { embedding: string }[] };
+    for (let i = 0; i < 2; i++) {
+      const buf = Buffer.from(asB64.data[i]!.embedding, 'base64');
+      const decoded = Array.from({ length: buf.length / 4 }, (_, j) => buf.readFloatLE(j * 4));
+      expect(decoded).toEqual(Array.from(Float32Array.from(asFloat.data[i]!.embedding)));
+    }
+    // The SDK's default asks for base64 and decodes it itself.
+    const viaSdk = await c.embeddings.create({ model: EMBED_MODEL, input });
+    expect(viaSdk.data[0]!.embedding).toEqual(Array.from(Float32Array.from(asFloat.data[0]!.embedding)));
+  });
+
+  it('EMB-1 a chat model on /v1/embeddings is a 400 naming model', async () => {
+    const err = await h
+      .client()
+      .embeddings.create({ model: CHAT_MODEL, input: 'x' })
+      .catch((e: unknown) => e);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+    expect((err as InstanceType<typeof OpenAI.APIError>).param).toBe('model');
+  });
+});

@@ -1,0 +1,161 @@
+// The real thing on loopback for end-to-end tests: a redis-server, two simulator engines, the
+// proxy app built by buildProxyApp, a seeded catalogue, and an account with a key and credit.
+// Tests talk to it with the official `openai` SDK.
+import { randomBytes } from 'node:crypto';
+import OpenAI from 'openai';
+import { Accounts } from '../../core/accounts.ts';
+import { Metering } from '../../core/billing/index.ts';
+import { type CatalogueEntryInput, CatalogueSnapshot, CatalogueStore } from '../../core/catalogue/index.ts';
+import { type Config, loadConfig } from '../../core/config.ts';
+import { ApiKeys } from '../../core/keys/index.ts';
+import { parseDecimalToNano } from '../../core/money.ts';
+import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
+import { buildProxyApp, type ProxyApp } from '../../proxy/app.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
+
+export const CHAT_MODEL = 'Org/Chat-Model';
+export const EMBED_MODEL = 'Embed/Small-v1';
+
+export interface Harness {
+  redis: TestRedis;
+  sims: Simulator[];
+  proxy: ProxyApp;
+  baseURL: string;
+  config: Config;
+  accounts: Accounts;
+  keys: ApiKeys;
+  metering: Metering;
+  catalogue: CatalogueStore;
+  snapshot: CatalogueSnapshot;
+  /** A funded USD account and its key. */
+  accountId: string;
+  keyId: string;
+  secret: string;
+  client(secret?: string, opts?: { maxRetries?: number }): OpenAI;
+  /** A new funded account (country US) with one key. */
+  newAccount(opts?: {
+    country?: string | null;
+    credit?: string;
+  }): Promise<{ accountId: string; keyId: string; secret: string }>;
+  /** Waits until every hold of the account is settled or released. */
+  settled(accountId: string): Promise<{ balance: number; held: number }>;
+  stop(): Promise<void>;
+}
+
+export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+  const redis = await startRedis();
+  const sims = await Promise.all([
+    startSimulator({ ttftMs: 5, itlMs: 1, models: [CHAT_MODEL] }),
+    startSimulator({ ttftMs: 5, itlMs: 1, models: [CHAT_MODEL] }),
+  ]);
+  const config = loadConfig({
+    REDIS_URL: redis.url,
+    MODELPLANE_KEK: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'silent',
+    PROXY_CORS_ORIGINS: 'http://console.test',
+    ...env,
+  });
+  const r = redis.client();
+  const catalogue = new CatalogueStore(r);
+  const created = 1_700_000_000;
+  const endpoints = sims.map((s) => ({ url: s.url }));
+  const entries: CatalogueEntryInput[] = [
+    {
+      id: CHAT_MODEL,
+      kind: 'chat',
+      pricing: { USD: { input: '1', cachedInput: '0.5', output: '2' }, EUR: { input: '1', output: '2' } },
+      region: 'eu-west',
+      tags: ['chat', 'tools'],
+      capabilities: { tools: true, vision: false, edit: false, imageToVideo: false },
+      maxOutputTokens: 256,
+      endpoints,
+      created,
+    },
+    { id: EMBED_MODEL, kind: 'embedding', pricing: { USD: { input: '0.1' } }, endpoints, created },
+    {
+      id: 'Priced/EUR-Only',
+      kind: 'chat',
+      pricing: { EUR: { input: '1', output: '1' } },
+      endpoints,
+      created,
+    },
+    {
+      id: 'Invite/Only',
+      kind: 'chat',
+      availability: 'inviteOnly',
+      pricing: { USD: { input: '1', output: '1' } },
+      endpoints,
+      created,
+    },
+    {
+      id: 'Soon/Model',
+      kind: 'chat',
+      availability: 'comingSoon',
+      pricing: { USD: { input: '1', output: '1' } },
+      endpoints,
+      created,
+    },
+  ];
+  for (const e of entries) await catalogue.put(e);
+  const snapshot = new CatalogueSnapshot(r, { subscriber: redis.client(), refreshMs: 60_000 });
+  await snapshot.start();
+  const proxy = await buildProxyApp({
+    config,
+    redis: r,
+    subscriber: redis.client(),
+    catalogue: snapshot,
+    logger: false,
+  });
+  await proxy.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = proxy.app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const baseURL = `http://127.0.0.1:${port}/v1`;
+
+  const accounts = new Accounts(r);
+  const keys = new ApiKeys(r, { brand: config.MODELPLANE_BRAND, kek: config.kek });
+  const metering = new Metering(r);
+  const newAccount: Harness['newAccount'] = async (opts = {}) => {
+    const account = await accounts.create({
+      name: 'test',
+      country: opts.country === undefined ? 'US' : opts.country,
+    });
+    const amount = parseDecimalToNano(opts.credit ?? '100');
+    if (amount > 0) await metering.topUp({ accountId: account.id, topUpId: `t-${account.id}`, amount });
+    const { key, secret } = await keys.create(account.id, { name: 'test key' });
+    return { accountId: account.id, keyId: key.id, secret };
+  };
+  const main = await newAccount();
+  return {
+    redis,
+    sims,
+    proxy,
+    baseURL,
+    config,
+    accounts,
+    keys,
+    metering,
+    catalogue,
+    snapshot,
+    ...main,
+    newAccount,
+    client: (secret = main.secret, opts = {}) =>
+      new OpenAI({ apiKey: secret, baseURL, maxRetries: opts.maxRetries ?? 0 }),
+    async settled(accountId) {
+      for (let i = 0; i < 200; i++) {
+        const b = await metering.balance(accountId);
+        if (b.held === 0) return b;
+        await new Promise((res) => setTimeout(res, 25));
+      }
+      throw new Error('holds never settled');
+    },
+    async stop() {
+      // Sockets a client left half-used (streams it cut) would hold close() for the keep-alive timeout.
+      const closing = proxy.app.close();
+      proxy.app.server.closeAllConnections();
+      await closing;
+      snapshot.stop();
+      await Promise.all(sims.map((s) => s.close()));
+      await redis.stop();
+    },
+  };
+}
