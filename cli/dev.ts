@@ -53,6 +53,7 @@ async function waitForRedis(url: string): Promise<void> {
   const deadline = Date.now() + 15_000;
   for (;;) {
     const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    r.on('error', () => {}); // refused while redis-server boots; retried below
     try {
       await r.connect();
       await r.ping();
@@ -64,6 +65,20 @@ async function waitForRedis(url: string): Promise<void> {
       await new Promise((res) => setTimeout(res, 100));
     }
   }
+}
+
+/** The banner's curl lines must work when printed: wait for the proxy to have Redis and a catalogue. */
+async function waitForReady(url: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the proxy did not become ready at ${url}`);
 }
 
 function devSecrets(): { kek: string } {
@@ -149,6 +164,7 @@ async function main(): Promise<void> {
 
   const demo = await ensureDemoAccount(redisUrl, kek);
   const base = `http://localhost:${proxyPort}`;
+  await waitForReady(`${base}/readyz`);
   console.log(`
 modelplane dev is up (engines are the simulator, not real models).
   Chat-completions base: ${base}/v1
