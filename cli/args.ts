@@ -63,3 +63,10 @@ export function noExtraPositionals(p: Parsed, count: number): void {
     throw new UsageError(`unexpected argument '${p.positionals[count]}'`);
   }
 }
+
+/** Exactly these positionals, in order, and no more. */
+export function positionals<N extends string[]>(p: Parsed, ...names: N): { [K in keyof N]: string } {
+  const values = names.map((name, i) => positional(p, i, name));
+  noExtraPositionals(p, names.length);
+  return values as { [K in keyof N]: string };
+}

@@ -8,6 +8,7 @@ import { CatalogueStore } from '../core/catalogue/index.ts';
 import { type Config, loadConfig } from '../core/config.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { Users } from '../core/users.ts';
+import { UsageError } from './args.ts';
 
 export interface Context {
   config: Config;
@@ -55,4 +56,8 @@ export function createContext(json: boolean, out: (s: string) => void = console.
       await redis.quit();
     },
   };
+}
+
+export async function requireAccount(ctx: Context, id: string): Promise<void> {
+  if (!(await ctx.accounts.get(id))) throw new UsageError(`no account '${id}'`);
 }

@@ -26,7 +26,7 @@ function run(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv =
       buf += chunk.toString();
       const lines = buf.split('\n');
       buf = lines.pop() ?? '';
-      for (const line of lines) to.write(prefix + line + '\n');
+      for (const line of lines) to.write(`${prefix + line}\n`);
     });
   };
   pipe(child.stdout, process.stdout);

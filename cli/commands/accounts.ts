@@ -1,8 +1,16 @@
 import { isSupportedCountry } from '../../core/currency.ts';
 import { newId } from '../../core/ids.ts';
 import { formatNano } from '../../core/money.ts';
-import { amount, noExtraPositionals, optional, positional, required, UsageError } from '../args.ts';
-import type { Context } from '../context.ts';
+import {
+  amount,
+  noExtraPositionals,
+  optional,
+  positional,
+  positionals,
+  required,
+  UsageError,
+} from '../args.ts';
+import { type Context, requireAccount } from '../context.ts';
 import type { Command } from './types.ts';
 
 function country(value: string | undefined): string | null {
@@ -77,8 +85,7 @@ export const accountCommands: Command[] = [
     summary: 'show an account and its balance',
     flags: {},
     prepare(p) {
-      const id = positional(p, 0, 'accountId');
-      noExtraPositionals(p, 1);
+      const [id] = positionals(p, 'accountId');
       return (ctx) => showBalance(ctx, id);
     },
   },
@@ -92,7 +99,7 @@ export const accountCommands: Command[] = [
       const c = country(positional(p, 1, 'country'));
       noExtraPositionals(p, 2);
       return async (ctx) => {
-        if (!(await ctx.accounts.get(id))) throw new UsageError(`no account '${id}'`);
+        await requireAccount(ctx, id);
         await ctx.accounts.setCountry(id, c);
         await showBalance(ctx, id);
       };
@@ -109,7 +116,7 @@ export const accountCommands: Command[] = [
       noExtraPositionals(p, 2);
       const note = optional(p, 'note') ?? 'cli: credits grant';
       return async (ctx) => {
-        if (!(await ctx.accounts.get(id))) throw new UsageError(`no account '${id}'`);
+        await requireAccount(ctx, id);
         await ctx.metering.topUp({ accountId: id, topUpId: newId('topup'), amount: nano, note });
         await showBalance(ctx, id);
       };

@@ -1,16 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { ApiKeyRecord } from '../../core/keys/index.ts';
 import { maskSecret } from '../../core/keys/index.ts';
-import { noExtraPositionals, optional, positional, required, UsageError } from '../args.ts';
-import type { Context } from '../context.ts';
+import { optional, positionals, required } from '../args.ts';
+import { requireAccount } from '../context.ts';
 import type { Command } from './types.ts';
 
 const row = (k: ApiKeyRecord) =>
   `${k.id}  ${k.name.padEnd(20)}  ${maskSecret(k.last4)}  ${k.createdAt.slice(0, 10)}  ${k.status}${k.format === 'legacy' ? ' (legacy)' : ''}`;
-
-async function requireAccount(ctx: Context, id: string) {
-  if (!(await ctx.accounts.get(id))) throw new UsageError(`no account '${id}'`);
-}
 
 /** A secret given on the command line lands in shell history; read it from stdin instead. */
 function readSecretFromStdin(): string {
@@ -27,8 +23,7 @@ export const keyCommands: Command[] = [
     summary: 'create an API key; the secret is printed once',
     flags: { name: { type: 'string' }, 'created-by': { type: 'string' } },
     prepare(p) {
-      const accountId = positional(p, 0, 'accountId');
-      noExtraPositionals(p, 1);
+      const [accountId] = positionals(p, 'accountId');
       const name = required(p, 'name');
       const createdBy = optional(p, 'created-by');
       return async (ctx) => {
@@ -47,8 +42,7 @@ export const keyCommands: Command[] = [
     summary: 'list keys (masked); --all includes deleted keys',
     flags: { all: { type: 'boolean' } },
     prepare(p) {
-      const accountId = positional(p, 0, 'accountId');
-      noExtraPositionals(p, 1);
+      const [accountId] = positionals(p, 'accountId');
       const includeDeleted = p.flags.all === true;
       return async (ctx) => {
         await requireAccount(ctx, accountId);
@@ -63,9 +57,7 @@ export const keyCommands: Command[] = [
     summary: 'print the full secret of an active key',
     flags: {},
     prepare(p) {
-      const accountId = positional(p, 0, 'accountId');
-      const keyId = positional(p, 1, 'keyId');
-      noExtraPositionals(p, 2);
+      const [accountId, keyId] = positionals(p, 'accountId', 'keyId');
       return async (ctx) => {
         const secret = await ctx.keys.show(accountId, keyId);
         ctx.print(secret, { id: keyId, secret });
@@ -78,9 +70,7 @@ export const keyCommands: Command[] = [
     summary: 'replace the secret (same id, name, history); the old secret stops working at once',
     flags: {},
     prepare(p) {
-      const accountId = positional(p, 0, 'accountId');
-      const keyId = positional(p, 1, 'keyId');
-      noExtraPositionals(p, 2);
+      const [accountId, keyId] = positionals(p, 'accountId', 'keyId');
       return async (ctx) => {
         const { key, secret } = await ctx.keys.rotate(accountId, keyId);
         ctx.print(`${row(key)}\nnew secret (shown once): ${secret}`, { ...key, secret });
@@ -93,9 +83,7 @@ export const keyCommands: Command[] = [
     summary: 'delete a key (soft, final): it stops authenticating at once, its usage stays',
     flags: {},
     prepare(p) {
-      const accountId = positional(p, 0, 'accountId');
-      const keyId = positional(p, 1, 'keyId');
-      noExtraPositionals(p, 2);
+      const [accountId, keyId] = positionals(p, 'accountId', 'keyId');
       return async (ctx) => {
         await ctx.keys.delete(accountId, keyId);
         ctx.print(`deleted ${keyId}`, { id: keyId, status: 'deleted' });
@@ -108,8 +96,7 @@ export const keyCommands: Command[] = [
     summary: 'import a key of an earlier format (secret read from stdin); it works until rotated',
     flags: { name: { type: 'string' }, 'created-by': { type: 'string' } },
     prepare(p) {
-      const accountId = positional(p, 0, 'accountId');
-      noExtraPositionals(p, 1);
+      const [accountId] = positionals(p, 'accountId');
       const name = required(p, 'name');
       const createdBy = optional(p, 'created-by');
       return async (ctx) => {

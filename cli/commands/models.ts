@@ -1,10 +1,6 @@
-import { noExtraPositionals, positional, UsageError } from '../args.ts';
-import type { Context } from '../context.ts';
+import { noExtraPositionals, positionals } from '../args.ts';
+import { requireAccount } from '../context.ts';
 import type { Command } from './types.ts';
-
-async function requireAccount(ctx: Context, id: string) {
-  if (!(await ctx.accounts.get(id))) throw new UsageError(`no account '${id}'`);
-}
 
 export const modelCommands: Command[] = [
   {
@@ -34,9 +30,7 @@ export const modelCommands: Command[] = [
     summary: 'give an account access to an invite-only model',
     flags: {},
     prepare(p) {
-      const accountId = positional(p, 0, 'accountId');
-      const modelId = positional(p, 1, 'modelId');
-      noExtraPositionals(p, 2);
+      const [accountId, modelId] = positionals(p, 'accountId', 'modelId');
       return async (ctx) => {
         await requireAccount(ctx, accountId);
         await ctx.accounts.grantModel(accountId, modelId);
@@ -50,9 +44,7 @@ export const modelCommands: Command[] = [
     summary: 'take back access to an invite-only model',
     flags: {},
     prepare(p) {
-      const accountId = positional(p, 0, 'accountId');
-      const modelId = positional(p, 1, 'modelId');
-      noExtraPositionals(p, 2);
+      const [accountId, modelId] = positionals(p, 'accountId', 'modelId');
       return async (ctx) => {
         await requireAccount(ctx, accountId);
         await ctx.accounts.revokeModel(accountId, modelId);

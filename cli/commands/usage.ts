@@ -1,6 +1,7 @@
 import { formatNano } from '../../core/money.ts';
 import { usageReport } from '../../core/usage.ts';
-import { noExtraPositionals, optional, positional, UsageError } from '../args.ts';
+import { optional, positionals, UsageError } from '../args.ts';
+import { requireAccount } from '../context.ts';
 import type { Command } from './types.ts';
 
 const HOUR = 3_600_000;
@@ -12,8 +13,7 @@ export const usageCommands: Command[] = [
     summary: 'usage per hour, key and model over the last n hours (default 24); exact, no lag',
     flags: { key: { type: 'string' }, hours: { type: 'string' } },
     prepare(p) {
-      const accountId = positional(p, 0, 'accountId');
-      noExtraPositionals(p, 1);
+      const [accountId] = positionals(p, 'accountId');
       const keyId = optional(p, 'key');
       const hoursArg = optional(p, 'hours') ?? '24';
       const hours = Number(hoursArg);
@@ -21,7 +21,7 @@ export const usageCommands: Command[] = [
         throw new UsageError(`--hours: '${hoursArg}' must be a whole number of hours from 1 to 9600`);
       }
       return async (ctx) => {
-        if (!(await ctx.accounts.get(accountId))) throw new UsageError(`no account '${accountId}'`);
+        await requireAccount(ctx, accountId);
         const toMs = Date.now();
         const rows = await usageReport(ctx.redis, {
           accountId,

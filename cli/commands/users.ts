@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { noExtraPositionals, optional, required, UsageError } from '../args.ts';
+import { requireAccount } from '../context.ts';
 import type { Command } from './types.ts';
 
 export const userCommands: Command[] = [
@@ -16,7 +17,7 @@ export const userCommands: Command[] = [
         throw new UsageError(`--email: '${email}' is not an email address`);
       const given = optional(p, 'password');
       return async (ctx) => {
-        if (!(await ctx.accounts.get(accountId))) throw new UsageError(`no account '${accountId}'`);
+        await requireAccount(ctx, accountId);
         const password = given ?? readFileSync(0, 'utf8').split('\n')[0] ?? '';
         if (password.length < 8) throw new UsageError('password: at least 8 characters');
         const user = await ctx.users.create({ email, password, accountId });
