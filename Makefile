@@ -10,7 +10,9 @@ help:
 	@echo "make e2e-kind   operator end-to-end on a kind cluster (needs Docker)"
 
 $(NPM_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund
+	@# npm ci refuses this lockfile: npm here records no entries for other platforms' optional
+	@# binaries (biome, rollup, esbuild). npm install keeps every locked version and adds nothing else.
+	npm install --no-audit --no-fund
 	@touch $(NPM_STAMP)
 
 deps: $(NPM_STAMP)
