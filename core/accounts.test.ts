@@ -77,6 +77,19 @@ describe('Accounts', () => {
     expect(await accounts.setCountry(a.id, 'US')).toMatchObject({ currency: 'USD' });
   });
 
+  it('announces currency and grant changes so proxies drop cached account views at once', async () => {
+    const a = await accounts.create({ name: 'Announcer', country: 'US' });
+    const sub = server.client();
+    const seen: string[] = [];
+    sub.on('message', (_channel: string, id: string) => seen.push(id));
+    await sub.subscribe('mp:accounts:changed');
+    await accounts.grantModel(a.id, 'x/y');
+    await accounts.revokeModel(a.id, 'x/y');
+    await accounts.setCountry(a.id, 'CA');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(seen).toEqual([a.id, a.id, a.id]);
+  });
+
   it('grants invite-only models by lowercased id', async () => {
     const a = await accounts.create({ name: 'Grants', country: 'US' });
     await accounts.grantModel(a.id, 'Acme/Secret-Model');

@@ -5,7 +5,7 @@ import { currencyForCountry } from './currency.ts';
 import { ApiError, invalidRequest } from './errors.ts';
 import { newId } from './ids.ts';
 import { listKeyRecords, softDeleteKey } from './keys/records.ts';
-import { accountKeys, globalKeys } from './keyspace.ts';
+import { accountKeys, channels, globalKeys } from './keyspace.ts';
 
 export interface Account {
   id: string;
@@ -121,6 +121,7 @@ export class Accounts {
         'country',
       );
     }
+    await this.announce(id);
     return (await this.get(id))!;
   }
 
@@ -168,10 +169,17 @@ export class Accounts {
   async grantModel(accountId: string, modelId: string): Promise<void> {
     await this.mustExist(accountId);
     await this.redis.sadd(accountKeys(accountId).grants, modelId.toLowerCase());
+    await this.announce(accountId);
   }
 
   async revokeModel(accountId: string, modelId: string): Promise<void> {
     await this.redis.srem(accountKeys(accountId).grants, modelId.toLowerCase());
+    await this.announce(accountId);
+  }
+
+  /** Proxies cache an account's currency and grants with its keys; this tells them to reload. */
+  private async announce(accountId: string): Promise<void> {
+    await this.redis.publish(channels.accountChanged, accountId);
   }
 
   async grants(accountId: string): Promise<Set<string>> {

@@ -64,4 +64,6 @@ export const channels = {
   keyInvalidated: 'mp:keys:invalidated',
   /** payload: lowercased model id that changed, or '*' */
   catalogueChanged: 'mp:catalogue:changed',
+  /** payload: account id whose currency or model grants changed (proxies drop cached views) */
+  accountChanged: 'mp:accounts:changed',
 } as const;
