@@ -3,8 +3,7 @@ import {
   type EngineDefaults,
   type EngineInput,
   type EngineTemplate,
-  envFor,
-  resourcesFor,
+  engineContainer,
   tcpProbe,
 } from './types.ts';
 
@@ -12,18 +11,13 @@ export const customDefaults: EngineDefaults = { image: '', port: 8000, gpus: 0 }
 
 export function customTemplate(input: EngineInput): EngineTemplate {
   return {
-    container: {
-      name: 'engine',
+    container: engineContainer(input, {
       // The CRD requires an image for custom engines; '' only reaches here from hand-built objects.
       image: input.engine.image ?? customDefaults.image,
-      ...(input.engine.command ? { command: input.engine.command } : {}),
       ...(input.engine.args ? { args: input.engine.args } : {}),
-      env: envFor(input),
-      ports: [{ name: 'http', containerPort: input.port, protocol: 'TCP' }],
-      resources: resourcesFor(input),
       startupProbe: tcpProbe(10, 180),
       readinessProbe: tcpProbe(5, 3),
       livenessProbe: tcpProbe(10, 6),
-    },
+    }),
   };
 }

@@ -3,10 +3,9 @@ import {
   type EngineDefaults,
   type EngineInput,
   type EngineTemplate,
-  envFor,
+  engineContainer,
   hasFlag,
   healthProbes,
-  resourcesFor,
 } from './types.ts';
 
 export const llamacppDefaults: EngineDefaults = {
@@ -26,15 +25,10 @@ export function llamacppTemplate(input: EngineInput): EngineTemplate {
   if (input.gpus > 0 && !hasFlag(user, '-ngl')) args.push('-ngl', '999');
   if (input.spec.capabilities?.tools && !hasFlag(user, '--jinja')) args.push('--jinja');
   return {
-    container: {
-      name: 'engine',
+    container: engineContainer(input, {
       image: input.engine.image ?? (input.gpus > 0 ? cudaImage : llamacppDefaults.image),
-      ...(input.engine.command ? { command: input.engine.command } : {}),
       args: [...args, ...user],
-      env: envFor(input),
-      ports: [{ name: 'http', containerPort: input.port, protocol: 'TCP' }],
-      resources: resourcesFor(input),
       ...healthProbes('/health'),
-    },
+    }),
   };
 }

@@ -3,10 +3,9 @@ import {
   type EngineDefaults,
   type EngineInput,
   type EngineTemplate,
-  envFor,
+  engineContainer,
   hasFlag,
   healthProbes,
-  resourcesFor,
   shmVolume,
 } from './types.ts';
 
@@ -21,17 +20,13 @@ export function sglangTemplate(input: EngineInput): EngineTemplate {
   }
   if (input.gpus > 1 && !hasFlag(user, '--tp')) args.push('--tp', String(input.gpus));
   return {
-    container: {
-      name: 'engine',
+    container: engineContainer(input, {
       image: input.engine.image ?? sglangDefaults.image,
       command: input.engine.command ?? ['python3', '-m', 'sglang.launch_server'],
       args: [...args, ...user],
-      env: envFor(input),
-      ports: [{ name: 'http', containerPort: input.port, protocol: 'TCP' }],
-      resources: resourcesFor(input),
       ...healthProbes('/health'),
       volumeMounts: [{ name: 'dshm', mountPath: '/dev/shm' }],
-    },
+    }),
     volumes: [shmVolume],
   };
 }

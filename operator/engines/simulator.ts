@@ -4,9 +4,8 @@ import {
   type EngineDefaults,
   type EngineInput,
   type EngineTemplate,
-  envFor,
+  engineContainer,
   httpProbe,
-  resourcesFor,
 } from './types.ts';
 
 export const simulatorDefaults: EngineDefaults = {
@@ -18,16 +17,12 @@ export const simulatorDefaults: EngineDefaults = {
 export function simulatorTemplate(input: EngineInput): EngineTemplate {
   const args = ['--host', '0.0.0.0', '--port', String(input.port), '--models', input.servedName];
   return {
-    container: {
-      name: 'engine',
+    container: engineContainer(input, {
       image: input.engine.image ?? simulatorDefaults.image,
       command: input.engine.command ?? ['npx', 'tsx', 'engines/simulator/main.ts'],
       args: [...args, ...(input.engine.args ?? [])],
-      env: envFor(input),
-      ports: [{ name: 'http', containerPort: input.port, protocol: 'TCP' }],
-      resources: resourcesFor(input),
       readinessProbe: httpProbe('/health', 2, 3),
       livenessProbe: httpProbe('/health', 10, 6),
-    },
+    }),
   };
 }

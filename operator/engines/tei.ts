@@ -3,9 +3,8 @@ import {
   type EngineDefaults,
   type EngineInput,
   type EngineTemplate,
-  envFor,
+  engineContainer,
   healthProbes,
-  resourcesFor,
 } from './types.ts';
 
 export const teiDefaults: EngineDefaults = {
@@ -19,15 +18,10 @@ export function teiTemplate(input: EngineInput): EngineTemplate {
   const args = ['--model-id', input.weights, '--served-model-name', input.servedName];
   args.push('--hostname', '0.0.0.0', '--port', String(input.port));
   return {
-    container: {
-      name: 'engine',
+    container: engineContainer(input, {
       image: input.engine.image ?? (input.gpus > 0 ? teiDefaults.image : cpuImage),
-      ...(input.engine.command ? { command: input.engine.command } : {}),
       args: [...args, ...(input.engine.args ?? [])],
-      env: envFor(input),
-      ports: [{ name: 'http', containerPort: input.port, protocol: 'TCP' }],
-      resources: resourcesFor(input),
       ...healthProbes('/health'),
-    },
+    }),
   };
 }

@@ -70,3 +70,21 @@ export function hasFlag(args: readonly string[], flag: string): boolean {
 }
 
 export const shmVolume: V1Volume = { name: 'dshm', emptyDir: { medium: 'Memory' } };
+
+/**
+ * What every engine container shares: its name, env, the `http` port the probes and Service use,
+ * resources, and the admin's command. `own` holds the engine's image, args, probes and mounts.
+ */
+export function engineContainer(
+  input: EngineInput,
+  own: Omit<V1Container, 'name'> & { image: string },
+): V1Container {
+  return {
+    name: 'engine',
+    ...(input.engine.command ? { command: input.engine.command } : {}),
+    env: envFor(input),
+    ports: [{ name: 'http', containerPort: input.port, protocol: 'TCP' }],
+    resources: resourcesFor(input),
+    ...own,
+  };
+}

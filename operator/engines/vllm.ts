@@ -4,10 +4,9 @@ import {
   type EngineDefaults,
   type EngineInput,
   type EngineTemplate,
-  envFor,
+  engineContainer,
   hasFlag,
   healthProbes,
-  resourcesFor,
   shmVolume,
 } from './types.ts';
 
@@ -29,17 +28,12 @@ export function vllmTemplate(input: EngineInput): EngineTemplate {
     if (!hasFlag(user, '--tool-call-parser')) args.push('--tool-call-parser', 'hermes');
   }
   return {
-    container: {
-      name: 'engine',
+    container: engineContainer(input, {
       image: input.engine.image ?? vllmDefaults.image,
-      ...(input.engine.command ? { command: input.engine.command } : {}),
       args: [...args, ...user],
-      env: envFor(input),
-      ports: [{ name: 'http', containerPort: input.port, protocol: 'TCP' }],
-      resources: resourcesFor(input),
       ...healthProbes('/health'),
       volumeMounts: [{ name: 'dshm', mountPath: '/dev/shm' }],
-    },
+    }),
     volumes: [shmVolume],
   };
 }
