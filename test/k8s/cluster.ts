@@ -5,7 +5,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
@@ -233,12 +233,4 @@ export async function installCrd(
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`CRD ${name} not Established after 30 s`);
-}
-
-/** A non-loopback address of this machine: EndpointSlices may not point at 127.0.0.0/8. */
-export function hostAddress(): string {
-  for (const addrs of Object.values(networkInterfaces())) {
-    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  throw new Error('no non-loopback IPv4 address: EndpointSlices cannot point at loopback');
 }

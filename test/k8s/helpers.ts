@@ -18,7 +18,7 @@ import { KubernetesRuntime } from '../../operator/kube/runtime.ts';
 import { OperatorMetrics } from '../../operator/metrics.ts';
 import { GROUP, type Model, PLURAL, VERSION } from '../../operator/model.ts';
 import { MANAGED_BY } from '../../operator/objects.ts';
-import { hostAddress, type TestCluster } from './cluster.ts';
+import type { TestCluster } from './cluster.ts';
 
 export function apis(cluster: TestCluster) {
   const kc = cluster.kubeConfig;
@@ -55,8 +55,12 @@ export async function readModel(cluster: TestCluster, name: string): Promise<Mod
   return (await apis(cluster).custom.getNamespacedCustomObject(modelRef(name))) as Model;
 }
 
-/** What the endpointslice controller would write for ready pods (there is no kubelet here). */
-export function readySlice(service: string, port: number, address = hostAddress()): V1EndpointSlice {
+/**
+ * What the endpointslice controller would write for ready pods (there is no kubelet here). The API
+ * server refuses loopback IPs in IPv4 slices, and tests send traffic only to loopback, so the test
+ * slice is of type FQDN naming the loopback simulator; the operator reads every address type alike.
+ */
+export function readySlice(service: string, port: number, address = '127.0.0.1'): V1EndpointSlice {
   return {
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
@@ -66,7 +70,7 @@ export function readySlice(service: string, port: number, address = hostAddress(
       // The controller copies the Service's labels (our managed-by among them) onto its slices.
       labels: { ...MANAGED_BY, 'kubernetes.io/service-name': service },
     },
-    addressType: 'IPv4',
+    addressType: 'FQDN',
     endpoints: [{ addresses: [address], conditions: { ready: true } }],
     ports: [{ name: 'http', port, protocol: 'TCP' }],
   };

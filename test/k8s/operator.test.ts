@@ -11,7 +11,7 @@ import { chatModel, invalidModels, withSpec } from '../../operator/fixtures.ts';
 import { startMetricsServer } from '../../operator/metrics.ts';
 import { FINALIZER, type Model } from '../../operator/model.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
-import { hostAddress, startCluster, type TestCluster } from './cluster.ts';
+import { startCluster, type TestCluster } from './cluster.ts';
 import {
   apis,
   createModel,
@@ -36,7 +36,7 @@ beforeAll(async () => {
   [cluster, redis, sim] = await Promise.all([
     startCluster(),
     startRedis(),
-    startSimulator({ models: [ID], host: hostAddress() }),
+    startSimulator({ models: [ID], host: '127.0.0.1' }),
   ]);
   store = new CatalogueStore(redis.client());
   operator = await startOperator(cluster, redis.client(), 'op-a');
