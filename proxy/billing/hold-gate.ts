@@ -39,7 +39,13 @@ export async function runUnderHold<T>(
     if (!r.ok) throw insufficientQuota();
     return sequential(r.coveredTokens);
   }
+  // One controller for the concurrent attempt, fed by the request's own signal (cheaper than
+  // AbortSignal.any, which showed in profiles at a few percent of the proxy's CPU). The forwarding
+  // stays for the call's whole life: a relayed stream must still stop when the client leaves.
   const attempt = new AbortController();
+  const forward = () => attempt.abort(requestSignal.reason);
+  if (requestSignal.aborted) forward();
+  else requestSignal.addEventListener('abort', forward, { once: true });
   const reservation = charge.reserve();
   reservation.then(
     (r) => {
@@ -47,7 +53,7 @@ export async function runUnderHold<T>(
     },
     (err) => attempt.abort(err),
   );
-  const started = h.run(wantedOutput, AbortSignal.any([requestSignal, attempt.signal]));
+  const started = h.run(wantedOutput, attempt.signal);
   const [call, reserved] = await Promise.allSettled([started, reservation]);
   const drop = () => {
     if (call.status === 'fulfilled') h.discard(call.value);

@@ -5,9 +5,9 @@
 
 import { type Metering, maxTokensCovered, textCost, textHold } from '../../core/billing/index.ts';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
-import { newId } from '../../core/ids.ts';
 import type { Principal } from '../auth/key-cache.ts';
 import type { ProxyMetrics } from '../plugins/metrics.ts';
+import { fastId } from '../plugins/request-id.ts';
 import type { BalanceView } from './balance-view.ts';
 
 export interface TextUsage {
@@ -33,7 +33,7 @@ export type Reservation = { ok: true; held: number; coveredTokens: number } | { 
 const SETTLE_ATTEMPTS = 3;
 
 export class TextCharge {
-  readonly holdId = newId('hold');
+  readonly holdId = fastId('hold');
   readonly hold: { min: number; max: number };
   private reserved = false;
   private finished = false;
@@ -126,10 +126,10 @@ export class TextCharge {
   private observe(u: TextUsage, charged: number): void {
     const m = this.deps.metrics;
     const model = this.a.entry.id;
-    m.tokens.inc({ model, type: 'input' }, u.inputTokens);
-    m.tokens.inc({ model, type: 'cached' }, u.cachedTokens);
-    m.tokens.inc({ model, type: 'output' }, u.outputTokens);
-    m.credits.inc({ model, currency: this.a.principal.currency ?? '' }, charged);
+    m.tokensOf(model, 'input').inc(u.inputTokens);
+    m.tokensOf(model, 'cached').inc(u.cachedTokens);
+    m.tokensOf(model, 'output').inc(u.outputTokens);
+    m.creditsOf(model, this.a.principal.currency ?? '').inc(charged);
   }
 }
 

@@ -13,7 +13,7 @@ const overheadBuckets = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
 export function createProxyMetrics() {
   const registry = new Registry();
   const r = [registry];
-  return {
+  const m = {
     registry,
     requests: new Counter({
       name: 'mp_proxy_requests_total',
@@ -67,9 +67,31 @@ export function createProxyMetrics() {
       registers: r,
     }),
   };
+  // Per-request counters of the billing path, label lookups cached (model, type / model, currency).
+  return { ...m, tokensOf: cachedChildren(m.tokens), creditsOf: cachedChildren(m.credits) };
 }
 
 export type ProxyMetrics = ReturnType<typeof createProxyMetrics>;
+
+/**
+ * Child metrics cached by their label values: prom-client hashes the label object on every
+ * inc/observe otherwise, several times per request. Label values are bounded (routes, catalogue
+ * models, statuses), so the cache is too.
+ */
+export function cachedChildren<C>(metric: {
+  labels: (...values: string[]) => C;
+}): (...values: string[]) => C {
+  const children = new Map<string, C>();
+  return (...values) => {
+    const key = values.join('\u0000');
+    let child = children.get(key);
+    if (child === undefined) {
+      child = metric.labels(...values);
+      children.set(key, child);
+    }
+    return child;
+  };
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -85,11 +107,16 @@ const routeOf = (request: FastifyRequest) => request.routeOptions.url ?? 'unmatc
 export const metricsPlugin = fp(
   async (app: FastifyInstance, opts: { metrics: ProxyMetrics }) => {
     const m = opts.metrics;
+    // Label order is each metric's labelNames order.
+    const inFlight = cachedChildren(m.inFlight);
+    const requests = cachedChildren(m.requests);
+    const duration = cachedChildren(m.duration);
+    const ttfb = cachedChildren(m.ttfb);
     app.decorateRequest('metricModel', '');
     app.decorateRequest('observedTtfb', false);
     app.addHook('onRequest', (request, reply, done) => {
       const route = routeOf(request);
-      m.inFlight.inc({ route });
+      inFlight(route).inc();
       // 'close' follows every response, finished or cut by the client (onResponse misses the
       // latter), and fires once.
       reply.raw.once('close', () => finish(request, reply, route));
@@ -99,10 +126,10 @@ export const metricsPlugin = fp(
       const seconds = reply.elapsedTime / 1000;
       const status = reply.raw.writableFinished ? String(reply.raw.statusCode) : '499';
       const model = request.metricModel;
-      m.inFlight.dec({ route });
-      m.requests.inc({ route, model, status });
-      m.duration.observe({ route, model }, seconds);
-      if (!request.observedTtfb) m.ttfb.observe({ route, model }, seconds);
+      inFlight(route).dec();
+      requests(route, model, status).inc();
+      duration(route, model).observe(seconds);
+      if (!request.observedTtfb) ttfb(route, model).observe(seconds);
     };
     app.get('/metrics', async (_request, reply) => {
       reply.type(m.registry.contentType);
