@@ -124,7 +124,8 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
 
 /**
  * Rotate and delete publish the dead secret's hash; applying it aborts this replica's requests
- * made with it. After a reconnect, messages may have been missed, so the whole cache is dropped.
+ * made with it. A currency or grant change names the account: its cached principals are dropped so
+ * the next request sees the change. After a reconnect, messages may have been missed, so the whole cache is dropped.
  */
 async function subscribeInvalidations(
   subscriber: Redis,
@@ -133,6 +134,7 @@ async function subscribeInvalidations(
 ): Promise<void> {
   subscriber.on('message', (channel: string, message: string) => {
     if (channel === channels.keyInvalidated) keyCache.invalidate(message);
+    else if (channel === channels.accountChanged) keyCache.forgetAccount(message);
   });
   let connectedOnce = false;
   subscriber.on('ready', () => {
@@ -141,5 +143,5 @@ async function subscribeInvalidations(
   });
   if (subscriber.status === 'ready') connectedOnce = true;
   subscriber.on('error', onError);
-  await subscriber.subscribe(channels.keyInvalidated);
+  await subscriber.subscribe(channels.keyInvalidated, channels.accountChanged);
 }

@@ -106,6 +106,17 @@ export class KeyCache {
     for (const c of controllers) c.abort(new KeyInvalidatedError());
   }
 
+  /**
+   * The account's currency or grants changed: drop its cached principals (the keys stay valid, so
+   * in-flight requests go on) and redo racing lookups.
+   */
+  forgetAccount(accountId: string): void {
+    this.epoch++;
+    for (const [hash, e] of this.entries) {
+      if (e.principal?.accountId === accountId) this.remove(hash);
+    }
+  }
+
   /** After a lost pub/sub connection any invalidation may have been missed: start over. */
   clear(): void {
     this.epoch++;

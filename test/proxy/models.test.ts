@@ -108,15 +108,29 @@ describe('GET /v1/models/{model}', () => {
     );
     await status404(c.models.retrieve('Soon/Model'));
     await h.accounts.grantModel(a.accountId, 'Invite/Only');
-    // Grants are cached with the key for PROXY_KEY_CACHE_MS; a new key sees them at once.
-    const fresh = await h.keys.create(a.accountId, { name: 'fresh' });
-    const c2 = h.client(fresh.secret);
-    expect((await c2.models.retrieve('invite/only')).id).toBe('Invite/Only');
-    const r = await c2.chat.completions.create({
+    // The grant is announced on pub/sub: the same (cached) key sees it without waiting out the cache.
+    const granted = await eventually(() => c.models.retrieve('invite/only'));
+    expect(granted.id).toBe('Invite/Only');
+    const r = await c.chat.completions.create({
       model: 'INVITE/ONLY',
       messages: [{ role: 'user', content: 'x' }],
       max_tokens: 2,
     });
     expect(r.model).toBe('Invite/Only');
+    await h.accounts.revokeModel(a.accountId, 'Invite/Only');
+    await eventually(() => status404(c.models.retrieve('Invite/Only')));
   });
 });
+
+/** Retries `f` for up to a second: pub/sub delivery is asynchronous, but fast. */
+async function eventually<T>(f: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 1_000;
+  for (;;) {
+    try {
+      return await f();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
