@@ -58,6 +58,26 @@ const schema = z.object({
   PROXY_CONCURRENT_RESERVE_FACTOR: z.coerce.number().min(0).default(20),
   /** Output bound for holds when neither the request nor the model gives one. */
   PROXY_DEFAULT_MAX_TOKENS: z.coerce.number().int().positive().default(4096),
+  /**
+   * Credit leases: each replica holds a slice of an account's credit (an ordinary hold, freed by the
+   * sweeper if the replica dies) and carves request holds from it in memory, settling in batches, so
+   * a request does no Redis round trip before its first byte. Near the limit the exact reserve-first
+   * path runs instead. `false` reserves every request in Redis as before.
+   */
+  PROXY_LEASES: z
+    .enum(['true', 'false', '1', '0'])
+    .default('true')
+    .transform((v) => v === 'true' || v === '1'),
+  /**
+   * Most one replica leases of one account, in units of the account's currency (decimal string).
+   * A lease is also never more than 1/8 of what the account has available.
+   */
+  PROXY_LEASE_MAX: z
+    .string()
+    .regex(/^\d{1,7}(\.\d{1,9})?$/, 'a decimal amount such as "10" or "2.5"')
+    .default('10'),
+  /** A lease unused for this long is given back to the account. */
+  PROXY_LEASE_IDLE_MS: z.coerce.number().int().positive().default(1_000),
   /** Hold lifetime: a hold older than this (a crashed proxy) is released by the sweeper. */
   HOLD_TTL_MS: z.coerce.number().int().positive().default(600_000),
 });

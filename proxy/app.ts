@@ -5,14 +5,16 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Accounts } from '../core/accounts.ts';
-import { Metering } from '../core/billing/index.ts';
+import { LeaseMetering, Metering } from '../core/billing/index.ts';
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { channels } from '../core/keyspace.ts';
+import { parseDecimalToNano } from '../core/money.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { principalLookup } from './auth/principal.ts';
 import { BalanceView } from './billing/balance-view.ts';
+import { CreditLeases } from './billing/leases.ts';
 import type { ProxyContext } from './context.ts';
 import { EngineClient } from './engine/client.ts';
 import { EngineHealth } from './engine/health.ts';
@@ -81,12 +83,24 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     headersTimeoutMs: config.PROXY_ENGINE_HEADERS_TIMEOUT_MS,
     bodyTimeoutMs: config.PROXY_ENGINE_BODY_TIMEOUT_MS,
   });
+  const balances = new BalanceView();
+  const leases = config.PROXY_LEASES
+    ? new CreditLeases({
+        leases: new LeaseMetering(deps.redis),
+        ttlMs: config.HOLD_TTL_MS,
+        maxLease: parseDecimalToNano(config.PROXY_LEASE_MAX),
+        idleMs: config.PROXY_LEASE_IDLE_MS,
+        onError: (err, what) => app.log.error({ err }, `credit ${what} failed`),
+        onAvailable: (accountId, available) => balances.set(accountId, available),
+      })
+    : null;
   const ctx: ProxyContext = {
     config,
     catalogue: deps.catalogue,
     keyCache,
     metering: new Metering(deps.redis),
-    balances: new BalanceView(),
+    balances,
+    leases,
     metrics,
     engine: {
       client,
@@ -100,6 +114,8 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   app.addHook('onClose', async () => {
     // Responses are out; their charges must land before the Redis clients go.
     await Promise.allSettled([...ctx.pendingSettlements]);
+    // Batched settles land and every lease's unused money goes back to its account.
+    await leases?.close();
     await client.close();
   });
 

@@ -6,6 +6,7 @@ import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
 import type { KeyCache } from './auth/key-cache.ts';
 import type { BalanceView } from './billing/balance-view.ts';
+import type { CreditLeases } from './billing/leases.ts';
 import type { EngineDeps } from './engine/call.ts';
 import type { ProxyMetrics } from './plugins/metrics.ts';
 
@@ -15,6 +16,8 @@ export interface ProxyContext {
   keyCache: KeyCache;
   metering: Metering;
   balances: BalanceView;
+  /** This replica's credit leases (PROXY_LEASES); null reserves every request in Redis. */
+  leases: CreditLeases | null;
   metrics: ProxyMetrics;
   engine: EngineDeps;
   /** Settlements still running; shutdown waits for them. */

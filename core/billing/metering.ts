@@ -193,7 +193,7 @@ export class Metering {
   }
 }
 
-function nano(name: string, v: number): void {
+export function nano(name: string, v: number): void {
   if (!Number.isSafeInteger(v) || v < 0 || v > MAX_SAFE_NANO) {
     throw new RangeError(`${name} must be a non-negative integer of nano-units below 2^53, got ${v}`);
   }
@@ -206,7 +206,7 @@ function count(name: string, v: number | undefined): string {
 }
 
 /** The usage block in the order common.lua's read_usage expects. */
-function usageArgs(u: UsageRecord): string[] {
+export function usageArgs(u: UsageRecord): string[] {
   if (u.model.length === 0) throw new RangeError('usage.model is required');
   let vsec = '';
   let vms = '';

@@ -37,4 +37,7 @@ export const scripts = {
   refund: load('refund'),
   topUp: load('topup'),
   sweep: load('sweep'),
+  extendLease: load('extend_lease'),
+  settleBatch: load('settle_batch'),
+  releaseLease: load('release_lease'),
 } as const;

@@ -5,7 +5,11 @@ import { ReservationShortError, runUnderHold } from './hold-gate.ts';
 import type { Reservation, TextCharge } from './text-charge.ts';
 
 function charge(reservation: Promise<Reservation>): TextCharge {
-  return { mayRunConcurrently: () => true, reserve: () => reservation } as unknown as TextCharge;
+  return {
+    tryLease: () => null,
+    mayRunConcurrently: () => true,
+    reserve: () => reservation,
+  } as unknown as TextCharge;
 }
 
 describe('runUnderHold (concurrent reserve)', () => {

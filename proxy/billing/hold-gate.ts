@@ -1,4 +1,6 @@
 // Runs an engine call under a credit hold (DESIGN "Money" and "Latency").
+// - Covered by this replica's credit lease (./leases.ts): the hold is carved in memory and the
+//   engine is called at once.
 // - Near the limit: reserve first, then call the engine with max_tokens lowered to what the hold
 //   covers; 429 insufficient_quota when not even the input is covered.
 // - Far above the hold: call the engine and reserve at the same time, so metering adds no Redis
@@ -34,6 +36,9 @@ export async function runUnderHold<T>(
     if (wantedOutput > 0 && covered < 1) throw insufficientQuota();
     return h.run(covered, requestSignal);
   };
+  // Carved from this replica's lease: held in memory, nothing to wait for.
+  const leased = charge.tryLease();
+  if (leased?.ok) return sequential(leased.coveredTokens);
   if (!charge.mayRunConcurrently()) {
     const r = await charge.reserve();
     if (!r.ok) throw insufficientQuota();

@@ -9,6 +9,7 @@ import type { Principal } from '../auth/key-cache.ts';
 import type { ProxyMetrics } from '../plugins/metrics.ts';
 import { fastId } from '../plugins/request-id.ts';
 import type { BalanceView } from './balance-view.ts';
+import type { CreditLeases } from './leases.ts';
 
 export interface TextUsage {
   inputTokens: number;
@@ -18,6 +19,8 @@ export interface TextUsage {
 
 export interface TextChargeDeps {
   metering: Metering;
+  /** This replica's credit leases; null reserves every request in Redis. */
+  leases: CreditLeases | null;
   balances: BalanceView;
   metrics: ProxyMetrics;
   holdTtlMs: number;
@@ -36,6 +39,8 @@ export class TextCharge {
   readonly holdId = fastId('hold');
   readonly hold: { min: number; max: number };
   private reserved = false;
+  /** The hold was carved from this replica's lease (settled in a batch), not reserved in Redis. */
+  private leased = false;
   private finished = false;
 
   constructor(
@@ -61,15 +66,38 @@ export class TextCharge {
     return known !== undefined && known >= f * Math.max(this.hold.max, 1);
   }
 
+  /**
+   * The hold carved synchronously from this replica's lease (whole upper bound, no Redis), or null
+   * when the lease cannot cover it and the request must reserve.
+   */
+  tryLease(): Reservation | null {
+    const leases = this.deps.leases;
+    if (leases === null || !leases.tryCarve(this.a.principal.accountId, this.hold.max)) return null;
+    this.reserved = true;
+    this.leased = true;
+    return { ok: true, held: this.hold.max, coveredTokens: this.a.maxOutputTokens };
+  }
+
   async reserve(): Promise<Reservation> {
-    const r = await this.deps.metering.reserve({
-      accountId: this.a.principal.accountId,
-      holdId: this.holdId,
-      min: this.hold.min,
-      max: this.hold.max,
-      ttlMs: this.deps.holdTtlMs,
-    });
-    this.deps.balances.set(this.a.principal.accountId, r.available);
+    const accountId = this.a.principal.accountId;
+    const reserve = () =>
+      this.deps.metering.reserve({
+        accountId,
+        holdId: this.holdId,
+        min: this.hold.min,
+        max: this.hold.max,
+        ttlMs: this.deps.holdTtlMs,
+      });
+    let r = await reserve();
+    const leases = this.deps.leases;
+    if ((!r.ok || r.held < this.hold.max) && leases !== null && leases.freeOf(accountId) > 0) {
+      // Near the limit: this replica's own idle lease money goes back first, then the exact reserve
+      // runs again, so a lease never lowers max_tokens or refuses a call that the balance covers.
+      if (r.ok) await this.deps.metering.release(accountId, this.holdId);
+      await leases.shrink(accountId);
+      r = await reserve();
+    }
+    this.deps.balances.set(accountId, r.available);
     if (!r.ok) return { ok: false };
     this.reserved = true;
     const coveredTokens =
@@ -86,9 +114,26 @@ export class TextCharge {
   settle(u: TextUsage): Promise<void> {
     if (!this.reserved || this.finished) return Promise.resolve();
     this.finished = true;
+    if (this.leased) {
+      this.settleLeased(u);
+      return Promise.resolve();
+    }
     const p = this.settleNow(u);
     this.deps.track(p);
     return p;
+  }
+
+  /** Queued for the account's next batch: nothing is awaited on the response path. */
+  private settleLeased(u: TextUsage): void {
+    const { principal, entry, kind, requestId } = this.a;
+    this.deps.leases?.settle(principal.accountId, {
+      holdId: this.holdId,
+      carved: this.hold.max,
+      // As settle charges min(cost, held): the carve bounds the charge.
+      cost: Math.min(textCost(this.a.price, u), this.hold.max),
+      usage: { keyId: principal.keyId, model: entry.id, kind, ...u, requestId },
+      onCharged: (charged) => this.observe(u, charged),
+    });
   }
 
   private async settleNow(u: TextUsage): Promise<void> {
@@ -116,6 +161,7 @@ export class TextCharge {
   async release(): Promise<void> {
     if (!this.reserved || this.finished) return;
     this.finished = true;
+    if (this.leased) return this.deps.leases?.uncarve(this.a.principal.accountId, this.hold.max);
     try {
       await this.deps.metering.release(this.a.principal.accountId, this.holdId);
     } catch (err) {

@@ -142,6 +142,7 @@ export function requestFailure(err: unknown, abort: RequestAbort): unknown {
 export function chargeDeps(ctx: ProxyContext, request: FastifyRequest) {
   return {
     metering: ctx.metering,
+    leases: ctx.leases,
     balances: ctx.balances,
     metrics: ctx.metrics,
     holdTtlMs: ctx.config.HOLD_TTL_MS,

@@ -164,6 +164,7 @@ describe('errors and headers', () => {
       'max_tokens',
     ],
   ])('ERR-2 bad input (%s) → 400 naming the field, nothing charged', async (_, body, param) => {
+    await h.quiesce();
     const before = await h.metering.balance(h.accountId);
     const err = await expectApiError(
       h.client().chat.completions.create(body as never),
@@ -172,6 +173,7 @@ describe('errors and headers', () => {
     );
     expect(err.param).toBe(param);
     expect(err.message).toContain(param);
+    await h.quiesce();
     expect(await h.metering.balance(h.accountId)).toEqual(before);
   });
 
@@ -213,7 +215,7 @@ describe('errors and headers', () => {
   it('ERR-3 engines failing before the first byte → 500 server_error, retryable, nothing charged', async () => {
     for (const s of h.sims) s.setOptions({ failBeforeFirstByte: 1 });
     try {
-      const before = await h.metering.balance(h.accountId);
+      const before = await h.settled(h.accountId);
       const res = await raw('/chat/completions', {
         method: 'POST',
         headers: { ...bearer(h.secret), 'content-type': 'application/json' },

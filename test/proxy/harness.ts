@@ -37,7 +37,12 @@ export interface Harness {
     country?: string | null;
     credit?: string;
   }): Promise<{ accountId: string; keyId: string; secret: string }>;
-  /** Waits until every hold of the account is settled or released. */
+  /**
+   * Lands every queued lease settle and gives back every lease's unused money, so balances and
+   * `held` read afterwards are exact (leases otherwise stay held until PROXY_LEASE_IDLE_MS).
+   */
+  quiesce(): Promise<void>;
+  /** Waits until every hold of the account is settled or released (quiescing the leases). */
   settled(accountId: string): Promise<{ balance: number; held: number }>;
   stop(): Promise<void>;
 }
@@ -140,8 +145,12 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     newAccount,
     client: (secret = main.secret, opts = {}) =>
       new OpenAI({ apiKey: secret, baseURL, maxRetries: opts.maxRetries ?? 0 }),
+    quiesce: async () => {
+      await proxy.ctx.leases?.quiesce();
+    },
     async settled(accountId) {
       for (let i = 0; i < 200; i++) {
+        await proxy.ctx.leases?.quiesce();
         const b = await metering.balance(accountId);
         if (b.held === 0) return b;
         await new Promise((res) => setTimeout(res, 25));

@@ -58,10 +58,12 @@ describe('GET /v1/models', () => {
   });
 
   it('CAT-7 works as a fast key check with no side effects (no hold, no usage)', async () => {
+    await h.quiesce();
     const before = await h.metering.balance(h.accountId);
     const t0 = performance.now();
     for (let i = 0; i < 50; i++) await h.client().models.list();
     expect((performance.now() - t0) / 50).toBeLessThan(20);
+    await h.quiesce();
     expect(await h.metering.balance(h.accountId)).toEqual(before);
   });
 });

@@ -1,0 +1,237 @@
+// Credit leases on real Redis: extend / settleBatch / releaseLease, exactly-once under retries,
+// several replicas' leases plus direct reserves on one account (balance never below zero; balance,
+// usage stream and hourly rollups agree to the nano), and the sweeper freeing a dead replica's lease.
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { newId } from '../ids.ts';
+import { accountKeys } from '../keyspace.ts';
+import { recomputeBalanceFromStream, usageRecords, usageReport } from '../usage.ts';
+import { LeaseMetering, type LeaseSettleRecord } from './leases.ts';
+import { Metering, type UsageRecord } from './metering.ts';
+
+const T0 = Date.UTC(2025, 0, 15, 10, 0, 0);
+const usage = (keyId: string, req = ''): UsageRecord => ({
+  keyId,
+  model: 'Org/Chat-1',
+  kind: 'chat',
+  inputTokens: 10,
+  cachedTokens: 0,
+  outputTokens: 5,
+  requestId: req,
+});
+const rec = (holdId: string, cost: number, keyId = 'k'): LeaseSettleRecord => ({
+  holdId,
+  cost,
+  usage: usage(keyId, `req-${holdId}`),
+});
+
+describe('credit leases', () => {
+  let server: TestRedis;
+  let redis: Redis;
+  let clock = T0;
+  let m: Metering;
+  let l: LeaseMetering;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = server.client();
+    m = new Metering(redis, { now: () => clock });
+    l = new LeaseMetering(redis, { now: () => clock });
+  });
+  afterAll(async () => server.stop());
+
+  async function funded(amount: number): Promise<string> {
+    const accountId = newId('acct');
+    await m.topUp({ accountId, topUpId: newId('top'), amount });
+    return accountId;
+  }
+  const rollupCost = async (a: string) =>
+    (await usageReport(redis, { accountId: a, fromMs: 0, toMs: T0 + 100 * 3_600_000 })).reduce(
+      (s, r) => s + r.cost,
+      0,
+    );
+
+  it('extendLease grows by at most add, at most 1/den of the account, skips growth below min, refreshes the ttl', async () => {
+    const a = await funded(8_000);
+    const ext = (add: number, min = 0) =>
+      l.extendLease({ accountId: a, leaseId: 'L', add, min, den: 8, ttlMs: 1_000 });
+    expect(await ext(300)).toEqual({ leaseHeld: 300, grown: 300, available: 7_700 });
+    // Cap: floor(8000 / 8) = 1000 in total.
+    expect(await ext(5_000)).toEqual({ leaseHeld: 1_000, grown: 700, available: 7_000 });
+    expect(await ext(5_000)).toEqual({ leaseHeld: 1_000, grown: 0, available: 7_000 });
+    const b = await funded(800);
+    expect(
+      await l.extendLease({ accountId: b, leaseId: 'L', add: 500, min: 200, den: 8, ttlMs: 1_000 }),
+    ).toEqual({ leaseHeld: 0, grown: 0, available: 800 });
+    expect(await m.balance(b)).toEqual({ balance: 800, held: 0, available: 800 });
+    clock += 900;
+    await ext(0); // renews
+    clock += 900;
+    expect(await m.sweepExpiredHolds(a)).toBe(0);
+    expect(await m.balance(a)).toEqual({ balance: 8_000, held: 1_000, available: 7_000 });
+  });
+
+  it('BILL-5 settleBatch charges each record from the lease with the same stream entry, rollups and done key as settle', async () => {
+    const a = await funded(10_000);
+    await l.extendLease({ accountId: a, leaseId: 'L', add: 1_000, den: 2, ttlMs: 60_000 });
+    const r = await l.settleBatch({
+      accountId: a,
+      leaseId: 'L',
+      ttlMs: 60_000,
+      records: [rec('h1', 100, 'k1'), rec('h2', 250, 'k2'), rec('h3', 0, 'k1')],
+    });
+    expect(r).toEqual({
+      leaseHeld: 650,
+      balance: 9_650,
+      results: [
+        { charged: 100, duplicate: false },
+        { charged: 250, duplicate: false },
+        { charged: 0, duplicate: false },
+      ],
+    });
+    expect(await m.balance(a)).toEqual({ balance: 9_650, held: 650, available: 9_000 });
+    const records = (await usageRecords(redis, a, { count: 10 })).filter((x) => x.type === 'charge');
+    expect(records.map((x) => [x.opId, x.amount, x.keyId, x.requestId]).sort()).toEqual([
+      ['settle:h1', 100, 'k1', 'req-h1'],
+      ['settle:h2', 250, 'k2', 'req-h2'],
+      ['settle:h3', 0, 'k1', 'req-h3'],
+    ]);
+    expect(await rollupCost(a)).toBe(350);
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(9_650);
+    // The same done key as settle: settling h1 directly is a duplicate.
+    expect(await m.settle({ accountId: a, holdId: 'h1', cost: 100, usage: usage('k1') })).toMatchObject({
+      charged: 100,
+      duplicate: true,
+    });
+  });
+
+  it('a record never charges more than the lease still holds; a lease at zero is dropped', async () => {
+    const a = await funded(10_000);
+    await l.extendLease({ accountId: a, leaseId: 'L', add: 300, den: 1, ttlMs: 60_000 });
+    const r = await l.settleBatch({
+      accountId: a,
+      leaseId: 'L',
+      ttlMs: 60_000,
+      records: [rec('x1', 200), rec('x2', 200), rec('x3', 50)],
+    });
+    expect(r.results.map((x) => x.charged)).toEqual([200, 100, 0]);
+    expect(r.leaseHeld).toBe(0);
+    expect(await redis.hexists(accountKeys(a).holds, 'L')).toBe(0);
+    expect(await m.balance(a)).toEqual({ balance: 9_700, held: 0, available: 9_700 });
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(9_700);
+  });
+
+  it('exactly once under retries: a repeated or overlapping batch charges each request once', async () => {
+    const a = await funded(10_000);
+    await l.extendLease({ accountId: a, leaseId: 'L', add: 2_000, den: 1, ttlMs: 60_000 });
+    const batch = [rec('r1', 100), rec('r2', 200)];
+    const first = await l.settleBatch({ accountId: a, leaseId: 'L', ttlMs: 60_000, records: batch });
+    const again = await l.settleBatch({
+      accountId: a,
+      leaseId: 'L',
+      ttlMs: 60_000,
+      records: [...batch, rec('r3', 300), rec('r3', 300)],
+    });
+    expect(again.results).toEqual([
+      { charged: 100, duplicate: true },
+      { charged: 200, duplicate: true },
+      { charged: 300, duplicate: false },
+      { charged: 300, duplicate: true },
+    ]);
+    expect(again.leaseHeld).toBe(first.leaseHeld - 300);
+    expect(await m.balance(a)).toEqual({ balance: 9_400, held: 1_400, available: 8_000 });
+    expect((await usageRecords(redis, a, { count: 10 })).filter((x) => x.type === 'charge')).toHaveLength(3);
+    expect(await rollupCost(a)).toBe(600);
+  });
+
+  it('releaseLease keeps what is still carved and returns the rest', async () => {
+    const a = await funded(1_000);
+    await l.extendLease({ accountId: a, leaseId: 'L', add: 400, den: 1, ttlMs: 60_000 });
+    expect(await l.releaseLease({ accountId: a, leaseId: 'L', keep: 150 })).toEqual({
+      released: 250,
+      leaseHeld: 150,
+    });
+    expect(await l.releaseLease({ accountId: a, leaseId: 'L', keep: 500 })).toEqual({
+      released: 0,
+      leaseHeld: 150,
+    });
+    expect(await l.releaseLease({ accountId: a, leaseId: 'L' })).toEqual({ released: 150, leaseHeld: 0 });
+    expect(await l.releaseLease({ accountId: a, leaseId: 'L' })).toEqual({ released: 0, leaseHeld: 0 });
+    expect(await m.balance(a)).toEqual({ balance: 1_000, held: 0, available: 1_000 });
+  });
+
+  it('the sweeper frees a dead replica lease; a late batch against it charges nothing', async () => {
+    const a = await funded(1_000);
+    await l.extendLease({ accountId: a, leaseId: 'dead', add: 500, den: 1, ttlMs: 1_000 });
+    clock += 5_000;
+    expect(await m.sweepExpiredHolds(a)).toBe(1);
+    expect(await m.balance(a)).toEqual({ balance: 1_000, held: 0, available: 1_000 });
+    const r = await l.settleBatch({
+      accountId: a,
+      leaseId: 'dead',
+      ttlMs: 1_000,
+      records: [rec('late', 100)],
+    });
+    expect(r.results).toEqual([{ charged: 0, duplicate: false }]);
+    expect(await m.balance(a)).toEqual({ balance: 1_000, held: 0, available: 1_000 });
+  });
+
+  it('BILL-6 several replicas with leases plus direct reserves: never below zero, ledger = stream = rollups', async () => {
+    const credit = 200_000;
+    const a = await funded(credit);
+    let lowest = Number.POSITIVE_INFINITY;
+    const watch = async () => {
+      const b = await m.balance(a);
+      lowest = Math.min(lowest, b.balance, b.available);
+    };
+    // A replica: its own connection, lease and local accounting (size known from replies only).
+    const replica = async (id: number) => {
+      const conn = server.client();
+      const lm = new LeaseMetering(conn, { now: () => clock });
+      const leaseId = `lease-${id}`;
+      let size = 0;
+      for (let round = 0; round < 25; round++) {
+        const e = await lm.extendLease({ accountId: a, leaseId, add: 20_000, min: 0, den: 8, ttlMs: 60_000 });
+        size = e.leaseHeld;
+        const records: LeaseSettleRecord[] = [];
+        let free = size;
+        for (let i = 0; i < 8; i++) {
+          const hold = 700 + ((id * 31 + round * 7 + i) % 500);
+          if (free < hold) break;
+          free -= hold;
+          const cost = (hold * ((i + round) % 4)) / 4;
+          records.push(rec(`${leaseId}-${round}-${i}`, Math.floor(cost)));
+        }
+        if (records.length > 0) {
+          const s = await lm.settleBatch({ accountId: a, leaseId, ttlMs: 60_000, records });
+          for (const r of s.results) expect(r.duplicate).toBe(false);
+          size = s.leaseHeld;
+        }
+        await watch();
+      }
+      await lm.releaseLease({ accountId: a, leaseId });
+      conn.disconnect();
+    };
+    const direct = async (id: number) => {
+      for (let i = 0; i < 40; i++) {
+        const holdId = `direct-${id}-${i}`;
+        const r = await m.reserve({ accountId: a, holdId, min: 500, max: 3_000, ttlMs: 60_000 });
+        if (r.ok)
+          await m.settle({ accountId: a, holdId, cost: Math.min(r.held, 1_000 + i * 50), usage: usage('d') });
+        await watch();
+      }
+    };
+    await Promise.all([replica(1), replica(2), replica(3), replica(4), direct(1), direct(2)]);
+    const b = await m.balance(a);
+    expect(lowest).toBeGreaterThanOrEqual(0);
+    expect(b.held).toBe(0);
+    expect(b.balance).toBeGreaterThanOrEqual(0);
+    const charges = (await usageRecords(redis, a, { count: 10_000 })).filter((x) => x.type === 'charge');
+    const charged = charges.reduce((s, x) => s + x.amount, 0);
+    expect(charged).toBeGreaterThan(credit / 2); // the run really drained the account
+    expect(b.balance).toBe(credit - charged);
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(b.balance);
+    expect(await rollupCost(a)).toBe(charged);
+  });
+});

@@ -1,0 +1,228 @@
+// This replica's credit leases (DESIGN "Money", "Latency"): per account, a slice of credit held
+// in Redis as one ordinary hold, from which requests carve their holds synchronously — no Redis
+// round trip before the first byte. Finished requests are settled against the lease in batches
+// (one settleBatch script per account per tick), exactly once per request hold id. Leases grow in
+// the background when they run low (sized from recent demand, at most 1/8 of what the account has
+// and at most PROXY_LEASE_MAX) and are given back when idle and on shutdown. A request the lease
+// cannot cover takes the exact reserve-first path (TextCharge), so near the limit nothing changes.
+import type { LeaseMetering } from '../../core/billing/index.ts';
+import { fastId } from '../plugins/request-id.ts';
+import { AccountLease, type LeasePolicy, type LeaseRecord } from './lease-book.ts';
+
+export interface CreditLeasesOptions {
+  leases: LeaseMetering;
+  /** Lease ttl: a replica that dies leaves a lease the sweeper frees after this long. */
+  ttlMs: number;
+  /** Largest lease per account (nano). */
+  maxLease: number;
+  /** A lease unused this long is given back. */
+  idleMs: number;
+  /** A lease is at most 1/den of what the account has outside other holds. */
+  den?: number;
+  /** Settles wait at most this long to share a batch… */
+  flushMs?: number;
+  /** …or until this many are queued. */
+  flushMax?: number;
+  onError: (err: unknown, what: string) => void;
+  /** The account's available balance after an extension (feeds BalanceView). */
+  onAvailable?: (accountId: string, available: number) => void;
+}
+
+const SETTLE_ATTEMPTS = 3;
+const NO_GROW_BACKOFF_MS = 250;
+
+export class CreditLeases {
+  /** The lease's hold id in every account this replica leases from. */
+  readonly leaseId = fastId('lease');
+  private readonly books = new Map<string, AccountLease>();
+  private readonly dirty = new Set<AccountLease>();
+  private readonly policy: LeasePolicy;
+  private readonly den: number;
+  private readonly flushMs: number;
+  private readonly flushMax: number;
+  private flushTimer: NodeJS.Timeout | null = null;
+  private readonly idleTimer: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly o: CreditLeasesOptions) {
+    this.policy = { maxLease: o.maxLease, targetHolds: 64, minHolds: 4 };
+    this.den = o.den ?? 8;
+    this.flushMs = o.flushMs ?? 2;
+    this.flushMax = o.flushMax ?? 64;
+    this.idleTimer = setInterval(() => this.releaseIdle(false), Math.max(20, Math.floor(o.idleMs / 2)));
+    this.idleTimer.unref();
+  }
+
+  /** Carves `amount` for a request from the account's lease; false when the lease cannot cover it. */
+  tryCarve(accountId: string, amount: number): boolean {
+    if (this.closed) return false;
+    let b = this.books.get(accountId);
+    if (b === undefined) {
+      b = new AccountLease(accountId);
+      this.books.set(accountId, b);
+    }
+    const now = Date.now();
+    b.noteDemand(amount, now);
+    const ok = b.carve(amount);
+    if (b.wantsGrowth(this.policy, now)) this.extend(b);
+    return ok;
+  }
+
+  /** A carved request that generated nothing: its hold goes back to the lease. */
+  uncarve(accountId: string, amount: number): void {
+    this.books.get(accountId)?.uncarve(amount);
+  }
+
+  /** Queues a carved request's settlement for the account's next batch. */
+  settle(accountId: string, r: LeaseRecord): void {
+    const b = this.books.get(accountId);
+    if (b === undefined) return; // unreachable: a book with carves is never dropped
+    b.enqueue(r);
+    if (b.queue.length >= this.flushMax) {
+      void this.flush(b);
+      return;
+    }
+    this.dirty.add(b);
+    this.flushTimer ??= setTimeout(() => this.flushDirty(), this.flushMs);
+  }
+
+  /** Money the lease holds that no request uses. */
+  freeOf(accountId: string): number {
+    return Math.max(0, this.books.get(accountId)?.free ?? 0);
+  }
+
+  /** Near the limit: give the lease's unused money back so an exact reserve can use it. */
+  shrink(accountId: string): Promise<void> {
+    const b = this.books.get(accountId);
+    if (b === undefined) return Promise.resolve();
+    b.noGrowUntil = Date.now() + NO_GROW_BACKOFF_MS;
+    return this.release(b);
+  }
+
+  /** Flushes every queued settle and gives back every lease's unused money (tests, shutdown). */
+  async quiesce(): Promise<void> {
+    await this.releaseIdle(true);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.idleTimer);
+    await this.quiesce();
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+  }
+
+  private releaseIdle(all: boolean): Promise<void> {
+    const now = Date.now();
+    const work: Promise<void>[] = [];
+    for (const b of this.books.values()) {
+      if (all || (now - b.lastUsed >= this.o.idleMs && b.idle)) work.push(this.release(b));
+      // A lease carrying only long streams still needs its ttl refreshed, or the sweeper frees it.
+      else if (b.size > 0 && now - b.renewedAt > this.o.ttlMs / 2) this.extend(b, true);
+    }
+    return Promise.all(work).then(() => {});
+  }
+
+  private run(b: AccountLease, op: () => Promise<void>): Promise<void> {
+    const p = b.chain.then(op).catch((err) => this.o.onError(err, 'lease'));
+    b.chain = p;
+    return p;
+  }
+
+  private extend(b: AccountLease, renewOnly = false): void {
+    if (b.extending) return;
+    b.extending = true;
+    void this.run(b, async () => {
+      try {
+        const { add, min } = renewOnly ? { add: 0, min: 0 } : b.growth(this.policy);
+        if (add <= 0 && !renewOnly) return;
+        b.unsure = true;
+        const r = await this.o.leases.extendLease({
+          accountId: b.accountId,
+          leaseId: this.leaseId,
+          add,
+          min,
+          den: this.den,
+          ttlMs: this.o.ttlMs,
+        });
+        // Settles applied meanwhile were subtracted from queuedCost when their batch returned, and
+        // this reply is the lease after all of them (operations of one lease are serialised).
+        b.size = r.leaseHeld;
+        b.unsure = false;
+        b.renewedAt = Date.now();
+        if (r.grown === 0 && !renewOnly) b.noGrowUntil = Date.now() + NO_GROW_BACKOFF_MS;
+        this.o.onAvailable?.(b.accountId, r.available);
+      } finally {
+        b.extending = false;
+      }
+    });
+  }
+
+  private flushDirty(): void {
+    this.flushTimer = null;
+    for (const b of this.dirty) this.flush(b);
+    this.dirty.clear();
+  }
+
+  private flush(b: AccountLease): Promise<void> {
+    if (b.flushQueued) return b.chain;
+    b.flushQueued = true;
+    return this.run(b, () => this.flushNow(b));
+  }
+
+  private async flushNow(b: AccountLease): Promise<void> {
+    b.flushQueued = false;
+    while (b.queue.length > 0) {
+      const batch = b.queue.splice(0, 256);
+      let cost = 0;
+      for (const r of batch) cost += r.cost;
+      try {
+        const res = await this.settleWithRetry(b.accountId, batch);
+        b.queuedCost -= cost;
+        b.size = res.leaseHeld;
+        b.renewedAt = Date.now();
+        for (let i = 0; i < batch.length; i++) batch[i]!.onCharged?.(res.results[i]?.charged ?? 0);
+      } catch (err) {
+        // Not charged (as with a hold that expires unsettled); assume the worst for the lease size
+        // until the next reply tells the truth.
+        b.queuedCost -= cost;
+        b.size -= cost;
+        b.unsure = true;
+        this.o.onError(err, 'settle');
+      }
+    }
+  }
+
+  private async settleWithRetry(accountId: string, records: LeaseRecord[]) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // Exactly once per request hold id, so a batch whose reply was lost is simply sent again.
+        return await this.o.leases.settleBatch({
+          accountId,
+          leaseId: this.leaseId,
+          ttlMs: this.o.ttlMs,
+          records,
+        });
+      } catch (err) {
+        if (attempt >= SETTLE_ATTEMPTS) throw err;
+        await new Promise((r) => setTimeout(r, 25 * attempt));
+      }
+    }
+  }
+
+  private release(b: AccountLease): Promise<void> {
+    return this.run(b, async () => {
+      await this.flushNow(b);
+      const keep = Math.max(0, b.carved + b.queuedCost);
+      if (b.size > 0 || b.unsure) {
+        // Lowered before the call: carves made while it runs see only what will remain.
+        b.size = Math.min(b.size, keep);
+        const r = await this.o.leases.releaseLease({ accountId: b.accountId, leaseId: this.leaseId, keep });
+        b.size = Math.min(r.leaseHeld, keep);
+        b.unsure = false;
+      }
+      if (b.size === 0 && b.idle && !b.extending && this.books.get(b.accountId) === b) {
+        this.books.delete(b.accountId);
+      }
+    });
+  }
+}
