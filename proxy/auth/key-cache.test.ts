@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hashSecret } from '../../core/keys/index.ts';
-import { KeyCache, KeyInvalidatedError, type Principal } from './key-cache.ts';
+import { KeyCache, KeyInvalidatedError, type KeyLease, type Principal } from './key-cache.ts';
 
 const principal = (secret: string): Principal => ({
   accountId: 'acct_1',
@@ -81,5 +81,53 @@ describe('KeyCache', () => {
     cache.invalidate(hashSecret('good'));
     release();
     expect(await pending).toBeNull();
+  });
+
+  it('KEY-5 an invalidated secret is looked up afresh and a reused lookup sees the new answer', async () => {
+    const valid = new Set(['good']);
+    const { cache, now, lookups } = setup(valid);
+    const p = (await cache.resolve('good'))!;
+    expect(await cache.resolve('good')).toBe(p); // served from the cache
+    expect(lookups()).toBe(1);
+    valid.delete('good');
+    cache.invalidate(p.secretHash);
+    expect(await cache.resolve('good')).toBeNull();
+    expect(lookups()).toBe(2);
+    // Revived (e.g. the same secret imported again): looked up afresh once the negative entry expires.
+    valid.add('good');
+    now.t = 1001;
+    expect(await cache.resolve('good')).toEqual(p);
+    expect(lookups()).toBe(3);
+  });
+
+  it('forgetting an account or clearing the cache makes the next request look the key up again', async () => {
+    const { cache, lookups } = setup(new Set(['good']));
+    await cache.resolve('good');
+    cache.forgetAccount('acct_1');
+    await cache.resolve('good');
+    expect(lookups()).toBe(2);
+    cache.clear();
+    await cache.resolve('good');
+    expect(lookups()).toBe(3);
+  });
+
+  it('KEY-5 a lease calls its onDead once, aborts its signal, and untrack is idempotent', async () => {
+    const { cache } = setup(new Set(['good']));
+    const p = (await cache.resolve('good'))!;
+    const lease: KeyLease = cache.track(p.secretHash);
+    const second = cache.track(p.secretHash);
+    const reasons: unknown[] = [];
+    lease.onDead = (r) => reasons.push(r);
+    second.untrack();
+    second.untrack();
+    expect(cache.trackedCount()).toBe(1);
+    cache.invalidate(p.secretHash);
+    expect(reasons).toHaveLength(1);
+    expect(reasons[0]).toBeInstanceOf(KeyInvalidatedError);
+    expect(lease.reason).toBe(reasons[0]);
+    expect(lease.signal.aborted).toBe(true); // a signal asked for after death is born aborted
+    expect(cache.trackedCount()).toBe(0);
+    lease.untrack();
+    expect(cache.trackedCount()).toBe(0);
   });
 });

@@ -4,14 +4,16 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError, billingCurrencyUnset, invalidApiKey } from '../../core/errors.ts';
-import type { KeyCache, Principal } from '../auth/key-cache.ts';
+import type { KeyCache, KeyLease, Principal } from '../auth/key-cache.ts';
 import { bearerSecret } from '../auth/principal.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
-    /** Aborts when the key this request authenticated with is rotated or deleted. */
-    keySignal: AbortSignal;
+    /** Dies when the key this request authenticated with is rotated or deleted. */
+    keyLease: KeyLease;
+    /** The lease as an AbortSignal (made on first use). */
+    readonly keySignal: AbortSignal;
   }
 }
 
@@ -24,7 +26,12 @@ const missingKey = () =>
 export const authPlugin = fp(
   async (app: FastifyInstance, opts: { keyCache: KeyCache }) => {
     app.decorateRequest('principal', null as unknown as Principal);
-    app.decorateRequest('keySignal', null as unknown as AbortSignal);
+    app.decorateRequest('keyLease', null as unknown as KeyLease);
+    app.decorateRequest('keySignal', {
+      getter(this: { keyLease: KeyLease }) {
+        return this.keyLease.signal;
+      },
+    });
     app.addHook('onRequest', async (request, reply) => {
       const secret = bearerSecret(request.headers.authorization);
       if (secret === null) throw missingKey();
@@ -32,10 +39,10 @@ export const authPlugin = fp(
       if (!principal) throw invalidApiKey();
       if (!principal.currency) throw billingCurrencyUnset();
       request.principal = principal;
-      const tracked = opts.keyCache.track(principal.secretHash);
-      request.keySignal = tracked.signal;
+      const lease = opts.keyCache.track(principal.secretHash);
+      request.keyLease = lease;
       // 'close' follows both a finished response and a client that went away.
-      reply.raw.once('close', tracked.untrack);
+      reply.raw.once('close', () => lease.untrack());
     });
   },
   { name: 'auth' },

@@ -1,6 +1,8 @@
 // Why an engine call is cancelled: the client went away, or the key it was made with was rotated
-// or deleted (KEY-5). One AbortController per request links both to the engine call.
+// or deleted (KEY-5). One AbortController per request links both to the engine call; the key's
+// lease calls it directly (no second signal), and the class keeps per-request closures to two.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { KeyInvalidatedError, KeyLease } from '../auth/key-cache.ts';
 
 export class ClientClosedError extends Error {
   constructor() {
@@ -16,20 +18,35 @@ export interface RequestAbort {
   dispose(): void;
 }
 
+class LinkedAbort implements RequestAbort {
+  private readonly controller = new AbortController();
+  readonly signal = this.controller.signal;
+  private readonly onClose: () => void;
+  private readonly onKeyDead: (reason: KeyInvalidatedError) => void;
+
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly lease: KeyLease,
+  ) {
+    this.onClose = () => {
+      if (!reply.raw.writableFinished) this.controller.abort(new ClientClosedError());
+    };
+    this.onKeyDead = (reason) => this.controller.abort(reason);
+    reply.raw.once('close', this.onClose);
+    if (lease.reason !== null) this.controller.abort(lease.reason);
+    else lease.onDead = this.onKeyDead;
+  }
+
+  abort(reason: unknown): void {
+    this.controller.abort(reason);
+  }
+
+  dispose(): void {
+    this.reply.raw.removeListener('close', this.onClose);
+    if (this.lease.onDead === this.onKeyDead) this.lease.onDead = null;
+  }
+}
+
 export function linkRequestAbort(request: FastifyRequest, reply: FastifyReply): RequestAbort {
-  const controller = new AbortController();
-  const onClose = () => {
-    if (!reply.raw.writableFinished) controller.abort(new ClientClosedError());
-  };
-  const onKeyDead = () => controller.abort(request.keySignal.reason);
-  reply.raw.once('close', onClose);
-  request.keySignal.addEventListener('abort', onKeyDead, { once: true });
-  return {
-    signal: controller.signal,
-    abort: (reason) => controller.abort(reason),
-    dispose: () => {
-      reply.raw.removeListener('close', onClose);
-      request.keySignal.removeEventListener('abort', onKeyDead);
-    },
-  };
+  return new LinkedAbort(reply, request.keyLease);
 }

@@ -134,7 +134,8 @@ export async function relayStream(
   } catch (err) {
     failure = err;
   } finally {
-    start.close();
+    if (sawDone) drainAfterDone(start);
+    else start.close();
     abort.dispose();
   }
 
@@ -169,6 +170,22 @@ function observeFirstFrame(
   request.observedTtfb = true;
   ctx.metrics.ttfb.observe({ route, model: request.metricModel }, ttfbMs / 1000);
   ctx.metrics.overhead.observe({ route }, Math.max(0, ttfbMs - engineTtfbMs) / 1000);
+}
+
+/**
+ * After [DONE] the engine's response is complete, but its end may not have been read yet. Reading
+ * it (rather than destroying the body) keeps the engine connection alive for the next request:
+ * destroying an unfinished undici body aborts the request, closes the socket and builds an error
+ * with a stack trace — a tenth of the proxy's CPU on short streams. The endpoint slot is freed now.
+ */
+function drainAfterDone(start: StreamStart): void {
+  start.call.release();
+  start.events.next().then(
+    (r) => {
+      if (!r.done) start.close(); // more after [DONE]: not worth reading
+    },
+    () => start.close(),
+  );
 }
 
 /** Resolves when the socket can take more, or is gone (then the engine body read fails next). */
