@@ -6,6 +6,7 @@ import { ApiError, invalidRequest } from './errors.ts';
 import { newId } from './ids.ts';
 import { listKeyRecords, softDeleteKey } from './keys/records.ts';
 import { accountKeys, channels, globalKeys } from './keyspace.ts';
+import { LuaScript } from './lua.ts';
 
 export interface Account {
   id: string;
@@ -31,7 +32,8 @@ function validateName(name: unknown): string {
  * would silently reinterpret it (100 USD becoming 100 JPY). Atomic with the balance scripts.
  * Returns the current currency when the change is refused, else nil.
  */
-const SET_COUNTRY = `
+const SET_COUNTRY = new LuaScript(
+  `
 local cur = redis.call('HGET', KEYS[1], 'currency')
 if cur and cur ~= ARGV[2] then
   local balance = tonumber(redis.call('HGET', KEYS[1], 'balance') or '0')
@@ -41,7 +43,9 @@ end
 if ARGV[1] == '' then redis.call('HDEL', KEYS[1], 'country', 'currency')
 else redis.call('HSET', KEYS[1], 'country', ARGV[1], 'currency', ARGV[2]) end
 return false
-`;
+`,
+  'set_country',
+);
 
 function resolveCountry(country: string | null | undefined): { country: string; currency: string } | null {
   if (country === null || country === undefined) return null;
@@ -108,12 +112,10 @@ export class Accounts {
   async setCountry(id: string, country: string | null): Promise<Account> {
     await this.mustExist(id);
     const place = resolveCountry(country);
-    const blocking = (await this.redis.eval(
-      SET_COUNTRY,
-      1,
-      accountKeys(id).account,
-      place?.country ?? '',
-      place?.currency ?? '',
+    const blocking = (await SET_COUNTRY.run(
+      this.redis,
+      [accountKeys(id).account],
+      [place?.country ?? '', place?.currency ?? ''],
     )) as string | null;
     if (blocking) {
       throw invalidRequest(

@@ -1,33 +1,11 @@
 // The metering Lua scripts, read once from ./lua at import. Each script is common.lua (shared
 // helpers) followed by the operation's own file, so every operation stays one atomic script.
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
-
-export class LuaScript {
-  readonly sha: string;
-
-  constructor(
-    readonly name: string,
-    readonly source: string,
-  ) {
-    this.sha = createHash('sha1').update(source).digest('hex');
-  }
-
-  /** EVALSHA, falling back to EVAL once when the server has not cached the script (a restart). */
-  async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
-    try {
-      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-      return redis.eval(this.source, keys.length, ...keys, ...args);
-    }
-  }
-}
+import { LuaScript } from '../lua.ts';
 
 const read = (file: string) => readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
 const common = read('common.lua');
-const load = (name: string) => new LuaScript(name, `${common}\n${read(`${name}.lua`)}`);
+const load = (name: string) => new LuaScript(`${common}\n${read(`${name}.lua`)}`, name);
 
 export const scripts = {
   reserve: load('reserve'),

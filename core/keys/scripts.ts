@@ -1,25 +1,7 @@
 // The atomic steps of the key lifecycle. Each script touches only keys under one account's hash tag
 // (`{a:<id>}`) so it runs unchanged on Redis Cluster; the global `mp:keyhash:*` lookup lives in
 // another slot and is written around the script by the caller (see store.ts for the ordering).
-import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
-
-export class LuaScript {
-  readonly sha: string;
-  constructor(readonly source: string) {
-    this.sha = createHash('sha1').update(source).digest('hex');
-  }
-
-  /** EVALSHA, falling back to EVAL once when the server has not cached the script yet. */
-  async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
-    try {
-      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-      return redis.eval(this.source, keys.length, ...keys, ...args);
-    }
-  }
-}
+import { LuaScript } from '../lua.ts';
 
 /**
  * KEYS: keys set, key hash, key names, had-key flag.
