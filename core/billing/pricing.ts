@@ -15,8 +15,21 @@ interface TokenRates {
   output: bigint;
 }
 
-/** Nano per 1M tokens. Cached input defaults to the input price, output to 0 (embeddings). */
+// Parsed once per price object: catalogue prices are never mutated (a catalogue change brings new
+// objects), and the hot path prices every request twice (hold, then settle).
+const rateCache = new WeakMap<TokenPrice, TokenRates>();
+
 function rates(price: TokenPrice): TokenRates {
+  let r = rateCache.get(price);
+  if (r === undefined) {
+    r = parseRates(price);
+    rateCache.set(price, r);
+  }
+  return r;
+}
+
+/** Nano per 1M tokens. Cached input defaults to the input price, output to 0 (embeddings). */
+function parseRates(price: TokenPrice): TokenRates {
   const input = BigInt(parseDecimalToNano(price.input));
   return {
     input,

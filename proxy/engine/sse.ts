@@ -23,6 +23,16 @@ export function findBlankLine(buf: Uint8Array, from = 0): number {
   return -1;
 }
 
+/** findBlankLine for a buffer known to hold no CR from `from` on: native scans for `\n\n`. */
+function findLfBlankLine(buf: Buffer, from: number): number {
+  let i = buf.indexOf(LF, from);
+  while (i !== -1 && i < buf.length - 1) {
+    if (buf[i + 1] === LF) return i + 2;
+    i = buf.indexOf(LF, i + 1);
+  }
+  return -1;
+}
+
 /** Layer 1: bytes in, complete event blocks out. */
 export class SseBlockSplitter {
   private pending: Buffer = Buffer.alloc(0);
@@ -30,13 +40,22 @@ export class SseBlockSplitter {
   push(chunk: Uint8Array): Buffer[] {
     // Rescan the last 3 buffered bytes: a `\r\n\r\n` may straddle the chunk boundary.
     const scanFrom = Math.max(0, this.pending.length - 3);
-    let buf = this.pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.pending, chunk]);
+    // A view of the chunk, not a copy: stream chunks are never reused by their producer, and the
+    // usual chunk ends on a frame boundary, so nothing of it is kept past this call.
+    let buf =
+      this.pending.length === 0
+        ? Buffer.isBuffer(chunk)
+          ? chunk
+          : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+        : Buffer.concat([this.pending, chunk]);
     const blocks: Buffer[] = [];
-    let end = findBlankLine(buf, scanFrom);
+    // The usual engine writes LF only: then only `\n\n` can end a block, found by native scans.
+    const lfOnly = buf.indexOf(CR, scanFrom) === -1;
+    let end = lfOnly ? findLfBlankLine(buf, scanFrom) : findBlankLine(buf, scanFrom);
     while (end !== -1) {
       blocks.push(buf.subarray(0, end));
       buf = buf.subarray(end);
-      end = findBlankLine(buf);
+      end = lfOnly ? findLfBlankLine(buf, 0) : findBlankLine(buf);
     }
     this.pending = buf;
     return blocks;
@@ -53,6 +72,12 @@ export class SseBlockSplitter {
 /** Layer 2: one complete block (never split inside a character) into its lines. */
 export function blockLines(block: Uint8Array): string[] {
   const text = Buffer.from(block.buffer, block.byteOffset, block.byteLength).toString('utf8');
+  if (text.indexOf('\r') === -1) {
+    // The usual block (LF only): a native split, minus the empty piece after a final LF.
+    const lines = text.split('\n');
+    if (lines[lines.length - 1] === '') lines.pop();
+    return lines;
+  }
   const lines: string[] = [];
   let start = 0;
   for (let i = 0; i < text.length; i++) {
