@@ -3,117 +3,23 @@
 // Each server runs in its own process; the load generator runs here. Whole run < 2 minutes.
 //   npx tsx bench/proxy/run.ts            (writes bench/out/proxy.md and prints the table; the curated
 //                                          history stays in bench/proxy/RESULTS.md and bench/RESULTS.md)
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { Accounts } from '../../core/accounts.ts';
-import { Metering } from '../../core/billing/index.ts';
-import { CatalogueStore } from '../../core/catalogue/index.ts';
-import { ApiKeys } from '../../core/keys/index.ts';
-import { freePort, startRedis } from '../../test/helpers/redis.ts';
 import { type LatencyResult, probeLatency } from './latency.ts';
+import { root, type Stack, startStack } from './stack.ts';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const MODEL = 'bench/model';
 const LOAD_S = Number(process.env.BENCH_SECONDS ?? 5);
 const PROBE_MS = Number(process.env.BENCH_PROBE_MS ?? 3000);
-const children: ChildProcess[] = [];
 
-function tsx(
-  file: string,
-  args: string[],
-  env: Record<string, string> = {},
-  nodeArgs: string[] = [],
-): ChildProcess {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', file, ...args], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(child);
-  return child;
-}
-
-async function waitUp(url: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error(`${url} never came up`);
-}
-
-let stopRedis: (() => Promise<void>) | undefined;
+let stack: Stack | undefined;
 
 async function main() {
-  const redis = await startRedis();
-  stopRedis = () => redis.stop();
-  const kek = randomBytes(32).toString('hex');
-  const [simPort, barePort, proxyPort] = [await freePort(), await freePort(), await freePort()];
-  const sim = `http://127.0.0.1:${simPort}`;
-  const r = redis.client();
-  await new CatalogueStore(r).put({
-    id: MODEL,
-    kind: 'chat',
-    pricing: { USD: { input: '0.15', cachedInput: '0.075', output: '0.6' } },
-    endpoints: [{ url: sim }],
-    created: 1,
-  });
-  const account = await new Accounts(r).create({ name: 'bench', country: 'US' });
-  await new Metering(r).topUp({ accountId: account.id, topUpId: 'bench', amount: 5_000_000_000_000_000 });
-  const { secret } = await new ApiKeys(r, { brand: 'service', kek: Buffer.from(kek, 'hex') }).create(
-    account.id,
-    {
-      name: 'bench',
-    },
+  stack = await startStack(
+    process.env.BENCH_PROFILE ? { profile: { dir: process.env.BENCH_PROFILE, target: 'proxy' } } : {},
   );
-
-  tsx('engines/simulator/main.ts', [
-    '--port',
-    String(simPort),
-    '--ttft-ms',
-    '0',
-    '--itl-ms',
-    '0',
-    '--models',
-    MODEL,
-  ]);
-  tsx('bench/proxy/bare.ts', ['--port', String(barePort), '--upstream', sim]);
-  tsx(
-    'proxy/main.ts',
-    [],
-    {
-      REDIS_URL: redis.url,
-      MODELPLANE_KEK: kek,
-      PROXY_HOST: '127.0.0.1',
-      PROXY_PORT: String(proxyPort),
-      LOG_LEVEL: 'warn',
-    },
-    process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [],
-  );
-  const targets = [
-    { name: '(a) simulator', url: sim },
-    { name: '(b) bare pass-through', url: `http://127.0.0.1:${barePort}` },
-    { name: '(c) full proxy', url: `http://127.0.0.1:${proxyPort}` },
-  ];
-  await Promise.all(targets.map((t) => waitUp(`${t.url}/v1/models`)));
-
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${secret}` };
-  const messages = [{ role: 'user', content: 'Say hello to the benchmark in a few words.' }];
-  const plain = JSON.stringify({ model: MODEL, messages, max_tokens: 16 });
-  const streamed = JSON.stringify({
-    model: MODEL,
-    messages,
-    max_tokens: 16,
-    stream: true,
-    stream_options: { include_usage: true },
-  });
+  const targets = [stack.sim, stack.bare, stack.proxy];
+  const { headers, plain, streamed } = stack;
 
   const load = async (url: string, body: string, connections: number, seconds: number) => {
     const res = await autocannon({
@@ -192,7 +98,6 @@ main()
     process.exitCode = 1;
   })
   .finally(async () => {
-    for (const c of children) c.kill('SIGTERM');
-    await stopRedis?.().catch(() => {});
+    await stack?.stop();
     setTimeout(() => process.exit(), 500).unref();
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blockLines, decodeEvent, SseBlockSplitter, type SseEvent, sseEvents } from './sse.ts';
+import { blockLines, decodeBlock, decodeEvent, SseBlockSplitter, type SseEvent, sseEvents } from './sse.ts';
 
 async function collect(chunks: (string | Uint8Array)[]): Promise<SseEvent[]> {
   async function* gen() {
@@ -64,5 +64,14 @@ describe('SSE decoding in layers', () => {
     expect(blockLines(Buffer.from('a\r\nb\rc\nd'))).toEqual(['a', 'b', 'c', 'd']);
     expect(decodeEvent(['data'])).toEqual({ event: null, data: '' });
     expect(decodeEvent([':only a comment'])).toBeNull();
+  });
+});
+
+describe('decodeBlock', () => {
+  it('a lone CR inside a data line still ends the line (the single-line shortcut is not taken)', () => {
+    expect(decodeBlock(Buffer.from('data: a\rb\n\n'))).toEqual({ event: null, data: 'a' });
+    expect(decodeBlock(Buffer.from('data: {"a":1}\n\n'))).toEqual({ event: null, data: '{"a":1}' });
+    expect(decodeBlock(Buffer.from('event: x\ndata: 1\n\n'))).toEqual({ event: 'x', data: '1' });
+    expect(decodeBlock(Buffer.from('data:1\n\n'))).toEqual({ event: null, data: '1' });
   });
 });

@@ -109,20 +109,52 @@ export function decodeEvent(lines: string[]): SseEvent | null {
   return { event, data: data.join('\n') };
 }
 
+const DATA_PREFIX = Buffer.from('data: ');
+
+/**
+ * Layers 2 and 3 for one block. The usual engine block is a single `data: …` line: its data is
+ * sliced straight out of the bytes, the same event the general path would decode.
+ */
+export function decodeBlock(block: Buffer): SseEvent | null {
+  const n = block.length;
+  if (
+    n >= 8 &&
+    block[n - 1] === LF &&
+    block.indexOf(LF) === n - 2 &&
+    block.indexOf(CR) === -1 &&
+    block.compare(DATA_PREFIX, 0, 6, 0, 6) === 0
+  ) {
+    return { event: null, data: block.toString('utf8', 6, n - 2) };
+  }
+  return decodeEvent(blockLines(block));
+}
+
+/** All layers in push mode: engine chunks in, the events they complete out, synchronously. */
+export class SseDecoder {
+  private readonly splitter = new SseBlockSplitter();
+
+  push(chunk: Uint8Array): SseEvent[] {
+    const events: SseEvent[] = [];
+    for (const block of this.splitter.push(chunk)) {
+      const ev = decodeBlock(block);
+      if (ev) events.push(ev);
+    }
+    return events;
+  }
+
+  /** At the end of the body: a final event without its blank line, if any. */
+  flush(): SseEvent | null {
+    const rest = this.splitter.flush();
+    return rest ? decodeBlock(rest) : null;
+  }
+}
+
 /** All layers: an engine body into events, as they complete. */
 export async function* sseEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  const splitter = new SseBlockSplitter();
-  for await (const chunk of body) {
-    for (const block of splitter.push(chunk)) {
-      const ev = decodeEvent(blockLines(block));
-      if (ev) yield ev;
-    }
-  }
-  const rest = splitter.flush();
-  if (rest) {
-    const ev = decodeEvent(blockLines(rest));
-    if (ev) yield ev;
-  }
+  const decoder = new SseDecoder();
+  for await (const chunk of body) yield* decoder.push(chunk);
+  const last = decoder.flush();
+  if (last) yield last;
 }
 
 /** One outgoing frame. */

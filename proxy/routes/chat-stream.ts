@@ -1,5 +1,6 @@
-// Relaying an engine's chat stream (CHAT-2..4). Frames pass through as they arrive (each one is
-// parsed only to learn usage, echo the canonical model and drop usage the client did not ask for).
+// Relaying an engine's chat stream (CHAT-2..4). Frames pass through as they arrive, handled
+// synchronously per engine read (engine/events.ts) and rewritten only to learn usage, echo the
+// canonical model and drop usage the client did not ask for (dialects/openai/chunks.ts).
 // The response head is written only once the engine's first frame is in hand, so an engine that
 // dies before it is retried elsewhere or answered with a real 500; after the first frame a failure
 // keeps status 200 and ends with an in-band error frame that the openai SDKs raise. Whatever ends
@@ -12,15 +13,16 @@ import { KeyInvalidatedError } from '../auth/key-cache.ts';
 import { estimatedUsage, type TextCharge, type TextUsage, usageFromEngine } from '../billing/text-charge.ts';
 import type { ProxyContext } from '../context.ts';
 import { errorBody } from '../dialects/index.ts';
-import { clientChunk, hasContent } from '../dialects/openai/chunks.ts';
+import { clientChunk, frameView, hasContent, relayFrame } from '../dialects/openai/chunks.ts';
 import type { EngineCall, EngineDeps } from '../engine/call.ts';
-import { DONE_FRAME, dataFrame, type SseEvent, sseEvents } from '../engine/sse.ts';
+import { EngineEvents } from '../engine/events.ts';
+import { DONE_FRAME, dataFrame } from '../engine/sse.ts';
 import type { ChatCompletionRequest } from '../schemas/openai.ts';
 import { ClientClosedError, type RequestAbort } from './abort.ts';
 
 export interface StreamStart {
   call: EngineCall;
-  events: AsyncIterator<SseEvent>;
+  events: EngineEvents;
   first: Record<string, unknown>;
   /** performance.now() when the first frame arrived from the engine. */
   firstAt: number;
@@ -35,15 +37,15 @@ export async function firstStreamEvent(
 ): Promise<StreamStart> {
   for (;;) {
     const call = await open(); // throws once every allowed endpoint was tried
-    const events = sseEvents(call.body)[Symbol.asyncIterator]();
+    const events = new EngineEvents(call.body);
     const close = () => {
       call.body.destroy();
       call.release();
     };
     try {
-      const r = await events.next();
-      if (r.done || r.value.data === '[DONE]') throw new Error('engine stream ended before its first frame');
-      const first = parseChunk(r.value.data);
+      const ev = await events.next();
+      if (ev === null || ev.data === '[DONE]') throw new Error('engine stream ended before its first frame');
+      const first = parseChunk(ev.data);
       if (first.error !== undefined) throw new Error(`engine error frame: ${JSON.stringify(first.error)}`);
       return { call, events, first, firstAt: performance.now(), close };
     } catch (err) {
@@ -79,11 +81,14 @@ export async function relayStream(
 ): Promise<void> {
   const { start, abort, charge, entry } = a;
   const includeUsage = a.body.stream_options?.include_usage === true;
-  const view = {
-    model: entry.id,
-    includeUsage,
-    continuousUsage: includeUsage && a.body.stream_options?.continuous_usage_stats === true,
-  };
+  const view = frameView(
+    {
+      model: entry.id,
+      includeUsage,
+      continuousUsage: includeUsage && a.body.stream_options?.continuous_usage_stats === true,
+    },
+    entry.servedName ?? entry.id,
+  );
   const res = reply.raw;
   reply.hijack();
   res.writeHead(200, {
@@ -93,57 +98,78 @@ export async function relayStream(
     'x-accel-buffering': 'no',
   });
 
-  // Frames that arrive in one engine read leave in one socket write: corked until the tick ends.
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    res.uncork();
-  };
-  const write = (frame: string): boolean => {
-    if (!corked) {
-      corked = true;
-      res.cork();
-      process.nextTick(uncork);
-    }
-    return res.write(frame);
-  };
-
   let usage: TextUsage | null = usageFromEngine(start.first.usage);
   let contentFrames = hasContent(start.first) ? 1 : 0;
+  // The frames made from one engine read leave in one socket write.
+  let pending = '';
   const firstOut = clientChunk(start.first, view);
-  if (firstOut !== null) write(dataFrame(firstOut));
+  if (firstOut !== null) pending = dataFrame(firstOut);
   observeFirstFrame(ctx, request, reply, start);
 
-  let sawDone = false;
-  let failure: unknown = null;
-  try {
-    for (;;) {
-      const r = await start.events.next();
-      if (r.done) throw new Error('engine stream ended without [DONE]');
-      if (r.value.data === '[DONE]') {
-        sawDone = true;
-        break;
-      }
-      const chunk = parseChunk(r.value.data);
-      if (chunk.error !== undefined) throw new Error(`engine error frame: ${JSON.stringify(chunk.error)}`);
-      usage = usageFromEngine(chunk.usage) ?? usage;
-      if (hasContent(chunk)) contentFrames++;
-      const out = clientChunk(chunk, view);
-      if (out !== null && !write(dataFrame(out))) await drained(res);
+  const frame = (data: string): void => {
+    const fast = relayFrame(data, view);
+    if (fast !== undefined) {
+      usage = usageFromEngine(fast.usage) ?? usage;
+      if (fast.out !== null) pending += dataFrame(fast.out);
+      return;
     }
-  } catch (err) {
-    failure = err;
-  } finally {
-    if (sawDone) drainAfterDone(start);
-    else start.close();
-    abort.dispose();
-  }
+    const chunk = parseChunk(data);
+    if (chunk.error !== undefined) throw new Error(`engine error frame: ${JSON.stringify(chunk.error)}`);
+    usage = usageFromEngine(chunk.usage) ?? usage;
+    if (hasContent(chunk)) contentFrames++;
+    const out = clientChunk(chunk, view);
+    if (out !== null) pending += dataFrame(out);
+  };
+  const flush = (): void => {
+    if (pending === '' || res.destroyed) return;
+    const ok = res.write(pending);
+    pending = '';
+    if (!ok) {
+      start.events.pause();
+      res.once('drain', () => start.events.resume());
+    }
+  };
+
+  // Resolves once: [DONE], the body's end or failure (an abort fails the body too), a bad frame.
+  const outcome = await new Promise<{ sawDone: boolean; failure: unknown }>((resolve) => {
+    let over = false;
+    const finish = (sawDone: boolean, failure: unknown) => {
+      if (over) return;
+      over = true;
+      resolve({ sawDone, failure });
+    };
+    flush();
+    start.events.listen({
+      event: (ev) => {
+        if (over) return;
+        if (ev.data === '[DONE]') return finish(true, null);
+        try {
+          frame(ev.data);
+        } catch (err) {
+          finish(false, err);
+        }
+      },
+      batchEnd: () => {
+        if (!over) flush();
+      },
+      end: () => finish(false, new Error('engine stream ended without [DONE]')),
+      error: (err) => finish(false, err),
+    });
+  });
+  const { sawDone, failure } = outcome;
+  // After [DONE] the engine's body is left to finish on its own, so its connection is reused
+  // (destroying an unfinished body closes the socket); the endpoint slot is freed now.
+  if (sawDone) {
+    start.call.release();
+    start.events.resume(); // paused for a slow client: let the engine finish
+  } else start.close();
+  abort.dispose();
 
   const reason = abort.signal.aborted ? abort.signal.reason : null;
   if (reason instanceof ClientClosedError || res.destroyed) {
     request.log.info('client closed the stream');
   } else if (sawDone) {
-    res.end(DONE_FRAME);
+    res.end(`${pending}${DONE_FRAME}`);
   } else {
     const err =
       reason instanceof KeyInvalidatedError
@@ -153,7 +179,7 @@ export async function relayStream(
       request.log.error({ err: failure }, 'stream failed after its first frame');
       ctx.metrics.engineErrors.inc({ model: entry.id, kind: 'stream' });
     }
-    res.end(dataFrame(JSON.stringify(errorBody('openai', err, request.id))));
+    res.end(`${pending}${dataFrame(JSON.stringify(errorBody('openai', err, request.id)))}`);
   }
   await charge.settle(usage ?? estimatedUsage(a.promptBytes, contentFrames));
 }
@@ -170,33 +196,4 @@ function observeFirstFrame(
   request.observedTtfb = true;
   ctx.metrics.ttfb.observe({ route, model: request.metricModel }, ttfbMs / 1000);
   ctx.metrics.overhead.observe({ route }, Math.max(0, ttfbMs - engineTtfbMs) / 1000);
-}
-
-/**
- * After [DONE] the engine's response is complete, but its end may not have been read yet. Reading
- * it (rather than destroying the body) keeps the engine connection alive for the next request:
- * destroying an unfinished undici body aborts the request, closes the socket and builds an error
- * with a stack trace — a tenth of the proxy's CPU on short streams. The endpoint slot is freed now.
- */
-function drainAfterDone(start: StreamStart): void {
-  start.call.release();
-  start.events.next().then(
-    (r) => {
-      if (!r.done) start.close(); // more after [DONE]: not worth reading
-    },
-    () => start.close(),
-  );
-}
-
-/** Resolves when the socket can take more, or is gone (then the engine body read fails next). */
-function drained(res: NodeJS.WritableStream & { once: NodeJS.EventEmitter['once'] }): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.removeListener('drain', done);
-      res.removeListener('close', done);
-      resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-  });
 }

@@ -95,8 +95,7 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
         run: async (out, signal) => readCompletion(await startCall(out, signal)),
         discard: () => {},
       });
-      result.json.model = entry.id;
-      reply.send(result.json);
+      reply.type('application/json').send(completionText(result, entry.id));
       abort.dispose();
       void charge.settle(result.usage ?? estimatedUsage(promptBytes, 0));
       return reply;
@@ -115,20 +114,33 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
 }
 
 interface Completion {
+  text: string;
   json: Record<string, unknown>;
   usage: TextUsage | null;
 }
 
 async function readCompletion(call: EngineCall): Promise<Completion> {
   try {
-    const json = (await call.body.json()) as Record<string, unknown>;
-    if (typeof json !== 'object' || json === null) throw new Error('engine sent a non-object');
-    return { json, usage: usageFromEngine(json.usage) };
+    const text = await call.body.text();
+    const json = JSON.parse(text) as Record<string, unknown>;
+    if (typeof json !== 'object' || json === null || Array.isArray(json))
+      throw new Error('engine sent a non-object');
+    return { text, json, usage: usageFromEngine(json.usage) };
   } catch (err) {
     throw new ApiError('server_error', 'The engine sent an unreadable response.', { cause: err });
   } finally {
     call.release();
   }
+}
+
+/**
+ * The client's body: the engine's own bytes when they already name the canonical model (no
+ * re-serialization), else the parsed completion with the model echoed as the catalogue spells it.
+ */
+function completionText(c: Completion, model: string): string {
+  if (c.json.model === model) return c.text;
+  c.json.model = model;
+  return JSON.stringify(c.json);
 }
 
 /** The error to answer with when the call failed before anything was sent. */

@@ -81,7 +81,7 @@ async function readEmbeddings(
   call: EngineCall,
 ): Promise<{ json: Record<string, unknown>; usage: TextUsage }> {
   try {
-    const json = (await call.body.json()) as Record<string, unknown>;
+    const json = JSON.parse(await call.body.text()) as Record<string, unknown>;
     const usage = usageFromEngine(json.usage);
     if (!Array.isArray(json.data) || usage === null) throw new Error('engine response lacks data or usage');
     // Embeddings have no output tokens and no prompt cache pricing.

@@ -1,9 +1,10 @@
 // Chat completions and embeddings through the proxy (CHAT-1..4, EMB-1, EMB-2, KEY-5 mid-stream),
 // with the official openai SDK against the real proxy, Redis and simulator.
+import { request as httpRequest } from 'node:http';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageRecords } from '../../core/usage.ts';
-import { CHAT_MODEL, EMBED_MODEL, type Harness, startHarness } from './harness.ts';
+import { ALIAS_MODEL, CHAT_MODEL, EMBED_MODEL, type Harness, startHarness } from './harness.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -196,6 +197,91 @@ describe('chat completions', () => {
     const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
     expect(rec!.outputTokens).toBeGreaterThan(0);
     expect(rec!.outputTokens).toBeLessThan(200);
+  });
+});
+
+describe('relaying', () => {
+  it('CHAT-1 CHAT-3 a model the engine serves under another name is echoed by its catalogue id, streamed or not', async () => {
+    const plain = await h
+      .client()
+      .chat.completions.create({ model: ALIAS_MODEL, messages: user('Hi'), max_tokens: 4 });
+    expect(plain.model).toBe(ALIAS_MODEL);
+    for (const stream_options of [
+      undefined,
+      { include_usage: true },
+      { include_usage: true, continuous_usage_stats: true },
+    ]) {
+      const text = await rawStream({
+        model: ALIAS_MODEL,
+        messages: user('Hi'),
+        stream: true,
+        max_tokens: 4,
+        stream_options,
+      });
+      const chunks = text
+        .split('\n\n')
+        .filter((f) => f && f !== 'data: [DONE]')
+        .map((f) => JSON.parse(f.slice(6)));
+      expect(chunks.length).toBeGreaterThan(2);
+      for (const c of chunks) expect(c.model).toBe(ALIAS_MODEL);
+      const withUsage = chunks.filter((c) => c.usage != null);
+      if (stream_options === undefined) expect(chunks.some((c) => 'usage' in c)).toBe(false);
+      else if (stream_options.continuous_usage_stats) expect(withUsage.length).toBe(chunks.length);
+      else expect(withUsage.length).toBe(1);
+    }
+  });
+
+  it('CHAT-2 a client that stops reading for a while still gets every frame in order, billed exactly', async () => {
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ itlMs: 0 });
+    let text = '';
+    try {
+      // About 1,000 frames generated at once while the client reads nothing for 300 ms: the
+      // proxy's socket fills and it must pause the engine, then resume it, losing nothing.
+      const body = JSON.stringify({
+        model: CHAT_MODEL,
+        messages: user('Tell a long story'),
+        stream: true,
+        n: 4,
+        max_tokens: 256,
+        ignore_eos: true,
+        stream_options: { include_usage: true },
+      });
+      text = await new Promise<string>((resolve, reject) => {
+        const req = httpRequest(
+          `${h.baseURL}/chat/completions`,
+          {
+            method: 'POST',
+            headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.pause();
+            setTimeout(() => res.resume(), 300);
+            let out = '';
+            res.setEncoding('utf8');
+            res.on('data', (c: string) => {
+              out += c;
+            });
+            res.on('end', () => resolve(out));
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    } finally {
+      for (const s of h.sims) s.setOptions({ itlMs: 1 });
+    }
+    const frames = text.split('\n\n').filter(Boolean);
+    expect(frames.at(-1)).toBe('data: [DONE]');
+    const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.slice(6)));
+    const usage = chunks.at(-1).usage;
+    expect(usage.completion_tokens).toBe(4 * 256);
+    const content = chunks.filter((c) => c.choices[0]?.delta?.content);
+    expect(content.length).toBe(4 * 256);
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec!.outputTokens).toBe(4 * 256);
   });
 });
 

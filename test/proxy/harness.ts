@@ -15,6 +15,7 @@ import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 export const CHAT_MODEL = 'Org/Chat-Model';
 export const EMBED_MODEL = 'Embed/Small-v1';
+export const ALIAS_MODEL = 'Org/Served-Alias';
 
 export interface Harness {
   redis: TestRedis;
@@ -73,6 +74,15 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       tags: ['chat', 'tools'],
       capabilities: { tools: true, vision: false, edit: false, imageToVideo: false },
       maxOutputTokens: 256,
+      endpoints,
+      created,
+    },
+    {
+      // The engines know this model by another name (the operator's servedName).
+      id: ALIAS_MODEL,
+      servedName: CHAT_MODEL,
+      kind: 'chat',
+      pricing: { USD: { input: '1', output: '2' } },
       endpoints,
       created,
     },

@@ -1,7 +1,7 @@
 // The catalogue through the proxy (CAT-1..7), with the official openai SDK as the client.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHAT_MODEL, EMBED_MODEL, type Harness, startHarness } from './harness.ts';
+import { ALIAS_MODEL, CHAT_MODEL, EMBED_MODEL, type Harness, startHarness } from './harness.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -23,7 +23,7 @@ async function status404(p: Promise<unknown>) {
 describe('GET /v1/models', () => {
   it('CAT-1 lists the live catalogue with id, object, created, owned_by, region, tags', async () => {
     const list = await h.client().models.list();
-    expect(list.data.map((m) => m.id)).toEqual([EMBED_MODEL, CHAT_MODEL]);
+    expect(list.data.map((m) => m.id)).toEqual([EMBED_MODEL, CHAT_MODEL, ALIAS_MODEL]);
     expect(list.data[1]).toEqual({
       id: CHAT_MODEL,
       object: 'model',

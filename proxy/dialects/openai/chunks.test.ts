@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientChunk, hasContent } from './chunks.ts';
+import { clientChunk, frameView, hasContent, relayFrame } from './chunks.ts';
 
 const content = () => ({
   id: 'c1',
@@ -38,5 +38,43 @@ describe('clientChunk', () => {
     expect(hasContent(usageOnly())).toBe(false);
     expect(hasContent({ choices: [{ delta: { role: 'assistant', content: '' } }] })).toBe(false);
     expect(hasContent({ choices: [{ delta: { tool_calls: [{ index: 0 }] } }] })).toBe(true);
+  });
+});
+
+describe('relayFrame (the fast path) gives the frame clientChunk gives', () => {
+  const frames = [
+    // the simulator's and vLLM's shape
+    '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"served-name","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}',
+    // content that looks like keys (escaped quotes in JSON strings)
+    '{"id":"c1","model":"served-name","choices":[{"index":0,"delta":{"content":"\\",\\"usage\\":{} \\"model\\":\\"x\\" \\"error\\""}}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":3}}}',
+  ];
+  const views = [
+    { model: 'Org/Model', includeUsage: false, continuousUsage: false },
+    { model: 'Org/Model', includeUsage: true, continuousUsage: false },
+    { model: 'Org/Model', includeUsage: true, continuousUsage: true },
+    { model: 'served-name', includeUsage: true, continuousUsage: true },
+  ];
+  it.each(frames.flatMap((f) => views.map((v) => [f, v] as const)))('CHAT-3 %s %o', (frame, view) => {
+    const fast = relayFrame(frame, frameView(view, 'served-name'));
+    expect(fast).toBeDefined();
+    const slow = clientChunk(JSON.parse(frame), view);
+    expect(JSON.parse(fast!.out!)).toEqual(JSON.parse(slow!));
+    expect(fast!.usage).toEqual(JSON.parse(frame).usage);
+  });
+
+  it.each([
+    ['usage-only frame', JSON.stringify(usageOnly())],
+    ['usage not last', '{"model":"served-name","usage":{"prompt_tokens":1},"choices":[]}'],
+    ['usage null', '{"model":"served-name","choices":[{"delta":{"content":"a"}}],"usage":null}'],
+    ['no usage', '{"model":"served-name","choices":[{"delta":{"content":"a"}}]}'],
+    ['nested usage first', '{"model":"served-name","x":{"usage":{}},"usage":{"prompt_tokens":1}}'],
+    ['another model name', '{"model":"other","choices":[],"usage":{"prompt_tokens":1}}'],
+    ['model name prefix only', '{"model":"served-name-2","choices":[{}],"usage":{"prompt_tokens":1}}'],
+    ['error frame', '{"model":"served-name","error":{"message":"x"},"usage":{"prompt_tokens":1}}'],
+    ['spaces', '{"model": "served-name", "choices": [{}], "usage": {"prompt_tokens": 1}}'],
+    ['broken usage', '{"model":"served-name","choices":[{}],"usage":{"prompt_tokens":1}'],
+  ])('declines %s (the parsing path takes it)', (_, frame) => {
+    const view = { model: 'Org/Model', includeUsage: true, continuousUsage: false };
+    expect(relayFrame(frame, frameView(view, 'served-name'))).toBeUndefined();
   });
 });

@@ -1,0 +1,155 @@
+// The three targets of the proxy benchmark, each in its own process: (a) the simulator, (b) the bare
+// fastify + undici pass-through, (c) the full proxy on its own Redis with a funded account and key.
+// Shared by run.ts (throughput and latency) and cpu.ts (CPU per request of each process).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Accounts } from '../../core/accounts.ts';
+import { Metering } from '../../core/billing/index.ts';
+import { CatalogueStore } from '../../core/catalogue/index.ts';
+import { ApiKeys } from '../../core/keys/index.ts';
+import { freePort, startRedis } from '../../test/helpers/redis.ts';
+
+export const root = fileURLToPath(new URL('../../', import.meta.url));
+export const MODEL = 'bench/model';
+
+export interface Target {
+  name: string;
+  url: string;
+  pid: number;
+}
+
+export interface Stack {
+  sim: Target;
+  bare: Target;
+  proxy: Target;
+  /** The proxy's Redis server. */
+  redisPid: number;
+  headers: Record<string, string>;
+  /** Request bodies: a short chat completion, and the same streamed with usage. */
+  plain: string;
+  streamed: string;
+  stop(): Promise<void>;
+}
+
+function tsx(
+  children: ChildProcess[],
+  file: string,
+  args: string[],
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): ChildProcess {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', file, ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(child);
+  return child;
+}
+
+async function waitUp(url: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`${url} never came up`);
+}
+
+export interface StackOptions {
+  proxyEnv?: Record<string, string>;
+  /** Writes a V8 CPU profile of the proxy (or the bare pass-through) into `dir` when it exits. */
+  profile?: { dir: string; target: 'proxy' | 'bare' };
+}
+
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  const children: ChildProcess[] = [];
+  const redis = await startRedis();
+  const stop = async () => {
+    // Servers first (the proxy gives its leases back to Redis on the way out), then Redis.
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            if (c.exitCode !== null || c.signalCode !== null) return resolve();
+            c.once('exit', () => resolve());
+            c.kill('SIGTERM');
+          }),
+      ),
+    );
+    await redis.stop().catch(() => {});
+  };
+  try {
+    const kek = randomBytes(32).toString('hex');
+    const [simPort, barePort, proxyPort] = [await freePort(), await freePort(), await freePort()];
+    const simUrl = `http://127.0.0.1:${simPort}`;
+    const r = redis.client();
+    await new CatalogueStore(r).put({
+      id: MODEL,
+      kind: 'chat',
+      pricing: { USD: { input: '0.15', cachedInput: '0.075', output: '0.6' } },
+      endpoints: [{ url: simUrl }],
+      created: 1,
+    });
+    const account = await new Accounts(r).create({ name: 'bench', country: 'US' });
+    await new Metering(r).topUp({ accountId: account.id, topUpId: 'bench', amount: 5_000_000_000_000_000 });
+    const keys = new ApiKeys(r, { brand: 'service', kek: Buffer.from(kek, 'hex') });
+    const { secret } = await keys.create(account.id, { name: 'bench' });
+    const redisPid = Number(/process_id:(\d+)/.exec(await r.info('server'))?.[1]);
+
+    const simArgs = ['--port', String(simPort), '--ttft-ms', '0', '--itl-ms', '0', '--models', MODEL];
+    const sim = tsx(children, 'engines/simulator/main.ts', simArgs);
+    const prof = (t: 'proxy' | 'bare') =>
+      opts.profile?.target === t ? ['--cpu-prof', `--cpu-prof-dir=${opts.profile.dir}`] : [];
+    const bareArgs = ['--port', String(barePort), '--upstream', simUrl];
+    const bare = tsx(children, 'bench/proxy/bare.ts', bareArgs, {}, prof('bare'));
+    const proxy = tsx(
+      children,
+      'proxy/main.ts',
+      [],
+      {
+        REDIS_URL: redis.url,
+        MODELPLANE_KEK: kek,
+        PROXY_HOST: '127.0.0.1',
+        PROXY_PORT: String(proxyPort),
+        LOG_LEVEL: 'warn',
+        ...opts.proxyEnv,
+      },
+      prof('proxy'),
+    );
+    const target = (name: string, url: string, child: ChildProcess): Target => ({
+      name,
+      url,
+      pid: child.pid ?? 0,
+    });
+    const stack: Stack = {
+      sim: target('(a) simulator', simUrl, sim),
+      bare: target('(b) bare pass-through', `http://127.0.0.1:${barePort}`, bare),
+      proxy: target('(c) full proxy', `http://127.0.0.1:${proxyPort}`, proxy),
+      redisPid,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+      plain: JSON.stringify({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Say hello to the benchmark in a few words.' }],
+        max_tokens: 16,
+      }),
+      streamed: JSON.stringify({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Say hello to the benchmark in a few words.' }],
+        max_tokens: 16,
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+      stop,
+    };
+    await Promise.all([stack.sim, stack.bare, stack.proxy].map((t) => waitUp(`${t.url}/v1/models`)));
+    return stack;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
