@@ -152,6 +152,24 @@ describe('errors and headers', () => {
     expect(ok.headers.get('access-control-expose-headers')).toContain('x-request-id');
     const other = await raw('/models', { headers: { ...bearer(h.secret), origin: 'http://evil.test' } });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = (origin: string) =>
+      raw('/chat/completions', {
+        method: 'OPTIONS',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,content-type,x-stainless-os',
+        },
+      });
+    const pre = await preflight('http://console.test');
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-origin')).toBe('http://console.test');
+    expect(pre.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(pre.headers.get('access-control-allow-headers')).toBe('authorization,content-type,x-stainless-os');
+    expect(pre.headers.get('access-control-allow-credentials')).toBeNull();
+    const evil = await preflight('http://evil.test');
+    expect(evil.headers.get('access-control-allow-origin')).toBeNull();
+    expect(evil.headers.get('access-control-allow-headers')).toBeNull();
   });
 
   it.each([
