@@ -1,6 +1,7 @@
 // runUnderHold's concurrent path: the engine attempt's signal follows the request's (a client that
 // leaves mid-stream must stop the engine call) and a short reservation cancels the attempt.
 import { describe, expect, it } from 'vitest';
+import { Cancel } from '../engine/cancel.ts';
 import { ReservationShortError, runUnderHold } from './hold-gate.ts';
 import type { Reservation, TextCharge } from './text-charge.ts';
 
@@ -13,13 +14,13 @@ function charge(reservation: Promise<Reservation>): TextCharge {
 }
 
 describe('runUnderHold (concurrent reserve)', () => {
-  it('the attempt signal aborts when the request aborts, also after the call was returned', async () => {
-    const request = new AbortController();
-    let seen: AbortSignal | undefined;
+  it('the attempt cancel aborts when the request aborts, also after the call was returned', async () => {
+    const request = new Cancel();
+    let seen: Cancel | undefined;
     const signal = await runUnderHold(
       charge(Promise.resolve({ ok: true, held: 10, coveredTokens: 5 })),
       5,
-      request.signal,
+      request,
       {
         run: async (_out, s) => {
           seen = s;
@@ -35,11 +36,11 @@ describe('runUnderHold (concurrent reserve)', () => {
   });
 
   it('a short reservation aborts the concurrent attempt and reruns with the covered bound', async () => {
-    const runs: { out: number; signal: AbortSignal }[] = [];
+    const runs: { out: number; signal: Cancel }[] = [];
     const out = await runUnderHold(
       charge(Promise.resolve({ ok: true, held: 3, coveredTokens: 2 })),
       5,
-      new AbortController().signal,
+      new Cancel(),
       {
         run: async (o, s) => {
           runs.push({ out: o, signal: s });

@@ -6,6 +6,7 @@
 import type { CatalogueEntry } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { ProxyMetrics } from '../plugins/metrics.ts';
+import type { Cancel } from './cancel.ts';
 import type { EngineClient, EngineResponse } from './client.ts';
 import type { EngineHealth } from './health.ts';
 import type { EndpointPicker } from './picker.ts';
@@ -31,7 +32,7 @@ export interface CallOptions {
   entry: CatalogueEntry;
   path: string;
   payload: string;
-  signal: AbortSignal;
+  cancel: Cancel;
   affinityKey?: string;
   /** Endpoints already tried by this request; grows as endpoints fail. */
   tried: Set<string>;
@@ -53,7 +54,7 @@ export async function callEngine(deps: EngineDeps, o: CallOptions): Promise<Engi
     const release = deps.picker.acquire(url);
     const sentAt = performance.now();
     try {
-      const res = await deps.client.postJson(url, o.path, o.payload, o.signal);
+      const res = await deps.client.postJson(url, o.path, o.payload, o.cancel);
       if (res.statusCode < 500) {
         deps.health.recordSuccess(url);
         return { ...res, url, sentAt, headersAt: performance.now(), release };
@@ -63,7 +64,7 @@ export async function callEngine(deps: EngineDeps, o: CallOptions): Promise<Engi
       await res.body.dump().catch(() => {});
     } catch (err) {
       release();
-      if (o.signal.aborted) throw o.signal.reason ?? err;
+      if (o.cancel.aborted) throw o.cancel.reason ?? err;
       lastError = err;
       deps.metrics.engineErrors.inc({ model: o.entry.id, kind: errorKind(err) });
     }

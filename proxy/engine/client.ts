@@ -6,6 +6,7 @@
 import type { Dispatcher } from 'undici';
 import { Pool } from 'undici';
 import { EngineBody } from './body.ts';
+import type { Cancel } from './cancel.ts';
 
 export interface EngineClientOptions {
   connections: number;
@@ -37,10 +38,10 @@ export class EngineClient {
   constructor(private readonly options: EngineClientOptions) {}
 
   /** POSTs JSON to `<baseUrl><path>`; resolves with the status once the response head is in. */
-  postJson(baseUrl: string, path: string, payload: string, signal: AbortSignal): Promise<EngineResponse> {
+  postJson(baseUrl: string, path: string, payload: string, cancel: Cancel): Promise<EngineResponse> {
     const target = this.target(baseUrl);
     return new Promise((resolve, reject) => {
-      const exchange = new Exchange(resolve, reject, signal);
+      const exchange = new Exchange(resolve, reject, cancel);
       target.pool.dispatch(
         { method: 'POST', path: `${target.prefix}${path}`, headers: requestHeaders, body: payload },
         exchange,
@@ -91,15 +92,14 @@ class Exchange implements Dispatcher.DispatchHandler {
   constructor(
     private readonly resolve: (r: EngineResponse) => void,
     private readonly reject: (err: unknown) => void,
-    private readonly signal: AbortSignal,
+    private readonly cancel: Cancel,
   ) {
-    if (signal.aborted) this.abort();
-    else signal.addEventListener('abort', this.onAbort, { once: true });
+    cancel.onAbort(this.onAbort);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.signal.aborted) controller.abort(asError(this.signal.reason));
+    if (this.cancel.aborted) controller.abort(asError(this.cancel.reason));
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number): void {
@@ -119,13 +119,13 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    this.signal.removeEventListener('abort', this.onAbort);
+    this.cancel.off(this.onAbort);
     this.body?.finish();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
-    this.signal.removeEventListener('abort', this.onAbort);
-    const reason = this.signal.aborted ? asError(this.signal.reason) : err;
+    this.cancel.off(this.onAbort);
+    const reason = this.cancel.aborted ? asError(this.cancel.reason) : err;
     if (!this.settled) {
       this.settled = true;
       this.reject(reason);
@@ -134,9 +134,9 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.body?.fail(reason);
   }
 
-  /** The caller's signal fired: before the head, the promise rejects at once (even if queued). */
+  /** The caller cancelled: before the head, the promise rejects at once (even if queued). */
   private abort(): void {
-    const reason = asError(this.signal.reason);
+    const reason = asError(this.cancel.reason);
     this.controller?.abort(reason);
     if (!this.settled) {
       this.settled = true;

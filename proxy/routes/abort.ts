@@ -1,8 +1,9 @@
 // Why an engine call is cancelled: the client went away, or the key it was made with was rotated
-// or deleted (KEY-5). One AbortController per request links both to the engine call; the key's
-// lease calls it directly (no second signal), and the class keeps per-request closures to two.
+// or deleted (KEY-5). One Cancel per request links both to the engine call; the key's lease calls
+// it directly, and the class keeps per-request closures to two.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KeyInvalidatedError, KeyLease } from '../auth/key-cache.ts';
+import { Cancel } from '../engine/cancel.ts';
 
 export class ClientClosedError extends Error {
   constructor() {
@@ -12,15 +13,14 @@ export class ClientClosedError extends Error {
 }
 
 export interface RequestAbort {
-  signal: AbortSignal;
+  cancel: Cancel;
   /** Cancels the engine call for a reason of the proxy's own (e.g. a short concurrent reserve). */
   abort(reason: unknown): void;
   dispose(): void;
 }
 
 class LinkedAbort implements RequestAbort {
-  private readonly controller = new AbortController();
-  readonly signal = this.controller.signal;
+  readonly cancel = new Cancel();
   private readonly onClose: () => void;
   private readonly onKeyDead: (reason: KeyInvalidatedError) => void;
 
@@ -29,16 +29,16 @@ class LinkedAbort implements RequestAbort {
     private readonly lease: KeyLease,
   ) {
     this.onClose = () => {
-      if (!reply.raw.writableFinished) this.controller.abort(new ClientClosedError());
+      if (!reply.raw.writableFinished) this.cancel.abort(new ClientClosedError());
     };
-    this.onKeyDead = (reason) => this.controller.abort(reason);
+    this.onKeyDead = (reason) => this.cancel.abort(reason);
     reply.raw.once('close', this.onClose);
-    if (lease.reason !== null) this.controller.abort(lease.reason);
+    if (lease.reason !== null) this.cancel.abort(lease.reason);
     else lease.onDead = this.onKeyDead;
   }
 
   abort(reason: unknown): void {
-    this.controller.abort(reason);
+    this.cancel.abort(reason);
   }
 
   dispose(): void {

@@ -15,6 +15,7 @@ import type { ProxyContext } from '../context.ts';
 import { errorBody } from '../dialects/index.ts';
 import { clientChunk, frameView, hasContent, relayFrame } from '../dialects/openai/chunks.ts';
 import type { EngineCall, EngineDeps } from '../engine/call.ts';
+import type { Cancel } from '../engine/cancel.ts';
 import { EngineEvents } from '../engine/events.ts';
 import { DONE_FRAME, dataFrame } from '../engine/sse.ts';
 import type { ChatCompletionRequest } from '../schemas/openai.ts';
@@ -32,7 +33,7 @@ export interface StreamStart {
 /** Opens the engine stream and reads its first frame, failing over to other endpoints until one delivers. */
 export async function firstStreamEvent(
   engine: EngineDeps,
-  signal: AbortSignal,
+  cancel: Cancel,
   open: () => Promise<EngineCall>,
 ): Promise<StreamStart> {
   for (;;) {
@@ -50,7 +51,7 @@ export async function firstStreamEvent(
       return { call, events, first, firstAt: performance.now(), close };
     } catch (err) {
       close();
-      if (signal.aborted) throw signal.reason ?? err;
+      if (cancel.aborted) throw cancel.reason ?? err;
       engine.health.recordFailure(call.url);
       engine.metrics.engineErrors.inc({ model: '', kind: 'stream' });
     }
@@ -165,7 +166,7 @@ export async function relayStream(
   } else start.close();
   abort.dispose();
 
-  const reason = abort.signal.aborted ? abort.signal.reason : null;
+  const reason = abort.cancel.aborted ? abort.cancel.reason : null;
   if (reason instanceof ClientClosedError || res.destroyed) {
     request.log.info('client closed the stream');
   } else if (sawDone) {

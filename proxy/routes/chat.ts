@@ -7,6 +7,7 @@ import { runUnderHold } from '../billing/hold-gate.ts';
 import { estimatedUsage, TextCharge, type TextUsage, usageFromEngine } from '../billing/text-charge.ts';
 import type { ProxyContext } from '../context.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
+import type { Cancel } from '../engine/cancel.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
 import {
   type ChatCompletionRequest,
@@ -73,12 +74,12 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
     if (stream) payload.stream_options = { include_usage: true, continuous_usage_stats: true };
     return JSON.stringify(payload);
   };
-  const startCall = async (outputTokens: number, signal: AbortSignal): Promise<EngineCall> => {
+  const startCall = async (outputTokens: number, cancel: Cancel): Promise<EngineCall> => {
     const call = await callEngine(ctx.engine, {
       entry,
       path: '/v1/chat/completions',
       payload: upstream(outputTokens),
-      signal,
+      cancel,
       affinityKey,
       tried,
     });
@@ -91,8 +92,8 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
 
   try {
     if (!stream) {
-      const result = await runUnderHold(charge, perChoice * n, abort.signal, {
-        run: async (out, signal) => readCompletion(await startCall(out, signal)),
+      const result = await runUnderHold(charge, perChoice * n, abort.cancel, {
+        run: async (out, cancel) => readCompletion(await startCall(out, cancel)),
         discard: () => {},
       });
       reply.type('application/json').send(completionText(result, entry.id));
@@ -100,8 +101,8 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
       void charge.settle(result.usage ?? estimatedUsage(promptBytes, 0));
       return reply;
     }
-    const start = await runUnderHold<StreamStart>(charge, perChoice * n, abort.signal, {
-      run: (out, signal) => firstStreamEvent(ctx.engine, signal, () => startCall(out, signal)),
+    const start = await runUnderHold<StreamStart>(charge, perChoice * n, abort.cancel, {
+      run: (out, cancel) => firstStreamEvent(ctx.engine, cancel, () => startCall(out, cancel)),
       discard: (s) => s.close(),
     });
     await relayStream(ctx, request, reply, { start, abort, charge, entry, body, promptBytes });
@@ -145,7 +146,7 @@ function completionText(c: Completion, model: string): string {
 
 /** The error to answer with when the call failed before anything was sent. */
 export function requestFailure(err: unknown, abort: RequestAbort): unknown {
-  const reason = abort.signal.aborted ? abort.signal.reason : undefined;
+  const reason = abort.cancel.aborted ? abort.cancel.reason : undefined;
   if (reason instanceof KeyInvalidatedError || err instanceof KeyInvalidatedError) return invalidApiKey();
   if (reason instanceof ClientClosedError) return reason; // nobody is listening; logged only
   return err;

@@ -53,9 +53,9 @@ async function handleEmbeddings(ctx: ProxyContext, request: FastifyRequest, repl
   const tried = new Set<string>();
   const payload = JSON.stringify({ ...body, model: entry.servedName ?? entry.id, encoding_format: 'float' });
   try {
-    const result = await runUnderHold(charge, 0, abort.signal, {
-      run: async (_out, signal) => {
-        const call = await callEngine(ctx.engine, { entry, path: '/v1/embeddings', payload, signal, tried });
+    const result = await runUnderHold(charge, 0, abort.cancel, {
+      run: async (_out, cancel) => {
+        const call = await callEngine(ctx.engine, { entry, path: '/v1/embeddings', payload, cancel, tried });
         if (call.statusCode >= 400) {
           call.release();
           throw await engineClientError(call, entry.id);
