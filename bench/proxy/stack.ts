@@ -25,6 +25,7 @@ export interface Stack {
   proxy: Target;
   /** The proxy's Redis server. */
   redisPid: number;
+  redisUrl: string;
   headers: Record<string, string>;
   /** Request bodies: a short chat completion, and the same streamed with usage. */
   plain: string;
@@ -131,6 +132,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       bare: target('(b) bare pass-through', `http://127.0.0.1:${barePort}`, bare),
       proxy: target('(c) full proxy', `http://127.0.0.1:${proxyPort}`, proxy),
       redisPid,
+      redisUrl: redis.url,
       headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
       plain: JSON.stringify({
         model: MODEL,

@@ -98,6 +98,11 @@ describe('credit leases', () => {
       ['settle:h3', 0, 'k1', 'req-h3'],
     ]);
     expect(await rollupCost(a)).toBe(350);
+    // The batch's rollups are summed per key and model before they are written: same totals.
+    const rows = await usageReport(redis, { accountId: a, fromMs: 0, toMs: T0 + 3_600_000 });
+    const byKey = Object.fromEntries(rows.map((x) => [x.keyId, x]));
+    expect(byKey.k1).toMatchObject({ requests: 2, cost: 100, inputTokens: 20, outputTokens: 10 });
+    expect(byKey.k2).toMatchObject({ requests: 1, cost: 250, inputTokens: 10, outputTokens: 5 });
     expect(await recomputeBalanceFromStream(redis, a)).toBe(9_650);
     // The same done key as settle: settling h1 directly is a duplicate.
     expect(await m.settle({ accountId: a, holdId: 'h1', cost: 100, usage: usage('k1') })).toMatchObject({
