@@ -6,6 +6,7 @@ NPM_STAMP := node_modules/.package-lock.json
 help:
 	@echo "make dev        run the whole platform locally (Redis, engines, proxy, operator)"
 	@echo "make test       type-check, lint, and run every test"
+	@echo "make build      compile the services to dist/ (node dist/proxy/main.js, ...)"
 	@echo "make bench      run the benchmarks and print their tables"
 	@echo "make e2e-kind   operator end-to-end on a kind cluster (needs Docker)"
 
@@ -25,6 +26,9 @@ test-deps: $(NPM_STAMP)
 dev: deps
 	npx tsx cli/dev.ts
 
+build: $(NPM_STAMP)
+	scripts/build.sh
+
 typecheck: $(NPM_STAMP)
 	npx tsc --noEmit -p tsconfig.json
 
@@ -39,7 +43,7 @@ bench: deps
 	npx tsx bench/metering/run.ts
 	npx tsx bench/proxy/run.ts
 
-.PHONY: help deps test-deps dev typecheck lint test bench e2e-kind
+.PHONY: help deps test-deps dev build typecheck lint test bench e2e-kind
 
 e2e-kind: deps
 	test/k8s/e2e-kind.sh

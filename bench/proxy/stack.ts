@@ -1,7 +1,7 @@
 // The three targets of the proxy benchmark, each in its own process: (a) the simulator, (b) the bare
 // fastify + undici pass-through, (c) the full proxy on its own Redis with a funded account and key.
 // Shared by run.ts (throughput and latency) and cpu.ts (CPU per request of each process).
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Accounts } from '../../core/accounts.ts';
@@ -33,14 +33,18 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-function tsx(
+/** Servers run as production runs them, compiled (scripts/build.sh); BENCH_TSX=1 runs the sources. */
+const fromSources = process.env.BENCH_TSX === '1';
+
+function server(
   children: ChildProcess[],
   file: string,
   args: string[],
   env: Record<string, string> = {},
   nodeArgs: string[] = [],
 ): ChildProcess {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', file, ...args], {
+  const entry = fromSources ? ['--import', 'tsx', file] : [`dist/${file.replace(/\.ts$/, '.js')}`];
+  const child = spawn(process.execPath, [...nodeArgs, ...entry, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -68,6 +72,7 @@ export interface StackOptions {
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  if (!fromSources) execFileSync(`${root}scripts/build.sh`, { stdio: 'inherit' });
   const children: ChildProcess[] = [];
   const redis = await startRedis();
   const stop = async () => {
@@ -103,12 +108,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     const redisPid = Number(/process_id:(\d+)/.exec(await r.info('server'))?.[1]);
 
     const simArgs = ['--port', String(simPort), '--ttft-ms', '0', '--itl-ms', '0', '--models', MODEL];
-    const sim = tsx(children, 'engines/simulator/main.ts', simArgs);
+    const sim = server(children, 'engines/simulator/main.ts', simArgs);
     const prof = (t: 'proxy' | 'bare') =>
       opts.profile?.target === t ? ['--cpu-prof', `--cpu-prof-dir=${opts.profile.dir}`] : [];
     const bareArgs = ['--port', String(barePort), '--upstream', simUrl];
-    const bare = tsx(children, 'bench/proxy/bare.ts', bareArgs, {}, prof('bare'));
-    const proxy = tsx(
+    const bare = server(children, 'bench/proxy/bare.ts', bareArgs, {}, prof('bare'));
+    const proxy = server(
       children,
       'proxy/main.ts',
       [],
