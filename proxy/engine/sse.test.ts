@@ -1,12 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { blockLines, decodeBlock, decodeEvent, SseBlockSplitter, type SseEvent, sseEvents } from './sse.ts';
+import {
+  blockLines,
+  DataBlockEvent,
+  decodeBlock,
+  decodeEvent,
+  isDone,
+  SseBlockSplitter,
+  type SseEvent,
+  sseEvents,
+} from './sse.ts';
 
 async function collect(chunks: (string | Uint8Array)[]): Promise<SseEvent[]> {
   async function* gen() {
     for (const c of chunks) yield typeof c === 'string' ? Buffer.from(c) : c;
   }
   const out: SseEvent[] = [];
-  for await (const ev of sseEvents(gen())) out.push(ev);
+  for await (const ev of sseEvents(gen())) out.push({ event: ev.event, data: ev.data });
   return out;
 }
 
@@ -68,10 +77,16 @@ describe('SSE decoding in layers', () => {
 });
 
 describe('decodeBlock', () => {
+  const plain = (ev: SseEvent | null) => ev && { event: ev.event, data: ev.data };
   it('a lone CR inside a data line still ends the line (the single-line shortcut is not taken)', () => {
-    expect(decodeBlock(Buffer.from('data: a\rb\n\n'))).toEqual({ event: null, data: 'a' });
-    expect(decodeBlock(Buffer.from('data: {"a":1}\n\n'))).toEqual({ event: null, data: '{"a":1}' });
-    expect(decodeBlock(Buffer.from('event: x\ndata: 1\n\n'))).toEqual({ event: 'x', data: '1' });
-    expect(decodeBlock(Buffer.from('data:1\n\n'))).toEqual({ event: null, data: '1' });
+    expect(plain(decodeBlock(Buffer.from('data: a\rb\n\n')))).toEqual({ event: null, data: 'a' });
+    expect(plain(decodeBlock(Buffer.from('data: {"a":1}\n\n')))).toEqual({ event: null, data: '{"a":1}' });
+    expect(plain(decodeBlock(Buffer.from('event: x\ndata: 1\n\n')))).toEqual({ event: 'x', data: '1' });
+    expect(plain(decodeBlock(Buffer.from('data:1\n\n')))).toEqual({ event: null, data: '1' });
+    const done = decodeBlock(Buffer.from('data: [DONE]\n\n'));
+    expect(done).toBeInstanceOf(DataBlockEvent);
+    expect(isDone(done!)).toBe(true);
+    expect(isDone({ event: null, data: '[DONE]' })).toBe(true);
+    expect(isDone(decodeBlock(Buffer.from('data: [DONE]x\n\n'))!)).toBe(false);
   });
 });

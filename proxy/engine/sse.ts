@@ -110,10 +110,33 @@ export function decodeEvent(lines: string[]): SseEvent | null {
 }
 
 const DATA_PREFIX = Buffer.from('data: ');
+const DONE_BLOCK = Buffer.from('data: [DONE]\n\n');
 
 /**
- * Layers 2 and 3 for one block. The usual engine block is a single `data: …` line: its data is
- * sliced straight out of the bytes, the same event the general path would decode.
+ * The usual engine block, a single `data: …` line, kept as its bytes: a relay that only cuts and
+ * forwards it never needs its text. `data` decodes the text on first use.
+ */
+export class DataBlockEvent implements SseEvent {
+  readonly event = null;
+  private text: string | null = null;
+
+  constructor(readonly block: Buffer) {}
+
+  get data(): string {
+    this.text ??= this.block.toString('utf8', DATA_PREFIX.length, this.block.length - 2);
+    return this.text;
+  }
+}
+
+/** True for the `data: [DONE]` event, without decoding a block's text. */
+export function isDone(ev: SseEvent): boolean {
+  if (ev instanceof DataBlockEvent) return ev.block.equals(DONE_BLOCK);
+  return ev.data === '[DONE]';
+}
+
+/**
+ * Layers 2 and 3 for one block. The usual engine block is a single `data: …` line: it becomes a
+ * DataBlockEvent, the same event the general path would decode.
  */
 export function decodeBlock(block: Buffer): SseEvent | null {
   const n = block.length;
@@ -124,7 +147,7 @@ export function decodeBlock(block: Buffer): SseEvent | null {
     block.indexOf(CR) === -1 &&
     block.compare(DATA_PREFIX, 0, 6, 0, 6) === 0
   ) {
-    return { event: null, data: block.toString('utf8', 6, n - 2) };
+    return new DataBlockEvent(block);
   }
   return decodeEvent(blockLines(block));
 }

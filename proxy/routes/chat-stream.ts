@@ -1,6 +1,7 @@
 // Relaying an engine's chat stream (CHAT-2..4). Frames pass through as they arrive, handled
 // synchronously per engine read (engine/events.ts) and rewritten only to learn usage, echo the
 // canonical model and drop usage the client did not ask for (dialects/openai/chunks.ts).
+// Frames in the usual shape are cut from the engine's bytes and written as bytes.
 // The response head is written only once the engine's first frame is in hand, so an engine that
 // dies before it is retried elsewhere or answered with a real 500; after the first frame a failure
 // keeps status 200 and ends with an in-band error frame that the openai SDKs raise. Whatever ends
@@ -17,7 +18,7 @@ import { clientChunk, frameView, hasContent, relayFrame } from '../dialects/open
 import type { EngineCall, EngineDeps } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { EngineEvents } from '../engine/events.ts';
-import { DONE_FRAME, dataFrame } from '../engine/sse.ts';
+import { DataBlockEvent, DONE_FRAME, dataFrame, isDone, type SseEvent } from '../engine/sse.ts';
 import type { ChatCompletionRequest } from '../schemas/openai.ts';
 import { ClientClosedError, type RequestAbort } from './abort.ts';
 
@@ -45,7 +46,7 @@ export async function firstStreamEvent(
     };
     try {
       const ev = await events.next();
-      if (ev === null || ev.data === '[DONE]') throw new Error('engine stream ended before its first frame');
+      if (ev === null || isDone(ev)) throw new Error('engine stream ended before its first frame');
       const first = parseChunk(ev.data);
       if (first.error !== undefined) throw new Error(`engine error frame: ${JSON.stringify(first.error)}`);
       return { call, events, first, firstAt: performance.now(), close };
@@ -64,6 +65,8 @@ function parseChunk(data: string): Record<string, unknown> {
     throw new Error('engine frame is not an object');
   return v as Record<string, unknown>;
 }
+
+const DONE_BYTES = Buffer.from(DONE_FRAME);
 
 export interface RelayArgs {
   start: StreamStart;
@@ -102,29 +105,29 @@ export async function relayStream(
   let usage: TextUsage | null = usageFromEngine(start.first.usage);
   let contentFrames = hasContent(start.first) ? 1 : 0;
   // The frames made from one engine read leave in one socket write.
-  let pending = '';
+  let pending: Buffer[] = [];
   const firstOut = clientChunk(start.first, view);
-  if (firstOut !== null) pending = dataFrame(firstOut);
+  if (firstOut !== null) pending.push(Buffer.from(dataFrame(firstOut)));
   observeFirstFrame(ctx, request, reply, start);
 
-  const frame = (data: string): void => {
-    const fast = relayFrame(data, view);
+  const frame = (ev: SseEvent): void => {
+    const fast = ev instanceof DataBlockEvent ? relayFrame(ev.block, view) : undefined;
     if (fast !== undefined) {
       usage = usageFromEngine(fast.usage) ?? usage;
-      if (fast.out !== null) pending += dataFrame(fast.out);
+      if (fast.pieces !== null) for (const p of fast.pieces) pending.push(p);
       return;
     }
-    const chunk = parseChunk(data);
+    const chunk = parseChunk(ev.data);
     if (chunk.error !== undefined) throw new Error(`engine error frame: ${JSON.stringify(chunk.error)}`);
     usage = usageFromEngine(chunk.usage) ?? usage;
     if (hasContent(chunk)) contentFrames++;
     const out = clientChunk(chunk, view);
-    if (out !== null) pending += dataFrame(out);
+    if (out !== null) pending.push(Buffer.from(dataFrame(out)));
   };
   const flush = (): void => {
-    if (pending === '' || res.destroyed) return;
-    const ok = res.write(pending);
-    pending = '';
+    if (pending.length === 0 || res.destroyed) return;
+    const ok = res.write(pending.length === 1 ? pending[0]! : Buffer.concat(pending));
+    pending = [];
     if (!ok) {
       start.events.pause();
       res.once('drain', () => start.events.resume());
@@ -143,9 +146,9 @@ export async function relayStream(
     start.events.listen({
       event: (ev) => {
         if (over) return;
-        if (ev.data === '[DONE]') return finish(true, null);
+        if (isDone(ev)) return finish(true, null);
         try {
-          frame(ev.data);
+          frame(ev);
         } catch (err) {
           finish(false, err);
         }
@@ -153,7 +156,10 @@ export async function relayStream(
       batchEnd: () => {
         if (!over) flush();
       },
-      end: () => finish(false, new Error('engine stream ended without [DONE]')),
+      // The usual end comes after [DONE]: no Error (and its stack trace) is built for it.
+      end: () => {
+        if (!over) finish(false, new Error('engine stream ended without [DONE]'));
+      },
       error: (err) => finish(false, err),
     });
   });
@@ -170,7 +176,7 @@ export async function relayStream(
   if (reason instanceof ClientClosedError || res.destroyed) {
     request.log.info('client closed the stream');
   } else if (sawDone) {
-    res.end(`${pending}${DONE_FRAME}`);
+    res.end(Buffer.concat([...pending, DONE_BYTES]));
   } else {
     const err =
       reason instanceof KeyInvalidatedError
@@ -180,7 +186,8 @@ export async function relayStream(
       request.log.error({ err: failure }, 'stream failed after its first frame');
       ctx.metrics.engineErrors.inc({ model: entry.id, kind: 'stream' });
     }
-    res.end(`${pending}${dataFrame(JSON.stringify(errorBody('openai', err, request.id)))}`);
+    const errorFrame = dataFrame(JSON.stringify(errorBody('openai', err, request.id)));
+    res.end(Buffer.concat([...pending, Buffer.from(errorFrame)]));
   }
   await charge.settle(usage ?? estimatedUsage(a.promptBytes, contentFrames));
 }

@@ -42,9 +42,12 @@ describe('clientChunk', () => {
 });
 
 describe('relayFrame (the fast path) gives the frame clientChunk gives', () => {
+  const block = (json: string) => Buffer.from(`data: ${json}\n\n`);
   const frames = [
     // the simulator's and vLLM's shape
     '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"served-name","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}',
+    // multi-byte content
+    '{"id":"c1","model":"served-name","choices":[{"index":0,"delta":{"content":"héllo 世界 🎉"}}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8}}',
     // content that looks like keys (escaped quotes in JSON strings)
     '{"id":"c1","model":"served-name","choices":[{"index":0,"delta":{"content":"\\",\\"usage\\":{} \\"model\\":\\"x\\" \\"error\\""}}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":3}}}',
   ];
@@ -55,10 +58,12 @@ describe('relayFrame (the fast path) gives the frame clientChunk gives', () => {
     { model: 'served-name', includeUsage: true, continuousUsage: true },
   ];
   it.each(frames.flatMap((f) => views.map((v) => [f, v] as const)))('CHAT-3 %s %o', (frame, view) => {
-    const fast = relayFrame(frame, frameView(view, 'served-name'));
+    const fast = relayFrame(block(frame), frameView(view, 'served-name'));
     expect(fast).toBeDefined();
     const slow = clientChunk(JSON.parse(frame), view);
-    expect(JSON.parse(fast!.out!)).toEqual(JSON.parse(slow!));
+    const out = Buffer.concat(fast!.pieces!).toString();
+    expect(out.startsWith('data: ') && out.endsWith('\n\n')).toBe(true);
+    expect(JSON.parse(out.slice(6, -2))).toEqual(JSON.parse(slow!));
     expect(fast!.usage).toEqual(JSON.parse(frame).usage);
   });
 
@@ -67,14 +72,16 @@ describe('relayFrame (the fast path) gives the frame clientChunk gives', () => {
     ['usage not last', '{"model":"served-name","usage":{"prompt_tokens":1},"choices":[]}'],
     ['usage null', '{"model":"served-name","choices":[{"delta":{"content":"a"}}],"usage":null}'],
     ['no usage', '{"model":"served-name","choices":[{"delta":{"content":"a"}}]}'],
-    ['nested usage first', '{"model":"served-name","x":{"usage":{}},"usage":{"prompt_tokens":1}}'],
+    ['nested usage last', '{"model":"served-name","choices":[{"delta":{},"usage":{"a":1}}]}'],
+    ['usage before choices', '{"model":"served-name","usage":{"prompt_tokens":1},"choices":[{}]}'],
+    ['no choices', '{"model":"served-name","usage":{"prompt_tokens":1}}'],
     ['another model name', '{"model":"other","choices":[],"usage":{"prompt_tokens":1}}'],
     ['model name prefix only', '{"model":"served-name-2","choices":[{}],"usage":{"prompt_tokens":1}}'],
-    ['error frame', '{"model":"served-name","error":{"message":"x"},"usage":{"prompt_tokens":1}}'],
+    ['error frame', '{"error":{"message":"x","type":"server_error"}}'],
     ['spaces', '{"model": "served-name", "choices": [{}], "usage": {"prompt_tokens": 1}}'],
     ['broken usage', '{"model":"served-name","choices":[{}],"usage":{"prompt_tokens":1}'],
   ])('declines %s (the parsing path takes it)', (_, frame) => {
     const view = { model: 'Org/Model', includeUsage: true, continuousUsage: false };
-    expect(relayFrame(frame, frameView(view, 'served-name'))).toBeUndefined();
+    expect(relayFrame(block(frame), frameView(view, 'served-name'))).toBeUndefined();
   });
 });

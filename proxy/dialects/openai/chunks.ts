@@ -31,62 +31,74 @@ export function hasContent(chunk: Record<string, unknown>): boolean {
   });
 }
 
-/** What the fast path needs besides the view: the engine's name for the model, as it echoes it. */
+/** What the fast path needs besides the view, as bytes. */
 export interface FrameView extends ChunkView {
   /** `"model":<engine's name as JSON>`: how the engine's frames name the model. */
-  engineModelField: string;
+  engineModelField: Buffer;
   /** `"model":<canonical id as JSON>`. */
-  modelField: string;
+  modelField: Buffer;
+  renamed: boolean;
 }
 
 export function frameView(view: ChunkView, engineModel: string): FrameView {
-  return {
-    ...view,
-    engineModelField: `"model":${JSON.stringify(engineModel)}`,
-    modelField: `"model":${JSON.stringify(view.model)}`,
-  };
+  const engineModelField = Buffer.from(`"model":${JSON.stringify(engineModel)}`);
+  const modelField = Buffer.from(`"model":${JSON.stringify(view.model)}`);
+  return { ...view, engineModelField, modelField, renamed: !engineModelField.equals(modelField) };
 }
 
 export interface RelayedFrame {
-  /** The client's frame JSON, or null when the client gets no frame. */
-  out: string | null;
+  /** The bytes of the client's frame (`data: …\n\n`), in pieces; null when the client gets none. */
+  pieces: Buffer[] | null;
   /** The frame's usage object. */
   usage: unknown;
 }
 
-const USAGE_KEY = ',"usage":';
+const DATA = 6; // `data: `
+const MODEL_KEY = Buffer.from('"model":');
+const CHOICES_KEY = Buffer.from('"choices":[');
+const USAGE_KEY = Buffer.from(',"usage":');
+const END = Buffer.from('}\n\n');
+const NULL_USAGE_END = Buffer.from(',"usage":null}\n\n');
 
 /**
- * The client's frame made from the engine frame's text, without parsing and re-serializing it
- * whole (the two were the largest per-frame cost of a stream). Only frames in the exact shape
- * engines send are taken: compact JSON whose first `"model":` key names the engine's model and
- * whose last key is a usage object, no error, not the usage-only frame. In JSON text a `"` inside a
- * string is always escaped, so these key patterns cannot come from generated content. Anything else
- * returns undefined and goes the parse-and-serialize way of clientChunk, which gives the same frame.
+ * The client's frame cut from the engine's own frame bytes (one `data: {…}\n\n` block), with no
+ * JSON parse and serialize of the whole frame and no string made of it: those, and the garbage
+ * they made, were the largest per-frame cost of a stream. Only frames in the exact shape engines
+ * send are taken: compact JSON whose first `"model":` key names the engine's model, whose `choices`
+ * are not empty (not the usage-only frame) and whose last key is a usage object. In JSON text a `"`
+ * inside a string is always escaped, so these key patterns cannot come from generated content; and
+ * the text after the last `,"usage":` parses as a value only when that key is the object's own last
+ * key (a nested one leaves its containers' closing brackets in the way). Error frames (vLLM's and
+ * OpenAI's) carry neither a model nor usage. Anything else returns undefined and goes the
+ * parse-and-serialize way of clientChunk, which gives the same frame. The scans run from the
+ * frame's two ends, never across the generated content.
  */
-export function relayFrame(data: string, v: FrameView): RelayedFrame | undefined {
-  const n = data.length;
-  if (n < 2 || data.charCodeAt(0) !== 123 || data.charCodeAt(n - 1) !== 125) return undefined; // {…}
-  const mi = data.indexOf('"model":');
-  if (mi === -1 || !data.startsWith(v.engineModelField, mi)) return undefined;
-  const afterModel = data.charCodeAt(mi + v.engineModelField.length);
-  if (afterModel !== 44 && afterModel !== 125) return undefined; // the value ends at , or }
-  const ui = data.lastIndexOf(USAGE_KEY);
-  // Exactly one usage key, after the model: the first `"usage"` is the one at `ui`.
-  if (ui < mi || data.indexOf('"usage"') !== ui + 1) return undefined;
-  if (data.indexOf('"error"') !== -1 || data.indexOf('"choices":[]') !== -1) return undefined;
+export function relayFrame(block: Buffer, v: FrameView): RelayedFrame | undefined {
+  const n = block.length;
+  const close = n - 3; // the object's closing brace, before `\n\n`
+  if (n < DATA + 5 || block[DATA] !== 123 || block[close] !== 125) return undefined; // {…}
+  const mi = block.indexOf(MODEL_KEY, DATA);
+  const field = v.engineModelField;
+  if (mi === -1 || block.compare(field, 0, field.length, mi, mi + field.length) !== 0) return undefined;
+  const afterModel = mi + field.length;
+  if (block[afterModel] !== 44 && block[afterModel] !== 125) return undefined; // value ends at , or }
+  const ci = block.indexOf(CHOICES_KEY, afterModel);
+  if (ci === -1 || block[ci + CHOICES_KEY.length] === 93) return undefined; // `"choices":[]`
+  const ui = block.lastIndexOf(USAGE_KEY, close);
+  if (ui < ci) return undefined;
   let usage: unknown;
   try {
-    // The usage value runs to the object's closing brace only if usage is the top-level last key.
-    usage = JSON.parse(data.slice(ui + USAGE_KEY.length, n - 1));
+    usage = JSON.parse(block.toString('utf8', ui + USAGE_KEY.length, close));
   } catch {
     return undefined;
   }
   if (typeof usage !== 'object' || usage === null || Array.isArray(usage)) return undefined;
-  const renamed = v.engineModelField !== v.modelField;
-  let head = data.slice(0, ui);
-  if (renamed) head = `${head.slice(0, mi)}${v.modelField}${head.slice(mi + v.engineModelField.length)}`;
-  if (!v.includeUsage) return { out: `${head}}`, usage };
-  if (!v.continuousUsage) return { out: `${head},"usage":null}`, usage };
-  return { out: renamed ? `${head}${data.slice(ui)}` : data, usage };
+  if (v.includeUsage && v.continuousUsage && !v.renamed) return { pieces: [block], usage };
+  const head = v.renamed
+    ? [block.subarray(0, mi), v.modelField, block.subarray(afterModel, ui)]
+    : [block.subarray(0, ui)];
+  if (!v.includeUsage) head.push(END);
+  else if (!v.continuousUsage) head.push(NULL_USAGE_END);
+  else head.push(block.subarray(ui));
+  return { pieces: head, usage };
 }
