@@ -13,6 +13,7 @@ import { loadConfig } from '../core/config.ts';
 import { newId } from '../core/ids.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { formatNano, parseDecimalToNano } from '../core/money.ts';
+import { NODE_SERVICE_FLAGS } from '../core/node-flags.ts';
 
 const DATA = resolve('.data');
 const children: ChildProcess[] = [];
@@ -148,7 +149,7 @@ async function main(): Promise<void> {
   writeFileSync(resolve(DATA, 'dev.env'), `REDIS_URL=${redisUrl}\nMODELPLANE_KEK=${kek}\n`, { mode: 0o600 });
   const env = { REDIS_URL: redisUrl, MODELPLANE_KEK: kek };
 
-  const tsx = ['--import', 'tsx'];
+  const tsx = [...NODE_SERVICE_FLAGS, '--import', 'tsx'];
   run(
     'operator',
     process.execPath,

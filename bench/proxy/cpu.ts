@@ -1,7 +1,8 @@
 // CPU per request of each process (load generator excluded): which process a request's time goes
 // to, when the simulator, the pass-through or the proxy is the target. wrk (C, cheap per request)
 // drives 32 connections; CPU time comes from /proc/<pid>/stat before and after.
-//   npx tsx bench/proxy/cpu.ts            (BENCH_SECONDS=5 per row; BENCH_TARGETS=proxy for the proxy only)
+//   npx tsx bench/proxy/cpu.ts            (BENCH_SECONDS=5 per row; BENCH_TARGETS=proxy for the
+//                                          proxy only; BENCH_SCENARIO=streaming for one scenario)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,6 +68,7 @@ async function main() {
     };
     for (const t of [stack.sim, stack.bare, stack.proxy]) wrk(t, scripts['non-streaming'], 1); // warm-up
     for (const [scenario, script] of Object.entries(scripts)) {
+      if (process.env.BENCH_SCENARIO !== undefined && process.env.BENCH_SCENARIO !== scenario) continue;
       const rows: Row[] = [];
       const only = process.env.BENCH_TARGETS;
       for (const t of [stack.sim, stack.bare, stack.proxy]) {

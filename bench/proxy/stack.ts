@@ -8,6 +8,7 @@ import { Accounts } from '../../core/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { CatalogueStore } from '../../core/catalogue/index.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
+import { NODE_SERVICE_FLAGS } from '../../core/node-flags.ts';
 import { freePort, startRedis } from '../../test/helpers/redis.ts';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -44,7 +45,9 @@ function server(
   nodeArgs: string[] = [],
 ): ChildProcess {
   const entry = fromSources ? ['--import', 'tsx', file] : [`dist/${file.replace(/\.ts$/, '.js')}`];
-  const child = spawn(process.execPath, [...nodeArgs, ...entry, ...args], {
+  // All three servers run with the services' Node flags; BENCH_NODE_FLAGS='' runs them without.
+  const flags = (process.env.BENCH_NODE_FLAGS ?? NODE_SERVICE_FLAGS.join(' ')).split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...flags, ...nodeArgs, ...entry, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

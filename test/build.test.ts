@@ -1,0 +1,101 @@
+// The deployable form: scripts/build.sh compiles the services to dist/, and the compiled proxy,
+// started exactly as package.json's start:proxy says, serves against a real Redis (the Lua
+// scripts must have been copied next to the compiled billing code for /readyz and billing to work).
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Accounts } from '../core/accounts.ts';
+import { Metering } from '../core/billing/index.ts';
+import { CatalogueStore } from '../core/catalogue/index.ts';
+import { ApiKeys } from '../core/keys/index.ts';
+import { NODE_SERVICE_FLAGS } from '../core/node-flags.ts';
+import { startSimulator } from '../engines/simulator/server.ts';
+import { freePort, startRedis } from './helpers/redis.ts';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { scripts: Record<string, string> };
+const stops: (() => Promise<unknown> | undefined)[] = [];
+afterAll(async () => {
+  for (const s of stops.reverse()) await s();
+});
+
+describe('compiled services', () => {
+  it('the start scripts run the compiled services with the services Node flags', () => {
+    for (const name of ['start:proxy', 'start:operator']) {
+      const argv = pkg.scripts[name]!.split(' ');
+      expect(argv[0]).toBe('node');
+      expect(argv.slice(1, -1)).toEqual([...NODE_SERVICE_FLAGS]);
+      expect(argv.at(-1)).toMatch(/^dist\/.+\.js$/);
+    }
+  });
+
+  it('start:proxy serves a chat completion and bills it', async () => {
+    execFileSync(`${root}scripts/build.sh`, { stdio: 'pipe' });
+    const redis = await startRedis();
+    stops.push(() => redis.stop());
+    const sim = await startSimulator({ ttftMs: 0, itlMs: 0, models: ['Dist/Model'] });
+    stops.push(() => sim.close());
+    const r = redis.client();
+    await new CatalogueStore(r).put({
+      id: 'Dist/Model',
+      kind: 'chat',
+      pricing: { USD: { input: '1', output: '1' } },
+      endpoints: [{ url: sim.url }],
+      created: 1,
+    });
+    const kek = randomBytes(32).toString('hex');
+    const account = await new Accounts(r).create({ name: 'dist', country: 'US' });
+    await new Metering(r).topUp({ accountId: account.id, topUpId: 't', amount: 10_000_000_000 });
+    const { secret } = await new ApiKeys(r, { brand: 'service', kek: Buffer.from(kek, 'hex') }).create(
+      account.id,
+      { name: 'dist' },
+    );
+    const port = await freePort();
+    const [cmd, ...args] = pkg.scripts['start:proxy']!.split(' ');
+    const proxy: ChildProcess = spawn(cmd === 'node' ? process.execPath : cmd!, args, {
+      cwd: root,
+      env: {
+        ...process.env,
+        REDIS_URL: redis.url,
+        MODELPLANE_KEK: kek,
+        PROXY_HOST: '127.0.0.1',
+        PROXY_PORT: String(port),
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const exited = new Promise((resolve) => proxy.once('exit', resolve));
+    stops.push(() => {
+      proxy.kill('SIGTERM');
+      return exited;
+    });
+    const base = `http://127.0.0.1:${port}`;
+    let ready = 0;
+    for (let i = 0; i < 100 && ready !== 200; i++) {
+      ready = await fetch(`${base}/readyz`).then(
+        (res) => res.status,
+        () => 0,
+      );
+      if (ready !== 200) await new Promise((res) => setTimeout(res, 100));
+    }
+    expect(ready).toBe(200);
+    const res = await fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'dist/model',
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 3,
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { model: string }).model).toBe('Dist/Model');
+    // A clean shutdown lands the lease's batched settle: the account is charged.
+    proxy.kill('SIGTERM');
+    await exited;
+    const { balance } = await new Metering(r).balance(account.id);
+    expect(balance).toBeLessThan(10_000_000_000);
+  }, 60_000);
+});
