@@ -87,8 +87,8 @@ export class EngineBody {
     this.fail(reason);
   }
 
-  /** The whole body as UTF-8 text. */
-  text(): Promise<string> {
+  /** The whole body's bytes. */
+  bytes(): Promise<Buffer> {
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       this.consume({
@@ -96,11 +96,15 @@ export class EngineBody {
           chunks.push(c);
           return true;
         },
-        end: () =>
-          resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8')),
+        end: () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)),
         error: reject,
       });
     });
+  }
+
+  /** The whole body as UTF-8 text. */
+  async text(): Promise<string> {
+    return (await this.bytes()).toString('utf8');
   }
 
   /** Reads the body to its end and forgets it, so the connection is reused. */

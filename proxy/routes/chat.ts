@@ -96,7 +96,7 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
         run: async (out, cancel) => readCompletion(await startCall(out, cancel)),
         discard: () => {},
       });
-      reply.type('application/json').send(completionText(result, entry.id));
+      reply.type('application/json').send(completionBody(result, entry.id));
       abort.dispose();
       void charge.settle(result.usage ?? estimatedUsage(promptBytes, 0));
       return reply;
@@ -115,18 +115,18 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
 }
 
 interface Completion {
-  text: string;
+  bytes: Buffer;
   json: Record<string, unknown>;
   usage: TextUsage | null;
 }
 
 async function readCompletion(call: EngineCall): Promise<Completion> {
   try {
-    const text = await call.body.text();
-    const json = JSON.parse(text) as Record<string, unknown>;
+    const bytes = await call.body.bytes();
+    const json = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
     if (typeof json !== 'object' || json === null || Array.isArray(json))
       throw new Error('engine sent a non-object');
-    return { text, json, usage: usageFromEngine(json.usage) };
+    return { bytes, json, usage: usageFromEngine(json.usage) };
   } catch (err) {
     throw new ApiError('server_error', 'The engine sent an unreadable response.', { cause: err });
   } finally {
@@ -138,8 +138,8 @@ async function readCompletion(call: EngineCall): Promise<Completion> {
  * The client's body: the engine's own bytes when they already name the canonical model (no
  * re-serialization), else the parsed completion with the model echoed as the catalogue spells it.
  */
-function completionText(c: Completion, model: string): string {
-  if (c.json.model === model) return c.text;
+function completionBody(c: Completion, model: string): Buffer | string {
+  if (c.json.model === model) return c.bytes;
   c.json.model = model;
   return JSON.stringify(c.json);
 }
