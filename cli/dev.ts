@@ -169,7 +169,6 @@ async function main(): Promise<void> {
   console.log(`
 modelplane dev is up (engines are the simulator, not real models).
   Chat-completions base: ${base}/v1
-  Messages base:         ${base}
   Demo account:          ${demo.accountId} (balance ${demo.balance} USD)
   API key:               ${demo.secret}
 
