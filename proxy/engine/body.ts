@@ -58,11 +58,14 @@ export class EngineBody {
     this.sink = sink;
     this.replaying = true;
     // A sink that pauses mid-replay still gets the queue: the engine is what pauses, and what is
-    // already here is cheaper to hand over than to hold.
-    for (let i = 0; i < this.queued.length; i++) {
-      if (!sink.data(this.queued[i]!)) this.pause();
+    // already here is cheaper to hand over than to hold. Chunks pushed while the replay runs (a
+    // resume inside the sink can make the engine deliver at once) join the queue and are replayed
+    // in turn, so order holds.
+    while (this.queued.length > 0) {
+      const queued = this.queued;
+      this.queued = [];
+      for (const chunk of queued) if (!sink.data(chunk)) this.pause();
     }
-    this.queued = [];
     this.replaying = false;
     if (this.failure !== null) sink.error(this.failure);
     else if (this.ended) sink.end();

@@ -104,3 +104,23 @@ describe('EngineEvents', () => {
     expect(log).toEqual(['pause', 'resume', 'pause']);
   });
 });
+
+describe('EngineBody replay', () => {
+  it('a chunk pushed while queued chunks are replayed is delivered after them, in order', () => {
+    const { body } = fakeEngine();
+    body.push(Buffer.from('a'));
+    body.push(Buffer.from('b'));
+    const seen: string[] = [];
+    body.consume({
+      data: (c) => {
+        seen.push(c.toString());
+        if (c.toString() === 'a') body.push(Buffer.from('c')); // the engine delivers mid-replay
+        return true;
+      },
+      end: () => seen.push('end'),
+      error: () => {},
+    });
+    body.finish();
+    expect(seen).toEqual(['a', 'b', 'c', 'end']);
+  });
+});

@@ -6,17 +6,16 @@ import {
   decodeEvent,
   isDone,
   SseBlockSplitter,
+  SseDecoder,
   type SseEvent,
-  sseEvents,
 } from './sse.ts';
 
 async function collect(chunks: (string | Uint8Array)[]): Promise<SseEvent[]> {
-  async function* gen() {
-    for (const c of chunks) yield typeof c === 'string' ? Buffer.from(c) : c;
-  }
-  const out: SseEvent[] = [];
-  for await (const ev of sseEvents(gen())) out.push({ event: ev.event, data: ev.data });
-  return out;
+  const decoder = new SseDecoder();
+  const events = chunks.flatMap((c) => decoder.push(typeof c === 'string' ? Buffer.from(c) : c));
+  const last = decoder.flush();
+  if (last) events.push(last);
+  return events.map((ev) => ({ event: ev.event, data: ev.data }));
 }
 
 /** Every way of cutting `text` in two, fed as two chunks. */

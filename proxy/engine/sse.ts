@@ -172,14 +172,6 @@ export class SseDecoder {
   }
 }
 
-/** All layers: an engine body into events, as they complete. */
-export async function* sseEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  const decoder = new SseDecoder();
-  for await (const chunk of body) yield* decoder.push(chunk);
-  const last = decoder.flush();
-  if (last) yield last;
-}
-
 /** One outgoing frame. */
 export const dataFrame = (json: string) => `data: ${json}\n\n`;
 export const DONE_FRAME = 'data: [DONE]\n\n';

@@ -40,10 +40,21 @@ export interface FrameView extends ChunkView {
   renamed: boolean;
 }
 
+type ModelFields = Pick<FrameView, 'engineModelField' | 'modelField' | 'renamed'>;
+
+/** Per (canonical id, engine name): bounded by the catalogue, built once instead of per stream. */
+const modelFields = new Map<string, ModelFields>();
+
 export function frameView(view: ChunkView, engineModel: string): FrameView {
-  const engineModelField = Buffer.from(`"model":${JSON.stringify(engineModel)}`);
-  const modelField = Buffer.from(`"model":${JSON.stringify(view.model)}`);
-  return { ...view, engineModelField, modelField, renamed: !engineModelField.equals(modelField) };
+  const key = `${view.model}\u0000${engineModel}`;
+  let fields = modelFields.get(key);
+  if (fields === undefined) {
+    const engineModelField = Buffer.from(`"model":${JSON.stringify(engineModel)}`);
+    const modelField = Buffer.from(`"model":${JSON.stringify(view.model)}`);
+    fields = { engineModelField, modelField, renamed: !engineModelField.equals(modelField) };
+    modelFields.set(key, fields);
+  }
+  return { ...view, ...fields };
 }
 
 export interface RelayedFrame {
