@@ -110,7 +110,6 @@ export function decodeEvent(lines: string[]): SseEvent | null {
 }
 
 const DATA_PREFIX = Buffer.from('data: ');
-const DONE_BLOCK = Buffer.from('data: [DONE]\n\n');
 
 /**
  * The usual engine block, a single `data: …` line, kept as its bytes: a relay that only cuts and
@@ -130,7 +129,7 @@ export class DataBlockEvent implements SseEvent {
 
 /** True for the `data: [DONE]` event, without decoding a block's text. */
 export function isDone(ev: SseEvent): boolean {
-  if (ev instanceof DataBlockEvent) return ev.block.equals(DONE_BLOCK);
+  if (ev instanceof DataBlockEvent) return ev.block.equals(DONE_FRAME);
   return ev.data === '[DONE]';
 }
 
@@ -174,4 +173,5 @@ export class SseDecoder {
 
 /** One outgoing frame. */
 export const dataFrame = (json: string) => `data: ${json}\n\n`;
-export const DONE_FRAME = 'data: [DONE]\n\n';
+/** The stream's last frame, as the engine sends it and as the client gets it. */
+export const DONE_FRAME = Buffer.from('data: [DONE]\n\n');

@@ -66,8 +66,6 @@ function parseChunk(data: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-const DONE_BYTES = Buffer.from(DONE_FRAME);
-
 export interface RelayArgs {
   start: StreamStart;
   abort: RequestAbort;
@@ -176,7 +174,7 @@ export async function relayStream(
   if (reason instanceof ClientClosedError || res.destroyed) {
     request.log.info('client closed the stream');
   } else if (sawDone) {
-    res.end(Buffer.concat([...pending, DONE_BYTES]));
+    res.end(Buffer.concat([...pending, DONE_FRAME]));
   } else {
     const err =
       reason instanceof KeyInvalidatedError
