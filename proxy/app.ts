@@ -24,6 +24,7 @@ import { corsPlugin } from './plugins/cors.ts';
 import { errorsPlugin } from './plugins/errors.ts';
 import { createProxyMetrics, metricsPlugin } from './plugins/metrics.ts';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
+import { lazyChildLogger } from './request-logger.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { embeddingsRoutes } from './routes/embeddings.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -58,6 +59,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     },
     genReqId: genRequestId,
     requestIdHeader: false,
+    childLoggerFactory: lazyChildLogger,
     bodyLimit: config.PROXY_BODY_LIMIT_BYTES,
     // Engines may take minutes on a long generation; the proxy never cuts a response short itself.
     connectionTimeout: 0,
