@@ -47,7 +47,7 @@ export class CreditLeases {
   constructor(private readonly o: CreditLeasesOptions) {
     this.policy = { maxLease: o.maxLease, targetHolds: 64, minHolds: 4 };
     this.den = o.den ?? 8;
-    this.flushMs = o.flushMs ?? 2;
+    this.flushMs = o.flushMs ?? 10;
     this.flushMax = o.flushMax ?? 64;
     this.idleTimer = setInterval(() => this.releaseIdle(false), Math.max(20, Math.floor(o.idleMs / 2)));
     this.idleTimer.unref();
