@@ -75,7 +75,9 @@ export interface StackOptions {
 }
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
-  if (!fromSources) execFileSync(`${root}scripts/build.sh`, { stdio: 'inherit' });
+  // BENCH_BUILT=1: dist/ is already built (e.g. by hand, with instrumentation); do not rebuild it.
+  if (!fromSources && process.env.BENCH_BUILT !== '1')
+    execFileSync(`${root}scripts/build.sh`, { stdio: 'inherit' });
   const children: ChildProcess[] = [];
   const redis = await startRedis();
   const stop = async () => {
