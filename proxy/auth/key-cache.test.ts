@@ -58,9 +58,8 @@ describe('KeyCache', () => {
     const other = cache.track(hashSecret('other'));
     valid.delete('good');
     cache.invalidate(p.secretHash);
-    expect(tracked.signal.aborted).toBe(true);
-    expect(tracked.signal.reason).toBeInstanceOf(KeyInvalidatedError);
-    expect(other.signal.aborted).toBe(false);
+    expect(tracked.reason).toBeInstanceOf(KeyInvalidatedError);
+    expect(other.reason).toBeNull();
     expect(await cache.resolve('good')).toBeNull();
     expect(lookups()).toBe(2);
   });
@@ -125,7 +124,6 @@ describe('KeyCache', () => {
     expect(reasons).toHaveLength(1);
     expect(reasons[0]).toBeInstanceOf(KeyInvalidatedError);
     expect(lease.reason).toBe(reasons[0]);
-    expect(lease.signal.aborted).toBe(true); // a signal asked for after death is born aborted
     expect(cache.trackedCount()).toBe(0);
     lease.untrack();
     expect(cache.trackedCount()).toBe(0);

@@ -148,34 +148,22 @@ export class KeyCache {
 
 /**
  * One request's hold on its key. Cheaper than an AbortController per request (they showed in
- * profiles): the engine call's controller is linked through `onDead`, and a signal is made only if
- * someone asks for one.
+ * profiles): the request's Cancel (routes/abort.ts) is linked through `onDead`.
  */
 export class KeyLease {
   /** Set once the key died. */
   reason: KeyInvalidatedError | null = null;
   /** Called once when the key dies (set by whoever must stop then); null to unlink. */
   onDead: ((reason: KeyInvalidatedError) => void) | null = null;
-  private controller: AbortController | null = null;
 
   constructor(
     private readonly inFlight: Map<string, Set<KeyLease>>,
     private readonly hash: string,
   ) {}
 
-  /** An AbortSignal that aborts when the key dies (made on first use). */
-  get signal(): AbortSignal {
-    if (this.controller === null) {
-      this.controller = new AbortController();
-      if (this.reason !== null) this.controller.abort(this.reason);
-    }
-    return this.controller.signal;
-  }
-
   kill(reason: KeyInvalidatedError): void {
     if (this.reason !== null) return;
     this.reason = reason;
-    this.controller?.abort(reason);
     const f = this.onDead;
     this.onDead = null;
     f?.(reason);

@@ -12,8 +12,6 @@ declare module 'fastify' {
     principal: Principal;
     /** Dies when the key this request authenticated with is rotated or deleted. */
     keyLease: KeyLease;
-    /** The lease as an AbortSignal (made on first use). */
-    readonly keySignal: AbortSignal;
   }
 }
 
@@ -27,11 +25,6 @@ export const authPlugin = fp(
   async (app: FastifyInstance, opts: { keyCache: KeyCache }) => {
     app.decorateRequest('principal', null as unknown as Principal);
     app.decorateRequest('keyLease', null as unknown as KeyLease);
-    app.decorateRequest('keySignal', {
-      getter(this: { keyLease: KeyLease }) {
-        return this.keyLease.signal;
-      },
-    });
     app.addHook('onRequest', async (request, reply) => {
       const secret = bearerSecret(request.headers.authorization);
       if (secret === null) throw missingKey();
