@@ -64,7 +64,7 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
   const tried = new Set<string>();
 
   const upstream = (outputTokens: number) => {
-    const { max_completion_tokens: _drop, stream_options: _so, ...rest } = body;
+    const { max_completion_tokens: _drop, stream_options: _so, messages: _m, ...rest } = body;
     const payload: Record<string, unknown> = {
       ...rest,
       model: entry.servedName ?? entry.id,
@@ -72,7 +72,8 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
       max_tokens: Math.max(1, Math.floor(outputTokens / n)),
     };
     if (stream) payload.stream_options = { include_usage: true, continuous_usage_stats: true };
-    return JSON.stringify(payload);
+    // The messages, usually most of the body, were serialized once already (prompt): spliced in.
+    return `{"messages":${prompt},${JSON.stringify(payload).slice(1)}`;
   };
   const startCall = async (outputTokens: number, cancel: Cancel): Promise<EngineCall> => {
     const call = await callEngine(ctx.engine, {
