@@ -2,17 +2,14 @@
 // started exactly as package.json's start:proxy says, serves against a real Redis (the Lua
 // scripts must have been copied next to the compiled billing code for /readyz and billing to work).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Accounts } from '../core/accounts.ts';
 import { Metering } from '../core/billing/index.ts';
-import { CatalogueStore } from '../core/catalogue/index.ts';
-import { ApiKeys } from '../core/keys/index.ts';
 import { NODE_SERVICE_FLAGS } from '../core/node-flags.ts';
 import { startSimulator } from '../engines/simulator/server.ts';
 import { freePort, startRedis } from './helpers/redis.ts';
+import { seedChatModelAndKey } from './helpers/seed.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { scripts: Record<string, string> };
@@ -38,20 +35,13 @@ describe('compiled services', () => {
     const sim = await startSimulator({ ttftMs: 0, itlMs: 0, models: ['Dist/Model'] });
     stops.push(() => sim.close());
     const r = redis.client();
-    await new CatalogueStore(r).put({
-      id: 'Dist/Model',
-      kind: 'chat',
-      pricing: { USD: { input: '1', output: '1' } },
-      endpoints: [{ url: sim.url }],
-      created: 1,
+    const { secret, kek, accountId } = await seedChatModelAndKey(r, {
+      model: 'Dist/Model',
+      engineUrl: sim.url,
+      price: { input: '1', output: '1' },
+      credit: 10_000_000_000,
+      name: 'dist',
     });
-    const kek = randomBytes(32).toString('hex');
-    const account = await new Accounts(r).create({ name: 'dist', country: 'US' });
-    await new Metering(r).topUp({ accountId: account.id, topUpId: 't', amount: 10_000_000_000 });
-    const { secret } = await new ApiKeys(r, { brand: 'service', kek: Buffer.from(kek, 'hex') }).create(
-      account.id,
-      { name: 'dist' },
-    );
     const port = await freePort();
     const [cmd, ...args] = pkg.scripts['start:proxy']!.split(' ');
     const proxy: ChildProcess = spawn(cmd === 'node' ? process.execPath : cmd!, args, {
@@ -95,7 +85,7 @@ describe('compiled services', () => {
     // A clean shutdown lands the lease's batched settle: the account is charged.
     proxy.kill('SIGTERM');
     await exited;
-    const { balance } = await new Metering(r).balance(account.id);
+    const { balance } = await new Metering(r).balance(accountId);
     expect(balance).toBeLessThan(10_000_000_000);
   }, 60_000);
 });

@@ -2,14 +2,10 @@
 // fastify + undici pass-through, (c) the full proxy on its own Redis with a funded account and key.
 // Shared by run.ts (throughput and latency) and cpu.ts (CPU per request of each process).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { Accounts } from '../../core/accounts.ts';
-import { Metering } from '../../core/billing/index.ts';
-import { CatalogueStore } from '../../core/catalogue/index.ts';
-import { ApiKeys } from '../../core/keys/index.ts';
 import { NODE_SERVICE_FLAGS } from '../../core/node-flags.ts';
 import { freePort, startRedis } from '../../test/helpers/redis.ts';
+import { seedChatModelAndKey } from '../../test/helpers/seed.ts';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
 export const MODEL = 'bench/model';
@@ -95,21 +91,16 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     await redis.stop().catch(() => {});
   };
   try {
-    const kek = randomBytes(32).toString('hex');
     const [simPort, barePort, proxyPort] = [await freePort(), await freePort(), await freePort()];
     const simUrl = `http://127.0.0.1:${simPort}`;
     const r = redis.client();
-    await new CatalogueStore(r).put({
-      id: MODEL,
-      kind: 'chat',
-      pricing: { USD: { input: '0.15', cachedInput: '0.075', output: '0.6' } },
-      endpoints: [{ url: simUrl }],
-      created: 1,
+    const { secret, kek } = await seedChatModelAndKey(r, {
+      model: MODEL,
+      engineUrl: simUrl,
+      price: { input: '0.15', cachedInput: '0.075', output: '0.6' },
+      credit: 5_000_000_000_000_000,
+      name: 'bench',
     });
-    const account = await new Accounts(r).create({ name: 'bench', country: 'US' });
-    await new Metering(r).topUp({ accountId: account.id, topUpId: 'bench', amount: 5_000_000_000_000_000 });
-    const keys = new ApiKeys(r, { brand: 'service', kek: Buffer.from(kek, 'hex') });
-    const { secret } = await keys.create(account.id, { name: 'bench' });
     const redisPid = Number(/process_id:(\d+)/.exec(await r.info('server'))?.[1]);
 
     const simArgs = ['--port', String(simPort), '--ttft-ms', '0', '--itl-ms', '0', '--models', MODEL];
