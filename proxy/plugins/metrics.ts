@@ -1,9 +1,12 @@
 // Prometheus metrics at /metrics. A registry per app (not prom-client's global one) so tests can
 // build many apps in one process. Requests are counted when the response ends, from the route
-// pattern (never the raw URL: model ids in paths would explode label cardinality).
+// pattern (never the raw URL: model ids in paths would explode label cardinality). The metrics
+// updated on every request are ./fast-metrics.ts ones (an update is an addition); rare ones are
+// prom-client's own.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Registry } from 'prom-client';
+import { FastCounter, FastGauge, FastHistogram } from './fast-metrics.ts';
 
 const latencyBuckets = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
@@ -15,46 +18,46 @@ export function createProxyMetrics() {
   const r = [registry];
   const m = {
     registry,
-    requests: new Counter({
+    requests: new FastCounter({
       name: 'mp_proxy_requests_total',
       help: 'Requests by route, model and status',
       labelNames: ['route', 'model', 'status'] as const,
       registers: r,
     }),
-    ttfb: new Histogram({
+    ttfb: new FastHistogram({
       name: 'mp_proxy_time_to_first_byte_seconds',
       help: 'Request start to first response byte (first stream frame for streams)',
       labelNames: ['route', 'model'] as const,
       buckets: latencyBuckets,
       registers: r,
     }),
-    duration: new Histogram({
+    duration: new FastHistogram({
       name: 'mp_proxy_request_duration_seconds',
       help: 'Request start to the end of the response',
       labelNames: ['route', 'model'] as const,
       buckets: latencyBuckets,
       registers: r,
     }),
-    overhead: new Histogram({
+    overhead: new FastHistogram({
       name: 'mp_proxy_added_latency_seconds',
       help: "Time to first byte minus the engine's own time to first byte: what the proxy adds",
       labelNames: ['route'] as const,
       buckets: overheadBuckets,
       registers: r,
     }),
-    tokens: new Counter({
+    tokens: new FastCounter({
       name: 'mp_proxy_tokens_total',
       help: 'Tokens billed, by model and type (input, cached, output)',
       labelNames: ['model', 'type'] as const,
       registers: r,
     }),
-    credits: new Counter({
+    credits: new FastCounter({
       name: 'mp_proxy_credits_charged_nano_total',
       help: 'Credits charged, in nano-units of the currency',
       labelNames: ['model', 'currency'] as const,
       registers: r,
     }),
-    inFlight: new Gauge({
+    inFlight: new FastGauge({
       name: 'mp_proxy_in_flight_requests',
       help: 'Requests being served by this replica',
       labelNames: ['route'] as const,
@@ -67,31 +70,11 @@ export function createProxyMetrics() {
       registers: r,
     }),
   };
-  // Per-request counters of the billing path, label lookups cached (model, type / model, currency).
-  return { ...m, tokensOf: cachedChildren(m.tokens), creditsOf: cachedChildren(m.credits) };
+  // Per-request counters of the billing path (model, type / model, currency).
+  return { ...m, tokensOf: m.tokens.labels.bind(m.tokens), creditsOf: m.credits.labels.bind(m.credits) };
 }
 
 export type ProxyMetrics = ReturnType<typeof createProxyMetrics>;
-
-/**
- * Child metrics cached by their label values: prom-client hashes the label object on every
- * inc/observe otherwise, several times per request. Label values are bounded (routes, catalogue
- * models, statuses), so the cache is too.
- */
-export function cachedChildren<C>(metric: {
-  labels: (...values: string[]) => C;
-}): (...values: string[]) => C {
-  const children = new Map<string, C>();
-  return (...values) => {
-    const key = values.join('\u0000');
-    let child = children.get(key);
-    if (child === undefined) {
-      child = metric.labels(...values);
-      children.set(key, child);
-    }
-    return child;
-  };
-}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -108,15 +91,11 @@ export const metricsPlugin = fp(
   async (app: FastifyInstance, opts: { metrics: ProxyMetrics }) => {
     const m = opts.metrics;
     // Label order is each metric's labelNames order.
-    const inFlight = cachedChildren(m.inFlight);
-    const requests = cachedChildren(m.requests);
-    const duration = cachedChildren(m.duration);
-    const ttfb = cachedChildren(m.ttfb);
     app.decorateRequest('metricModel', '');
     app.decorateRequest('observedTtfb', false);
     app.addHook('onRequest', (request, reply, done) => {
       const route = routeOf(request);
-      inFlight(route).inc();
+      m.inFlight.labels(route).inc();
       // 'close' follows every response, finished or cut by the client (onResponse misses the
       // latter), and fires once.
       reply.raw.once('close', () => finish(request, reply, route));
@@ -126,10 +105,10 @@ export const metricsPlugin = fp(
       const seconds = reply.elapsedTime / 1000;
       const status = reply.raw.writableFinished ? String(reply.raw.statusCode) : '499';
       const model = request.metricModel;
-      inFlight(route).dec();
-      requests(route, model, status).inc();
-      duration(route, model).observe(seconds);
-      if (!request.observedTtfb) ttfb(route, model).observe(seconds);
+      m.inFlight.labels(route).dec();
+      m.requests.labels(route, model, status).inc();
+      m.duration.labels(route, model).observe(seconds);
+      if (!request.observedTtfb) m.ttfb.labels(route, model).observe(seconds);
     };
     app.get('/metrics', async (_request, reply) => {
       reply.type(m.registry.contentType);
