@@ -4,8 +4,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, invalidApiKey } from '../../core/errors.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
 import { runUnderHold } from '../billing/hold-gate.ts';
-import { estimatedUsage, TextCharge, type TextUsage, usageFromEngine } from '../billing/text-charge.ts';
+import { estimatedUsage, TextCharge, usageFromEngine } from '../billing/text-charge.ts';
 import type { ProxyContext } from '../context.ts';
+import { type ModelFields, modelFieldsOf } from '../dialects/openai/chunks.ts';
+import { type CompletionOut, completionFast, completionSlow } from '../dialects/openai/completion.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
@@ -93,13 +95,14 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
 
   try {
     if (!stream) {
+      const fields = modelFieldsOf(entry.id, entry.servedName ?? entry.id);
       const result = await runUnderHold(charge, perChoice * n, abort.cancel, {
-        run: async (out, cancel) => readCompletion(await startCall(out, cancel)),
+        run: async (out, cancel) => readCompletion(await startCall(out, cancel), entry.id, fields),
         discard: () => {},
       });
-      reply.type('application/json').send(completionBody(result, entry.id));
+      reply.type('application/json').send(result.body);
       abort.dispose();
-      void charge.settle(result.usage ?? estimatedUsage(promptBytes, 0));
+      void charge.settle(usageFromEngine(result.usage) ?? estimatedUsage(promptBytes, 0));
       return reply;
     }
     const start = await runUnderHold<StreamStart>(charge, perChoice * n, abort.cancel, {
@@ -115,34 +118,15 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
   }
 }
 
-interface Completion {
-  bytes: Buffer;
-  json: Record<string, unknown>;
-  usage: TextUsage | null;
-}
-
-async function readCompletion(call: EngineCall): Promise<Completion> {
+async function readCompletion(call: EngineCall, model: string, fields: ModelFields): Promise<CompletionOut> {
   try {
     const bytes = await call.body.bytes();
-    const json = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
-    if (typeof json !== 'object' || json === null || Array.isArray(json))
-      throw new Error('engine sent a non-object');
-    return { bytes, json, usage: usageFromEngine(json.usage) };
+    return completionFast(bytes, fields) ?? completionSlow(bytes, model);
   } catch (err) {
     throw new ApiError('server_error', 'The engine sent an unreadable response.', { cause: err });
   } finally {
     call.release();
   }
-}
-
-/**
- * The client's body: the engine's own bytes when they already name the canonical model (no
- * re-serialization), else the parsed completion with the model echoed as the catalogue spells it.
- */
-function completionBody(c: Completion, model: string): Buffer | string {
-  if (c.json.model === model) return c.bytes;
-  c.json.model = model;
-  return JSON.stringify(c.json);
 }
 
 /** The error to answer with when the call failed before anything was sent. */

@@ -40,21 +40,26 @@ export interface FrameView extends ChunkView {
   renamed: boolean;
 }
 
-type ModelFields = Pick<FrameView, 'engineModelField' | 'modelField' | 'renamed'>;
+export type ModelFields = Pick<FrameView, 'engineModelField' | 'modelField' | 'renamed'>;
 
 /** Per (canonical id, engine name): bounded by the catalogue, built once instead of per stream. */
 const modelFields = new Map<string, ModelFields>();
 
-export function frameView(view: ChunkView, engineModel: string): FrameView {
-  const key = `${view.model}\u0000${engineModel}`;
+/** The `"model":…` bytes of the canonical id and of the engine's name for it. */
+export function modelFieldsOf(model: string, engineModel: string): ModelFields {
+  const key = `${model}\u0000${engineModel}`;
   let fields = modelFields.get(key);
   if (fields === undefined) {
     const engineModelField = Buffer.from(`"model":${JSON.stringify(engineModel)}`);
-    const modelField = Buffer.from(`"model":${JSON.stringify(view.model)}`);
+    const modelField = Buffer.from(`"model":${JSON.stringify(model)}`);
     fields = { engineModelField, modelField, renamed: !engineModelField.equals(modelField) };
     modelFields.set(key, fields);
   }
-  return { ...view, ...fields };
+  return fields;
+}
+
+export function frameView(view: ChunkView, engineModel: string): FrameView {
+  return { ...view, ...modelFieldsOf(view.model, engineModel) };
 }
 
 export interface RelayedFrame {

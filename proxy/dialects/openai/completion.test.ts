@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { modelFieldsOf } from './chunks.ts';
+import { completionFast, completionSlow } from './completion.ts';
+
+const answers = [
+  // the simulator's and vLLM's shape
+  '{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"served-name","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}',
+  // multi-byte content, cached tokens, a trailing newline
+  '{"id":"c","model":"served-name","choices":[{"message":{"content":"héllo 世界 🎉"}}],"usage":{"prompt_tokens":5,"completion_tokens":3,"total_tokens":8,"prompt_tokens_details":{"cached_tokens":2}}}\n',
+  // content that looks like keys
+  '{"id":"c","model":"served-name","choices":[{"message":{"content":"\\",\\"usage\\":{} \\"model\\":\\"x\\""}}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}',
+];
+
+describe('completionFast gives the body and usage completionSlow gives', () => {
+  it.each(answers.flatMap((a) => ['Org/Model', 'served-name'].map((m) => [a, m] as const)))(
+    'CHAT-1 %s as %s',
+    (answer, model) => {
+      const bytes = Buffer.from(answer);
+      const fast = completionFast(bytes, modelFieldsOf(model, 'served-name'));
+      expect(fast).toBeDefined();
+      const slow = completionSlow(bytes, model);
+      expect(JSON.parse(fast!.body.toString())).toEqual(JSON.parse(slow.body.toString()));
+      expect(JSON.parse(fast!.body.toString()).model).toBe(model);
+      expect(fast!.usage).toEqual(JSON.parse(answer).usage);
+      // Nothing re-encoded when the engine already names the model.
+      if (model === 'served-name') expect(fast!.body).toBe(bytes);
+    },
+  );
+
+  it.each([
+    ['usage not last', '{"model":"served-name","usage":{"prompt_tokens":1},"choices":[]}'],
+    ['usage null', '{"model":"served-name","choices":[],"usage":null}'],
+    ['no usage', '{"model":"served-name","choices":[]}'],
+    ['nested usage last', '{"model":"served-name","choices":[{"usage":{"a":1}}]}'],
+    ['another model', '{"model":"other","choices":[],"usage":{"prompt_tokens":1}}'],
+    ['model name prefix', '{"model":"served-name-2","choices":[],"usage":{"prompt_tokens":1}}'],
+    ['pretty-printed', '{\n  "model": "served-name",\n  "usage": {"prompt_tokens": 1}\n}'],
+    ['not an object', '[1,2]'],
+    ['cut short', '{"model":"served-name","choices":[],"usage":{"prompt_tokens":1}'],
+  ])('leaves %s to the slow path', (_what, answer) => {
+    expect(completionFast(Buffer.from(answer), modelFieldsOf('Org/Model', 'served-name'))).toBeUndefined();
+  });
+
+  it('the slow path refuses what is not a JSON object', () => {
+    expect(() => completionSlow(Buffer.from('[1]'), 'm')).toThrow(/non-object/);
+    expect(() => completionSlow(Buffer.from('{"model":'), 'm')).toThrow();
+  });
+});
