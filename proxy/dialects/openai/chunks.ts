@@ -93,22 +93,14 @@ export function relayFrame(block: Buffer, v: FrameView): RelayedFrame | undefine
   const n = block.length;
   const close = n - 3; // the object's closing brace, before `\n\n`
   if (n < DATA + 5 || block[DATA] !== 123 || block[close] !== 125) return undefined; // {…}
-  const mi = block.indexOf(MODEL_KEY, DATA);
-  const field = v.engineModelField;
-  if (mi === -1 || block.compare(field, 0, field.length, mi, mi + field.length) !== 0) return undefined;
-  const afterModel = mi + field.length;
-  if (block[afterModel] !== 44 && block[afterModel] !== 125) return undefined; // value ends at , or }
+  const mi = engineModelKey(block, DATA, v.engineModelField);
+  if (mi === -1) return undefined;
+  const afterModel = mi + v.engineModelField.length;
   const ci = block.indexOf(CHOICES_KEY, afterModel);
   if (ci === -1 || block[ci + CHOICES_KEY.length] === 93) return undefined; // `"choices":[]`
-  const ui = block.lastIndexOf(USAGE_KEY, close);
-  if (ui < ci) return undefined;
-  let usage: unknown;
-  try {
-    usage = JSON.parse(block.toString('utf8', ui + USAGE_KEY.length, close));
-  } catch {
-    return undefined;
-  }
-  if (typeof usage !== 'object' || usage === null || Array.isArray(usage)) return undefined;
+  const last = lastUsage(block, ci, close);
+  if (last === undefined) return undefined;
+  const { at: ui, usage } = last;
   if (v.includeUsage && v.continuousUsage && !v.renamed) return { pieces: [block], usage };
   const head = v.renamed
     ? [block.subarray(0, mi), v.modelField, block.subarray(afterModel, ui)]
@@ -117,4 +109,33 @@ export function relayFrame(block: Buffer, v: FrameView): RelayedFrame | undefine
   else if (!v.continuousUsage) head.push(NULL_USAGE_END);
   else head.push(block.subarray(ui));
   return { pieces: head, usage };
+}
+
+/**
+ * Where the first `"model":` key is, when it names the engine's model (`field`, its whole value:
+ * the next byte ends it); -1 otherwise.
+ */
+export function engineModelKey(buf: Buffer, from: number, field: Buffer): number {
+  const mi = buf.indexOf(MODEL_KEY, from);
+  if (mi === -1 || buf.compare(field, 0, field.length, mi, mi + field.length) !== 0) return -1;
+  const after = buf[mi + field.length];
+  return after === 44 || after === 125 ? mi : -1; // the value ends at , or }
+}
+
+/** The top object's last key when it is `usage` holding an object (at: where `,"usage":` starts). */
+export function lastUsage(
+  buf: Buffer,
+  notBefore: number,
+  close: number,
+): { at: number; usage: object } | undefined {
+  const at = buf.lastIndexOf(USAGE_KEY, close);
+  if (at < notBefore) return undefined;
+  let usage: unknown;
+  try {
+    usage = JSON.parse(buf.toString('utf8', at + USAGE_KEY.length, close));
+  } catch {
+    return undefined;
+  }
+  if (typeof usage !== 'object' || usage === null || Array.isArray(usage)) return undefined;
+  return { at, usage };
 }

@@ -3,7 +3,7 @@
 // swapped), so the usual answer is neither parsed whole nor serialized again: the profile put the
 // engine answer's JSON.parse at ~2.5 % of the proxy's CPU. Answers in another shape take the
 // parse-and-serialize way, which gives the same JSON.
-import type { ModelFields } from './chunks.ts';
+import { engineModelKey, lastUsage, type ModelFields } from './chunks.ts';
 
 export interface CompletionOut {
   /** What the client receives. */
@@ -11,9 +11,6 @@ export interface CompletionOut {
   /** The answer's usage object (null when it has none). */
   usage: unknown;
 }
-
-const MODEL_KEY = Buffer.from('"model":');
-const USAGE_KEY = Buffer.from(',"usage":');
 
 /**
  * Fast path, on the same reasoning as relayFrame (./chunks.ts): compact JSON whose first
@@ -27,24 +24,15 @@ export function completionFast(bytes: Buffer, f: ModelFields): CompletionOut | u
   while (end > 0 && isSpace(bytes[end - 1]!)) end--;
   const close = end - 1;
   if (bytes[0] !== 123 || close < 1 || bytes[close] !== 125) return undefined; // {…}
-  const mi = bytes.indexOf(MODEL_KEY);
-  const field = f.engineModelField;
-  if (mi === -1 || bytes.compare(field, 0, field.length, mi, mi + field.length) !== 0) return undefined;
-  const afterModel = mi + field.length;
-  if (bytes[afterModel] !== 44 && bytes[afterModel] !== 125) return undefined; // value ends at , or }
-  const ui = bytes.lastIndexOf(USAGE_KEY, close);
-  if (ui < afterModel) return undefined;
-  let usage: unknown;
-  try {
-    usage = JSON.parse(bytes.toString('utf8', ui + USAGE_KEY.length, close));
-  } catch {
-    return undefined;
-  }
-  if (typeof usage !== 'object' || usage === null || Array.isArray(usage)) return undefined;
+  const mi = engineModelKey(bytes, 0, f.engineModelField);
+  if (mi === -1) return undefined;
+  const afterModel = mi + f.engineModelField.length;
+  const last = lastUsage(bytes, afterModel, close);
+  if (last === undefined) return undefined;
   const body = f.renamed
     ? Buffer.concat([bytes.subarray(0, mi), f.modelField, bytes.subarray(afterModel)])
     : bytes;
-  return { body, usage };
+  return { body, usage: last.usage };
 }
 
 /** The parse-and-serialize way: any valid JSON object, the model echoed as the catalogue spells it. */
