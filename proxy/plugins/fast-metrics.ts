@@ -43,7 +43,10 @@ abstract class FastMetric<L extends string, S extends { labels: Labels }> {
   abstract readonly type: MetricType;
   readonly aggregator = 'sum' as const;
   protected readonly labelNames: readonly L[];
-  protected readonly series = new Map<string, S>();
+  /** Every series, in creation order (what a scrape reads). */
+  protected readonly series: S[] = [];
+  /** Label value → (next label's map … →) series: no key string is built per update. */
+  private readonly index = new Map<string, unknown>();
 
   constructor(o: MetricOptions<L>) {
     this.name = o.name;
@@ -56,17 +59,27 @@ abstract class FastMetric<L extends string, S extends { labels: Labels }> {
 
   /** The series for these label values, in labelNames order (made on first use). */
   protected seriesOf(values: readonly string[]): S {
-    const key = values.length === 1 ? values[0]! : values.join('\u0000');
-    let s = this.series.get(key);
+    const last = values.length - 1;
+    if (last + 1 !== this.labelNames.length)
+      throw new Error(`${this.name} takes labels ${this.labelNames.join(', ')}`);
+    let node = this.index;
+    for (let i = 0; i < last; i++) {
+      let next = node.get(values[i]!) as Map<string, unknown> | undefined;
+      if (next === undefined) {
+        next = new Map();
+        node.set(values[i]!, next);
+      }
+      node = next;
+    }
+    let s = node.get(values[last]!) as S | undefined;
     if (s === undefined) {
-      if (values.length !== this.labelNames.length)
-        throw new Error(`${this.name} takes labels ${this.labelNames.join(', ')}`);
       const labels: Labels = {};
       this.labelNames.forEach((n, i) => {
         labels[n] = values[i]!;
       });
       s = this.create(labels);
-      this.series.set(key, s);
+      node.set(values[last]!, s);
+      this.series.push(s);
     }
     return s;
   }
@@ -76,7 +89,8 @@ abstract class FastMetric<L extends string, S extends { labels: Labels }> {
   }
 
   reset(): void {
-    this.series.clear();
+    this.series.length = 0;
+    this.index.clear();
   }
 
   abstract get(): Promise<Snapshot>;
@@ -113,7 +127,7 @@ export class FastCounter<L extends string> extends FastMetric<L, CountSeries> {
   }
 
   async get(): Promise<Snapshot> {
-    const values = [...this.series.values()].map((s) => ({ value: s.value, labels: s.labels }));
+    const values = this.series.map((s) => ({ value: s.value, labels: s.labels }));
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 }
@@ -172,7 +186,7 @@ export class FastHistogram<L extends string> extends FastMetric<L, HistogramSeri
   async get(): Promise<Snapshot> {
     const bucket = `${this.name}_bucket`;
     const values: Sample[] = [];
-    for (const s of this.series.values()) {
+    for (const s of this.series) {
       let acc = 0;
       this.bounds.forEach((le, i) => {
         acc += s.counts[i]!;
