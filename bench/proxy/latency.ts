@@ -8,6 +8,9 @@ export interface LatencyResult {
   rps: number;
   p50: number;
   p99: number;
+  /** Every request's time in ms, sorted (to merge runs exactly). */
+  samples: number[];
+  seconds: number;
 }
 
 export interface Probe {
@@ -41,6 +44,17 @@ export async function probeLatency(p: Probe, durationMs: number): Promise<Latenc
   }
   const elapsed = (performance.now() - start) / 1000;
   samples.sort((a, b) => a - b);
-  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
-  return { requests: samples.length, rps: samples.length / elapsed, p50: at(0.5), p99: at(0.99) };
+  return {
+    requests: samples.length,
+    rps: samples.length / elapsed,
+    ...percentiles(samples),
+    samples,
+    seconds: elapsed,
+  };
+}
+
+/** p50 and p99 of sorted samples. */
+export function percentiles(sorted: readonly number[]): { p50: number; p99: number } {
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  return { p50: at(0.5), p99: at(0.99) };
 }

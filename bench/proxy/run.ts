@@ -6,11 +6,25 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import autocannon from 'autocannon';
-import { type LatencyResult, probeLatency } from './latency.ts';
+import { percentiles, probeLatency } from './latency.ts';
 import { root, type Stack, startStack } from './stack.ts';
 
 const LOAD_S = Number(process.env.BENCH_SECONDS ?? 5);
 const PROBE_MS = Number(process.env.BENCH_PROBE_MS ?? 3000);
+// Each scenario's time per target is cut into ROUNDS slices and the targets take turns, instead of
+// one block per target: this machine's speed drifted by up to 2x within a minute, and a slow phase
+// that fell on one target alone moved c/b by ±0.1 between otherwise equal runs.
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+
+/** One slice's measurement: its request count and time, and its latencies. */
+interface Slice {
+  requests: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+  /** Every latency (1-connection probes), for exact percentiles over all slices. */
+  samples?: number[];
+}
 
 let stack: Stack | undefined;
 
@@ -21,7 +35,7 @@ async function main() {
   const targets = [stack.sim, stack.bare, stack.proxy];
   const { headers, plain, streamed } = stack;
 
-  const load = async (url: string, body: string, connections: number, seconds: number) => {
+  const load = async (url: string, body: string, connections: number, seconds: number): Promise<Slice> => {
     const res = await autocannon({
       url: `${url}/v1/chat/completions`,
       method: 'POST',
@@ -32,27 +46,33 @@ async function main() {
     });
     if (res.non2xx > 0 || res.errors > 0)
       throw new Error(`${url}: ${res.non2xx} non-2xx, ${res.errors} errors`);
-    return { rps: res.requests.average, p50: res.latency.p50, p99: res.latency.p99 };
+    return {
+      requests: res.requests.total,
+      seconds: res.duration,
+      p50: res.latency.p50,
+      p99: res.latency.p99,
+    };
   };
-  const probe = (url: string, body: string, firstFrame: boolean) =>
-    probeLatency({ url, path: '/v1/chat/completions', body, headers, firstFrame }, PROBE_MS);
+  const probe = (url: string, body: string, firstFrame: boolean): Promise<Slice> =>
+    probeLatency({ url, path: '/v1/chat/completions', body, headers, firstFrame }, PROBE_MS / ROUNDS);
 
   // Warm-up: JIT, keep-alive pools, the proxy's key cache.
   for (const t of targets) await load(t.url, plain, 8, 1);
 
   type Row = { rps: number; p50: number; p99: number };
   const rows: { scenario: string; unit: string; results: Row[] }[] = [];
-  const run = async (scenario: string, unit: string, f: (url: string) => Promise<Row | LatencyResult>) => {
-    const results: Row[] = [];
-    for (const t of targets) {
-      results.push(await f(t.url));
+  const run = async (scenario: string, unit: string, f: (url: string) => Promise<Slice>) => {
+    const slices: Slice[][] = targets.map(() => []);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [i, t] of targets.entries()) slices[i]!.push(await f(t.url));
       process.stderr.write('.');
     }
-    rows.push({ scenario, unit, results });
+    rows.push({ scenario, unit, results: slices.map(combine) });
   };
-  await run('non-streaming, 32 connections', 'ms (autocannon)', (u) => load(u, plain, 32, LOAD_S));
+  const slice = LOAD_S / ROUNDS;
+  await run('non-streaming, 32 connections', 'ms (autocannon)', (u) => load(u, plain, 32, slice));
   await run('streaming, 32 connections (whole stream)', 'ms (autocannon)', (u) =>
-    load(u, streamed, 32, LOAD_S),
+    load(u, streamed, 32, slice),
   );
   await run('non-streaming, 1 connection', 'ms', (u) => probe(u, plain, false));
   await run('streaming TTFT, 1 connection', 'ms to first frame', (u) => probe(u, streamed, true));
@@ -63,6 +83,25 @@ async function main() {
   mkdirSync(`${root}bench/out`, { recursive: true });
   writeFileSync(`${root}bench/out/proxy.md`, doc);
   console.log(table);
+}
+
+/**
+ * A target's figures over its slices: requests over time for the rate; exact percentiles over all
+ * samples when there are samples, else the median of the slices' own (autocannon's) percentiles.
+ */
+function combine(slices: Slice[]): { rps: number; p50: number; p99: number } {
+  const requests = slices.reduce((n, s) => n + s.requests, 0);
+  const seconds = slices.reduce((n, s) => n + s.seconds, 0);
+  if (slices.every((s) => s.samples !== undefined)) {
+    const all = slices.flatMap((s) => s.samples!).sort((a, b) => a - b);
+    return { rps: requests / seconds, ...percentiles(all) };
+  }
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+  return {
+    rps: requests / seconds,
+    p50: median(slices.map((s) => s.p50)),
+    p99: median(slices.map((s) => s.p99)),
+  };
 }
 
 function render(
