@@ -17,6 +17,7 @@ end
 -- ('' when the caller had no value).
 local function read_usage(base)
   return {
+    base = base,
     key = ARGV[base], model = ARGV[base + 1], kind = ARGV[base + 2],
     input = ARGV[base + 3], cached = ARGV[base + 4], output = ARGV[base + 5],
     images = ARGV[base + 6], vsec = ARGV[base + 7], vms = ARGV[base + 8], req = ARGV[base + 9],
@@ -35,10 +36,16 @@ local function append_entry(stream, fields)
   return redis.call('XADD', unpack(args))
 end
 
+-- The usage fields of a stream entry, in order, and where each is in the usage block (vms, at 8,
+-- goes to the rollups only). settle_batch.lua builds entries from the same two lists.
+local USAGE_FIELDS = { 'key', 'model', 'kind', 'in', 'cached', 'out', 'img', 'vsec', 'req' }
+local USAGE_AT = { 0, 1, 2, 3, 4, 5, 6, 7, 9 }
+
 local function usage_fields(u, fields)
-  local tail = { 'key', u.key, 'model', u.model, 'kind', u.kind, 'in', u.input, 'cached', u.cached,
-    'out', u.output, 'img', u.images, 'vsec', u.vsec, 'req', u.req }
-  for i = 1, #tail do fields[#fields + 1] = tail[i] end
+  for j = 1, #USAGE_FIELDS do
+    fields[#fields + 1] = USAGE_FIELDS[j]
+    fields[#fields + 1] = ARGV[u.base + USAGE_AT[j]]
+  end
   return fields
 end
 
@@ -52,9 +59,19 @@ local function add_rollup(rollup, hours, hour, u, metrics)
   redis.call('ZADD', hours, hour, hour)
 end
 
+-- The rollup metrics a charge adds besides 'req' (1) and 'cost' (the charge), with where each is in
+-- the usage block. settle_batch.lua sums the same list.
+local ROLLUP_USAGE = { 'in', 3, 'cached', 4, 'out', 5, 'img', 6, 'vms', 8 }
+
 local function charge_metrics(u, charged)
-  return { 'req', '1', 'in', u.input, 'cached', u.cached, 'out', u.output, 'img', u.images,
-    'vms', u.vms, 'cost', int(charged) }
+  local metrics = { 'req', '1' }
+  for j = 1, #ROLLUP_USAGE, 2 do
+    metrics[#metrics + 1] = ROLLUP_USAGE[j]
+    metrics[#metrics + 1] = ARGV[u.base + ROLLUP_USAGE[j + 1]]
+  end
+  metrics[#metrics + 1] = 'cost'
+  metrics[#metrics + 1] = int(charged)
+  return metrics
 end
 
 -- Done records are "<a>:<b>" integer pairs: enough to answer a retry with the first answer.

@@ -21,13 +21,9 @@ local total = 0
 local rollup, fields = {}, {}
 
 -- Per record this script is the hot path of every leased request, so it builds the entry's XADD
--- arguments in one table (the same fields, order and empty-value rule as append_entry with
--- usage_fields and charge_metrics in settle.lua) and reuses the rollup field names of a key and
--- model across the batch, instead of several small tables and concatenations per record.
-local USAGE_FIELDS = { 'key', 'model', 'kind', 'in', 'cached', 'out', 'img', 'vsec', 'req' }
-local USAGE_AT = { 0, 1, 2, 3, 4, 5, 6, 7, 9 } -- their offsets in the usage block (8 is vms)
--- Rollup metrics and their offsets in the usage block ('req' is 1 per record, 'cost' the charge).
-local ROLLUP_USAGE = { 'in', 3, 'cached', 4, 'out', 5, 'img', 6, 'vms', 8 }
+-- arguments in one table (from common.lua's USAGE_FIELDS, with append_entry's rule of leaving out
+-- empty values: the entry settle.lua writes) and reuses the rollup field names of a key and model
+-- across the batch, instead of several small tables and concatenations per record.
 local names_of = {}
 
 local function rollup_names(key, model)
