@@ -117,8 +117,8 @@ export class FastCounter<L extends string> extends FastMetric<L, CountSeries> {
     return new CountSeries(labels);
   }
 
-  /** The series for these label values, in labelNames order. */
-  labels(...values: string[]): CountSeries {
+  /** The series for these label values, in labelNames order (a counter only goes up). */
+  labels(...values: string[]): Pick<CountSeries, 'inc'> {
     return this.seriesOf(values);
   }
 
@@ -135,6 +135,10 @@ export class FastCounter<L extends string> extends FastMetric<L, CountSeries> {
 /** A counter that also goes down (in-flight requests). */
 export class FastGauge<L extends string> extends FastCounter<L> {
   override readonly type: MetricType = 'gauge';
+
+  override labels(...values: string[]): CountSeries {
+    return this.seriesOf(values);
+  }
 }
 
 /** One label set of a histogram. */
