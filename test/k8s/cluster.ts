@@ -96,14 +96,20 @@ function writePki(dir: string): void {
   openssl(['rsa', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], dir);
 }
 
-function startProcess(name: string, bin: string, args: string[], logFile: string): ChildProcess {
+interface Started {
+  proc: ChildProcess;
+  /** What it printed so far (for errors: the reason a process died is in its last lines). */
+  output(): string;
+}
+
+function startProcess(name: string, bin: string, args: string[], logFile: string): Started {
   const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const chunks: Buffer[] = [];
   proc.stdout?.on('data', (c: Buffer) => chunks.push(c));
   proc.stderr?.on('data', (c: Buffer) => chunks.push(c));
   proc.on('exit', () => writeFileSync(logFile, Buffer.concat(chunks)));
   proc.on('error', (err) => log(`${name} failed to start: ${err.message}`));
-  return proc;
+  return { proc, output: () => Buffer.concat(chunks).toString('utf8') };
 }
 
 async function kill(p: ChildProcess): Promise<void> {
@@ -113,14 +119,55 @@ async function kill(p: ChildProcess): Promise<void> {
   await exited;
 }
 
-async function waitFor(what: string, probe: () => Promise<boolean>, proc: ChildProcess, ms: number) {
+async function waitFor(what: string, probe: () => Promise<boolean>, started: Started, ms: number) {
+  const { proc } = started;
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`${what} exited with ${proc.exitCode} before it was ready`);
+    if (proc.exitCode !== null) {
+      // Let the pipes drain so the last lines (the reason) are in the message.
+      await new Promise((r) => setTimeout(r, 100));
+      const tail = started.output().trim().split('\n').slice(-15).join('\n');
+      throw new Error(`${what} exited with ${proc.exitCode} before it was ready; it printed:\n${tail}`);
+    }
     if (await probe().catch(() => false)) return;
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`${what} not ready after ${ms} ms`);
+}
+
+/**
+ * etcd on three fresh ports. Tried three times: a port checked free can still be taken by another
+ * test file's process before etcd binds it, and etcd then exits at once.
+ */
+async function startEtcd(dir: string): Promise<{ etcd: Started; etcdUrl: string }> {
+  for (let attempt = 1; ; attempt++) {
+    const [clientPort, peerPort] = [await freePort(), await freePort()];
+    const etcdUrl = `http://127.0.0.1:${clientPort}`;
+    const peerUrl = `http://127.0.0.1:${peerPort}`;
+    const dataDir = join(dir, `etcd-${attempt}`);
+    const etcd = startProcess(
+      'etcd',
+      process.env.ETCD_BIN ?? 'etcd',
+      [
+        `--data-dir=${dataDir}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=${peerUrl}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
+        `--initial-cluster=default=${peerUrl}`,
+        '--log-level=error',
+      ],
+      join(dir, `etcd-${attempt}.log`),
+    );
+    try {
+      await waitFor('etcd', async () => (await fetch(`${etcdUrl}/health`)).ok, etcd, 20_000);
+      return { etcd, etcdUrl };
+    } catch (err) {
+      await kill(etcd.proc);
+      if (attempt === 3) throw err;
+      log(`etcd attempt ${attempt} failed, trying other ports: ${(err as Error).message}`);
+    }
+  }
 }
 
 export async function startCluster(): Promise<TestCluster> {
@@ -134,30 +181,15 @@ export async function startCluster(): Promise<TestCluster> {
   const token = randomBytes(24).toString('hex');
   writeFileSync(join(pki, 'tokens.csv'), `${token},admin,admin-uid,system:masters\n`);
 
-  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
-  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-  const peerUrl = `http://127.0.0.1:${peerPort}`;
-  const etcd = startProcess(
-    'etcd',
-    process.env.ETCD_BIN ?? 'etcd',
-    [
-      `--data-dir=${join(dir, 'etcd')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=${peerUrl}`,
-      `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=default=${peerUrl}`,
-      '--log-level=error',
-    ],
-    join(dir, 'etcd.log'),
-  );
-  const procs = [etcd];
+  const procs: ChildProcess[] = [];
   const stop = async () => {
     for (const p of [...procs].reverse()) await kill(p);
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await waitFor('etcd', async () => (await fetch(`${etcdUrl}/health`)).ok, etcd, 20_000);
+    const { etcd, etcdUrl } = await startEtcd(dir);
+    procs.push(etcd.proc);
+    const apiPort = await freePort();
     const server = `https://127.0.0.1:${apiPort}`;
     const args = [
       `--etcd-servers=${etcdUrl}`,
@@ -182,10 +214,10 @@ export async function startCluster(): Promise<TestCluster> {
     const headers = { authorization: `Bearer ${token}` };
     const launch = async () => {
       const apiserver = startProcess('kube-apiserver', bin, args, join(dir, 'kube-apiserver.log'));
-      procs.push(apiserver);
+      procs.push(apiserver.proc);
       const ready = async () => (await fetch(`${server}/readyz`, { headers, dispatcher } as RequestInit)).ok;
       await waitFor('kube-apiserver', ready, apiserver, 90_000);
-      return apiserver;
+      return apiserver.proc;
     };
     let apiserver = await launch();
     const kubeConfig = new KubeConfig();
