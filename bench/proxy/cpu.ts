@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Stack, startStack, type Target } from './stack.ts';
+import { type Stack, startStack, type Target, WARMUP_S } from './stack.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
@@ -66,7 +66,9 @@ async function main() {
       proxy: stack.proxy.pid,
       redis: stack.redisPid,
     };
-    for (const t of [stack.sim, stack.bare, stack.proxy]) wrk(t, scripts['non-streaming'], 1); // warm-up
+    // Warm-up (JIT, pools, key cache) on both payloads: see WARMUP_S.
+    for (const t of [stack.sim, stack.bare, stack.proxy])
+      for (const script of Object.values(scripts)) wrk(t, script, WARMUP_S);
     for (const [scenario, script] of Object.entries(scripts)) {
       if (process.env.BENCH_SCENARIO !== undefined && process.env.BENCH_SCENARIO !== scenario) continue;
       const rows: Row[] = [];

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import autocannon from 'autocannon';
 import { percentiles, probeLatency } from './latency.ts';
-import { root, type Stack, startStack } from './stack.ts';
+import { root, type Stack, startStack, WARMUP_S } from './stack.ts';
 
 const LOAD_S = Number(process.env.BENCH_SECONDS ?? 5);
 const PROBE_MS = Number(process.env.BENCH_PROBE_MS ?? 3000);
@@ -56,8 +56,8 @@ async function main() {
   const probe = (url: string, body: string, firstFrame: boolean): Promise<Slice> =>
     probeLatency({ url, path: '/v1/chat/completions', body, headers, firstFrame }, PROBE_MS / ROUNDS);
 
-  // Warm-up: JIT, keep-alive pools, the proxy's key cache.
-  for (const t of targets) await load(t.url, plain, 8, 1);
+  // Warm-up (JIT, keep-alive pools, the proxy's key cache), both payloads, as measured below.
+  for (const t of targets) for (const body of [plain, streamed]) await load(t.url, body, 32, WARMUP_S);
 
   type Row = { rps: number; p50: number; p99: number };
   const rows: { scenario: string; unit: string; results: Row[] }[] = [];

@@ -10,6 +10,14 @@ import { seedChatModelAndKey } from '../../test/helpers/seed.ts';
 export const root = fileURLToPath(new URL('../../', import.meta.url));
 export const MODEL = 'bench/model';
 
+/**
+ * Seconds of load per target and payload before anything is measured. V8 compiles hot functions
+ * on background threads for several seconds after a server starts: measured in the first seconds,
+ * the proxy (far more code than the pass-through) spent ~40 µs per request compiling on helper
+ * threads and ran partly unoptimized; a service in production has long since finished that.
+ */
+export const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 4);
+
 export interface Target {
   name: string;
   url: string;
@@ -46,7 +54,7 @@ function server(
   const child = spawn(process.execPath, [...flags, ...nodeArgs, ...entry, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.BENCH_PROXY_NODE_ARGS ? 'inherit' : 'ignore', 'inherit'],
   });
   children.push(child);
   return child;
@@ -121,7 +129,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         LOG_LEVEL: 'warn',
         ...opts.proxyEnv,
       },
-      prof('proxy'),
+      // BENCH_PROXY_NODE_ARGS: extra Node flags for the proxy alone (experiments: GC flags, tracing).
+      [...prof('proxy'), ...(process.env.BENCH_PROXY_NODE_ARGS ?? '').split(' ').filter(Boolean)],
     );
     const target = (name: string, url: string, child: ChildProcess): Target => ({
       name,
