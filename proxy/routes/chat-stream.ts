@@ -14,7 +14,7 @@ import { KeyInvalidatedError } from '../auth/key-cache.ts';
 import { estimatedUsage, type TextCharge, type TextUsage, usageFromEngine } from '../billing/text-charge.ts';
 import type { ProxyContext } from '../context.ts';
 import { errorBody } from '../dialects/index.ts';
-import { clientChunk, frameView, hasContent, relayFrame } from '../dialects/openai/chunks.ts';
+import { clientChunk, frameView, hasContent, relayFrame, usageIn } from '../dialects/openai/chunks.ts';
 import type { EngineCall, EngineDeps } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { EngineEvents } from '../engine/events.ts';
@@ -101,6 +101,9 @@ export async function relayStream(
   });
 
   let usage: TextUsage | null = usageFromEngine(start.first.usage);
+  // The last fast-path frame's usage, left as bytes: only the stream's last one is ever parsed.
+  let usageBlock: Buffer | null = null;
+  let usageAt = 0;
   let contentFrames = hasContent(start.first) ? 1 : 0;
   // The frames made from one engine read leave in one socket write.
   let pending: Buffer[] = [];
@@ -111,13 +114,18 @@ export async function relayStream(
   const frame = (ev: SseEvent): void => {
     const fast = ev instanceof DataBlockEvent ? relayFrame(ev.block, view) : undefined;
     if (fast !== undefined) {
-      usage = usageFromEngine(fast.usage) ?? usage;
+      usageBlock = (ev as DataBlockEvent).block;
+      usageAt = fast.usageAt;
       if (fast.pieces !== null) for (const p of fast.pieces) pending.push(p);
       return;
     }
     const chunk = parseChunk(ev.data);
     if (chunk.error !== undefined) throw new Error(`engine error frame: ${JSON.stringify(chunk.error)}`);
-    usage = usageFromEngine(chunk.usage) ?? usage;
+    const parsed = usageFromEngine(chunk.usage);
+    if (parsed !== null) {
+      usage = parsed;
+      usageBlock = null;
+    }
     if (hasContent(chunk)) contentFrames++;
     const out = clientChunk(chunk, view);
     if (out !== null) pending.push(Buffer.from(dataFrame(out)));
@@ -187,6 +195,7 @@ export async function relayStream(
     const errorFrame = dataFrame(JSON.stringify(errorBody('openai', err, request.id)));
     res.end(Buffer.concat([...pending, Buffer.from(errorFrame)]));
   }
+  if (usageBlock !== null) usage = usageFromEngine(usageIn(usageBlock, usageAt)) ?? usage;
   await charge.settle(usage ?? estimatedUsage(a.promptBytes, contentFrames));
 }
 

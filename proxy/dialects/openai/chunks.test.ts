@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientChunk, frameView, hasContent, relayFrame } from './chunks.ts';
+import { clientChunk, frameView, hasContent, relayFrame, usageIn } from './chunks.ts';
 
 const content = () => ({
   id: 'c1',
@@ -58,13 +58,14 @@ describe('relayFrame (the fast path) gives the frame clientChunk gives', () => {
     { model: 'served-name', includeUsage: true, continuousUsage: true },
   ];
   it.each(frames.flatMap((f) => views.map((v) => [f, v] as const)))('CHAT-3 %s %o', (frame, view) => {
-    const fast = relayFrame(block(frame), frameView(view, 'served-name'));
+    const b = block(frame);
+    const fast = relayFrame(b, frameView(view, 'served-name'));
     expect(fast).toBeDefined();
     const slow = clientChunk(JSON.parse(frame), view);
     const out = Buffer.concat(fast!.pieces!).toString();
     expect(out.startsWith('data: ') && out.endsWith('\n\n')).toBe(true);
     expect(JSON.parse(out.slice(6, -2))).toEqual(JSON.parse(slow!));
-    expect(fast!.usage).toEqual(JSON.parse(frame).usage);
+    expect(usageIn(b, fast!.usageAt)).toEqual(JSON.parse(frame).usage);
   });
 
   it.each([
@@ -80,8 +81,27 @@ describe('relayFrame (the fast path) gives the frame clientChunk gives', () => {
     ['error frame', '{"error":{"message":"x","type":"server_error"}}'],
     ['spaces', '{"model": "served-name", "choices": [{}], "usage": {"prompt_tokens": 1}}'],
     ['broken usage', '{"model":"served-name","choices":[{}],"usage":{"prompt_tokens":1}'],
+    ['usage holding an array', '{"model":"served-name","choices":[{}],"usage":{"a":[1]}}'],
+    ['usage followed by an object key', '{"model":"served-name","choices":[{}],"usage":{"a":1},"b":{"c":2}}'],
+    ['usage not an object', '{"model":"served-name","choices":[{}],"usage":1}'],
   ])('declines %s (the parsing path takes it)', (_, frame) => {
     const view = { model: 'Org/Model', includeUsage: true, continuousUsage: false };
     expect(relayFrame(block(frame), frameView(view, 'served-name'))).toBeUndefined();
+  });
+
+  it('a usage string holding braces, brackets and escaped quotes is skipped by the scan', () => {
+    const usage = { prompt_tokens: 1, note: 'a } ] [ { \\" ,"usage":{' };
+    const b = block(`{"model":"served-name","choices":[{}],"usage":${JSON.stringify(usage)}}`);
+    const view = { model: 'served-name', includeUsage: true, continuousUsage: true };
+    const fast = relayFrame(b, frameView(view, 'served-name'));
+    expect(usageIn(b, fast!.usageAt)).toEqual(usage);
+  });
+
+  it('usage that passes the scan but is not JSON is found out when parsed (undefined)', () => {
+    const b = block('{"model":"served-name","choices":[{}],"usage":{prompt_tokens:1}}');
+    const view = { model: 'served-name', includeUsage: true, continuousUsage: true };
+    const fast = relayFrame(b, frameView(view, 'served-name'));
+    expect(fast).toBeDefined();
+    expect(usageIn(b, fast!.usageAt)).toBeUndefined();
   });
 });

@@ -65,8 +65,8 @@ export function frameView(view: ChunkView, engineModel: string): FrameView {
 export interface RelayedFrame {
   /** The bytes of the client's frame (`data: …\n\n`), in pieces; null when the client gets none. */
   pieces: Buffer[] | null;
-  /** The frame's usage object. */
-  usage: unknown;
+  /** Where the frame's usage object starts in its block: parsed by usageIn only when it is needed. */
+  usageAt: number;
 }
 
 const DATA = 6; // `data: `
@@ -98,17 +98,32 @@ export function relayFrame(block: Buffer, v: FrameView): RelayedFrame | undefine
   const afterModel = mi + v.engineModelField.length;
   const ci = block.indexOf(CHOICES_KEY, afterModel);
   if (ci === -1 || block[ci + CHOICES_KEY.length] === 93) return undefined; // `"choices":[]`
-  const last = lastUsage(block, ci, close);
-  if (last === undefined) return undefined;
-  const { at: ui, usage } = last;
-  if (v.includeUsage && v.continuousUsage && !v.renamed) return { pieces: [block], usage };
+  const ui = usageKeyAt(block, ci, close);
+  if (ui === -1) return undefined;
+  const usageAt = ui + USAGE_KEY.length;
+  if (v.includeUsage && v.continuousUsage && !v.renamed) return { pieces: [block], usageAt };
   const head = v.renamed
     ? [block.subarray(0, mi), v.modelField, block.subarray(afterModel, ui)]
     : [block.subarray(0, ui)];
   if (!v.includeUsage) head.push(END);
   else if (!v.continuousUsage) head.push(NULL_USAGE_END);
   else head.push(block.subarray(ui));
-  return { pieces: head, usage };
+  return { pieces: head, usageAt };
+}
+
+/**
+ * The usage object of a frame relayFrame took (the engine's running count with continuous usage
+ * stats): parsed once, for the stream's last such frame, not for every frame. `close` is where
+ * the frame's object closes (a block ends `}\n\n`). Undefined when the bytes that passed
+ * usageKeyAt's scan are not JSON after all.
+ */
+export function usageIn(block: Buffer, usageAt: number, close = block.length - 3): object | undefined {
+  try {
+    const usage: unknown = JSON.parse(block.toString('utf8', usageAt, close));
+    return typeof usage === 'object' && usage !== null && !Array.isArray(usage) ? usage : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -122,20 +137,39 @@ export function engineModelKey(buf: Buffer, from: number, field: Buffer): number
   return after === 44 || after === 125 ? mi : -1; // the value ends at , or }
 }
 
+/**
+ * Where the top object's last key `,"usage":` starts when it holds an object; -1 otherwise. The
+ * value's bytes are scanned, not parsed: an object whose braces balance exactly at `close` and
+ * that holds no array, with strings skipped. A `,"usage":` nested deeper leaves its containers'
+ * closing brackets in the way, so only the top object's own last key passes.
+ */
+export function usageKeyAt(buf: Buffer, notBefore: number, close: number): number {
+  const at = buf.lastIndexOf(USAGE_KEY, close);
+  if (at < notBefore) return -1;
+  const from = at + USAGE_KEY.length;
+  if (buf[from] !== 123 || buf[close - 1] !== 125) return -1; // {…}
+  let depth = 0;
+  for (let i = from; i < close; i++) {
+    const c = buf[i];
+    if (c === 34) {
+      // a string: to its closing quote, stepping over escapes
+      for (i++; i < close && buf[i] !== 34; i++) if (buf[i] === 92) i++;
+    } else if (c === 123) depth++;
+    else if (c === 125) {
+      if (--depth === 0 && i !== close - 1) return -1;
+    } else if (c === 91 || c === 93) return -1;
+  }
+  return depth === 0 ? at : -1;
+}
+
 /** The top object's last key when it is `usage` holding an object (at: where `,"usage":` starts). */
 export function lastUsage(
   buf: Buffer,
   notBefore: number,
   close: number,
 ): { at: number; usage: object } | undefined {
-  const at = buf.lastIndexOf(USAGE_KEY, close);
-  if (at < notBefore) return undefined;
-  let usage: unknown;
-  try {
-    usage = JSON.parse(buf.toString('utf8', at + USAGE_KEY.length, close));
-  } catch {
-    return undefined;
-  }
-  if (typeof usage !== 'object' || usage === null || Array.isArray(usage)) return undefined;
-  return { at, usage };
+  const at = usageKeyAt(buf, notBefore, close);
+  if (at === -1) return undefined;
+  const usage = usageIn(buf, at + USAGE_KEY.length, close);
+  return usage === undefined ? undefined : { at, usage };
 }
