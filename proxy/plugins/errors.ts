@@ -6,6 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { ApiError, isApiError } from '../../core/errors.ts';
 import { dialectOf, errorBody } from '../dialects/index.ts';
+import { ClientClosedError } from '../routes/abort.ts';
 
 export function toApiError(err: unknown): ApiError {
   if (isApiError(err)) return err;
@@ -30,7 +31,10 @@ export function errorHeaders(err: ApiError): Record<string, string> {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {
   const err = toApiError(thrown);
-  if (err.status >= 500) request.log.error({ err: err.cause ?? err }, 'request failed');
+  // A client that left before its answer is no failure of ours (metrics count it as 499); at error
+  // level it would page someone every time a user closed a tab.
+  if (thrown instanceof ClientClosedError) request.log.info('client closed the connection before the answer');
+  else if (err.status >= 500) request.log.error({ err: err.cause ?? err }, 'request failed');
   return reply
     .code(err.status)
     .headers(errorHeaders(err))
