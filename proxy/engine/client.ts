@@ -82,9 +82,17 @@ export class EngineClient {
   }
 }
 
-/** One request's dispatch handler: resolves at the response head, then feeds the body. */
+/**
+ * One request's dispatch handler: resolves at the response head, then feeds the body. It speaks
+ * undici's older handler interface (onConnect, onHeaders, onData, …), the one undici's own
+ * `request()` uses: a handler of the newer kind (onRequestStart, onResponseStart, …) is wrapped per
+ * request in an adapter that parses the response's headers and trailers into objects, which the
+ * proxy never reads. Pausing is what the adapter does: onData answers false, resume() resumes.
+ */
 class Exchange implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | null = null;
+  private abortRequest: ((err?: Error) => void) | null = null;
+  private resumeBody: (() => void) | null = null;
+  private paused = false;
   private body: EngineBody | null = null;
   private settled = false;
   private readonly onAbort = () => this.abort();
@@ -97,33 +105,42 @@ class Exchange implements Dispatcher.DispatchHandler {
     cancel.onAbort(this.onAbort);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.cancel.aborted) controller.abort(asError(this.cancel.reason));
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortRequest = abort;
+    if (this.cancel.aborted) abort(asError(this.cancel.reason));
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number): void {
-    if (statusCode < 200 || this.settled) return; // 1xx informational: the real head follows
+  onHeaders(statusCode: number, _rawHeaders: Buffer[], resume: () => void): boolean {
+    if (statusCode < 200 || this.settled) return true; // 1xx informational: the real head follows
+    this.resumeBody = resume;
     const body = new EngineBody({
-      pause: () => controller.pause(),
-      resume: () => controller.resume(),
-      abort: (reason) => controller.abort(reason),
+      pause: () => {
+        this.paused = true;
+      },
+      resume: () => {
+        if (!this.paused) return;
+        this.paused = false;
+        this.resumeBody?.();
+      },
+      abort: (reason) => this.abortRequest?.(reason),
     });
     this.body = body;
     this.settled = true;
     this.resolve({ statusCode, body });
+    return !this.paused;
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onData(chunk: Buffer): boolean {
     this.body?.push(chunk);
+    return !this.paused;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     this.cancel.off(this.onAbort);
     this.body?.finish();
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  onError(err: Error): void {
     this.cancel.off(this.onAbort);
     const reason = this.cancel.aborted ? asError(this.cancel.reason) : err;
     if (!this.settled) {
@@ -137,7 +154,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   /** The caller cancelled: before the head, the promise rejects at once (even if queued). */
   private abort(): void {
     const reason = asError(this.cancel.reason);
-    this.controller?.abort(reason);
+    this.abortRequest?.(reason);
     if (!this.settled) {
       this.settled = true;
       this.reject(reason);
