@@ -1,7 +1,7 @@
 // One engine as a local child process: started, probed until its port accepts connections,
 // restarted with backoff if it dies, and stopped (SIGTERM, then SIGKILL) when its Model goes away.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import type { Logger } from 'pino';
 
 export interface ProcessSpec {
@@ -109,17 +109,4 @@ export class EngineProcess {
     this.ready = ready;
     this.onReadyChange(ready);
   }
-}
-
-export function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, host, () => {
-      const addr = srv.address();
-      if (addr === null || typeof addr === 'string') return reject(new Error('no port'));
-      srv.close(() => resolve(addr.port));
-    });
-  });
 }

@@ -7,12 +7,13 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { parse } from 'yaml';
+import { freePort } from '../../core/free-port.ts';
 import { type Model, type ModelStatus, parseModel } from '../model.ts';
 import { planModel } from '../plan.ts';
 import { KeyedQueue } from '../queue.ts';
 import type { Runtime, RuntimeDeps } from '../runtime.ts';
 import { canonical } from '../status.ts';
-import { EngineProcess, freePort } from './process.ts';
+import { EngineProcess } from './process.ts';
 
 export interface LocalRuntimeOptions {
   dir: string;
