@@ -26,6 +26,8 @@ export interface StreamStart {
   call: EngineCall;
   events: EngineEvents;
   first: Record<string, unknown>;
+  /** The first frame as it came (its bytes are relayed as they are when in the usual shape). */
+  firstEvent: SseEvent;
   /** performance.now() when the first frame arrived from the engine. */
   firstAt: number;
   close(): void;
@@ -49,7 +51,7 @@ export async function firstStreamEvent(
       if (ev === null || isDone(ev)) throw new Error('engine stream ended before its first frame');
       const first = parseChunk(ev.data);
       if (first.error !== undefined) throw new Error(`engine error frame: ${JSON.stringify(first.error)}`);
-      return { call, events, first, firstAt: performance.now(), close };
+      return { call, events, first, firstEvent: ev, firstAt: performance.now(), close };
     } catch (err) {
       close();
       if (cancel.aborted) throw cancel.reason ?? err;
@@ -101,14 +103,22 @@ export async function relayStream(
   });
 
   let usage: TextUsage | null = usageFromEngine(start.first.usage);
+  let contentFrames = hasContent(start.first) ? 1 : 0;
   // The last fast-path frame's usage, left as bytes: only the stream's last one is ever parsed.
   let usageBlock: Buffer | null = null;
   let usageAt = 0;
-  let contentFrames = hasContent(start.first) ? 1 : 0;
   // The frames made from one engine read leave in one socket write.
   let pending: Buffer[] = [];
-  const firstOut = clientChunk(start.first, view);
-  if (firstOut !== null) pending.push(Buffer.from(dataFrame(firstOut)));
+  // The first frame was parsed (to tell an error frame before committing to this engine); it is
+  // still relayed from its bytes when it has the usual shape, like every other frame.
+  const firstEv = start.firstEvent;
+  const firstFast = firstEv instanceof DataBlockEvent ? relayFrame(firstEv.block, view) : undefined;
+  if (firstFast !== undefined) {
+    if (firstFast.pieces !== null) for (const p of firstFast.pieces) pending.push(p);
+  } else {
+    const firstOut = clientChunk(start.first, view);
+    if (firstOut !== null) pending.push(Buffer.from(dataFrame(firstOut)));
+  }
   observeFirstFrame(ctx, request, reply, start);
 
   const frame = (ev: SseEvent): void => {

@@ -80,11 +80,11 @@ const NULL_USAGE_END = Buffer.from(',"usage":null}\n\n');
  * The client's frame cut from the engine's own frame bytes (one `data: {…}\n\n` block), with no
  * JSON parse and serialize of the whole frame and no string made of it: those, and the garbage
  * they made, were the largest per-frame cost of a stream. Only frames in the exact shape engines
- * send are taken: compact JSON whose first `"model":` key names the engine's model, whose `choices`
- * are not empty (not the usage-only frame) and whose last key is a usage object. In JSON text a `"`
- * inside a string is always escaped, so these key patterns cannot come from generated content; and
- * the text after the last `,"usage":` parses as a value only when that key is the object's own last
- * key (a nested one leaves its containers' closing brackets in the way). Error frames (vLLM's and
+ * send are taken: compact JSON whose first `"model":` key names the engine's model, that has a
+ * `choices` key and whose last key is a usage object (the usage-only frame, `"choices":[]`,
+ * included). In JSON text a `"` inside a string is always escaped, so these key patterns cannot come
+ * from generated content; and the text after the last `,"usage":` scans as one object only when
+ * that key is the object's own last key (usageKeyAt). Error frames (vLLM's and
  * OpenAI's) carry neither a model nor usage. Anything else returns undefined and goes the
  * parse-and-serialize way of clientChunk, which gives the same frame. The scans run from the
  * frame's two ends, never across the generated content.
@@ -97,10 +97,16 @@ export function relayFrame(block: Buffer, v: FrameView): RelayedFrame | undefine
   if (mi === -1) return undefined;
   const afterModel = mi + v.engineModelField.length;
   const ci = block.indexOf(CHOICES_KEY, afterModel);
-  if (ci === -1 || block[ci + CHOICES_KEY.length] === 93) return undefined; // `"choices":[]`
+  if (ci === -1) return undefined;
   const ui = usageKeyAt(block, ci, close);
   if (ui === -1) return undefined;
   const usageAt = ui + USAGE_KEY.length;
+  if (block[ci + CHOICES_KEY.length] === 93) {
+    // `"choices":[]`: the usage-only frame before [DONE], sent whole, and only when asked for
+    if (!v.includeUsage) return { pieces: null, usageAt };
+    const pieces = v.renamed ? [block.subarray(0, mi), v.modelField, block.subarray(afterModel)] : [block];
+    return { pieces, usageAt };
+  }
   if (v.includeUsage && v.continuousUsage && !v.renamed) return { pieces: [block], usageAt };
   const head = v.renamed
     ? [block.subarray(0, mi), v.modelField, block.subarray(afterModel, ui)]
