@@ -1,6 +1,6 @@
 // Proxy benchmark: the same payloads against (a) the simulator directly, (b) a bare fastify+undici
 // pass-through, (c) the full proxy (auth, catalogue, credit hold + settle, metrics), in one run.
-// Each server runs in its own process; the load generator runs here. Whole run < 2 minutes.
+// Each server runs in its own process; the load generator runs here. Whole run ~2.5 minutes.
 //   npx tsx bench/proxy/run.ts            (writes bench/out/proxy.md and prints the table; the curated
 //                                          history stays in bench/proxy/RESULTS.md and bench/RESULTS.md)
 import { mkdirSync, writeFileSync } from 'node:fs';
