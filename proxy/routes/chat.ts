@@ -21,6 +21,9 @@ import { ClientClosedError, linkRequestAbort, type RequestAbort } from './abort.
 import { firstStreamEvent, relayStream, type StreamStart } from './chat-stream.ts';
 import { tokenModel } from './resolve-model.ts';
 
+/** Body keys the proxy writes itself (or, max_completion_tokens, folds into max_tokens). */
+const NOT_FORWARDED = new Set(['messages', 'model', 'max_tokens', 'max_completion_tokens', 'stream_options']);
+
 export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
   const { ctx } = opts;
   app.post(
@@ -66,16 +69,20 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
   const tried = new Set<string>();
 
   const upstream = (outputTokens: number) => {
-    const { max_completion_tokens: _drop, stream_options: _so, messages: _m, ...rest } = body;
-    const payload: Record<string, unknown> = {
-      ...rest,
-      model: entry.servedName ?? entry.id,
-      // Always bounded: the hold covers exactly this much output.
-      max_tokens: Math.max(1, Math.floor(outputTokens / n)),
-    };
-    if (stream) payload.stream_options = { include_usage: true, continuous_usage_stats: true };
-    // The messages, usually most of the body, were serialized once already (prompt): spliced in.
-    return `{"messages":${prompt},${JSON.stringify(payload).slice(1)}`;
+    // Written key by key: object rest and spread (copy the body, drop three keys, override two)
+    // took ~1.4 us per request against ~0.25. The messages, usually most of the body, were
+    // serialized once already (prompt) and are spliced in.
+    let out = `{"messages":${prompt},"model":${JSON.stringify(entry.servedName ?? entry.id)}`;
+    // Always bounded: the hold covers exactly this much output.
+    out += `,"max_tokens":${Math.max(1, Math.floor(outputTokens / n))}`;
+    const fields = body as Record<string, unknown>;
+    for (const key in fields) {
+      const value = fields[key];
+      if (value === undefined || NOT_FORWARDED.has(key)) continue;
+      out += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+    }
+    if (stream) out += ',"stream_options":{"include_usage":true,"continuous_usage_stats":true}';
+    return `${out}}`;
   };
   const startCall = async (outputTokens: number, cancel: Cancel): Promise<EngineCall> => {
     const call = await callEngine(ctx.engine, {
