@@ -3,7 +3,13 @@
 // usage after the response is sent (DESIGN "Money"). Settling is exactly-once per hold id, so it
 // is retried freely; a hold that still cannot be settled expires and is swept (nothing charged).
 
-import { type Metering, maxTokensCovered, textCost, textHold } from '../../core/billing/index.ts';
+import {
+  type Metering,
+  maxTokensCovered,
+  textCost,
+  textHold,
+  type UsageRecord,
+} from '../../core/billing/index.ts';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
 import type { Principal } from '../auth/key-cache.ts';
 import type { ProxyMetrics } from '../plugins/metrics.ts';
@@ -125,19 +131,33 @@ export class TextCharge {
 
   /** Queued for the account's next batch: nothing is awaited on the response path. */
   private settleLeased(u: TextUsage): void {
-    const { principal, entry, kind, requestId } = this.a;
+    const { principal } = this.a;
     this.deps.leases?.settle(principal.accountId, {
       holdId: this.holdId,
       carved: this.hold.max,
       // As settle charges min(cost, held): the carve bounds the charge.
       cost: Math.min(textCost(this.a.price, u), this.hold.max),
-      usage: { keyId: principal.keyId, model: entry.id, kind, ...u, requestId },
+      usage: this.usageRecord(u),
       onCharged: (charged) => this.observe(u, charged),
     });
   }
 
-  private async settleNow(u: TextUsage): Promise<void> {
+  /** The usage record of this request (spelled out, not spread: built once per request). */
+  private usageRecord(u: TextUsage): UsageRecord {
     const { principal, entry, kind, requestId } = this.a;
+    return {
+      keyId: principal.keyId,
+      model: entry.id,
+      kind,
+      inputTokens: u.inputTokens,
+      cachedTokens: u.cachedTokens,
+      outputTokens: u.outputTokens,
+      requestId,
+    };
+  }
+
+  private async settleNow(u: TextUsage): Promise<void> {
+    const { principal } = this.a;
     const cost = textCost(this.a.price, u);
     for (let attempt = 1; ; attempt++) {
       try {
@@ -145,7 +165,7 @@ export class TextCharge {
           accountId: principal.accountId,
           holdId: this.holdId,
           cost,
-          usage: { keyId: principal.keyId, model: entry.id, kind, ...u, requestId },
+          usage: this.usageRecord(u),
         });
         this.observe(u, r.charged);
         this.deps.balances.set(principal.accountId, r.balance);

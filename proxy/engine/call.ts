@@ -57,7 +57,14 @@ export async function callEngine(deps: EngineDeps, o: CallOptions): Promise<Engi
       const res = await deps.client.postJson(url, o.path, o.payload, o.cancel);
       if (res.statusCode < 500) {
         deps.health.recordSuccess(url);
-        return { ...res, url, sentAt, headersAt: performance.now(), release };
+        return {
+          statusCode: res.statusCode,
+          body: res.body,
+          url,
+          sentAt,
+          headersAt: performance.now(),
+          release,
+        };
       }
       lastError = new Error(`engine ${url} answered ${res.statusCode}`);
       deps.metrics.engineErrors.inc({ model: o.entry.id, kind: 'status' });
