@@ -4,7 +4,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogueStore } from '../core/catalogue/store.ts';
-import { freePort, startRedis, type TestRedis } from '../test/helpers/redis.ts';
+import { freePort } from '../core/free-port.ts';
+import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
 
 const repo = resolve(import.meta.dirname, '..');
 let redis: TestRedis;

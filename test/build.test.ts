@@ -6,9 +6,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Metering } from '../core/billing/index.ts';
+import { freePort } from '../core/free-port.ts';
 import { NODE_SERVICE_FLAGS } from '../core/node-flags.ts';
 import { startSimulator } from '../engines/simulator/server.ts';
-import { freePort, startRedis } from './helpers/redis.ts';
+import { startRedis } from './helpers/redis.ts';
 import { seedChatModelAndKey } from './helpers/seed.ts';
 
 const root = fileURLToPath(new URL('../', import.meta.url));

@@ -3,8 +3,9 @@
 // Shared by run.ts (throughput and latency) and cpu.ts (CPU per request of each process).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../core/free-port.ts';
 import { NODE_SERVICE_FLAGS } from '../../core/node-flags.ts';
-import { freePort, startRedis } from '../../test/helpers/redis.ts';
+import { startRedis } from '../../test/helpers/redis.ts';
 import { seedChatModelAndKey } from '../../test/helpers/seed.ts';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));

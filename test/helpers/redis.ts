@@ -15,8 +15,6 @@ export interface TestRedis {
   stop(): Promise<void>;
 }
 
-export { freePort } from '../../core/free-port.ts';
-
 export async function startRedis(): Promise<TestRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'mp-redis-'));

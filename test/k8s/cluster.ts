@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { ApiextensionsV1Api, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { Agent } from 'undici';
 import { parse } from 'yaml';
-import { freePort } from '../helpers/redis.ts';
+import { freePort } from '../../core/free-port.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -136,7 +136,7 @@ async function waitFor(what: string, probe: () => Promise<boolean>, started: Sta
 }
 
 /**
- * etcd on three fresh ports. Tried three times: a port checked free can still be taken by another
+ * etcd on two fresh ports (client, peer). Tried three times: a port checked free can still be taken by another
  * test file's process before etcd binds it, and etcd then exits at once.
  */
 async function startEtcd(dir: string): Promise<{ etcd: Started; etcdUrl: string }> {
