@@ -41,7 +41,13 @@ async function main(): Promise<void> {
       const batches = Math.ceil(RECORDS / size);
       for (let b = 0; b < batches; b++) {
         const records = Array.from({ length: size }, record);
-        await leases.settleBatch({ accountId: account.id, leaseId: 'bench', ttlMs: 60_000, records });
+        await leases.settleBatch({
+          accountId: account.id,
+          leaseId: 'bench',
+          batchId: `batch_${size}_${b}`,
+          ttlMs: 60_000,
+          records,
+        });
       }
       const line = (await redis.info('commandstats'))
         .split('\n')

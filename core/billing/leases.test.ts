@@ -1,4 +1,4 @@
-// Credit leases on real Redis: extend / settleBatch / releaseLease, exactly-once under retries,
+// Credit leases on real Redis: extend / settleBatch / releaseLease, exactly-once per batch id,
 // several replicas' leases plus direct reserves on one account (balance never below zero; balance,
 // usage stream and hourly rollups agree to the nano), and the sweeper freeing a dead replica's lease.
 import type { Redis } from 'ioredis';
@@ -72,24 +72,17 @@ describe('credit leases', () => {
     expect(await m.balance(a)).toEqual({ balance: 8_000, held: 1_000, available: 7_000 });
   });
 
-  it('BILL-5 settleBatch charges each record from the lease with the same stream entry, rollups and done key as settle', async () => {
+  it('BILL-5 settleBatch charges each record from the lease with the same stream entry and rollups as settle', async () => {
     const a = await funded(10_000);
     await l.extendLease({ accountId: a, leaseId: 'L', add: 1_000, den: 2, ttlMs: 60_000 });
     const r = await l.settleBatch({
       accountId: a,
       leaseId: 'L',
+      batchId: 'b1',
       ttlMs: 60_000,
       records: [rec('h1', 100, 'k1'), rec('h2', 250, 'k2'), rec('h3', 0, 'k1')],
     });
-    expect(r).toEqual({
-      leaseHeld: 650,
-      balance: 9_650,
-      results: [
-        { charged: 100, duplicate: false },
-        { charged: 250, duplicate: false },
-        { charged: 0, duplicate: false },
-      ],
-    });
+    expect(r).toEqual({ leaseHeld: 650, balance: 9_650, duplicate: false, charged: [100, 250, 0] });
     expect(await m.balance(a)).toEqual({ balance: 9_650, held: 650, available: 9_000 });
     const records = (await usageRecords(redis, a, { count: 10 })).filter((x) => x.type === 'charge');
     expect(records.map((x) => [x.opId, x.amount, x.keyId, x.requestId]).sort()).toEqual([
@@ -104,11 +97,10 @@ describe('credit leases', () => {
     expect(byKey.k1).toMatchObject({ requests: 2, cost: 100, inputTokens: 20, outputTokens: 10 });
     expect(byKey.k2).toMatchObject({ requests: 1, cost: 250, inputTokens: 10, outputTokens: 5 });
     expect(await recomputeBalanceFromStream(redis, a)).toBe(9_650);
-    // The same done key as settle: settling h1 directly is a duplicate.
-    expect(await m.settle({ accountId: a, holdId: 'h1', cost: 100, usage: usage('k1') })).toMatchObject({
-      charged: 100,
-      duplicate: true,
-    });
+    // One done key for the batch, none per record (a key per request would be kept for a day).
+    const k = accountKeys(a);
+    expect(await redis.exists(k.done('settle-batch:b1'))).toBe(1);
+    expect(await redis.exists(k.done('settle:h1'))).toBe(0);
   });
 
   it('a record never charges more than the lease still holds; a lease at zero is dropped', async () => {
@@ -117,37 +109,35 @@ describe('credit leases', () => {
     const r = await l.settleBatch({
       accountId: a,
       leaseId: 'L',
+      batchId: 'bx',
       ttlMs: 60_000,
       records: [rec('x1', 200), rec('x2', 200), rec('x3', 50)],
     });
-    expect(r.results.map((x) => x.charged)).toEqual([200, 100, 0]);
+    expect(r.charged).toEqual([200, 100, 0]);
     expect(r.leaseHeld).toBe(0);
     expect(await redis.hexists(accountKeys(a).holds, 'L')).toBe(0);
     expect(await m.balance(a)).toEqual({ balance: 9_700, held: 0, available: 9_700 });
     expect(await recomputeBalanceFromStream(redis, a)).toBe(9_700);
   });
 
-  it('exactly once under retries: a repeated or overlapping batch charges each request once', async () => {
+  it('exactly once under retries: a batch sent again with its id charges nothing and answers as the first time', async () => {
     const a = await funded(10_000);
     await l.extendLease({ accountId: a, leaseId: 'L', add: 2_000, den: 1, ttlMs: 60_000 });
-    const batch = [rec('r1', 100), rec('r2', 200)];
-    const first = await l.settleBatch({ accountId: a, leaseId: 'L', ttlMs: 60_000, records: batch });
-    const again = await l.settleBatch({
-      accountId: a,
-      leaseId: 'L',
-      ttlMs: 60_000,
-      records: [...batch, rec('r3', 300), rec('r3', 300)],
-    });
-    expect(again.results).toEqual([
-      { charged: 100, duplicate: true },
-      { charged: 200, duplicate: true },
-      { charged: 300, duplicate: false },
-      { charged: 300, duplicate: true },
-    ]);
-    expect(again.leaseHeld).toBe(first.leaseHeld - 300);
+    const batch = { accountId: a, leaseId: 'L', batchId: 'once', ttlMs: 60_000 };
+    const first = await l.settleBatch({ ...batch, records: [rec('r1', 100), rec('r2', 200)] });
+    expect(first).toEqual({ leaseHeld: 1_700, balance: 9_700, duplicate: false, charged: [100, 200] });
+    const again = await l.settleBatch({ ...batch, records: [rec('r1', 100), rec('r2', 200)] });
+    expect(again).toEqual({ leaseHeld: 1_700, balance: 9_700, duplicate: true, charged: [100, 200] });
+    // The next batch (a new id) charges as usual.
+    const next = await l.settleBatch({ ...batch, batchId: 'next', records: [rec('r3', 300)] });
+    expect(next).toEqual({ leaseHeld: 1_400, balance: 9_400, duplicate: false, charged: [300] });
     expect(await m.balance(a)).toEqual({ balance: 9_400, held: 1_400, available: 8_000 });
     expect((await usageRecords(redis, a, { count: 10 })).filter((x) => x.type === 'charge')).toHaveLength(3);
     expect(await rollupCost(a)).toBe(600);
+    // An empty batch is settled once too.
+    const empty = { ...batch, batchId: 'empty', records: [] };
+    expect(await l.settleBatch(empty)).toMatchObject({ duplicate: false, charged: [] });
+    expect(await l.settleBatch(empty)).toMatchObject({ duplicate: true, charged: [] });
   });
 
   it('releaseLease keeps what is still carved and returns the rest', async () => {
@@ -175,10 +165,11 @@ describe('credit leases', () => {
     const r = await l.settleBatch({
       accountId: a,
       leaseId: 'dead',
+      batchId: 'late',
       ttlMs: 1_000,
       records: [rec('late', 100)],
     });
-    expect(r.results).toEqual([{ charged: 0, duplicate: false }]);
+    expect(r).toMatchObject({ duplicate: false, charged: [0] });
     expect(await m.balance(a)).toEqual({ balance: 1_000, held: 0, available: 1_000 });
   });
 
@@ -209,8 +200,9 @@ describe('credit leases', () => {
           records.push(rec(`${leaseId}-${round}-${i}`, Math.floor(cost)));
         }
         if (records.length > 0) {
-          const s = await lm.settleBatch({ accountId: a, leaseId, ttlMs: 60_000, records });
-          for (const r of s.results) expect(r.duplicate).toBe(false);
+          const batchId = `${leaseId}-${round}`;
+          const s = await lm.settleBatch({ accountId: a, leaseId, batchId, ttlMs: 60_000, records });
+          expect(s.duplicate).toBe(false);
           size = s.leaseHeld;
         }
         await watch();

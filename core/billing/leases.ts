@@ -11,7 +11,7 @@ const HOUR_MS = 3_600_000;
 const SWEEP_LIMIT = 16;
 
 export interface LeaseSettleRecord {
-  /** The request's hold id: the exactly-once key, shared with `Metering.settle`. */
+  /** The request's hold id (its audit entry's `settle:<holdId>`). */
   holdId: string;
   cost: number;
   usage: UsageRecord;
@@ -21,8 +21,10 @@ export interface LeaseSettleResult {
   /** What the lease holds after the batch. */
   leaseHeld: number;
   balance: number;
-  /** Per record, in order: what was charged (the first answer on a duplicate). */
-  results: { charged: number; duplicate: boolean }[];
+  /** The batch id was settled before: nothing was charged now, `charged` is the first answer. */
+  duplicate: boolean;
+  /** Per record, in order: what was charged. */
+  charged: number[];
 }
 
 export class LeaseMetering {
@@ -65,17 +67,30 @@ export class LeaseMetering {
     return { leaseHeld: r[0]!, grown: r[1]!, available: r[2]! };
   }
 
-  /** Settles requests carved from the lease: each charges min(cost, what the lease still holds). */
+  /**
+   * Settles requests carved from the lease: each charges min(cost, what the lease still holds).
+   * Exactly once per `batchId`: a batch sent again with the same id (its reply was lost) charges
+   * nothing and answers with the first charges. The caller puts each record in one batch only.
+   */
   async settleBatch(a: {
     accountId: string;
     leaseId: string;
+    batchId: string;
     ttlMs: number;
     records: readonly LeaseSettleRecord[];
   }): Promise<LeaseSettleResult> {
     const k = accountKeys(a.accountId);
     const now = this.now();
     const hour = String(now - (now % HOUR_MS));
-    const keys = [k.account, k.holds, k.holdExpiry, k.usage, k.rollup(hour), k.rollupHours];
+    const keys = [
+      k.account,
+      k.holds,
+      k.holdExpiry,
+      k.usage,
+      k.rollup(hour),
+      k.rollupHours,
+      k.done(`settle-batch:${a.batchId}`),
+    ];
     const args: (string | number)[] = [
       a.leaseId,
       now,
@@ -86,13 +101,10 @@ export class LeaseMetering {
     ];
     for (const rec of a.records) {
       nano('cost', rec.cost);
-      keys.push(k.done(`settle:${rec.holdId}`));
       args.push(rec.holdId, rec.cost, ...usageArgs(rec.usage));
     }
     const r = (await scripts.settleBatch.run(this.redis, keys, args)) as number[];
-    const results: LeaseSettleResult['results'] = [];
-    for (let i = 2; i < r.length; i += 2) results.push({ charged: r[i]!, duplicate: r[i + 1] === 1 });
-    return { leaseHeld: r[0]!, balance: r[1]!, results };
+    return { leaseHeld: r[0]!, balance: r[1]!, duplicate: r[2] === 1, charged: r.slice(3) };
   }
 
   /** Gives the lease's money back to the account down to `keep` (default 0: the lease is dropped). */

@@ -1,7 +1,7 @@
 // This replica's credit leases (DESIGN "Money", "Latency"): per account, a slice of credit held
 // in Redis as one ordinary hold, from which requests carve their holds synchronously — no Redis
 // round trip before the first byte. Finished requests are settled against the lease in batches
-// (one settleBatch script per account per tick), exactly once per request hold id. Leases grow in
+// (one settleBatch script per account per tick), exactly once per batch. Leases grow in
 // the background when they run low (sized from recent demand, at most 1/8 of what the account has
 // and at most PROXY_LEASE_MAX) and are given back when idle and on shutdown. A request the lease
 // cannot cover takes the exact reserve-first path (TextCharge), so near the limit nothing changes.
@@ -172,15 +172,16 @@ export class CreditLeases {
   private async flushNow(b: AccountLease): Promise<void> {
     b.flushQueued = false;
     while (b.queue.length > 0) {
+      // Each record leaves the queue once, in one batch, so the batch id is its exactly-once key.
       const batch = b.queue.splice(0, 256);
       let cost = 0;
       for (const r of batch) cost += r.cost;
       try {
-        const res = await this.settleWithRetry(b.accountId, batch);
+        const res = await this.settleWithRetry(b.accountId, fastId('batch'), batch);
         b.queuedCost -= cost;
         b.size = res.leaseHeld;
         b.renewedAt = Date.now();
-        for (let i = 0; i < batch.length; i++) batch[i]!.onCharged?.(res.results[i]?.charged ?? 0);
+        for (let i = 0; i < batch.length; i++) batch[i]!.onCharged?.(res.charged[i] ?? 0);
       } catch (err) {
         // Not charged (as with a hold that expires unsettled); assume the worst for the lease size
         // until the next reply tells the truth.
@@ -192,13 +193,14 @@ export class CreditLeases {
     }
   }
 
-  private async settleWithRetry(accountId: string, records: LeaseRecord[]) {
+  private async settleWithRetry(accountId: string, batchId: string, records: LeaseRecord[]) {
     for (let attempt = 1; ; attempt++) {
       try {
-        // Exactly once per request hold id, so a batch whose reply was lost is simply sent again.
+        // Exactly once per batch id, so a batch whose reply was lost is simply sent again.
         return await this.o.leases.settleBatch({
           accountId,
           leaseId: this.leaseId,
+          batchId,
           ttlMs: this.o.ttlMs,
           records,
         });

@@ -1,14 +1,18 @@
 -- settleBatch: settle N requests of one account against a replica's lease, in one script. Each
--- record charges min(cost, what the lease still holds), appends the same audit entry and hourly
--- rollups as settle, and writes the same done key (settle:<holdId>), so every request is charged
--- exactly once whether it is retried in a batch or settled any other way. The lease shrinks by
--- what was charged (and is dropped at zero); a lease still in use has its ttl refreshed.
+-- record charges min(cost, what the lease still holds) and appends the same audit entry and hourly
+-- rollups as settle. The batch, not each record, is the exactly-once unit: its done key
+-- (settle-batch:<batchId>) keeps what each record was charged, so a batch sent again (its reply
+-- was lost) charges nothing and answers as the first time. A record is in exactly one batch (the
+-- replica's queue hands it out once). One done key per record was a GET and a SET PX per request,
+-- a third of Redis's time per leased request, and a key per request kept for a day.
+-- The lease shrinks by what was charged (and is dropped at zero); a lease still in use has its
+-- ttl refreshed.
 -- The batch's rollup increments are summed per field first and written once per field (a batch
 -- is mostly one key and model): one HINCRBY per record and metric was most of the script's time.
--- KEYS: account, holds, holdExpiry, usage, rollup(hour), rollupHours, done(settle:<holdId>) × n
+-- KEYS: account, holds, holdExpiry, usage, rollup(hour), rollupHours, done(settle-batch:<batchId>)
 -- ARGV: leaseId, nowMs, hourStartMs, doneTtlMs, expiresAtMs, n,
 --       then per record: holdId, cost, usage block (10 values)
--- Returns {leaseHeldAfter, balanceAfter, charged_1, duplicate_1, ..., charged_n, duplicate_n}.
+-- Returns {leaseHeldAfter, balanceAfter, duplicate, charged_1, ..., charged_n}.
 local account, holds, expiry = KEYS[1], KEYS[2], KEYS[3]
 local lease_id = ARGV[1]
 local n = tonumber(ARGV[6])
@@ -16,7 +20,13 @@ local RECORD = 12
 
 local lease = num(redis.call('HGET', holds, lease_id))
 local balance = num(redis.call('HGET', account, 'balance'))
-local out = { 0, 0 }
+local done = redis.call('GET', KEYS[7])
+if done then
+  local out = { lease, balance, 1 }
+  for c in string.gmatch(done, '[^,]+') do out[#out + 1] = tonumber(c) end
+  return out
+end
+local out = { 0, 0, 0 }
 local total = 0
 local rollup, fields = {}, {}
 
@@ -52,43 +62,37 @@ local function add_to_rollup(f, v)
   end
 end
 
+local charges = {}
 for i = 1, n do
   local base = 7 + (i - 1) * RECORD
   local hold_id, cost = ARGV[base], ARGV[base + 1]
-  local done = KEYS[6 + i]
-  local prev_charged = read_done(done)
-  if prev_charged then
-    out[#out + 1] = prev_charged
-    out[#out + 1] = 1
-  else
-    local charged = math.min(tonumber(cost), lease)
-    lease = lease - charged
-    total = total + charged
-    balance = balance - charged
-    local amt, bal = int(charged), int(balance)
-    local u = base + 2
-    local args = { KEYS[4], '*', 't', 'charge', 'op', 'settle:' .. hold_id, 'amt', amt, 'cost', cost,
-      'bal', bal, 'ts', ARGV[2] }
-    for j = 1, #USAGE_FIELDS do
-      local v = ARGV[u + USAGE_AT[j]]
-      if v ~= '' then
-        args[#args + 1] = USAGE_FIELDS[j]
-        args[#args + 1] = v
-      end
+  local charged = math.min(tonumber(cost), lease)
+  lease = lease - charged
+  total = total + charged
+  balance = balance - charged
+  local amt, bal = int(charged), int(balance)
+  local u = base + 2
+  local args = { KEYS[4], '*', 't', 'charge', 'op', 'settle:' .. hold_id, 'amt', amt, 'cost', cost,
+    'bal', bal, 'ts', ARGV[2] }
+  for j = 1, #USAGE_FIELDS do
+    local v = ARGV[u + USAGE_AT[j]]
+    if v ~= '' then
+      args[#args + 1] = USAGE_FIELDS[j]
+      args[#args + 1] = v
     end
-    redis.call('XADD', unpack(args))
-    local names = rollup_names(ARGV[u], ARGV[u + 1])
-    add_to_rollup(names.req, 1)
-    for j = 1, #ROLLUP_USAGE, 2 do
-      local v = ARGV[u + ROLLUP_USAGE[j + 1]]
-      if v ~= '' and v ~= '0' then add_to_rollup(names[ROLLUP_USAGE[j]], tonumber(v)) end
-    end
-    if charged ~= 0 then add_to_rollup(names.cost, charged) end
-    redis.call('SET', done, amt .. ':' .. bal, 'PX', ARGV[4])
-    out[#out + 1] = charged
-    out[#out + 1] = 0
   end
+  redis.call('XADD', unpack(args))
+  local names = rollup_names(ARGV[u], ARGV[u + 1])
+  add_to_rollup(names.req, 1)
+  for j = 1, #ROLLUP_USAGE, 2 do
+    local v = ARGV[u + ROLLUP_USAGE[j + 1]]
+    if v ~= '' and v ~= '0' then add_to_rollup(names[ROLLUP_USAGE[j]], tonumber(v)) end
+  end
+  if charged ~= 0 then add_to_rollup(names.cost, charged) end
+  out[#out + 1] = charged
+  charges[i] = amt
 end
+redis.call('SET', KEYS[7], table.concat(charges, ','), 'PX', ARGV[4])
 for _, f in ipairs(fields) do redis.call('HINCRBY', KEYS[5], f, int(rollup[f])) end
 if #fields > 0 then redis.call('ZADD', KEYS[6], ARGV[3], ARGV[3]) end
 if total > 0 then
