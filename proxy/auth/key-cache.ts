@@ -148,7 +148,7 @@ export class KeyCache {
 
 /**
  * One request's hold on its key. Cheaper than an AbortController per request (they showed in
- * profiles): the request's Cancel (routes/abort.ts) is linked through `onDead`.
+ * profiles): the request's Cancel (request-abort.ts) is linked through `onDead`.
  */
 export class KeyLease {
   /** Set once the key died. */

@@ -6,7 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { ApiError, isApiError } from '../../core/errors.ts';
 import { dialectOf, errorBody } from '../dialects/index.ts';
-import { ClientClosedError } from '../routes/abort.ts';
+import { ClientClosedError } from '../request-abort.ts';
 
 export function toApiError(err: unknown): ApiError {
   if (isApiError(err)) return err;

@@ -19,8 +19,8 @@ import type { EngineCall, EngineDeps } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { EngineEvents } from '../engine/events.ts';
 import { DataBlockEvent, DONE_FRAME, dataFrame, isDone, type SseEvent } from '../engine/sse.ts';
+import { ClientClosedError, type RequestAbort } from '../request-abort.ts';
 import type { ChatCompletionRequest } from '../schemas/openai.ts';
-import { ClientClosedError, type RequestAbort } from './abort.ts';
 
 export interface StreamStart {
   call: EngineCall;

@@ -11,13 +11,13 @@ import { type CompletionOut, completionFast, completionSlow } from '../dialects/
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
+import { ClientClosedError, linkRequestAbort, type RequestAbort } from '../request-abort.ts';
 import {
   type ChatCompletionRequest,
   chatCompletion,
   chatCompletionRequest,
   commonErrors,
 } from '../schemas/openai.ts';
-import { ClientClosedError, linkRequestAbort, type RequestAbort } from './abort.ts';
 import { firstStreamEvent, relayStream, type StreamStart } from './chat-stream.ts';
 import { tokenModel } from './resolve-model.ts';
 

@@ -7,13 +7,13 @@ import { runUnderHold } from '../billing/hold-gate.ts';
 import { TextCharge, type TextUsage, usageFromEngine } from '../billing/text-charge.ts';
 import type { ProxyContext } from '../context.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
+import { linkRequestAbort } from '../request-abort.ts';
 import {
   commonErrors,
   type EmbeddingsRequest,
   embeddingsRequest,
   embeddingsResponse,
 } from '../schemas/openai.ts';
-import { linkRequestAbort } from './abort.ts';
 import { chargeDeps, requestFailure } from './chat.ts';
 import { tokenModel } from './resolve-model.ts';
 

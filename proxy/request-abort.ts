@@ -2,8 +2,8 @@
 // or deleted (KEY-5). One Cancel per request links both to the engine call; the key's lease calls
 // it directly, and the class keeps per-request closures to two.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { KeyInvalidatedError, KeyLease } from '../auth/key-cache.ts';
-import { Cancel } from '../engine/cancel.ts';
+import type { KeyInvalidatedError, KeyLease } from './auth/key-cache.ts';
+import { Cancel } from './engine/cancel.ts';
 
 export class ClientClosedError extends Error {
   constructor() {
