@@ -1,0 +1,127 @@
+// CreditLeases' settle batching on real Redis: a tick's settles share one batch, settles that
+// arrive during a batch's round trip wait for the next tick (not a batch per round trip), and
+// quiesce drains everything, late arrivals included.
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LeaseMetering } from '../../core/billing/leases.ts';
+import { Metering, type UsageRecord } from '../../core/billing/metering.ts';
+import { newId } from '../../core/ids.ts';
+import { recomputeBalanceFromStream } from '../../core/usage.ts';
+import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { CreditLeases } from './leases.ts';
+
+const usage: UsageRecord = {
+  keyId: 'k',
+  model: 'Org/Chat-1',
+  kind: 'chat',
+  inputTokens: 3,
+  cachedTokens: 0,
+  outputTokens: 2,
+  requestId: 'req',
+};
+
+/** LeaseMetering whose settleBatch calls are recorded (size, time) and, while `gate` is set, held back. */
+class GatedMetering extends LeaseMetering {
+  batches: number[] = [];
+  sentAt: number[] = [];
+  gate: Promise<void> | null = null;
+
+  override async settleBatch(a: Parameters<LeaseMetering['settleBatch']>[0]) {
+    this.batches.push(a.records.length);
+    this.sentAt.push(performance.now());
+    if (this.gate) await this.gate;
+    return super.settleBatch(a);
+  }
+}
+
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+  if (!cond()) throw new Error('timed out');
+}
+
+describe('credit lease batching', () => {
+  let server: TestRedis;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    redis = server.client();
+  });
+  afterAll(async () => server.stop());
+
+  async function setup(flushMs: number) {
+    const accountId = newId('acct');
+    await new Metering(redis).topUp({ accountId, topUpId: newId('top'), amount: 1_000_000_000 });
+    const metering = new GatedMetering(redis);
+    const leases = new CreditLeases({
+      leases: metering,
+      ttlMs: 60_000,
+      maxLease: 1_000_000,
+      idleMs: 60_000,
+      flushMs,
+      flushMax: 64,
+      onError: (err) => {
+        throw err;
+      },
+    });
+    let n = 0;
+    const settleSome = (count: number) => {
+      for (let i = 0; i < count; i++) {
+        if (!leases.tryCarve(accountId, 1_000)) throw new Error('lease could not cover the carve');
+        leases.settle(accountId, { holdId: `h${n++}`, carved: 1_000, cost: 10, usage });
+      }
+    };
+    // The first carve (there is no lease yet) starts the lease's growth; every carve below waits
+    // for it to be covered.
+    if (leases.tryCarve(accountId, 1_000)) leases.uncarve(accountId, 1_000);
+    for (let i = 0; i < 200 && leases.freeOf(accountId) < 50_000; i++)
+      await new Promise((r) => setTimeout(r, 5));
+    return { accountId, metering, leases, settleSome };
+  }
+
+  it('settles arriving during a batch round trip wait for the next tick instead of a batch of their own', async () => {
+    const FLUSH_MS = 50;
+    const { accountId, metering, leases, settleSome } = await setup(FLUSH_MS);
+    settleSome(10);
+    await until(() => metering.batches.length === 1); // the tick sends them as one batch
+    expect(metering.batches).toEqual([10]);
+
+    // Hold the next batch in flight while more settles arrive.
+    let open!: () => void;
+    metering.gate = new Promise<void>((r) => {
+      open = r;
+    });
+    settleSome(5);
+    await until(() => metering.batches.length === 2);
+    settleSome(7); // during the round trip
+    const arrivedAt = performance.now();
+    metering.gate = null;
+    open();
+    await until(() => metering.batches.length === 3);
+    // The 7 were not sent straight after the batch came back, but on their own tick (a slow
+    // machine only delays the tick, so this cannot fail by timing).
+    expect(metering.batches).toEqual([10, 5, 7]);
+    expect(metering.sentAt[2]! - arrivedAt).toBeGreaterThanOrEqual(FLUSH_MS - 2);
+
+    await leases.close();
+    expect(await recomputeBalanceFromStream(redis, accountId)).toBe(1_000_000_000 - 22 * 10);
+  });
+
+  it('quiesce drains the queue, settles that arrive while it runs included', async () => {
+    const { accountId, metering, leases, settleSome } = await setup(10_000);
+    settleSome(4);
+    let open!: () => void;
+    metering.gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const done = leases.quiesce();
+    await new Promise((r) => setTimeout(r, 20));
+    settleSome(3); // while quiesce's first batch is in flight
+    metering.gate = null;
+    open();
+    await done;
+    expect(metering.batches).toEqual([4, 3]);
+    await leases.close();
+    expect(await recomputeBalanceFromStream(redis, accountId)).toBe(1_000_000_000 - 7 * 10);
+  });
+});
