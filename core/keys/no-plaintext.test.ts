@@ -1,37 +1,30 @@
 // Reads back EVERY key and value in Redis after a full key lifecycle and proves that no secret is
 // stored in clear anywhere: not as a value, a hash field, a set member, a list or stream entry.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { expect, it } from 'vitest';
+import { redisForFile } from '../../test/helpers/redis-per-file.ts';
 import { Accounts } from '../accounts.ts';
 import { Users } from '../users.ts';
 import { ApiKeys } from './store.ts';
 
-let server: TestRedis;
-let redis: Redis;
-beforeAll(async () => {
-  server = await startRedis();
-  redis = server.client();
-});
-afterAll(async () => server.stop());
+const r = redisForFile();
 
 /** Every key name and every string held by it, whatever the type. */
 async function dumpAll(): Promise<string[]> {
   const out: string[] = [];
   let cursor = '0';
   do {
-    const [next, names] = await redis.scan(cursor, 'COUNT', 1000);
+    const [next, names] = await r.redis.scan(cursor, 'COUNT', 1000);
     cursor = next;
     for (const name of names) {
       out.push(name);
-      const type = await redis.type(name);
-      if (type === 'string') out.push((await redis.get(name)) ?? '');
-      else if (type === 'hash') out.push(...Object.entries(await redis.hgetall(name)).flat());
-      else if (type === 'set') out.push(...(await redis.smembers(name)));
-      else if (type === 'zset') out.push(...(await redis.zrange(name, 0, -1, 'WITHSCORES')));
-      else if (type === 'list') out.push(...(await redis.lrange(name, 0, -1)));
-      else if (type === 'stream') out.push(...(await redis.xrange(name, '-', '+')).flat(2));
+      const type = await r.redis.type(name);
+      if (type === 'string') out.push((await r.redis.get(name)) ?? '');
+      else if (type === 'hash') out.push(...Object.entries(await r.redis.hgetall(name)).flat());
+      else if (type === 'set') out.push(...(await r.redis.smembers(name)));
+      else if (type === 'zset') out.push(...(await r.redis.zrange(name, 0, -1, 'WITHSCORES')));
+      else if (type === 'list') out.push(...(await r.redis.lrange(name, 0, -1)));
+      else if (type === 'stream') out.push(...(await r.redis.xrange(name, '-', '+')).flat(2));
       else throw new Error(`unexpected redis type ${type} for ${name}`);
     }
   } while (cursor !== '0');
@@ -39,9 +32,9 @@ async function dumpAll(): Promise<string[]> {
 }
 
 it('no secret or password appears in plain text anywhere in Redis', async () => {
-  const keys = new ApiKeys(redis, { brand: 'service', kek: randomBytes(32) });
-  const accounts = new Accounts(redis);
-  const users = new Users(redis);
+  const keys = new ApiKeys(r.redis, { brand: 'service', kek: randomBytes(32) });
+  const accounts = new Accounts(r.redis);
+  const users = new Users(r.redis);
   const password = 'correct horse battery staple';
   const account = await accounts.create({ name: 'Acme', country: 'DE' });
   const user = await users.create({ email: 'dev@acme.test', password, accountId: account.id });

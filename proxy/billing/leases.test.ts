@@ -1,13 +1,12 @@
 // CreditLeases' settle batching on real Redis: a tick's settles share one batch, settles that
 // arrive during a batch's round trip wait for the next tick (not a batch per round trip), and
 // quiesce drains everything, late arrivals included.
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LeaseMetering } from '../../core/billing/leases.ts';
 import { Metering, type UsageRecord } from '../../core/billing/metering.ts';
 import { newId } from '../../core/ids.ts';
 import { recomputeBalanceFromStream } from '../../core/usage.ts';
-import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { redisForFile } from '../../test/helpers/redis-per-file.ts';
 import { CreditLeases } from './leases.ts';
 
 const usage: UsageRecord = {
@@ -40,19 +39,12 @@ async function until(cond: () => boolean): Promise<void> {
 }
 
 describe('credit lease batching', () => {
-  let server: TestRedis;
-  let redis: Redis;
-
-  beforeAll(async () => {
-    server = await startRedis();
-    redis = server.client();
-  });
-  afterAll(async () => server.stop());
+  const r = redisForFile();
 
   async function setup(flushMs: number) {
     const accountId = newId('acct');
-    await new Metering(redis).topUp({ accountId, topUpId: newId('top'), amount: 1_000_000_000 });
-    const metering = new GatedMetering(redis);
+    await new Metering(r.redis).topUp({ accountId, topUpId: newId('top'), amount: 1_000_000_000 });
+    const metering = new GatedMetering(r.redis);
     const leases = new CreditLeases({
       leases: metering,
       ttlMs: 60_000,
@@ -104,7 +96,7 @@ describe('credit lease batching', () => {
     expect(metering.sentAt[2]! - arrivedAt).toBeGreaterThanOrEqual(FLUSH_MS - 2);
 
     await leases.close();
-    expect(await recomputeBalanceFromStream(redis, accountId)).toBe(1_000_000_000 - 22 * 10);
+    expect(await recomputeBalanceFromStream(r.redis, accountId)).toBe(1_000_000_000 - 22 * 10);
   });
 
   it('quiesce drains the queue, settles that arrive while it runs included', async () => {
@@ -122,6 +114,6 @@ describe('credit lease batching', () => {
     await done;
     expect(metering.batches).toEqual([4, 3]);
     await leases.close();
-    expect(await recomputeBalanceFromStream(redis, accountId)).toBe(1_000_000_000 - 7 * 10);
+    expect(await recomputeBalanceFromStream(r.redis, accountId)).toBe(1_000_000_000 - 7 * 10);
   });
 });
