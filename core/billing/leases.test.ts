@@ -99,7 +99,7 @@ describe('credit leases', () => {
     expect(await recomputeBalanceFromStream(redis, a)).toBe(9_650);
     // One done key for the batch, none per record (a key per request would be kept for a day).
     const k = accountKeys(a);
-    expect(await redis.exists(k.done('settle-batch:b1'))).toBe(1);
+    expect(await redis.exists(k.done('settle-batch:L:b1'))).toBe(1);
     expect(await redis.exists(k.done('settle:h1'))).toBe(0);
   });
 

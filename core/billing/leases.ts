@@ -89,7 +89,7 @@ export class LeaseMetering {
       k.usage,
       k.rollup(hour),
       k.rollupHours,
-      k.done(`settle-batch:${a.batchId}`),
+      k.done(`settle-batch:${a.leaseId}:${a.batchId}`),
     ];
     const args: (string | number)[] = [
       a.leaseId,

@@ -1,15 +1,16 @@
 -- settleBatch: settle N requests of one account against a replica's lease, in one script. Each
 -- record charges min(cost, what the lease still holds) and appends the same audit entry and hourly
 -- rollups as settle. The batch, not each record, is the exactly-once unit: its done key
--- (settle-batch:<batchId>) keeps what each record was charged, so a batch sent again (its reply
--- was lost) charges nothing and answers as the first time. A record is in exactly one batch (the
--- replica's queue hands it out once). One done key per record was a GET and a SET PX per request,
+-- (settle-batch:<leaseId>:<batchId>, 128 random bits between the two ids) keeps what each record
+-- was charged, so a batch sent again (its reply was lost) charges nothing and answers as the first
+-- time. A record is in exactly one batch (the replica's queue hands it out once). One done key per record was a GET and a SET PX per request,
 -- a third of Redis's time per leased request, and a key per request kept for a day.
 -- The lease shrinks by what was charged (and is dropped at zero); a lease still in use has its
 -- ttl refreshed.
 -- The batch's rollup increments are summed per field first and written once per field (a batch
 -- is mostly one key and model): one HINCRBY per record and metric was most of the script's time.
--- KEYS: account, holds, holdExpiry, usage, rollup(hour), rollupHours, done(settle-batch:<batchId>)
+-- KEYS: account, holds, holdExpiry, usage, rollup(hour), rollupHours,
+--       done(settle-batch:<leaseId>:<batchId>)
 -- ARGV: leaseId, nowMs, hourStartMs, doneTtlMs, expiresAtMs, n,
 --       then per record: holdId, cost, usage block (10 values)
 -- Returns {leaseHeldAfter, balanceAfter, duplicate, charged_1, ..., charged_n}.
