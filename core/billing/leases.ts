@@ -70,7 +70,8 @@ export class LeaseMetering {
   /**
    * Settles requests carved from the lease: each charges min(cost, what the lease still holds).
    * Exactly once per `batchId`: a batch sent again with the same id (its reply was lost) charges
-   * nothing and answers with the first charges. The caller puts each record in one batch only.
+   * nothing and answers with the first charges. The caller puts each record in one batch only and
+   * never reuses a batch id under one lease id.
    */
   async settleBatch(a: {
     accountId: string;

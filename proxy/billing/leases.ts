@@ -43,6 +43,8 @@ export class CreditLeases {
   private flushTimer: NodeJS.Timeout | null = null;
   private readonly idleTimer: NodeJS.Timeout;
   private closed = false;
+  /** Batch ids: a count, unique within this replica's lease id, so two batches never share one. */
+  private batchSeq = 0;
 
   constructor(private readonly o: CreditLeasesOptions) {
     this.policy = { maxLease: o.maxLease, targetHolds: 64, minHolds: 4 };
@@ -184,7 +186,7 @@ export class CreditLeases {
       let cost = 0;
       for (const r of batch) cost += r.cost;
       try {
-        const res = await this.settleWithRetry(b.accountId, fastId('batch'), batch);
+        const res = await this.settleWithRetry(b.accountId, String(++this.batchSeq), batch);
         b.queuedCost -= cost;
         b.size = res.leaseHeld;
         b.renewedAt = Date.now();

@@ -1,10 +1,11 @@
 -- settleBatch: settle N requests of one account against a replica's lease, in one script. Each
 -- record charges min(cost, what the lease still holds) and appends the same audit entry and hourly
 -- rollups as settle. The batch, not each record, is the exactly-once unit: its done key
--- (settle-batch:<leaseId>:<batchId>, 128 random bits between the two ids) keeps what each record
--- was charged, so a batch sent again (its reply was lost) charges nothing and answers as the first
--- time. A record is in exactly one batch (the replica's queue hands it out once). One done key per record was a GET and a SET PX per request,
--- a third of Redis's time per leased request, and a key per request kept for a day.
+-- (settle-batch:<leaseId>:<batchId>; a replica's lease id is random, its batch ids count up)
+-- keeps what each record was charged, so a batch sent again (its reply was lost) charges nothing
+-- and answers as the first time. A record is in exactly one batch (the replica's queue hands it
+-- out once). One done key per record was a GET and a SET PX per request, a third of Redis's time
+-- per leased request, and a key per request kept for a day.
 -- The lease shrinks by what was charged (and is dropped at zero); a lease still in use has its
 -- ttl refreshed.
 -- The batch's rollup increments are summed per field first and written once per field (a batch
