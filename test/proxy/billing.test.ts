@@ -47,6 +47,29 @@ describe('billing', () => {
     expect(balance).toBe(1_000_000_000 - expected);
   });
 
+  it('BILL-1 an embeddings call is charged per input token at the model input rate, nothing for output', async () => {
+    const a = await h.newAccount({ credit: '1' });
+    const r = await h
+      .client(a.secret)
+      .embeddings.create({ model: EMBED_MODEL, input: ['one short text', 'and a second, longer one'] })
+      .withResponse();
+    const { balance } = await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    const tokens = r.data.usage.prompt_tokens;
+    expect(tokens).toBeGreaterThan(0);
+    // The harness prices the embedding model at 0.1 USD per 1M input tokens: 100 nano per token.
+    expect(rec).toMatchObject({
+      type: 'charge',
+      model: EMBED_MODEL,
+      kind: 'embedding',
+      amount: tokens * 100,
+      inputTokens: tokens,
+      outputTokens: 0,
+      requestId: r.response.headers.get('x-request-id'),
+    });
+    expect(balance).toBe(1_000_000_000 - tokens * 100);
+  });
+
   it('BILL-6 near the limit max_tokens sent upstream is lowered to what the balance covers', async () => {
     const covered = 10;
     const a = await h.newAccount({ credit: '0' });
