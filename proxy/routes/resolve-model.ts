@@ -30,7 +30,7 @@ export function tokenModel(
   const entry = visibleEntry(catalogue, p, id);
   if (entry.kind !== kind) {
     throw invalidRequest(
-      `The model '${entry.id}' is a ${entry.kind} model; call it with ${kindRoutes[entry.kind]}.`,
+      `The model '${entry.id}' is ${/^[aeiou]/.test(entry.kind) ? 'an' : 'a'} ${entry.kind} model; call it with ${kindRoutes[entry.kind]}.`,
       'model',
     );
   }

@@ -315,5 +315,19 @@ describe('embeddings', () => {
       .catch((e: unknown) => e);
     expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
     expect((err as InstanceType<typeof OpenAI.APIError>).param).toBe('model');
+    expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain(
+      `The model '${CHAT_MODEL}' is a chat model; call it with /v1/chat/completions.`,
+    );
+  });
+
+  it('EMB-1 an embedding model on /v1/chat/completions is a 400 that names it as such', async () => {
+    const err = await h
+      .client()
+      .chat.completions.create({ model: EMBED_MODEL, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+    expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain(
+      `The model '${EMBED_MODEL}' is an embedding model; call it with /v1/embeddings.`,
+    );
   });
 });
