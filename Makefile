@@ -20,7 +20,7 @@ deps: $(NPM_STAMP)
 	@scripts/system-deps.sh
 
 test-deps: $(NPM_STAMP)
-	@scripts/system-deps.sh etcd
+	@scripts/system-deps.sh etcd ffmpeg
 	@test/k8s/build-kube-apiserver.sh >/dev/null
 
 dev: deps

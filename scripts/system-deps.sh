@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system programs the platform and its tests run for real: redis-server (always),
-# etcd (operator tests), wrk (benchmarks). On Debian as root they are installed with apt-get;
+# etcd (operator tests), ffmpeg (its ffprobe checks the simulator's MP4s), wrk (benchmarks). On Debian as root they are installed with apt-get;
 # otherwise the one command to run is printed and we stop.
 set -euo pipefail
 want=()
@@ -8,6 +8,7 @@ command -v redis-server >/dev/null || want+=(redis-server)
 for arg in "$@"; do
   case "$arg" in
     etcd) command -v etcd >/dev/null || want+=(etcd-server) ;;
+    ffmpeg) command -v ffprobe >/dev/null || want+=(ffmpeg) ;;
     wrk) command -v wrk >/dev/null || want+=(wrk) ;;
     chromium) command -v chromium >/dev/null || want+=(chromium) ;;
   esac
