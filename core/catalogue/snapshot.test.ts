@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { until } from '../../test/helpers/until.ts';
 import { globalKeys } from '../keyspace.ts';
 import type { CatalogueEntryInput } from './entry.ts';
 import { CatalogueSnapshot } from './snapshot.ts';
@@ -30,11 +31,6 @@ afterAll(async () => {
 
 function model(id: string, over: Partial<CatalogueEntryInput> = {}): CatalogueEntryInput {
   return { id, kind: 'chat', pricing: { USD: { input: '0.15' } }, created: 1_700_000_000, ...over };
-}
-
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(check()).toBe(true);
 }
 
 describe('CatalogueSnapshot', () => {

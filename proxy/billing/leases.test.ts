@@ -7,6 +7,7 @@ import { Metering, type UsageRecord } from '../../core/billing/metering.ts';
 import { newId } from '../../core/ids.ts';
 import { recomputeBalanceFromStream } from '../../core/usage.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
+import { until } from '../../test/helpers/until.ts';
 import { CreditLeases } from './leases.ts';
 
 const usage: UsageRecord = {
@@ -19,11 +20,23 @@ const usage: UsageRecord = {
   requestId: 'req',
 };
 
-/** LeaseMetering whose settleBatch calls are recorded (size, time) and, while `gate` is set, held back. */
+/** LeaseMetering whose settleBatch calls are recorded (size, time) and can be held in flight. */
 class GatedMetering extends LeaseMetering {
   batches: number[] = [];
   sentAt: number[] = [];
-  gate: Promise<void> | null = null;
+  private gate: Promise<void> | null = null;
+
+  /** Batches sent from now on wait until the returned function is called. */
+  hold(): () => void {
+    let open!: () => void;
+    this.gate = new Promise<void>((r) => {
+      open = r;
+    });
+    return () => {
+      this.gate = null;
+      open();
+    };
+  }
 
   override async settleBatch(a: Parameters<LeaseMetering['settleBatch']>[0]) {
     this.batches.push(a.records.length);
@@ -31,11 +44,6 @@ class GatedMetering extends LeaseMetering {
     if (this.gate) await this.gate;
     return super.settleBatch(a);
   }
-}
-
-async function until(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
-  if (!cond()) throw new Error('timed out');
 }
 
 describe('credit lease batching', () => {
@@ -66,8 +74,7 @@ describe('credit lease batching', () => {
     // The first carve (there is no lease yet) starts the lease's growth; every carve below waits
     // for it to be covered.
     if (leases.tryCarve(accountId, 1_000)) leases.uncarve(accountId, 1_000);
-    for (let i = 0; i < 200 && leases.freeOf(accountId) < 50_000; i++)
-      await new Promise((r) => setTimeout(r, 5));
+    await until(() => leases.freeOf(accountId) >= 50_000, 'the lease grew');
     return { accountId, metering, leases, settleSome };
   }
 
@@ -79,16 +86,12 @@ describe('credit lease batching', () => {
     expect(metering.batches).toEqual([10]);
 
     // Hold the next batch in flight while more settles arrive.
-    let open!: () => void;
-    metering.gate = new Promise<void>((r) => {
-      open = r;
-    });
+    const release = metering.hold();
     settleSome(5);
     await until(() => metering.batches.length === 2);
     settleSome(7); // during the round trip
     const arrivedAt = performance.now();
-    metering.gate = null;
-    open();
+    release();
     await until(() => metering.batches.length === 3);
     // The 7 were not sent straight after the batch came back, but on their own tick (a slow
     // machine only delays the tick, so this cannot fail by timing).
@@ -102,15 +105,11 @@ describe('credit lease batching', () => {
   it('quiesce drains the queue, settles that arrive while it runs included', async () => {
     const { accountId, metering, leases, settleSome } = await setup(10_000);
     settleSome(4);
-    let open!: () => void;
-    metering.gate = new Promise<void>((r) => {
-      open = r;
-    });
+    const release = metering.hold();
     const done = leases.quiesce();
-    await new Promise((r) => setTimeout(r, 20));
+    await until(() => metering.batches.length === 1);
     settleSome(3); // while quiesce's first batch is in flight
-    metering.gate = null;
-    open();
+    release();
     await done;
     expect(metering.batches).toEqual([4, 3]);
     await leases.close();
