@@ -78,8 +78,33 @@ const schema = z.object({
     .default('10'),
   /** A lease unused for this long is given back to the account. */
   PROXY_LEASE_IDLE_MS: z.coerce.number().int().positive().default(1_000),
-  /** Hold lifetime: a hold older than this (a crashed proxy) is released by the sweeper. */
-  HOLD_TTL_MS: z.coerce.number().int().positive().default(600_000),
+  /**
+   * Lifetime of a credit hold or lease in Redis time. Its proxy renews it every third of this while
+   * the call runs, so only a hold whose proxy died (or lost Redis for this long) expires and is
+   * voided by the sweeper: what a crash can strand, and for about how long.
+   */
+  HOLD_TTL_MS: z.coerce.number().int().min(300).default(30_000),
+  /** How often the fleet's one hold sweeper (leader-elected through a Redis lock) looks at due holds. */
+  HOLD_SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
+  /** The sweeper lock's ttl: another replica takes the sweeping over this long after its holder died. */
+  HOLD_SWEEPER_LOCK_MS: z.coerce.number().int().min(100).default(5_000),
+  /**
+   * The proxy's data directory: its settlement journal (the outbox's append-only files, replayed at
+   * start). One per replica, kept across restarts of that replica.
+   */
+  PROXY_DATA_DIR: z.string().min(1).default('.data/proxy'),
+  /** When settlements have failed to reach Redis for this long, new billable calls are refused (500, retryable). */
+  PROXY_OUTBOX_STALL_MS: z.coerce.number().int().min(100).default(5_000),
+  /** Replicas WAIT must confirm before a settlement counts as done; 0 = the primary's reply is enough. */
+  REDIS_WAIT_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
+  /** How long one WAIT may take before the settlement is retried. */
+  REDIS_WAIT_TIMEOUT_MS: z.coerce.number().int().min(1).default(1_000),
+  /** How long a near-limit call waits for other replicas to give back unused lease money. */
+  PROXY_LEASE_RECLAIM_MS: z.coerce.number().int().min(0).default(250),
+  /** On SIGTERM: how long running calls (long streams) may take to finish before they are ended. */
+  PROXY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  /** On shutdown: how long the outbox may take to land its settlements (the rest stays in the journal). */
+  PROXY_SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(5_000),
 });
 
 export type Config = z.infer<typeof schema> & { kek: Buffer };

@@ -25,6 +25,8 @@ export interface ApiErrorOptions {
    * other 5xx.
    */
   shouldRetry?: boolean;
+  /** Seconds to wait before retrying (the `Retry-After` header), for failures that will pass. */
+  retryAfterS?: number;
   cause?: unknown;
 }
 
@@ -34,6 +36,7 @@ export class ApiError extends Error {
   readonly type: string;
   readonly param: string | null;
   readonly shouldRetry: boolean | undefined;
+  readonly retryAfterS: number | undefined;
 
   constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -43,6 +46,7 @@ export class ApiError extends Error {
     this.type = errorCatalogue[code].type;
     this.param = options.param ?? null;
     this.shouldRetry = options.shouldRetry ?? (code === 'insufficient_quota' ? false : undefined);
+    this.retryAfterS = options.retryAfterS;
   }
 }
 
@@ -71,5 +75,17 @@ export const insufficientQuota = () =>
     'insufficient_quota',
     'Your credit balance is too low for this request. Top up credits in the console billing page. This is not a rate limit.',
   );
+
+/** The proxy cannot bill right now (settlements are not reaching Redis): retry shortly. */
+export const billingUnavailable = () =>
+  new ApiError(
+    'server_error',
+    'Billing is unavailable right now, so no billable call can be served. Retry shortly.',
+    { retryAfterS: 1 },
+  );
+
+/** The proxy is shutting down: retry on another replica. */
+export const shuttingDown = () =>
+  new ApiError('server_error', 'The server is restarting. Retry the request.', { retryAfterS: 1 });
 
 export const isApiError = (err: unknown): err is ApiError => err instanceof ApiError;

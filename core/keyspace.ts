@@ -10,7 +10,7 @@ export const accountKeys = (accountId: string) => {
     account: `${t}:account`,
     /** hash holdId → held amount (nano) */
     holds: `${t}:holds`,
-    /** zset holdId → expiry (ms since epoch) */
+    /** zset holdId → expiry (ms since epoch, Redis time; renewed by the hold's owner) */
     holdExpiry: `${t}:holds:exp`,
     /**
      * string per finished operation (`settle:<holdId>`, `charge:<id>`, `refund:<id>`, `topup:<id>`)
@@ -18,7 +18,9 @@ export const accountKeys = (accountId: string) => {
      * so the record of finished operations cannot grow forever (Redis 7.0 has no per-field TTL).
      */
     done: (opId: string) => `${t}:done:${opId}`,
-    /** stream of every charge, refund and top-up: the audit trail */
+    /** string per refunded charge op id → total refunded so far (a charge's refunds never exceed it) */
+    refunded: (opId: string) => `${t}:refunded:${opId}`,
+    /** stream of every charge, refund, top-up and void: the audit trail (the ledger) */
     usage: `${t}:usage`,
     /** hash per hour bucket: `<keyId>|<model>|<metric>` → integer */
     rollup: (hourBucket: string) => `${t}:rollup:${hourBucket}`,
@@ -54,6 +56,14 @@ export const globalKeys = {
   /** users: email → userId, and user hashes */
   userByEmail: (email: string) => `mp:user-email:${email.toLowerCase()}`,
   user: (userId: string) => `mp:user:${userId}`,
+  /**
+   * zset `<accountId> <holdId>` → when the sweeper should look at that hold (ms). Written before a
+   * hold or lease is made, so no hold exists that the sweeper cannot find; the sweeper judges each
+   * by Redis time in the account's own script and re-files live ones (core/billing/sweeper.ts).
+   */
+  holdsDue: 'mp:holds:due',
+  /** string: the token of the replica that runs the hold sweeper (a lock with a ttl) */
+  sweeperLock: 'mp:sweeper:leader',
   /** console sessions */
   session: (sessionId: string) => `mp:session:${sessionId}`,
 } as const;
@@ -66,4 +76,13 @@ export const channels = {
   catalogueChanged: 'mp:catalogue:changed',
   /** payload: account id whose currency or model grants changed (proxies drop cached views) */
   accountChanged: 'mp:accounts:changed',
+  /**
+   * payload `<accountId> <nonce> <leaseId>`: a replica near the account's limit asks the others to
+   * give back the unused part of their leases on it; each answers on leaseShrunk with the nonce.
+   */
+  leaseShrink: 'mp:leases:shrink',
+  leaseShrunk: 'mp:leases:shrunk',
 } as const;
+
+/** The expiry index's member for one hold (see globalKeys.holdsDue). Account ids hold no space. */
+export const dueMember = (accountId: string, holdId: string) => `${accountId} ${holdId}`;

@@ -62,6 +62,7 @@ describe('usage', () => {
     await m.refund({
       accountId: a,
       refundId: 'vid1',
+      of: 'charge:vid1',
       amount: 5_000,
       usage: { keyId: 'key_b', model: 'vid', kind: 'video', videoSeconds: 2.5 },
     });
@@ -247,6 +248,7 @@ describe('usage', () => {
         await m.refund({
           accountId: a,
           refundId: `r${i}`,
+          of: `charge:c${i}`,
           amount: 1,
           usage: { keyId: 'k0', model: 'x', kind: 'image' },
         });

@@ -25,18 +25,31 @@ export interface UsageRow {
   refunded: number;
 }
 
-/** One audit entry of the usage stream. */
+/** One audit entry of the usage stream (the ledger). */
 export interface UsageEntry {
   /** Stream entry id. */
   id: string;
   atMs: number;
-  type: 'charge' | 'refund' | 'topup';
-  /** `settle:<holdId>`, `charge:<chargeId>`, `refund:<refundId>` or `topup:<topUpId>`. */
+  /** A void moves no money: it records a hold or lease given back because its owner stopped renewing it. */
+  type: 'charge' | 'refund' | 'topup' | 'void';
+  /** `settle:<holdId>`, `charge:<chargeId>`, `refund:<refundId>`, `topup:<topUpId>` or `void:<holdId>`. */
   opId: string;
-  /** Positive nano-units: charged, refunded or topped up. */
+  /** Positive nano-units: charged, refunded, topped up, or (void) the hold given back. */
   amount: number;
-  /** The computed cost asked for (charges only; `amount` can be less when the hold was short). */
+  /** The call's true cost (charges only; `amount` is less when `short` is not 0). */
   cost: number | null;
+  /** Cost that could not be collected: the hold was short or voided and the balance ran out. */
+  short: number;
+  /** What was held for the call (charges of calls). */
+  held: number | null;
+  /** Where the hold was: `hold` (reserved), `lease` (carved from a lease), `none` (voided before the settle). */
+  source: string | null;
+  /** Voids: why (`hold_expired`, `lease_expired`). */
+  reason: string | null;
+  /** Voids of a lease: its id. */
+  leaseId: string | null;
+  /** Refunds: the op id of the charge refunded. */
+  refundOf: string | null;
   /** Balance right after this entry. */
   balance: number;
   keyId: string | null;
@@ -126,23 +139,39 @@ export async function usageRecords(
   return out;
 }
 
+/** Every entry of the account's stream, oldest first, a page at a time. */
+export async function* ledgerEntries(redis: Redis, accountId: string): AsyncGenerator<UsageEntry> {
+  const stream = accountKeys(accountId).usage;
+  let start = '-';
+  for (;;) {
+    const page = await redis.xrange(stream, start, '+', 'COUNT', PAGE);
+    for (const [id, fields] of page) yield parseEntry(id, fields);
+    if (page.length < PAGE) return;
+    start = `(${page[page.length - 1]![0]}`;
+  }
+}
+
+/** What an entry does to the balance: top-ups and refunds add, charges take, voids move nothing. */
+export function balanceEffect(e: UsageEntry): bigint {
+  switch (e.type) {
+    case 'charge':
+      return -BigInt(e.amount);
+    case 'refund':
+    case 'topup':
+      return BigInt(e.amount);
+    case 'void':
+      return 0n;
+  }
+}
+
 /**
  * The audit: top-ups − charges + refunds over the whole stream. It must equal the stored balance
  * at any quiet moment; a difference means a write bypassed the metering scripts.
  */
 export async function recomputeBalanceFromStream(redis: Redis, accountId: string): Promise<number> {
-  const stream = accountKeys(accountId).usage;
   let balance = 0n;
-  let start = '-';
-  for (;;) {
-    const page = await redis.xrange(stream, start, '+', 'COUNT', PAGE);
-    for (const [id, fields] of page) {
-      const e = parseEntry(id, fields);
-      balance += e.type === 'charge' ? -BigInt(e.amount) : BigInt(e.amount);
-    }
-    if (page.length < PAGE) return Number(balance);
-    start = `(${page[page.length - 1]![0]}`;
-  }
+  for await (const e of ledgerEntries(redis, accountId)) balance += balanceEffect(e);
+  return Number(balance);
 }
 
 function emptyRow(hourStartMs: number, keyId: string | null, model: string): UsageRow {
@@ -162,12 +191,12 @@ function emptyRow(hourStartMs: number, keyId: string | null, model: string): Usa
   };
 }
 
-function parseEntry(id: string, flat: string[]): UsageEntry {
+export function parseEntry(id: string, flat: string[]): UsageEntry {
   const f = new Map<string, string>();
   for (let i = 0; i + 1 < flat.length; i += 2) f.set(flat[i]!, flat[i + 1]!);
   const int = (name: string) => (f.has(name) ? Number(f.get(name)) : null);
   const type = f.get('t');
-  if (type !== 'charge' && type !== 'refund' && type !== 'topup') {
+  if (type !== 'charge' && type !== 'refund' && type !== 'topup' && type !== 'void') {
     throw new Error(`usage entry ${id} has unknown type '${type}'`);
   }
   return {
@@ -177,6 +206,12 @@ function parseEntry(id: string, flat: string[]): UsageEntry {
     opId: f.get('op') ?? '',
     amount: int('amt') ?? 0,
     cost: int('cost'),
+    short: int('short') ?? 0,
+    held: int('held'),
+    source: f.get('src') ?? null,
+    reason: f.get('reason') ?? null,
+    leaseId: f.get('lease') ?? null,
+    refundOf: f.get('of') ?? null,
     balance: int('bal') ?? 0,
     keyId: f.get('key') ?? null,
     model: f.get('model') ?? null,

@@ -99,6 +99,28 @@ const spec: Schema = {
     },
     contextLength: int({ minimum: 1 }),
     maxOutputTokens: int({ minimum: 1 }),
+    promptBounds: {
+      type: 'object',
+      description:
+        'Upper bounds, in tokens, of what a prompt costs beyond its text; the proxy holds credits for them. Unset: the proxy defaults (perImage 4096, perMessage 8, perRequest 64).',
+      properties: {
+        perImage: int({
+          minimum: 0,
+          maximum: 1_000_000,
+          description: "Tokens one image can take (a vision model's largest tiling).",
+        }),
+        perMessage: int({
+          minimum: 0,
+          maximum: 10_000,
+          description: "The chat template's tokens around each message.",
+        }),
+        perRequest: int({
+          minimum: 0,
+          maximum: 1_000_000,
+          description: "The template's tokens once per request.",
+        }),
+      },
+    },
     pricing: {
       type: 'object',
       description: 'Currency (ISO 4217, e.g. USD) → price. Unpriced currencies do not see the model.',

@@ -55,6 +55,7 @@ export function catalogueEntryFor(
     ...(s.servedName ? { servedName: s.servedName } : {}),
     ...(s.contextLength ? { contextLength: s.contextLength } : {}),
     ...(s.maxOutputTokens ? { maxOutputTokens: s.maxOutputTokens } : {}),
+    ...(s.promptBounds ? { promptBounds: s.promptBounds } : {}),
     pricing: pricingFor(s),
     availability: s.availability ?? 'available',
     region: s.region ?? 'global',

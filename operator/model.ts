@@ -69,6 +69,13 @@ export const modelSpecSchema = z.strictObject({
     .optional(),
   contextLength: z.number().int().positive().optional(),
   maxOutputTokens: z.number().int().positive().optional(),
+  promptBounds: z
+    .strictObject({
+      perImage: z.number().int().min(0).max(1_000_000).optional(),
+      perMessage: z.number().int().min(0).max(10_000).optional(),
+      perRequest: z.number().int().min(0).max(1_000_000).optional(),
+    })
+    .optional(),
   pricing: z.record(z.string(), priceSpecSchema).refine((p) => Object.keys(p).length > 0, 'needs a currency'),
   availability: z.enum(availabilities).optional(),
   region: z.string().min(1).max(64).optional(),

@@ -5,16 +5,13 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Accounts } from '../core/accounts.ts';
-import { LeaseMetering, Metering } from '../core/billing/index.ts';
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { channels } from '../core/keyspace.ts';
-import { parseDecimalToNano } from '../core/money.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { principalLookup } from './auth/principal.ts';
-import { BalanceView } from './billing/balance-view.ts';
-import { CreditLeases } from './billing/leases.ts';
+import { Billing } from './billing/billing.ts';
 import type { ProxyContext } from './context.ts';
 import { EngineClient } from './engine/client.ts';
 import { EngineHealth } from './engine/health.ts';
@@ -31,12 +28,16 @@ import { healthRoutes } from './routes/health.ts';
 import { modelsRoutes } from './routes/models.ts';
 import { collectRoutes, openApiRoutes } from './routes/openapi.ts';
 import { useZodSchemas } from './schemas/validation.ts';
+import { shutdown } from './shutdown.ts';
 
 export interface ProxyDeps {
   config: Config;
   /** Commands (keys, accounts, metering). */
   redis: Redis;
-  /** A separate connection in subscriber mode: key invalidations (and the catalogue's changes). */
+  /**
+   * A separate connection in subscriber mode: key invalidations, lease reclaim requests (and the
+   * catalogue's changes).
+   */
   subscriber: Redis;
   /** A started snapshot (main.ts and tests call start()). */
   catalogue: CatalogueSnapshot;
@@ -47,6 +48,12 @@ export interface ProxyDeps {
 export interface ProxyApp {
   app: FastifyInstance;
   ctx: ProxyContext;
+  /**
+   * The ordered shutdown (./shutdown.ts): readiness off, stop accepting, let running calls finish
+   * (PROXY_SHUTDOWN_GRACE_MS) and end the rest, land the outbox, give leases back. The Redis
+   * clients stay the caller's to close.
+   */
+  shutdown(): Promise<void>;
 }
 
 export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
@@ -85,24 +92,18 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     headersTimeoutMs: config.PROXY_ENGINE_HEADERS_TIMEOUT_MS,
     bodyTimeoutMs: config.PROXY_ENGINE_BODY_TIMEOUT_MS,
   });
-  const balances = new BalanceView();
-  const leases = config.PROXY_LEASES
-    ? new CreditLeases({
-        leases: new LeaseMetering(deps.redis),
-        ttlMs: config.HOLD_TTL_MS,
-        maxLease: parseDecimalToNano(config.PROXY_LEASE_MAX),
-        idleMs: config.PROXY_LEASE_IDLE_MS,
-        onError: (err, what) => app.log.error({ err }, `credit ${what} failed`),
-        onAvailable: (accountId, available) => balances.set(accountId, available),
-      })
-    : null;
+  const billing = await Billing.start({
+    config,
+    redis: deps.redis,
+    subscriber: deps.subscriber,
+    metrics,
+    log: app.log,
+  });
   const ctx: ProxyContext = {
     config,
     catalogue: deps.catalogue,
     keyCache,
-    metering: new Metering(deps.redis),
-    balances,
-    leases,
+    billing,
     metrics,
     engine: {
       client,
@@ -111,13 +112,11 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       metrics,
       attempts: config.PROXY_ENGINE_ATTEMPTS,
     },
-    pendingSettlements: new Set(),
+    serving: { ready: true },
   };
   app.addHook('onClose', async () => {
-    // Responses are out; their charges must land before the Redis clients go.
-    await Promise.allSettled([...ctx.pendingSettlements]);
-    // Batched settles land and every lease's unused money goes back to its account.
-    await leases?.close();
+    // Every response is out by now: their settlements land, leases go back (DESIGN "Money").
+    await billing.close(config.PROXY_SHUTDOWN_DRAIN_MS);
     await client.close();
   });
 
@@ -137,7 +136,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   );
   await app.register(healthRoutes, { ctx, redis: deps.redis });
   await app.register(openApiRoutes, { routes });
-  return { app, ctx };
+  return { app, ctx, shutdown: () => shutdown(app, ctx) };
 }
 
 /**

@@ -1,12 +1,10 @@
 // Everything a route needs, built once by app.ts from the injected clients and config, and handed
 // to route plugins as an option (no globals, so tests build as many apps as they like).
 
-import type { Metering } from '../core/billing/index.ts';
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
 import type { KeyCache } from './auth/key-cache.ts';
-import type { BalanceView } from './billing/balance-view.ts';
-import type { CreditLeases } from './billing/leases.ts';
+import type { Billing } from './billing/billing.ts';
 import type { EngineDeps } from './engine/call.ts';
 import type { ProxyMetrics } from './plugins/metrics.ts';
 
@@ -14,12 +12,10 @@ export interface ProxyContext {
   config: Config;
   catalogue: CatalogueSnapshot;
   keyCache: KeyCache;
-  metering: Metering;
-  balances: BalanceView;
-  /** This replica's credit leases (PROXY_LEASES); null reserves every request in Redis. */
-  leases: CreditLeases | null;
+  /** Every call's money goes through it (billing/charge.ts: `ctx.billing.open`). */
+  billing: Billing;
   metrics: ProxyMetrics;
   engine: EngineDeps;
-  /** Settlements still running; shutdown waits for them. */
-  pendingSettlements: Set<Promise<unknown>>;
+  /** Readiness: false once shutdown began (load balancers stop sending). */
+  serving: { ready: boolean };
 }

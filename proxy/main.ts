@@ -16,21 +16,19 @@ async function main() {
     onError: (err) => console.error('catalogue refresh failed', err),
   });
   await catalogue.start();
-  const { app } = await buildProxyApp({ config, redis, subscriber, catalogue });
-  await app.listen({ host: config.PROXY_HOST, port: config.PROXY_PORT });
+  const proxy = await buildProxyApp({ config, redis, subscriber, catalogue });
+  await proxy.app.listen({ host: config.PROXY_HOST, port: config.PROXY_PORT });
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down');
-    // close() lets in-flight requests (and their settlements) finish; after a grace period the
-    // remaining connections (long streams, clients idling on keep-alive) are cut.
-    const grace = setTimeout(() => app.server.closeAllConnections(), 10_000);
-    await app.close();
-    clearTimeout(grace);
+    proxy.app.log.info({ signal }, 'shutting down');
+    // Calls finish (or end after the grace period) and their settlements land before Redis goes.
+    await proxy.shutdown();
     catalogue.stop();
     await Promise.allSettled([redis.quit(), subscriber.quit()]);
+    proxy.app.log.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));

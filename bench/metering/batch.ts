@@ -24,6 +24,7 @@ async function main(): Promise<void> {
     const record = () => ({
       holdId: `hold_${(next++).toString(16).padStart(16, '0')}`,
       cost: 1_000,
+      carved: 2_000,
       usage: {
         keyId: 'key_0123456789abcdef',
         model: 'bench/model',

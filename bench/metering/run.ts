@@ -50,7 +50,7 @@ async function pairs(
   accountFor: (worker: number) => string,
   ms: number = durationMs,
 ): Promise<Result> {
-  const hold = textHold(price, { promptBytes: 2_000, maxOutputTokens: 512 });
+  const hold = textHold(price, { promptTokens: 2_000, maxOutputTokens: 512 });
   const cost = textCost(price, { inputTokens: 500, cachedTokens: 200, outputTokens: 300 });
   const run = Math.random().toString(36).slice(2, 8);
   return measure(async (worker, i) => {

@@ -1,4 +1,20 @@
 export { LeaseMetering, type LeaseSettleRecord, type LeaseSettleResult } from './leases.ts';
-export { Metering, type MeteringOptions, type ReserveResult, type UsageRecord } from './metering.ts';
-export { imageCost, maxTokensCovered, textCost, textHold, videoCost } from './pricing.ts';
+export {
+  Metering,
+  type MeteringOptions,
+  nano,
+  type ReserveResult,
+  type SettleResult,
+  type UsageRecord,
+  usageArgs,
+  type Voided,
+} from './metering.ts';
+export {
+  imageCost,
+  maxTokensCovered,
+  textCost,
+  textCostSaturating,
+  textHold,
+  videoCost,
+} from './pricing.ts';
 export * from './sweeper.ts';

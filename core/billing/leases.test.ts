@@ -1,6 +1,7 @@
 // Credit leases on real Redis: extend / settleBatch / releaseLease, exactly-once per batch id,
 // several replicas' leases plus direct reserves on one account (balance never below zero; balance,
-// usage stream and hourly rollups agree to the nano), and the sweeper freeing a dead replica's lease.
+// usage stream and hourly rollups agree to the nano), the sweeper voiding a dead replica's lease,
+// and expiry judged by Redis time, never by a replica's clock.
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
@@ -9,6 +10,7 @@ import { accountKeys } from '../keyspace.ts';
 import { recomputeBalanceFromStream, usageRecords, usageReport } from '../usage.ts';
 import { LeaseMetering, type LeaseSettleRecord } from './leases.ts';
 import { Metering, type UsageRecord } from './metering.ts';
+import { sweepDueHolds } from './sweeper.ts';
 
 const T0 = Date.UTC(2025, 0, 15, 10, 0, 0);
 const usage = (keyId: string, req = ''): UsageRecord => ({
@@ -20,16 +22,18 @@ const usage = (keyId: string, req = ''): UsageRecord => ({
   outputTokens: 5,
   requestId: req,
 });
-const rec = (holdId: string, cost: number, keyId = 'k'): LeaseSettleRecord => ({
+const rec = (holdId: string, cost: number, keyId = 'k', carved = cost): LeaseSettleRecord => ({
   holdId,
   cost,
+  carved,
   usage: usage(keyId, `req-${holdId}`),
 });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('credit leases', () => {
   let server: TestRedis;
   let redis: Redis;
-  let clock = T0;
+  const clock = T0;
   let m: Metering;
   let l: LeaseMetering;
 
@@ -56,19 +60,34 @@ describe('credit leases', () => {
     const a = await funded(8_000);
     const ext = (add: number, min = 0) =>
       l.extendLease({ accountId: a, leaseId: 'L', add, min, den: 8, ttlMs: 1_000 });
-    expect(await ext(300)).toEqual({ leaseHeld: 300, grown: 300, available: 7_700 });
+    expect(await ext(300)).toEqual({
+      leaseHeld: 300,
+      grown: 300,
+      available: 7_700,
+      voided: { holds: 0, leases: 0 },
+    });
     // Cap: floor(8000 / 8) = 1000 in total.
-    expect(await ext(5_000)).toEqual({ leaseHeld: 1_000, grown: 700, available: 7_000 });
-    expect(await ext(5_000)).toEqual({ leaseHeld: 1_000, grown: 0, available: 7_000 });
+    expect(await ext(5_000)).toEqual({
+      leaseHeld: 1_000,
+      grown: 700,
+      available: 7_000,
+      voided: { holds: 0, leases: 0 },
+    });
+    expect(await ext(5_000)).toEqual({
+      leaseHeld: 1_000,
+      grown: 0,
+      available: 7_000,
+      voided: { holds: 0, leases: 0 },
+    });
     const b = await funded(800);
     expect(
       await l.extendLease({ accountId: b, leaseId: 'L', add: 500, min: 200, den: 8, ttlMs: 1_000 }),
-    ).toEqual({ leaseHeld: 0, grown: 0, available: 800 });
+    ).toEqual({ leaseHeld: 0, grown: 0, available: 800, voided: { holds: 0, leases: 0 } });
     expect(await m.balance(b)).toEqual({ balance: 800, held: 0, available: 800 });
-    clock += 900;
+    await sleep(600);
     await ext(0); // renews
-    clock += 900;
-    expect(await m.sweepExpiredHolds(a)).toBe(0);
+    await sleep(600);
+    expect(await sweepDueHolds(redis)).toEqual([]);
     expect(await m.balance(a)).toEqual({ balance: 8_000, held: 1_000, available: 7_000 });
   });
 
@@ -82,7 +101,13 @@ describe('credit leases', () => {
       ttlMs: 60_000,
       records: [rec('h1', 100, 'k1'), rec('h2', 250, 'k2'), rec('h3', 0, 'k1')],
     });
-    expect(r).toEqual({ leaseHeld: 650, balance: 9_650, duplicate: false, charged: [100, 250, 0] });
+    expect(r).toEqual({
+      leaseHeld: 650,
+      balance: 9_650,
+      duplicate: false,
+      charged: [100, 250, 0],
+      short: [0, 0, 0],
+    });
     expect(await m.balance(a)).toEqual({ balance: 9_650, held: 650, available: 9_000 });
     const records = (await usageRecords(redis, a, { count: 10 })).filter((x) => x.type === 'charge');
     expect(records.map((x) => [x.opId, x.amount, x.keyId, x.requestId]).sort()).toEqual([
@@ -103,21 +128,48 @@ describe('credit leases', () => {
     expect(await redis.exists(k.done('settle:h1'))).toBe(0);
   });
 
-  it('a record never charges more than the lease still holds; a lease at zero is dropped', async () => {
+  it('a record takes from the lease up to what it carved, the rest of its cost from the spare balance', async () => {
     const a = await funded(10_000);
     await l.extendLease({ accountId: a, leaseId: 'L', add: 300, den: 1, ttlMs: 60_000 });
+    // x1 cost more than it carved (its hold was an estimate): 200 from the lease, 300 from the spare
+    // balance. x2 carved 200 but only 100 is left in the lease: the rest from the spare balance too.
     const r = await l.settleBatch({
       accountId: a,
       leaseId: 'L',
       batchId: 'bx',
       ttlMs: 60_000,
-      records: [rec('x1', 200), rec('x2', 200), rec('x3', 50)],
+      records: [rec('x1', 500, 'k', 200), rec('x2', 200), rec('x3', 50)],
     });
-    expect(r.charged).toEqual([200, 100, 0]);
+    expect(r.charged).toEqual([500, 200, 50]);
+    expect(r.short).toEqual([0, 0, 0]);
     expect(r.leaseHeld).toBe(0);
-    expect(await redis.hexists(accountKeys(a).holds, 'L')).toBe(0);
-    expect(await m.balance(a)).toEqual({ balance: 9_700, held: 0, available: 9_700 });
-    expect(await recomputeBalanceFromStream(redis, a)).toBe(9_700);
+    expect(await redis.hexists(accountKeys(a).holds, 'L')).toBe(0); // a lease at zero is dropped
+    expect(await m.balance(a)).toEqual({ balance: 9_250, held: 0, available: 9_250 });
+    const entries = (await usageRecords(redis, a, { count: 3 })).reverse();
+    expect(entries.map((e) => [e.amount, e.cost, e.held, e.source])).toEqual([
+      [500, 500, 200, 'lease'],
+      [200, 200, 200, 'lease'],
+      [50, 50, 50, 'lease'],
+    ]);
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(9_250);
+  });
+
+  it('what the spare balance cannot cover is recorded as short, never taken from other holds', async () => {
+    const a = await funded(1_000);
+    await l.extendLease({ accountId: a, leaseId: 'L', add: 200, den: 1, ttlMs: 60_000 });
+    await m.reserve({ accountId: a, holdId: 'other', min: 700, max: 700, ttlMs: 60_000 });
+    const r = await l.settleBatch({
+      accountId: a,
+      leaseId: 'L',
+      batchId: 'short',
+      ttlMs: 60_000,
+      records: [rec('s1', 450, 'k', 200)],
+    });
+    // 200 from the lease, 100 spare (1000 − 200 − 700), 150 uncollected; the other hold is untouched.
+    expect(r).toMatchObject({ charged: [300], short: [150], leaseHeld: 0 });
+    expect(await m.balance(a)).toEqual({ balance: 700, held: 700, available: 0 });
+    const [entry] = await usageRecords(redis, a, { count: 1 });
+    expect(entry).toMatchObject({ amount: 300, cost: 450, short: 150 });
   });
 
   it('exactly once under retries: a batch sent again with its id charges nothing and answers as the first time', async () => {
@@ -125,12 +177,24 @@ describe('credit leases', () => {
     await l.extendLease({ accountId: a, leaseId: 'L', add: 2_000, den: 1, ttlMs: 60_000 });
     const batch = { accountId: a, leaseId: 'L', batchId: 'once', ttlMs: 60_000 };
     const first = await l.settleBatch({ ...batch, records: [rec('r1', 100), rec('r2', 200)] });
-    expect(first).toEqual({ leaseHeld: 1_700, balance: 9_700, duplicate: false, charged: [100, 200] });
+    expect(first).toEqual({
+      leaseHeld: 1_700,
+      balance: 9_700,
+      duplicate: false,
+      charged: [100, 200],
+      short: [0, 0],
+    });
     const again = await l.settleBatch({ ...batch, records: [rec('r1', 100), rec('r2', 200)] });
-    expect(again).toEqual({ leaseHeld: 1_700, balance: 9_700, duplicate: true, charged: [100, 200] });
+    expect(again).toEqual({
+      leaseHeld: 1_700,
+      balance: 9_700,
+      duplicate: true,
+      charged: [100, 200],
+      short: [0, 0],
+    });
     // The next batch (a new id) charges as usual.
     const next = await l.settleBatch({ ...batch, batchId: 'next', records: [rec('r3', 300)] });
-    expect(next).toEqual({ leaseHeld: 1_400, balance: 9_400, duplicate: false, charged: [300] });
+    expect(next).toEqual({ leaseHeld: 1_400, balance: 9_400, duplicate: false, charged: [300], short: [0] });
     expect(await m.balance(a)).toEqual({ balance: 9_400, held: 1_400, available: 8_000 });
     expect((await usageRecords(redis, a, { count: 10 })).filter((x) => x.type === 'charge')).toHaveLength(3);
     expect(await rollupCost(a)).toBe(600);
@@ -156,21 +220,52 @@ describe('credit leases', () => {
     expect(await m.balance(a)).toEqual({ balance: 1_000, held: 0, available: 1_000 });
   });
 
-  it('the sweeper frees a dead replica lease; a late batch against it charges nothing', async () => {
+  it('the sweeper voids a dead replica lease; a late batch against it is still charged, from the spare balance', async () => {
     const a = await funded(1_000);
-    await l.extendLease({ accountId: a, leaseId: 'dead', add: 500, den: 1, ttlMs: 1_000 });
-    clock += 5_000;
-    expect(await m.sweepExpiredHolds(a)).toBe(1);
+    await l.extendLease({ accountId: a, leaseId: 'lease_dead', add: 500, den: 1, ttlMs: 200 });
+    await sleep(250);
+    expect(await sweepDueHolds(redis)).toMatchObject([{ accountId: a, holdId: 'lease_dead', amount: 500 }]);
     expect(await m.balance(a)).toEqual({ balance: 1_000, held: 0, available: 1_000 });
     const r = await l.settleBatch({
       accountId: a,
-      leaseId: 'dead',
+      leaseId: 'lease_dead',
       batchId: 'late',
       ttlMs: 1_000,
       records: [rec('late', 100)],
     });
-    expect(r).toMatchObject({ duplicate: false, charged: [0] });
-    expect(await m.balance(a)).toEqual({ balance: 1_000, held: 0, available: 1_000 });
+    expect(r).toMatchObject({ duplicate: false, charged: [100], short: [0] });
+    expect(await m.balance(a)).toEqual({ balance: 900, held: 0, available: 900 });
+    const [charge, voided] = await usageRecords(redis, a, { count: 2 });
+    expect(voided).toMatchObject({
+      type: 'void',
+      reason: 'lease_expired',
+      leaseId: 'lease_dead',
+      amount: 500,
+    });
+    expect(charge).toMatchObject({ type: 'charge', amount: 100, source: 'none' });
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(900);
+  });
+
+  it('expiry is Redis time: a replica whose clock runs five minutes fast never voids another replica’s live lease', async () => {
+    const a = await funded(10_000);
+    const fast = new LeaseMetering(server.client(), { now: () => Date.now() + 5 * 60_000 });
+    const fastHolds = new Metering(server.client(), { now: () => Date.now() + 5 * 60_000 });
+    await l.extendLease({ accountId: a, leaseId: 'lease_slow', add: 1_000, den: 2, ttlMs: 30_000 });
+    // The fast replica's own scripts void expired holds on their way: the live lease is not one.
+    await fast.extendLease({ accountId: a, leaseId: 'lease_fast', add: 1_000, den: 2, ttlMs: 30_000 });
+    expect(
+      (await fastHolds.reserve({ accountId: a, holdId: 'h', min: 1, max: 1, ttlMs: 30_000 })).voided,
+    ).toEqual({
+      holds: 0,
+      leases: 0,
+    });
+    expect(await redis.hget(accountKeys(a).holds, 'lease_slow')).toBe('1000');
+    // Both leases expire at Redis time + ttl, whatever the replicas' clocks say.
+    const [sec] = await redis.time();
+    for (const id of ['lease_slow', 'lease_fast']) {
+      const at = Number(await redis.zscore(accountKeys(a).holdExpiry, id));
+      expect(Math.abs(at - (Number(sec) * 1000 + 30_000))).toBeLessThan(5_000);
+    }
   });
 
   it('BILL-6 several replicas with leases plus direct reserves: never below zero, ledger = stream = rollups', async () => {

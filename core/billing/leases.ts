@@ -1,10 +1,11 @@
 // Credit leases: one hold per (proxy replica, account) that the replica carves request holds from
-// in memory, settled in batches (DESIGN "Money", "Latency"). A lease is an ordinary hold, so the
-// sweeper frees a crashed replica's lease once its ttl passes, and `balance ≥ held ≥ 0` holds under
-// any mix of leases and direct reserves. Each operation is one Lua script over the account's tag.
+// in memory, settled in batches (DESIGN "Money", "Latency"). A lease is an ordinary hold, renewed by
+// its replica while it lives, so the sweeper voids a crashed replica's lease once its ttl (Redis
+// time) passes, and `balance ≥ held ≥ 0` holds under any mix of leases and direct reserves. Each
+// operation is one Lua script over the account's tag.
 import type { Redis } from 'ioredis';
-import { accountKeys } from '../keyspace.ts';
-import { nano, type UsageRecord, usageArgs } from './metering.ts';
+import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
+import { nano, ttl, type UsageRecord, usageArgs, type Voided } from './metering.ts';
 import { scripts } from './scripts.ts';
 
 const HOUR_MS = 3_600_000;
@@ -13,7 +14,10 @@ const SWEEP_LIMIT = 16;
 export interface LeaseSettleRecord {
   /** The request's hold id (its audit entry's `settle:<holdId>`). */
   holdId: string;
+  /** The call's true cost, never capped: what the lease does not cover comes from the spare balance. */
   cost: number;
+  /** What the call carved from the lease: the most the lease pays of its cost. */
+  carved: number;
   usage: UsageRecord;
 }
 
@@ -25,6 +29,8 @@ export interface LeaseSettleResult {
   duplicate: boolean;
   /** Per record, in order: what was charged. */
   charged: number[];
+  /** Per record, in order: cost that could not be collected (0 on a duplicate). */
+  short: number[];
 }
 
 export class LeaseMetering {
@@ -33,6 +39,7 @@ export class LeaseMetering {
 
   constructor(
     private readonly redis: Redis,
+    /** `now`: the clock of reports (entry ts, rollup hour); expiry is Redis time (see Metering). */
     opts: { now?: () => number; settleDoneTtlMs?: number } = {},
   ) {
     this.now = opts.now ?? Date.now;
@@ -41,7 +48,7 @@ export class LeaseMetering {
 
   /**
    * Grows the lease by up to `add` (not past the available balance nor past 1/`den` of what the
-   * account has outside other holds; growth below `min` is skipped) and refreshes its ttl.
+   * account has outside other holds; growth below `min` is skipped) and renews its ttl.
    */
   async extendLease(a: {
     accountId: string;
@@ -50,25 +57,31 @@ export class LeaseMetering {
     min?: number;
     den: number;
     ttlMs: number;
-  }): Promise<{ leaseHeld: number; grown: number; available: number }> {
+  }): Promise<{ leaseHeld: number; grown: number; available: number; voided: Voided }> {
     nano('add', a.add);
     nano('min', a.min ?? 0);
     if (!Number.isSafeInteger(a.den) || a.den < 1 || a.den > 1024)
       throw new RangeError('den must be 1..1024');
-    if (!Number.isSafeInteger(a.ttlMs) || a.ttlMs <= 0)
-      throw new RangeError('ttlMs must be a positive integer');
+    ttl(a.ttlMs);
     const k = accountKeys(a.accountId);
-    const now = this.now();
-    const r = (await scripts.extendLease.run(
+    // Filed in the sweeper's index first, as Metering.reserve does (a scheduling hint only).
+    const indexed = this.redis.zadd(
+      globalKeys.holdsDue,
+      Date.now() + a.ttlMs,
+      dueMember(a.accountId, a.leaseId),
+    );
+    const extended = scripts.extendLease.run(
       this.redis,
-      [k.account, k.holds, k.holdExpiry],
-      [a.leaseId, a.add, a.den, a.min ?? 0, now + a.ttlMs, now, SWEEP_LIMIT],
-    )) as number[];
-    return { leaseHeld: r[0]!, grown: r[1]!, available: r[2]! };
+      [k.account, k.holds, k.holdExpiry, k.usage],
+      [a.leaseId, a.add, a.den, a.min ?? 0, a.ttlMs, SWEEP_LIMIT],
+    );
+    const [, r] = (await Promise.all([indexed, extended])) as [unknown, number[]];
+    return { leaseHeld: r[0]!, grown: r[1]!, available: r[2]!, voided: { holds: r[3]!, leases: r[4]! } };
   }
 
   /**
-   * Settles requests carved from the lease: each charges min(cost, what the lease still holds).
+   * Settles requests carved from the lease: each is charged its cost, from the lease up to what it
+   * carved and the rest from the spare balance (never below what stays held; the rest is `short`).
    * Exactly once per `batchId`: a batch sent again with the same id (its reply was lost) charges
    * nothing and answers with the first charges. The caller puts each record in one batch only and
    * never reuses a batch id under one lease id.
@@ -92,20 +105,21 @@ export class LeaseMetering {
       k.rollupHours,
       k.done(`settle-batch:${a.leaseId}:${a.batchId}`),
     ];
-    const args: (string | number)[] = [
-      a.leaseId,
-      now,
-      hour,
-      this.settleDoneTtlMs,
-      now + a.ttlMs,
-      a.records.length,
-    ];
+    ttl(a.ttlMs);
+    const args: (string | number)[] = [a.leaseId, now, hour, this.settleDoneTtlMs, a.ttlMs, a.records.length];
     for (const rec of a.records) {
       nano('cost', rec.cost);
-      args.push(rec.holdId, rec.cost, ...usageArgs(rec.usage));
+      nano('carved', rec.carved);
+      args.push(rec.holdId, rec.cost, rec.carved, ...usageArgs(rec.usage));
     }
     const r = (await scripts.settleBatch.run(this.redis, keys, args)) as number[];
-    return { leaseHeld: r[0]!, balance: r[1]!, duplicate: r[2] === 1, charged: r.slice(3) };
+    const charged: number[] = [];
+    const short: number[] = [];
+    for (let i = 3; i < r.length; i += 2) {
+      charged.push(r[i]!);
+      short.push(r[i + 1]!);
+    }
+    return { leaseHeld: r[0]!, balance: r[1]!, duplicate: r[2] === 1, charged, short };
   }
 
   /** Gives the lease's money back to the account down to `keep` (default 0: the lease is dropped). */
@@ -121,6 +135,7 @@ export class LeaseMetering {
       [k.account, k.holds, k.holdExpiry],
       [a.leaseId, a.keep ?? 0],
     )) as number[];
+    if (r[1] === 0) this.redis.zrem(globalKeys.holdsDue, dueMember(a.accountId, a.leaseId)).catch(() => {});
     return { released: r[0]!, leaseHeld: r[1]! };
   }
 }

@@ -5,7 +5,7 @@ import { ApiError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { accountKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
-import { recomputeBalanceFromStream, usageReport } from '../usage.ts';
+import { recomputeBalanceFromStream, usageRecords, usageReport } from '../usage.ts';
 import { Metering, type UsageRecord } from './metering.ts';
 
 const T0 = Date.UTC(2025, 0, 15, 10, 0, 0);
@@ -22,7 +22,7 @@ const chat = (keyId: string | null, extra: Partial<UsageRecord> = {}): UsageReco
 describe('Metering', () => {
   let server: TestRedis;
   let redis: Redis;
-  let clock = T0;
+  const clock = T0;
   let m: Metering;
 
   beforeAll(async () => {
@@ -47,10 +47,11 @@ describe('Metering', () => {
       ok: true,
       held: 400,
       available: 600,
+      voided: { holds: 0, leases: 0 },
     });
     expect(await m.balance(a)).toEqual({ balance: 1_000, held: 400, available: 600 });
     const s = await m.settle({ accountId: a, holdId: 'h1', cost: 250, usage: chat('key_a') });
-    expect(s).toEqual({ charged: 250, balance: 750, duplicate: false });
+    expect(s).toEqual({ charged: 250, balance: 750, duplicate: false, short: 0 });
     expect(await m.balance(a)).toEqual({ balance: 750, held: 0, available: 750 });
     expect(await streamLength(a)).toBe(2);
     expect(await recomputeBalanceFromStream(redis, a)).toBe(750);
@@ -64,11 +65,13 @@ describe('Metering', () => {
     expect(await m.reserve({ accountId: a, holdId: 'h2', min: 301, max: 900, ttlMs: 60_000 })).toEqual({
       ok: false,
       available: 300,
+      voided: { holds: 0, leases: 0 },
     });
     expect(await m.reserve({ accountId: a, holdId: 'h3', min: 100, max: 900, ttlMs: 60_000 })).toEqual({
       ok: true,
       held: 300,
       available: 0,
+      voided: { holds: 0, leases: 0 },
     });
   });
 
@@ -84,13 +87,31 @@ describe('Metering', () => {
     );
   });
 
-  it('BILL-5 settle with cost above the hold charges only the hold', async () => {
+  it('BILL-5 a cost above the hold is charged from the spare balance; the entry keeps the true cost beside it', async () => {
     const a = await funded(1_000);
     await m.reserve({ accountId: a, holdId: 'h', min: 50, max: 200, ttlMs: 60_000 });
+    await m.reserve({ accountId: a, holdId: 'other', min: 100, max: 100, ttlMs: 60_000 });
+    // 200 from the hold, 600 from the spare balance (1000 − 200 − 100 held elsewhere = 700).
+    expect(await m.settle({ accountId: a, holdId: 'h', cost: 800, usage: chat('k') })).toEqual({
+      charged: 800,
+      balance: 200,
+      duplicate: false,
+      short: 0,
+    });
+    const [entry] = await usageRecords(redis, a, { count: 1 });
+    expect(entry).toMatchObject({ amount: 800, cost: 800, short: 0, held: 200, source: 'hold' });
+  });
+
+  it('BILL-5 a cost the balance cannot cover is charged down to what stays held, and the rest recorded as short', async () => {
+    const a = await funded(1_000);
+    await m.reserve({ accountId: a, holdId: 'h', min: 50, max: 200, ttlMs: 60_000 });
+    await m.reserve({ accountId: a, holdId: 'other', min: 300, max: 300, ttlMs: 60_000 });
     const s = await m.settle({ accountId: a, holdId: 'h', cost: 5_000, usage: chat('k') });
-    expect(s).toEqual({ charged: 200, balance: 800, duplicate: false });
+    expect(s).toEqual({ charged: 700, balance: 300, duplicate: false, short: 4_300 });
+    expect(await m.balance(a)).toEqual({ balance: 300, held: 300, available: 0 });
     const [entry] = await redis.xrevrange(accountKeys(a).usage, '+', '-', 'COUNT', 1);
-    expect(entry![1]).toEqual(expect.arrayContaining(['amt', '200', 'cost', '5000']));
+    expect(entry![1]).toEqual(expect.arrayContaining(['amt', '700', 'cost', '5000', 'short', '4300']));
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(300);
   });
 
   it('double settle is a no-op that returns the first result', async () => {
@@ -99,7 +120,7 @@ describe('Metering', () => {
     const first = await m.settle({ accountId: a, holdId: 'h', cost: 60, usage: chat('k') });
     await m.topUp({ accountId: a, topUpId: 'later', amount: 5 });
     const second = await m.settle({ accountId: a, holdId: 'h', cost: 60, usage: chat('k') });
-    expect(second).toEqual({ ...first, duplicate: true });
+    expect(second).toEqual({ ...first, duplicate: true, short: 0 });
     expect(await m.balance(a)).toEqual({ balance: 945, held: 0, available: 945 });
     expect(await streamLength(a)).toBe(3);
     expect((await allRows(a)).map((r) => [r.requests, r.cost])).toEqual([[1, 60]]);
@@ -117,19 +138,36 @@ describe('Metering', () => {
     });
     const usage: UsageRecord = { keyId: 'k', model: 'vid', kind: 'video', videoSeconds: 4 };
     expect((await m.charge({ accountId: a, chargeId: 'v1', cost: 400, usage })).balance).toBe(100);
-    expect(await m.refund({ accountId: a, refundId: 'v1', amount: 400, usage })).toEqual({
-      refunded: 400,
-      balance: 500,
-      duplicate: false,
-    });
-    expect(await m.refund({ accountId: a, refundId: 'v1', amount: 400, usage })).toEqual({
-      refunded: 400,
-      balance: 500,
-      duplicate: true,
-    });
+    const refund = { accountId: a, refundId: 'v1', of: 'charge:v1', amount: 400, usage };
+    expect(await m.refund(refund)).toEqual({ refunded: 400, balance: 500, duplicate: false });
+    expect(await m.refund(refund)).toEqual({ refunded: 400, balance: 500, duplicate: true });
     expect(await m.balance(a)).toEqual({ balance: 500, held: 0, available: 500 });
     expect(await streamLength(a)).toBe(3);
     expect(await recomputeBalanceFromStream(redis, a)).toBe(500);
+  });
+
+  it('a refund names the charge it refunds, and the refunds of a charge never exceed it', async () => {
+    const a = await funded(1_000);
+    const usage: UsageRecord = { keyId: 'k', model: 'vid', kind: 'video', videoSeconds: 4 };
+    await m.charge({ accountId: a, chargeId: 'job', cost: 400, usage });
+    const refund = (refundId: string, amount: number, of = 'charge:job') =>
+      m.refund({ accountId: a, refundId, of, amount, usage });
+    expect((await refund('r1', 150)).refunded).toBe(150);
+    await expect(refund('r2', 251)).rejects.toMatchObject({ code: 'invalid_request', param: 'amount' });
+    expect((await refund('r2', 250)).refunded).toBe(250);
+    await expect(refund('r3', 1)).rejects.toMatchObject({ code: 'invalid_request', param: 'amount' });
+    await expect(refund('r4', 1, 'charge:nothing')).rejects.toMatchObject({ param: 'of' });
+    await expect(refund('r5', 1, 'topup:x')).rejects.toThrow(RangeError);
+    const entries = (await usageRecords(redis, a, { count: 10 })).filter((e) => e.type === 'refund');
+    expect(entries.map((e) => [e.amount, e.refundOf])).toEqual([
+      [250, 'charge:job'],
+      [150, 'charge:job'],
+    ]);
+    // A direct call's settle is refundable by its op id too.
+    await m.reserve({ accountId: a, holdId: 'req_1', min: 10, max: 100, ttlMs: 60_000 });
+    await m.settle({ accountId: a, holdId: 'req_1', cost: 60, usage: chat('k') });
+    expect((await refund('r6', 60, 'settle:req_1')).refunded).toBe(60);
+    expect(await recomputeBalanceFromStream(redis, a)).toBe((await m.balance(a)).balance);
   });
 
   it('BILL-4 charge takes the video cost at once, refuses a short balance, and is exactly-once', async () => {
@@ -158,41 +196,58 @@ describe('Metering', () => {
     expect(await m.balance(a)).toEqual({ balance: 200, held: 0, available: 200 });
   });
 
-  it('release drops a hold without charge; a settle after it charges nothing', async () => {
+  it('release drops a hold without charge', async () => {
     const a = await funded(1_000);
     await m.reserve({ accountId: a, holdId: 'h', min: 100, max: 600, ttlMs: 60_000 });
-    await m.release(a, 'h');
+    expect(await m.release(a, 'h')).toBe(600);
     expect(await m.balance(a)).toEqual({ balance: 1_000, held: 0, available: 1_000 });
-    expect((await m.settle({ accountId: a, holdId: 'h', cost: 100, usage: chat('k') })).charged).toBe(0);
-    expect((await m.balance(a)).balance).toBe(1_000);
+    expect(await m.release(a, 'h')).toBe(0);
+    expect(await streamLength(a)).toBe(1);
   });
 
-  it('a crashed holder’s hold is released by the sweeper after its ttl, and available returns', async () => {
+  it('a hold is renewed while its owner lives: renew pushes its expiry past now (Redis time) and names the gone ones', async () => {
     const a = await funded(1_000);
-    await m.reserve({ accountId: a, holdId: 'crashed', min: 900, max: 900, ttlMs: 30_000 });
-    await m.reserve({ accountId: a, holdId: 'alive', min: 50, max: 50, ttlMs: 120_000 });
-    expect((await m.balance(a)).available).toBe(50);
-    clock = T0 + 29_999;
-    expect(await m.sweepExpiredHolds(a)).toBe(0);
-    clock = T0 + 30_000;
-    expect(await m.sweepExpiredHolds(a)).toBe(1);
-    expect(await m.balance(a)).toEqual({ balance: 1_000, held: 50, available: 950 });
-    expect(await redis.hkeys(accountKeys(a).holds)).toEqual(['alive']);
-    expect(await streamLength(a)).toBe(1); // a sweep charges nothing and records nothing
-    clock = T0;
+    await m.reserve({ accountId: a, holdId: 'live', min: 10, max: 10, ttlMs: 1_000 });
+    const before = Number(await redis.zscore(accountKeys(a).holdExpiry, 'live'));
+    expect(await m.renew(a, 60_000, ['live', 'settled-already'])).toEqual(['settled-already']);
+    const after = Number(await redis.zscore(accountKeys(a).holdExpiry, 'live'));
+    expect(after - before).toBeGreaterThanOrEqual(59_000);
   });
 
-  it('a reserve frees expired holds on its way, so an unswept account is not blocked', async () => {
+  it('a reserve voids expired holds on its way, so an unswept account is not blocked, and the ledger says so', async () => {
     const a = await funded(1_000);
-    await m.reserve({ accountId: a, holdId: 'crashed', min: 1_000, max: 1_000, ttlMs: 1_000 });
+    await m.reserve({ accountId: a, holdId: 'req_crashed', min: 1_000, max: 1_000, ttlMs: 300 });
     expect((await m.reserve({ accountId: a, holdId: 'x', min: 1, max: 1, ttlMs: 1_000 })).ok).toBe(false);
-    clock = T0 + 1_000;
+    await new Promise((r) => setTimeout(r, 350));
     expect(await m.reserve({ accountId: a, holdId: 'y', min: 1, max: 1_000, ttlMs: 1_000 })).toEqual({
       ok: true,
       held: 1_000,
       available: 0,
+      voided: { holds: 1, leases: 0 },
     });
-    clock = T0;
+    const [voidEntry] = (await usageRecords(redis, a, { count: 5 })).filter((e) => e.type === 'void');
+    expect(voidEntry).toMatchObject({
+      opId: 'void:req_crashed',
+      amount: 1_000,
+      reason: 'hold_expired',
+      requestId: 'req_crashed',
+    });
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(1_000);
+  });
+
+  it('a settle whose hold was voided charges the spare balance and records what it could not collect', async () => {
+    const a = await funded(1_000);
+    await m.reserve({ accountId: a, holdId: 'req_late', min: 300, max: 300, ttlMs: 60_000 });
+    await m.release(a, 'req_late'); // gone, as a voided hold is
+    await m.reserve({ accountId: a, holdId: 'other', min: 900, max: 900, ttlMs: 60_000 });
+    expect(await m.settle({ accountId: a, holdId: 'req_late', cost: 250, usage: chat('k') })).toEqual({
+      charged: 100,
+      balance: 900,
+      duplicate: false,
+      short: 150,
+    });
+    const [entry] = await usageRecords(redis, a, { count: 1 });
+    expect(entry).toMatchObject({ amount: 100, cost: 250, short: 150, held: 0, source: 'none' });
   });
 
   it('top-up beyond 2^53 is refused; up to it is exact', async () => {
@@ -263,7 +318,7 @@ describe('Metering', () => {
     }
   });
 
-  it('BILL-5 the balance never goes below zero under concurrency with short holds and overruns', async () => {
+  it('BILL-5 the balance never goes below zero under concurrency with short holds and overruns charged from the spare balance', async () => {
     const a = await funded(50_000);
     const clients = Array.from({ length: 8 }, () => new Metering(server.client(), { now: () => clock }));
     let charged = 0;
@@ -278,7 +333,8 @@ describe('Metering', () => {
         if (i % 5 === 0) return meter.release(a, `h${i}`);
         const cost = (i % 3) * min * 3;
         const s = await meter.settle({ accountId: a, holdId: `h${i}`, cost, usage: chat('k') });
-        expect(s.charged).toBeLessThanOrEqual(r.held);
+        // An overrun is charged from the spare balance as far as it goes; the rest is short.
+        expect(s.charged + s.short).toBe(cost);
         expect(s.balance).toBeGreaterThanOrEqual(0);
         charged += s.charged;
       }),
@@ -286,6 +342,7 @@ describe('Metering', () => {
     const b = await m.balance(a);
     expect(b.held).toBe(0);
     expect(b.balance).toBe(50_000 - charged);
+    expect(charged).toBeGreaterThan(0);
     expect(b.balance).toBeGreaterThanOrEqual(0);
     expect(await recomputeBalanceFromStream(redis, a)).toBe(b.balance);
   });

@@ -3,7 +3,7 @@
 // atomic and runs unchanged on Redis Cluster. Amounts are integer nano-units below 2^53.
 import type { Redis } from 'ioredis';
 import { ApiError } from '../errors.ts';
-import { accountKeys } from '../keyspace.ts';
+import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
 import { scripts } from './scripts.ts';
 
@@ -19,13 +19,29 @@ export interface UsageRecord {
   requestId?: string;
 }
 
-export type ReserveResult = { ok: true; held: number; available: number } | { ok: false; available: number };
+/** Expired holds a script voided on its way (their owners are gone): calls' holds and leases. */
+export interface Voided {
+  holds: number;
+  leases: number;
+}
+
+export type ReserveResult =
+  | { ok: true; held: number; available: number; voided: Voided }
+  | { ok: false; available: number; voided: Voided };
+
+export interface SettleResult {
+  charged: number;
+  balance: number;
+  duplicate: boolean;
+  /** Cost that could not be collected (the hold was short or gone and the balance ran out). */
+  short: number;
+}
 
 export interface MeteringOptions {
   /**
-   * The clock for hold expiry and rollup hours. Injected rather than read with Redis TIME so tests
-   * can move time forward (expire a hold, cross an hour) without sleeping; proxies' clocks differ
-   * by milliseconds, which is nothing against hold ttls of minutes.
+   * The clock of reports: a usage entry's `ts` and its rollup hour. Hold expiry never reads it:
+   * the scripts take expiry from Redis TIME, so replicas' clocks cannot decide whether a hold lives.
+   * Injected so tests can file usage in chosen hours.
    */
   now?: () => number;
   /** How long a settle is remembered for exactly-once (default 24 h, far above any hold ttl). */
@@ -35,9 +51,8 @@ export interface MeteringOptions {
 }
 
 const HOUR_MS = 3_600_000;
-/** Expired holds a reserve frees on its way, so one call stays short. */
+/** Expired holds a reserve voids on its way, so one call stays short. */
 const RESERVE_SWEEP_LIMIT = 16;
-const SWEEP_BATCH = 500;
 
 export class Metering {
   private readonly now: () => number;
@@ -53,7 +68,10 @@ export class Metering {
     this.ledgerDoneTtlMs = opts.ledgerDoneTtlMs ?? 35 * 24 * HOUR_MS;
   }
 
-  /** available = balance − active holds; returned `available` is what is left after this hold. */
+  /**
+   * Holds up to `max` (at least `min`) for `ttlMs` of Redis time; the owner renews it while its call
+   * runs. available = balance − active holds; the returned `available` is what is left after it.
+   */
   async reserve(a: {
     accountId: string;
     holdId: string;
@@ -64,25 +82,43 @@ export class Metering {
     nano('min', a.min);
     nano('max', a.max);
     if (a.max < a.min) throw new RangeError(`max (${a.max}) is below min (${a.min})`);
-    if (!Number.isSafeInteger(a.ttlMs) || a.ttlMs <= 0)
-      throw new RangeError('ttlMs must be a positive integer');
+    ttl(a.ttlMs);
     const k = accountKeys(a.accountId);
-    const now = this.now();
-    const r = (await scripts.reserve.run(
+    // Filed in the sweeper's index before the hold exists (same connection, so Redis runs it first):
+    // a hold the sweeper cannot find is never left behind, whatever happens between the two.
+    const member = dueMember(a.accountId, a.holdId);
+    const indexed = this.redis.zadd(globalKeys.holdsDue, Date.now() + a.ttlMs, member);
+    const reserved = scripts.reserve.run(
       this.redis,
-      [k.account, k.holds, k.holdExpiry, k.done(`settle:${a.holdId}`)],
-      [a.holdId, a.min, a.max, now + a.ttlMs, now, RESERVE_SWEEP_LIMIT],
-    )) as number[];
-    return r[0] === 1 ? { ok: true, held: r[1]!, available: r[2]! } : { ok: false, available: r[1]! };
+      [k.account, k.holds, k.holdExpiry, k.done(`settle:${a.holdId}`), k.usage],
+      [a.holdId, a.min, a.max, a.ttlMs, RESERVE_SWEEP_LIMIT],
+    );
+    const [, r] = (await Promise.all([indexed, reserved])) as [unknown, number[]];
+    if (r[0] === 1)
+      return { ok: true, held: r[1]!, available: r[2]!, voided: { holds: r[3]!, leases: r[4]! } };
+    this.unindex(member);
+    return { ok: false, available: r[1]!, voided: { holds: r[2]!, leases: r[3]! } };
   }
 
-  /** Charges min(cost, held) and records the usage; a repeated settle returns the first result. */
+  /** Pushes the expiry of the given holds `ttlMs` past now (Redis time); returns those that are gone. */
+  async renew(accountId: string, ttlMs: number, holdIds: readonly string[]): Promise<string[]> {
+    ttl(ttlMs);
+    if (holdIds.length === 0) return [];
+    const k = accountKeys(accountId);
+    return (await scripts.renew.run(this.redis, [k.holds, k.holdExpiry], [ttlMs, ...holdIds])) as string[];
+  }
+
+  /**
+   * Charges `cost` against the hold: the hold first, the rest from the spare balance, never below
+   * what stays held; a gone hold (voided) is charged from the spare balance alone. The entry keeps
+   * the true cost beside the amount charged and the `short` part. Exactly once per hold id.
+   */
   async settle(a: {
     accountId: string;
     holdId: string;
     cost: number;
     usage: UsageRecord;
-  }): Promise<{ charged: number; balance: number; duplicate: boolean }> {
+  }): Promise<SettleResult> {
     nano('cost', a.cost);
     const k = accountKeys(a.accountId);
     const { now, hour } = this.clock();
@@ -99,12 +135,20 @@ export class Metering {
       ],
       [a.holdId, a.cost, now, hour, this.settleDoneTtlMs, ...usageArgs(a.usage)],
     )) as number[];
-    return { charged: r[0]!, balance: r[1]!, duplicate: r[2] === 1 };
+    this.unindex(dueMember(a.accountId, a.holdId));
+    return { charged: r[0]!, balance: r[1]!, duplicate: r[2] === 1, short: r[3]! };
   }
 
-  async release(accountId: string, holdId: string): Promise<void> {
+  /** Drops a hold without a charge; returns what it held (0 when it was gone). */
+  async release(accountId: string, holdId: string): Promise<number> {
     const k = accountKeys(accountId);
-    await scripts.release.run(this.redis, [k.account, k.holds, k.holdExpiry], [holdId]);
+    const released = (await scripts.release.run(
+      this.redis,
+      [k.account, k.holds, k.holdExpiry],
+      [holdId],
+    )) as number;
+    this.unindex(dueMember(accountId, holdId));
+    return released;
   }
 
   /** Reserve and settle at once (video at job creation); ok:false when available < cost. */
@@ -125,20 +169,34 @@ export class Metering {
     return { ok: r[0] === 1, charged: r[1]!, balance: r[2]!, duplicate: r[3] === 1 };
   }
 
+  /**
+   * Gives back `amount` of one charge, named by its op id (`charge:<chargeId>` or
+   * `settle:<holdId>`); the refunds of a charge together never exceed what it charged.
+   */
   async refund(a: {
     accountId: string;
     refundId: string;
+    of: string;
     amount: number;
     usage: UsageRecord;
   }): Promise<{ refunded: number; balance: number; duplicate: boolean }> {
     nano('amount', a.amount);
+    if (!/^(charge|settle):./.test(a.of)) throw new RangeError(`'${a.of}' is not a charge op id`);
     const k = accountKeys(a.accountId);
     const { now, hour } = this.clock();
-    const r = (await balanceLimited(
+    const r = (await ledgerLimited(
       scripts.refund.run(
         this.redis,
-        [k.account, k.done(`refund:${a.refundId}`), k.usage, k.rollup(hour), k.rollupHours],
-        [a.refundId, a.amount, now, hour, this.ledgerDoneTtlMs, ...usageArgs(a.usage)],
+        [
+          k.account,
+          k.done(`refund:${a.refundId}`),
+          k.usage,
+          k.rollup(hour),
+          k.rollupHours,
+          k.done(a.of),
+          k.refunded(a.of),
+        ],
+        [a.refundId, a.amount, now, hour, this.ledgerDoneTtlMs, ...usageArgs(a.usage), a.of],
       ),
     )) as number[];
     return { refunded: r[0]!, balance: r[1]!, duplicate: r[2] === 1 };
@@ -154,7 +212,7 @@ export class Metering {
     if (a.amount === 0)
       throw new ApiError('invalid_request', 'a top-up must be positive', { param: 'amount' });
     const k = accountKeys(a.accountId);
-    const r = (await balanceLimited(
+    const r = (await ledgerLimited(
       scripts.topUp.run(
         this.redis,
         [k.account, k.done(`topup:${a.topUpId}`), k.usage],
@@ -171,20 +229,9 @@ export class Metering {
     return { balance: b, held: h, available: b - h };
   }
 
-  /** Releases every hold whose expiry has passed; returns how many. */
-  async sweepExpiredHolds(accountId: string): Promise<number> {
-    const k = accountKeys(accountId);
-    const now = this.now();
-    let total = 0;
-    for (;;) {
-      const n = (await scripts.sweep.run(
-        this.redis,
-        [k.account, k.holds, k.holdExpiry],
-        [now, SWEEP_BATCH],
-      )) as number;
-      total += n;
-      if (n < SWEEP_BATCH) return total;
-    }
+  /** Drops a finished hold from the sweeper's index; not awaited (a leftover is dropped by the sweeper). */
+  private unindex(member: string): void {
+    this.redis.zrem(globalKeys.holdsDue, member).catch(() => {});
   }
 
   private clock(): { now: number; hour: string } {
@@ -197,6 +244,10 @@ export function nano(name: string, v: number): void {
   if (!Number.isSafeInteger(v) || v < 0 || v > MAX_SAFE_NANO) {
     throw new RangeError(`${name} must be a non-negative integer of nano-units below 2^53, got ${v}`);
   }
+}
+
+export function ttl(ms: number): void {
+  if (!Number.isSafeInteger(ms) || ms <= 0) throw new RangeError('ttlMs must be a positive integer');
 }
 
 function count(name: string, v: number | undefined): string {
@@ -232,17 +283,26 @@ export function usageArgs(u: UsageRecord): string[] {
   ];
 }
 
-async function balanceLimited(p: Promise<unknown>): Promise<unknown> {
+/** The ledger scripts' refusals, as errors a caller can act on. */
+const refusals: Record<string, { param: string; message: string }> = {
+  MP_BALANCE_LIMIT: {
+    param: 'amount',
+    message: `the balance would pass the maximum of ${MAX_SAFE_NANO} nano-units; top up a smaller amount`,
+  },
+  MP_REFUND_UNKNOWN_CHARGE: { param: 'of', message: 'there is no such charge to refund (or it is too old)' },
+  MP_REFUND_EXCEEDS_CHARGE: {
+    param: 'amount',
+    message: 'the refunds of a charge cannot exceed what it charged',
+  },
+};
+
+async function ledgerLimited(p: Promise<unknown>): Promise<unknown> {
   try {
     return await p;
   } catch (err) {
-    if (err instanceof Error && /\bMP_BALANCE_LIMIT\b/.test(err.message)) {
-      throw new ApiError(
-        'invalid_request',
-        `the balance would pass the maximum of ${MAX_SAFE_NANO} nano-units; top up a smaller amount`,
-        { param: 'amount', cause: err },
-      );
-    }
+    const code = err instanceof Error ? /\b(MP_[A-Z_]+)\b/.exec(err.message)?.[1] : undefined;
+    const refusal = code === undefined ? undefined : refusals[code];
+    if (refusal) throw new ApiError('invalid_request', refusal.message, { param: refusal.param, cause: err });
     throw err;
   }
 }

@@ -76,8 +76,8 @@ describe('textHold and maxTokensCovered', () => {
       20_000,
       20_000,
     ],
-  ])('%s', (_name, price, promptBytes, maxOutputTokens, min, max) => {
-    expect(textHold(price, { promptBytes, maxOutputTokens })).toEqual({ min, max });
+  ])('%s', (_name, price, promptTokens, maxOutputTokens, min, max) => {
+    expect(textHold(price, { promptTokens, maxOutputTokens })).toEqual({ min, max });
   });
 
   it('the hold bounds every cost within it', () => {
@@ -88,12 +88,12 @@ describe('textHold and maxTokensCovered', () => {
       { input: '1', cachedInput: '2' },
     ];
     for (const price of prices) {
-      for (const promptBytes of [0, 1, 7, 999, 12_345]) {
+      for (const promptTokens of [0, 1, 7, 999, 12_345]) {
         for (const maxOutputTokens of [0, 1, 13, 4096]) {
-          const { max } = textHold(price, { promptBytes, maxOutputTokens });
-          for (const cachedTokens of [0, Math.floor(promptBytes / 3), promptBytes]) {
+          const { max } = textHold(price, { promptTokens, maxOutputTokens });
+          for (const cachedTokens of [0, Math.floor(promptTokens / 3), promptTokens]) {
             const cost = textCost(price, {
-              inputTokens: promptBytes,
+              inputTokens: promptTokens,
               cachedTokens,
               outputTokens: maxOutputTokens,
             });
@@ -109,19 +109,19 @@ describe('textHold and maxTokensCovered', () => {
     ['one nano short loses a token', 449_999, 1000, 499],
     ['input bound not covered', 100_000, 1000, 0],
     ['input bound only', 150_000, 1000, 0],
-  ])('%s', (_name, held, promptBytes, expected) => {
-    expect(maxTokensCovered(gpt, { held, promptBytes })).toBe(expected);
+  ])('%s', (_name, held, promptTokens, expected) => {
+    expect(maxTokensCovered(gpt, { held, promptTokens })).toBe(expected);
   });
 
   it('covered tokens fit in the hold and one more would not', () => {
     for (const held of [150_000, 150_001, 151_234, 9_999_999]) {
-      const n = maxTokensCovered(gpt, { held, promptBytes: 1000 });
-      expect(textHold(gpt, { promptBytes: 1000, maxOutputTokens: n }).max).toBeLessThanOrEqual(held);
-      expect(textHold(gpt, { promptBytes: 1000, maxOutputTokens: n + 1 }).max).toBeGreaterThan(held);
+      const n = maxTokensCovered(gpt, { held, promptTokens: 1000 });
+      expect(textHold(gpt, { promptTokens: 1000, maxOutputTokens: n }).max).toBeLessThanOrEqual(held);
+      expect(textHold(gpt, { promptTokens: 1000, maxOutputTokens: n + 1 }).max).toBeGreaterThan(held);
     }
   });
 
   it('free output is not bounded by money', () => {
-    expect(maxTokensCovered(embed, { held: 20_000, promptBytes: 1000 })).toBe(MAX_SAFE_NANO);
+    expect(maxTokensCovered(embed, { held: 20_000, promptTokens: 1000 })).toBe(MAX_SAFE_NANO);
   });
 });

@@ -72,13 +72,33 @@ export function textCost(
   price: TokenPrice,
   u: { inputTokens: number; cachedTokens: number; outputTokens: number },
 ): number {
+  return toNano(textCostNano(price, u), 'text');
+}
+
+/**
+ * textCost, but a cost past 2^53 nano (absurd usage from an engine) is MAX_SAFE_NANO instead of an
+ * error: a settlement runs after the answer was sent and must not throw. The scripts charge at
+ * most what the balance holds anyway.
+ */
+export function textCostSaturating(
+  price: TokenPrice,
+  u: { inputTokens: number; cachedTokens: number; outputTokens: number },
+): number {
+  const v = textCostNano(price, u);
+  return v > BigInt(MAX_SAFE_NANO) ? MAX_SAFE_NANO : Number(v);
+}
+
+function textCostNano(
+  price: TokenPrice,
+  u: { inputTokens: number; cachedTokens: number; outputTokens: number },
+): bigint {
   const r = rates(price);
   const input = tokens('inputTokens', u.inputTokens);
   const cachedRaw = tokens('cachedTokens', u.cachedTokens);
   const cached = smaller(cachedRaw, input);
   const output = tokens('outputTokens', u.outputTokens);
   const scaled = (input - cached) * r.input + cached * r.cached + output * r.output;
-  return toNano(ceilDiv(scaled, PER_MILLION), 'text');
+  return ceilDiv(scaled, PER_MILLION);
 }
 
 /** Per generation × n. */
@@ -99,16 +119,17 @@ export function videoCost(price: VideoPrice, seconds: number): number {
 }
 
 /**
- * The hold for a text call. The prompt's UTF-8 bytes bound its token count from above; they are
+ * The hold for a text call. `promptTokens` is an upper bound of the prompt's tokens (the proxy
+ * counts its text bytes, its images and the chat template: proxy/billing/text-quote.ts); they are
  * priced at the dearer of the input and cached-input rates because the split is unknown before
  * the engine answers. min covers the input alone, max adds maxOutputTokens of output.
  */
 export function textHold(
   price: TokenPrice,
-  a: { promptBytes: number; maxOutputTokens: number },
+  a: { promptTokens: number; maxOutputTokens: number },
 ): { min: number; max: number } {
   const r = rates(price);
-  const min = inputBound(r, tokens('promptBytes', a.promptBytes));
+  const min = inputBound(r, tokens('promptTokens', a.promptTokens));
   const out = ceilDiv(tokens('maxOutputTokens', a.maxOutputTokens) * r.output, PER_MILLION);
   return { min: toNano(min, 'hold'), max: toNano(min + out, 'hold') };
 }
@@ -118,10 +139,10 @@ export function textHold(
  * max_tokens to this when the balance cannot cover the asked-for output. Free output (embeddings,
  * rate 0) is unbounded by money, reported as Number.MAX_SAFE_INTEGER.
  */
-export function maxTokensCovered(price: TokenPrice, a: { held: number; promptBytes: number }): number {
+export function maxTokensCovered(price: TokenPrice, a: { held: number; promptTokens: number }): number {
   const r = rates(price);
   const held = tokens('held', a.held);
-  const remaining = held - inputBound(r, tokens('promptBytes', a.promptBytes));
+  const remaining = held - inputBound(r, tokens('promptTokens', a.promptTokens));
   if (remaining < 0n) return 0;
   if (r.output === 0n) return Number.MAX_SAFE_INTEGER;
   // ceil(n·rate/1M) ≤ remaining  ⟺  n ≤ remaining·1M/rate, since remaining is an integer.

@@ -14,6 +14,7 @@ export const scripts = {
   charge: load('charge'),
   refund: load('refund'),
   topUp: load('topup'),
+  renew: load('renew'),
   sweep: load('sweep'),
   extendLease: load('extend_lease'),
   settleBatch: load('settle_batch'),

@@ -1,8 +1,19 @@
+// The hold sweeper on real Redis: it works from the expiry index (what is due, judged by Redis time
+// in each account's script), voids holds and leases whose owner stopped renewing them as ledger
+// entries, re-files renewed ones, drops settled ones, and one replica of a fleet runs it at a time.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { until } from '../../test/helpers/until.ts';
 import { Accounts } from '../accounts.ts';
+import { globalKeys } from '../keyspace.ts';
+import { checkAccountLedger } from '../ledger.ts';
+import { usageRecords } from '../usage.ts';
+import { LeaseMetering } from './leases.ts';
 import { Metering } from './metering.ts';
-import { startHoldSweeper, sweepAllExpiredHolds } from './sweeper.ts';
+import { startHoldSweeper, sweepDueHolds, type VoidedHold } from './sweeper.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const chat = { keyId: 'k', model: 'M', kind: 'chat' as const, inputTokens: 1, outputTokens: 1 };
 
 describe('hold sweeper', () => {
   let redis: TestRedis;
@@ -11,45 +22,93 @@ describe('hold sweeper', () => {
   });
   afterAll(async () => redis.stop());
 
-  it('releases expired holds of every account, and leaves live holds alone', async () => {
+  it('voids what expired unrenewed (as ledger entries), re-files what was renewed, drops what was settled', async () => {
     const r = redis.client();
-    let now = 1_000_000;
-    const metering = new Metering(r, { now: () => now });
+    const metering = new Metering(r);
+    const leases = new LeaseMetering(r);
     const accounts = new Accounts(r);
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 3; i++) {
       const a = await accounts.create({ name: `a${i}`, country: 'US' });
       ids.push(a.id);
-      await metering.topUp({ accountId: a.id, topUpId: `t${i}`, amount: 1000 });
-      await metering.reserve({ accountId: a.id, holdId: 'crashed', min: 100, max: 400, ttlMs: 1_000 });
-      await metering.reserve({ accountId: a.id, holdId: 'live', min: 100, max: 100, ttlMs: 60_000 });
+      await metering.topUp({ accountId: a.id, topUpId: `t${i}`, amount: 10_000 });
+      await metering.reserve({ accountId: a.id, holdId: 'req_dead', min: 100, max: 400, ttlMs: 300 });
+      await metering.reserve({ accountId: a.id, holdId: 'req_renewed', min: 100, max: 100, ttlMs: 300 });
+      await metering.reserve({ accountId: a.id, holdId: 'req_settled', min: 50, max: 50, ttlMs: 300 });
+      await leases.extendLease({ accountId: a.id, leaseId: 'lease_dead', add: 1_000, den: 2, ttlMs: 300 });
     }
-    expect(await sweepAllExpiredHolds(r, metering)).toBe(0);
-    now += 5_000;
-    expect(await sweepAllExpiredHolds(r, metering)).toBe(5);
-    for (const id of ids)
-      expect(await metering.balance(id)).toEqual({ balance: 1000, held: 100, available: 900 });
+    expect(await sweepDueHolds(r)).toEqual([]); // nothing is due yet
+    await sleep(150);
+    for (const id of ids) {
+      await metering.renew(id, 60_000, ['req_renewed']);
+      await metering.settle({ accountId: id, holdId: 'req_settled', cost: 50, usage: chat });
+    }
+    await sleep(250);
+    const voided = await sweepDueHolds(r);
+    const key = (v: VoidedHold) => `${v.accountId} ${v.holdId} ${v.amount} ${v.reason}`;
+    expect(voided.map(key).sort()).toEqual(
+      ids.flatMap((id) => [`${id} lease_dead 1000 lease_expired`, `${id} req_dead 400 hold_expired`]).sort(),
+    );
+    // The renewed hold stays, filed again at its new expiry; the settled and voided left the index.
+    const due = await r.zrange(globalKeys.holdsDue, 0, -1);
+    expect(due.sort()).toEqual(ids.map((id) => `${id} req_renewed`).sort());
+    for (const id of ids) {
+      expect(await metering.balance(id)).toEqual({ balance: 9_950, held: 100, available: 9_850 });
+      const voids = (await usageRecords(r, id)).filter((e) => e.type === 'void');
+      expect(voids.map((v) => [v.opId, v.amount, v.reason]).sort()).toEqual([
+        ['void:lease_dead', 1_000, 'lease_expired'],
+        ['void:req_dead', 400, 'hold_expired'],
+      ]);
+      expect((await checkAccountLedger(r, id, { toleranceMs: 0 })).problems).toEqual([]);
+    }
+    expect(await sweepDueHolds(r)).toEqual([]); // a void happens once
   });
 
-  it('runs on a timer and reports what it released', async () => {
+  it('costs what is due, not what exists: live holds far from expiry are not looked at', async () => {
     const r = redis.client();
     await r.flushdb();
-    let now = 5_000_000;
-    const metering = new Metering(r, { now: () => now });
-    const a = await new Accounts(r).create({ name: 'timer', country: 'US' });
+    const metering = new Metering(r);
+    const a = await new Accounts(r).create({ name: 'many', country: 'US' });
+    await metering.topUp({ accountId: a.id, topUpId: 't', amount: 1_000_000 });
+    for (let i = 0; i < 200; i++)
+      await metering.reserve({ accountId: a.id, holdId: `req_${i}`, min: 1, max: 1, ttlMs: 60_000 });
+    await r.config('RESETSTAT');
+    expect(await sweepDueHolds(r)).toEqual([]);
+    const stats = await r.info('commandstats');
+    expect(stats).not.toMatch(/cmdstat_evalsha:/); // no account script ran
+    expect(stats).toMatch(/cmdstat_zrangebyscore:calls=1,/);
+  });
+
+  it('one replica sweeps at a time; when it stops, another takes over and voids a dead owner’s hold', async () => {
+    const r = redis.client();
+    await r.flushdb();
+    const metering = new Metering(r);
+    const a = await new Accounts(r).create({ name: 'fleet', country: 'US' });
     await metering.topUp({ accountId: a.id, topUpId: 't', amount: 500 });
-    await metering.reserve({ accountId: a.id, holdId: 'h', min: 500, max: 500, ttlMs: 10 });
-    now += 100;
-    const released = await new Promise<number>((resolve) => {
-      const stop = startHoldSweeper(r, metering, {
+    const seen: string[] = [];
+    const sweeper = (name: string) =>
+      startHoldSweeper(redis.client(), {
         intervalMs: 20,
-        onReleased: (n) => {
-          stop();
-          resolve(n);
+        lockTtlMs: 200,
+        onVoided: (v) => seen.push(...v.map((x) => `${name}:${x.holdId}`)),
+        onError: (err) => {
+          throw err;
         },
       });
-    });
-    expect(released).toBe(1);
+    const stopFirst = sweeper('first');
+    await sleep(50); // the first takes the lock
+    const stopSecond = sweeper('second');
+    const holder = await r.get(globalKeys.sweeperLock);
+    expect(holder).not.toBeNull();
+    await metering.reserve({ accountId: a.id, holdId: 'req_one', min: 500, max: 500, ttlMs: 100 });
+    await until(() => seen.length === 1, 'the hold was voided');
+    expect(seen).toEqual(['first:req_one']); // the lock holder did it
+    await stopFirst(); // gives the lock up at once
+    await metering.reserve({ accountId: a.id, holdId: 'req_two', min: 500, max: 500, ttlMs: 100 });
+    await until(() => seen.length === 2, 'the second hold was voided');
+    expect(seen[1]).toBe('second:req_two');
+    await stopSecond();
+    expect(await r.get(globalKeys.sweeperLock)).toBeNull();
     expect((await metering.balance(a.id)).available).toBe(500);
   });
 });

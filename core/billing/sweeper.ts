@@ -1,36 +1,101 @@
-// Releases holds that outlived their ttl (a proxy that crashed between reserve and settle), for
-// every account. Each proxy replica runs one; sweeping is idempotent, so replicas may overlap.
+// The hold sweeper: voids holds and leases whose owner stopped renewing them (a crashed proxy, or one
+// cut off from Redis for longer than the ttl), so their money is spendable again and the ledger says
+// why. It works from the expiry index (globalKeys.holdsDue), so each pass costs what is due, not
+// what exists: the due members are judged per account, by Redis time, in sweep.lua — gone ones leave
+// the index, live ones (renewed since) are re-filed at their expiry, expired ones are voided.
+// One replica of the fleet runs it at a time (startHoldSweeper, behind a RedisLock).
 import type { Redis } from 'ioredis';
-import { globalKeys } from '../keyspace.ts';
-import type { Metering } from './metering.ts';
+import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
+import { RedisLock } from '../redis-lock.ts';
+import { scripts } from './scripts.ts';
 
-export async function sweepAllExpiredHolds(redis: Redis, metering: Metering): Promise<number> {
-  let cursor = '0';
-  let released = 0;
-  do {
-    const [next, ids] = await redis.sscan(globalKeys.accounts, cursor, 'COUNT', 200);
-    cursor = next;
-    for (const id of ids) released += await metering.sweepExpiredHolds(id);
-  } while (cursor !== '0');
-  return released;
+export interface VoidedHold {
+  accountId: string;
+  holdId: string;
+  amount: number;
+  reason: 'hold_expired' | 'lease_expired';
 }
 
-export function startHoldSweeper(
-  redis: Redis,
-  metering: Metering,
-  opts: { intervalMs: number; onError?: (err: unknown) => void; onReleased?: (n: number) => void },
-): () => void {
+/** One pass over what is due now; returns the holds it voided. */
+export async function sweepDueHolds(redis: Redis, opts: { batch?: number } = {}): Promise<VoidedHold[]> {
+  const batch = opts.batch ?? 500;
+  const voided: VoidedHold[] = [];
+  for (;;) {
+    const [sec, usec] = await redis.time();
+    const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+    const due = await redis.zrangebyscore(globalKeys.holdsDue, '-inf', now, 'LIMIT', 0, batch);
+    const byAccount = new Map<string, string[]>();
+    for (const member of due) {
+      const space = member.indexOf(' ');
+      const accountId = member.slice(0, space);
+      const ids = byAccount.get(accountId);
+      if (ids) ids.push(member.slice(space + 1));
+      else byAccount.set(accountId, [member.slice(space + 1)]);
+    }
+    const drop: string[] = [];
+    const refile: (string | number)[] = [];
+    for (const [accountId, ids] of byAccount) {
+      const k = accountKeys(accountId);
+      const r = (await scripts.sweep.run(
+        redis,
+        [k.account, k.holds, k.holdExpiry, k.usage],
+        ids,
+      )) as number[];
+      ids.forEach((holdId, i) => {
+        const status = r[2 * i];
+        const value = r[2 * i + 1]!;
+        const member = dueMember(accountId, holdId);
+        if (status === 2) {
+          refile.push(value, member);
+          return;
+        }
+        drop.push(member);
+        if (status === 1 || status === 3) {
+          const reason = status === 3 ? 'lease_expired' : 'hold_expired';
+          voided.push({ accountId, holdId, amount: value, reason });
+        }
+      });
+    }
+    // A member re-filed here may have been dropped meanwhile by its settle: XX keeps it dropped.
+    if (refile.length > 0) await redis.zadd(globalKeys.holdsDue, 'XX', ...refile);
+    if (drop.length > 0) await redis.zrem(globalKeys.holdsDue, ...drop);
+    if (due.length < batch) return voided;
+  }
+}
+
+export interface HoldSweeperOptions {
+  intervalMs: number;
+  /** The leader lock's ttl: another replica takes over this long after the sweeping one died. */
+  lockTtlMs: number;
+  onVoided?: (voided: VoidedHold[]) => void;
+  onError?: (err: unknown) => void;
+}
+
+/**
+ * Runs on every proxy replica; only the one holding the sweeper lock sweeps. Returns a stop
+ * function that gives the lock up, so a replica shutting down hands over at once.
+ */
+export function startHoldSweeper(redis: Redis, opts: HoldSweeperOptions): () => Promise<void> {
+  const lock = new RedisLock(redis, globalKeys.sweeperLock, opts.lockTtlMs);
   let running = false;
-  const timer = setInterval(() => {
+  const tick = async () => {
     if (running) return;
     running = true;
-    sweepAllExpiredHolds(redis, metering)
-      .then((n) => n > 0 && opts.onReleased?.(n))
-      .catch((err) => opts.onError?.(err))
-      .finally(() => {
-        running = false;
-      });
-  }, opts.intervalMs);
+    try {
+      if (!(await lock.acquireOrRenew())) return;
+      const voided = await sweepDueHolds(redis);
+      if (voided.length > 0) opts.onVoided?.(voided);
+    } catch (err) {
+      opts.onError?.(err);
+    } finally {
+      running = false;
+    }
+  };
+  const timer = setInterval(() => void tick(), opts.intervalMs);
   timer.unref();
-  return () => clearInterval(timer);
+  void tick();
+  return async () => {
+    clearInterval(timer);
+    await lock.release().catch(() => {});
+  };
 }

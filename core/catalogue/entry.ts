@@ -36,6 +36,20 @@ export const capabilitiesSchema = z.object({
 });
 export type Capabilities = z.infer<typeof capabilitiesSchema>;
 
+/**
+ * What a prompt can cost beyond its text, in tokens: upper bounds the proxy adds when it holds
+ * credits for a call (proxy/billing/text-quote.ts). Unset fields take the proxy's defaults.
+ */
+export const promptBoundsSchema = z.object({
+  /** Tokens one image can take on this model (a vision model's largest tiling). */
+  perImage: z.number().int().min(0).max(1_000_000).optional(),
+  /** The chat template's tokens around each message. */
+  perMessage: z.number().int().min(0).max(10_000).optional(),
+  /** The template's tokens once per request (BOS, default system text, tool preamble). */
+  perRequest: z.number().int().min(0).max(1_000_000).optional(),
+});
+export type PromptBounds = z.infer<typeof promptBoundsSchema>;
+
 export const endpointSchema = z.object({
   /** Base URL of an OpenAI-compatible engine, e.g. http://10.0.0.7:8000 (no trailing /v1). */
   url: z.string().url(),
@@ -50,6 +64,7 @@ export const catalogueEntrySchema = z.object({
   servedName: z.string().optional(),
   contextLength: z.number().int().positive().optional(),
   maxOutputTokens: z.number().int().positive().optional(),
+  promptBounds: promptBoundsSchema.optional(),
   /** Currency (ISO 4217) → price. A model with no price in the account currency is hidden. */
   pricing: z.record(z.string().regex(/^[A-Z]{3}$/), priceSchema),
   availability: z.enum(availabilities).default('available'),

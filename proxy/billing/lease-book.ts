@@ -3,14 +3,15 @@
 // `size` is never more than Redis holds for the lease minus the settles not yet applied there, so
 // `free = size − carved − queuedCost ≥ 0` is money this replica may promise to a request without
 // asking Redis, and carving never over-commits the account.
-import type { LeaseSettleRecord } from '../../core/billing/index.ts';
+import type { SettleRecord } from './journal.ts';
 
-export interface LeaseRecord extends LeaseSettleRecord {
-  /** The hold carved for the request; `cost` is at most this. */
-  carved: number;
-  /** Called with what the batch charged (metrics). */
-  onCharged?: (charged: number) => void;
+export interface LeaseRecord extends SettleRecord {
+  /** Called with what the batch charged and could not collect (metrics). */
+  onCharged?: (charged: number, short: number) => void;
 }
+
+/** What the lease itself pays of a record: its cost up to what it carved (the rest is the balance's). */
+export const leasePart = (r: { cost: number; carved: number }) => Math.min(r.cost, r.carved);
 
 export interface LeasePolicy {
   /** Largest lease (nano). */
@@ -28,7 +29,7 @@ export class AccountLease {
   size = 0;
   /** Holds carved by requests still running. */
   carved = 0;
-  /** Costs of settles queued or in flight: Redis charges them from the lease in the next batch. */
+  /** The lease's part (leasePart) of settles queued or in flight: Redis takes it in the next batch. */
   queuedCost = 0;
   queue: LeaseRecord[] = [];
   /** Redis operations of this lease run one after another, so replies apply in order. */
@@ -80,10 +81,10 @@ export class AccountLease {
     this.carved -= amount;
   }
 
-  /** A finished request: its hold leaves `carved`, its cost waits for the next batch. */
+  /** A finished request: its hold leaves `carved`, the lease's part of its cost waits for the next batch. */
   enqueue(r: LeaseRecord): void {
     this.carved -= r.carved;
-    this.queuedCost += r.cost;
+    this.queuedCost += leasePart(r);
     this.queue.push(r);
   }
 
@@ -101,7 +102,8 @@ export class AccountLease {
 
   /** What an extension asks for, and the least growth worth having. */
   growth(p: LeasePolicy): { add: number; min: number } {
-    const add = Math.max(0, this.target(p) - Math.max(0, this.free));
+    // Free money up to the target, and the whole lease (carved holds included) never past maxLease.
+    const add = Math.max(0, Math.min(this.target(p) - Math.max(0, this.free), p.maxLease - this.size));
     return { add, min: Math.min(add, Math.ceil(p.minHolds * this.typical)) };
   }
 }

@@ -1,6 +1,9 @@
 // CreditLeases' settle batching on real Redis: a tick's settles share one batch, settles that
 // arrive during a batch's round trip wait for the next tick (not a batch per round trip), and
 // quiesce drains everything, late arrivals included.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LeaseMetering } from '../../core/billing/leases.ts';
 import { Metering, type UsageRecord } from '../../core/billing/metering.ts';
@@ -8,7 +11,9 @@ import { newId } from '../../core/ids.ts';
 import { recomputeBalanceFromStream } from '../../core/usage.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
 import { until } from '../../test/helpers/until.ts';
+import { Journal } from './journal.ts';
 import { CreditLeases } from './leases.ts';
+import { Outbox } from './outbox.ts';
 
 const usage: UsageRecord = {
   keyId: 'k',
@@ -20,8 +25,8 @@ const usage: UsageRecord = {
   requestId: 'req',
 };
 
-/** LeaseMetering whose settleBatch calls are recorded (size, time) and can be held in flight. */
-class GatedMetering extends LeaseMetering {
+/** An outbox whose settleBatch calls are recorded (size, time) and can be held in flight. */
+class GatedOutbox extends Outbox {
   batches: number[] = [];
   sentAt: number[] = [];
   private gate: Promise<void> | null = null;
@@ -38,7 +43,7 @@ class GatedMetering extends LeaseMetering {
     };
   }
 
-  override async settleBatch(a: Parameters<LeaseMetering['settleBatch']>[0]) {
+  override async settleBatch(a: Parameters<Outbox['settleBatch']>[0]) {
     this.batches.push(a.records.length);
     this.sentAt.push(performance.now());
     if (this.gate) await this.gate;
@@ -52,9 +57,19 @@ describe('credit lease batching', () => {
   async function setup(flushMs: number) {
     const accountId = newId('acct');
     await new Metering(r.redis).topUp({ accountId, topUpId: newId('top'), amount: 1_000_000_000 });
-    const metering = new GatedMetering(r.redis);
+    const { journal } = Journal.open(mkdtempSync(join(tmpdir(), 'mp-leases-')));
+    const metering = new GatedOutbox({
+      journal,
+      redis: r.redis,
+      waitReplicas: 0,
+      waitTimeoutMs: 1_000,
+      onError: (err) => {
+        throw err;
+      },
+    });
     const leases = new CreditLeases({
-      leases: metering,
+      leases: new LeaseMetering(r.redis),
+      outbox: metering,
       ttlMs: 60_000,
       maxLease: 1_000_000,
       idleMs: 60_000,

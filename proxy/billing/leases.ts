@@ -1,17 +1,23 @@
 // This replica's credit leases (DESIGN "Money", "Latency"): per account, a slice of credit held
 // in Redis as one ordinary hold, from which requests carve their holds synchronously — no Redis
 // round trip before the first byte. Finished requests are settled against the lease in batches
-// (one settleBatch script per account per tick), exactly once per batch. Leases grow in
-// the background when they run low (sized from recent demand, at most 1/8 of what the account has
-// and at most PROXY_LEASE_MAX) and are given back when idle and on shutdown. A request the lease
-// cannot cover takes the exact reserve-first path (TextCharge), so near the limit nothing changes.
-import type { LeaseMetering } from '../../core/billing/index.ts';
+// (one settleBatch script per account per tick), exactly once per batch, through the outbox
+// (./outbox.ts: journaled, resent until acknowledged). Leases grow in the background when they run
+// low (sized from recent demand, at most 1/8 of what the account has and at most PROXY_LEASE_MAX),
+// are renewed while held (every ttl/3) and are given back when idle, when another replica near the
+// account's limit asks (./lease-reclaim.ts) and on shutdown. A request the lease cannot cover takes
+// the exact reserve-first path (CallCharge), so near the limit nothing changes.
+import type { LeaseMetering, Voided } from '../../core/billing/index.ts';
 import { fastId } from '../plugins/request-id.ts';
-import { AccountLease, type LeasePolicy, type LeaseRecord } from './lease-book.ts';
+import { AccountLease, type LeasePolicy, type LeaseRecord, leasePart } from './lease-book.ts';
+import type { Outbox } from './outbox.ts';
 
 export interface CreditLeasesOptions {
+  /** Extensions and releases (the request path's connection). */
   leases: LeaseMetering;
-  /** Lease ttl: a replica that dies leaves a lease the sweeper frees after this long. */
+  /** Settle batches go through the outbox. */
+  outbox: Outbox;
+  /** Lease ttl (Redis time): the lease of a replica that dies is voided this long after its last renewal. */
   ttlMs: number;
   /** Largest lease per account (nano). */
   maxLease: number;
@@ -26,9 +32,10 @@ export interface CreditLeasesOptions {
   onError: (err: unknown, what: string) => void;
   /** The account's available balance after an extension (feeds BalanceView). */
   onAvailable?: (accountId: string, available: number) => void;
+  /** Expired holds an extension voided on its way (their owners are gone). */
+  onVoided?: (v: Voided) => void;
 }
 
-const SETTLE_ATTEMPTS = 3;
 const NO_GROW_BACKOFF_MS = 250;
 
 export class CreditLeases {
@@ -75,11 +82,31 @@ export class CreditLeases {
     this.books.get(accountId)?.uncarve(amount);
   }
 
-  /** Queues a carved request's settlement for the account's next batch. */
-  settle(accountId: string, r: LeaseRecord): void {
+  /**
+   * A carved request was delivered: its settlement is journaled now (before the caller sends the
+   * last byte) and queued for the account's next batch.
+   */
+  settle(
+    accountId: string,
+    r: {
+      holdId: string;
+      carved: number;
+      cost: number;
+      usage: LeaseRecord['usage'];
+      onCharged?: LeaseRecord['onCharged'];
+    },
+  ): void {
     const b = this.books.get(accountId);
-    if (b === undefined) return; // unreachable: a book with carves is never dropped
-    b.enqueue(r);
+    if (b === undefined) throw new Error(`no lease book for ${accountId}: settle without a carve`);
+    const rec = this.o.outbox.recordLeased({
+      accountId,
+      leaseId: this.leaseId,
+      holdId: r.holdId,
+      cost: r.cost,
+      carved: r.carved,
+      usage: r.usage,
+    });
+    b.enqueue(r.onCharged === undefined ? rec : { ...rec, onCharged: r.onCharged });
     if (b.queue.length >= this.flushMax) {
       void this.flush(b);
       return;
@@ -118,8 +145,8 @@ export class CreditLeases {
     const work: Promise<void>[] = [];
     for (const b of this.books.values()) {
       if (all || (now - b.lastUsed >= this.o.idleMs && b.idle)) work.push(this.release(b));
-      // A lease carrying only long streams still needs its ttl refreshed, or the sweeper frees it.
-      else if (b.size > 0 && now - b.renewedAt > this.o.ttlMs / 2) this.extend(b, true);
+      // A lease carrying only long streams is renewed too: only a dead replica's lease may expire.
+      else if (b.size > 0 && now - b.renewedAt > this.o.ttlMs / 3) this.extend(b, true);
     }
     return Promise.all(work).then(() => {});
   }
@@ -153,6 +180,7 @@ export class CreditLeases {
         b.renewedAt = Date.now();
         if (r.grown === 0 && !renewOnly) b.noGrowUntil = Date.now() + NO_GROW_BACKOFF_MS;
         this.o.onAvailable?.(b.accountId, r.available);
+        this.o.onVoided?.(r.voided);
       } finally {
         b.extending = false;
       }
@@ -175,6 +203,8 @@ export class CreditLeases {
    * Settles what is queued now (`drain`: until the queue stays empty). A flush leaves the settles
    * that arrive during its round trip to the next tick or to flushMax: draining them at once sent
    * a batch per round trip under load (~27 records, not 64), each a script call with a fixed cost.
+   * The outbox resends a batch until Redis acknowledges it, so this waits through an outage; the
+   * lease's queued cost keeps its free money down meanwhile, which is the right backpressure.
    */
   private async flushNow(b: AccountLease, drain: boolean): Promise<void> {
     b.flushQueued = false;
@@ -183,39 +213,27 @@ export class CreditLeases {
       // Each record leaves the queue once, in one batch, so the batch id is its exactly-once key.
       const batch = b.queue.splice(0, Math.min(256, left));
       left -= batch.length;
-      let cost = 0;
-      for (const r of batch) cost += r.cost;
+      let leased = 0;
+      for (const r of batch) leased += leasePart(r);
       try {
-        const res = await this.settleWithRetry(b.accountId, String(++this.batchSeq), batch);
-        b.queuedCost -= cost;
+        const res = await this.o.outbox.settleBatch({
+          accountId: b.accountId,
+          leaseId: this.leaseId,
+          batchId: String(++this.batchSeq),
+          ttlMs: this.o.ttlMs,
+          records: batch,
+        });
+        b.queuedCost -= leased;
         b.size = res.leaseHeld;
         b.renewedAt = Date.now();
-        for (let i = 0; i < batch.length; i++) batch[i]!.onCharged?.(res.charged[i] ?? 0);
+        for (let i = 0; i < batch.length; i++) batch[i]!.onCharged?.(res.charged[i] ?? 0, res.short[i] ?? 0);
       } catch (err) {
-        // Not charged (as with a hold that expires unsettled); assume the worst for the lease size
-        // until the next reply tells the truth.
-        b.queuedCost -= cost;
-        b.size -= cost;
+        // The outbox closed (shutdown) with the batch unsent: it stays in the journal and the next
+        // process sends it. Assume the worst for the lease size until a reply tells the truth.
+        b.queuedCost -= leased;
+        b.size -= leased;
         b.unsure = true;
         this.o.onError(err, 'settle');
-      }
-    }
-  }
-
-  private async settleWithRetry(accountId: string, batchId: string, records: LeaseRecord[]) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        // Exactly once per batch id, so a batch whose reply was lost is simply sent again.
-        return await this.o.leases.settleBatch({
-          accountId,
-          leaseId: this.leaseId,
-          batchId,
-          ttlMs: this.o.ttlMs,
-          records,
-        });
-      } catch (err) {
-        if (attempt >= SETTLE_ATTEMPTS) throw err;
-        await new Promise((r) => setTimeout(r, 25 * attempt));
       }
     }
   }

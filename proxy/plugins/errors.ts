@@ -26,7 +26,10 @@ export function toApiError(err: unknown): ApiError {
 
 /** Headers that go with an error, whatever the dialect. */
 export function errorHeaders(err: ApiError): Record<string, string> {
-  return err.shouldRetry === false ? { 'x-should-retry': 'false' } : {};
+  const h: Record<string, string> = {};
+  if (err.shouldRetry === false) h['x-should-retry'] = 'false';
+  if (err.retryAfterS !== undefined) h['retry-after'] = String(err.retryAfterS);
+  return h;
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {

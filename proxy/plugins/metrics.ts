@@ -5,7 +5,7 @@
 // prom-client's own.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { FastCounter, FastGauge, FastHistogram } from './fast-metrics.ts';
 
 const latencyBuckets = [
@@ -15,6 +15,8 @@ const overheadBuckets = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
 
 export function createProxyMetrics() {
   const registry = new Registry();
+  /** Where the outbox gauges read from at scrape time (Billing sets them). */
+  const sources = { outboxPending: () => 0, outboxStalledMs: () => 0 };
   const r = [registry];
   const m = {
     registry,
@@ -69,9 +71,47 @@ export function createProxyMetrics() {
       labelNames: ['model', 'kind'] as const,
       registers: r,
     }),
+    holdsVoided: new Counter({
+      name: 'mp_proxy_holds_voided_total',
+      help: 'Holds and leases voided because their owner stopped renewing them (crashed, or cut off from Redis), by reason',
+      labelNames: ['reason'] as const,
+      registers: r,
+    }),
+    uncollected: new Counter({
+      name: 'mp_proxy_credits_uncollected_nano_total',
+      help: 'Cost of delivered calls that could not be charged (the hold was short or voided and the balance ran out), in nano-units',
+      labelNames: ['model', 'currency'] as const,
+      registers: r,
+    }),
+    billingRefused: new Counter({
+      name: 'mp_proxy_billing_refused_total',
+      help: 'Billable calls refused because settlements were not reaching Redis (the outbox stalled)',
+      registers: r,
+    }),
+    outboxPending: new Gauge({
+      name: 'mp_proxy_outbox_pending',
+      help: 'Settlements sent to Redis and not acknowledged yet',
+      registers: r,
+      collect() {
+        this.set(sources.outboxPending());
+      },
+    }),
+    outboxStalled: new Gauge({
+      name: 'mp_proxy_outbox_stalled_seconds',
+      help: 'How long the oldest failing settlement has been failing (0: the outbox drains)',
+      registers: r,
+      collect() {
+        this.set(sources.outboxStalledMs() / 1000);
+      },
+    }),
   };
   // Per-request counters of the billing path (model, type / model, currency).
-  return { ...m, tokensOf: m.tokens.labels.bind(m.tokens), creditsOf: m.credits.labels.bind(m.credits) };
+  return {
+    ...m,
+    sources,
+    tokensOf: m.tokens.labels.bind(m.tokens),
+    creditsOf: m.credits.labels.bind(m.credits),
+  };
 }
 
 export type ProxyMetrics = ReturnType<typeof createProxyMetrics>;

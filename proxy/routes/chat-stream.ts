@@ -5,13 +5,14 @@
 // The response head is written only once the engine's first frame is in hand, so an engine that
 // dies before it is retried elsewhere or answered with a real 500; after the first frame a failure
 // keeps status 200 and ends with an in-band error frame that the openai SDKs raise. Whatever ends
-// the stream — [DONE], an engine failure, the client leaving, the key being rotated — the account is
-// billed from the last usage the engine reported.
+// the stream — [DONE], an engine failure, the client leaving, the key being rotated, shutdown — the
+// account is billed from the last usage the engine reported, settled before the last bytes leave.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { CatalogueEntry } from '../../core/catalogue/index.ts';
+import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidApiKey } from '../../core/errors.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
-import { estimatedUsage, type TextCharge, type TextUsage, usageFromEngine } from '../billing/text-charge.ts';
+import type { CallCharge } from '../billing/charge.ts';
+import { estimatedUsage, type TextUsage, textBill, usageFromEngine } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { errorBody } from '../dialects/index.ts';
 import { clientChunk, frameView, hasContent, relayFrame, usageIn } from '../dialects/openai/chunks.ts';
@@ -71,8 +72,9 @@ function parseChunk(data: string): Record<string, unknown> {
 export interface RelayArgs {
   start: StreamStart;
   abort: RequestAbort;
-  charge: TextCharge;
+  charge: CallCharge;
   entry: CatalogueEntry;
+  price: TokenPrice;
   body: ChatCompletionRequest;
   promptBytes: number;
 }
@@ -188,6 +190,11 @@ export async function relayStream(
   } else start.close();
   abort.dispose();
 
+  if (usageBlock !== null) usage = usageFromEngine(usageIn(usageBlock, usageAt)) ?? usage;
+  // Charged for what was generated, and journaled before the last bytes leave.
+  const bill = textBill(a.price, usage ?? estimatedUsage(a.promptBytes, contentFrames), charge.allowance);
+  charge.settle(bill.cost, bill.usage);
+
   const reason = abort.cancel.aborted ? abort.cancel.reason : null;
   if (reason instanceof ClientClosedError || res.destroyed) {
     request.log.info('client closed the stream');
@@ -197,16 +204,18 @@ export async function relayStream(
     const err =
       reason instanceof KeyInvalidatedError
         ? invalidApiKey()
-        : new ApiError('server_error', 'The engine failed while streaming the response.', { cause: failure });
-    if (err.status >= 500) {
+        : reason instanceof ApiError
+          ? reason // the proxy ended the stream (shutdown)
+          : new ApiError('server_error', 'The engine failed while streaming the response.', {
+              cause: failure,
+            });
+    if (err.status >= 500 && reason === null) {
       request.log.error({ err: failure }, 'stream failed after its first frame');
       ctx.metrics.engineErrors.inc({ model: entry.id, kind: 'stream' });
     }
     const errorFrame = dataFrame(JSON.stringify(errorBody('openai', err, request.id)));
     res.end(Buffer.concat([...pending, Buffer.from(errorFrame)]));
   }
-  if (usageBlock !== null) usage = usageFromEngine(usageIn(usageBlock, usageAt)) ?? usage;
-  await charge.settle(usage ?? estimatedUsage(a.promptBytes, contentFrames));
 }
 
 function observeFirstFrame(

@@ -1,13 +1,25 @@
 // POST /v1/chat/completions (CHAT-1..4): validate, resolve the model, hold credits, call an engine,
-// answer (JSON or a relayed stream), settle from the engine's usage after the answer is sent.
+// settle from the engine's usage as the answer (JSON or a relayed stream) goes out.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, invalidApiKey } from '../../core/errors.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
-import { runUnderHold } from '../billing/hold-gate.ts';
-import { estimatedUsage, TextCharge, usageFromEngine } from '../billing/text-charge.ts';
+import type { CallCharge } from '../billing/charge.ts';
+import {
+  chatPromptTokens,
+  estimatedUsage,
+  estimateTokens,
+  textBill,
+  textQuote,
+  usageFromEngine,
+} from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { type ModelFields, modelFieldsOf } from '../dialects/openai/chunks.ts';
-import { type CompletionOut, completionFast, completionSlow } from '../dialects/openai/completion.ts';
+import {
+  type CompletionOut,
+  completionFast,
+  completionOutputBytes,
+  completionSlow,
+} from '../dialects/openai/completion.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
@@ -54,19 +66,10 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
   const prompt = JSON.stringify(body.messages);
   const promptBytes =
     Buffer.byteLength(prompt) + (body.tools ? Buffer.byteLength(JSON.stringify(body.tools)) : 0);
-  const charge = new TextCharge(chargeDeps(ctx, request), {
-    principal: request.principal,
-    entry,
-    price,
-    kind: 'chat',
-    requestId: request.id,
-    promptBytes,
-    maxOutputTokens: perChoice * n,
-  });
+  const quote = textQuote(price, chatPromptTokens(entry, body.messages, promptBytes), perChoice * n);
   const stream = body.stream === true;
   const affinityKey = affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS);
   const abort = linkRequestAbort(request, reply);
-  const tried = new Set<string>();
 
   const upstream = (outputTokens: number) => {
     // Written key by key: object rest and spread (copy the body, drop three keys, override two)
@@ -84,7 +87,9 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
     if (stream) out += ',"stream_options":{"include_usage":true,"continuous_usage_stats":true}';
     return `${out}}`;
   };
-  const startCall = async (outputTokens: number, cancel: Cancel): Promise<EngineCall> => {
+  // Each run of the call (a lowered rerun near the limit too) may use any endpoint; failover
+  // within one run skips the endpoints that run already tried.
+  const startCall = async (outputTokens: number, cancel: Cancel, tried: Set<string>): Promise<EngineCall> => {
     const call = await callEngine(ctx.engine, {
       entry,
       path: '/v1/chat/completions',
@@ -100,27 +105,45 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
     return call;
   };
 
+  let charge: CallCharge | undefined;
   try {
+    charge = ctx.billing.open(
+      {
+        principal: request.principal,
+        model: entry.id,
+        kind: 'chat',
+        requestId: request.id,
+        cancel: abort.cancel,
+      },
+      quote,
+    );
     if (!stream) {
       const fields = modelFieldsOf(entry.id, entry.servedName ?? entry.id);
-      const result = await runUnderHold(charge, perChoice * n, abort.cancel, {
-        run: async (out, cancel) => readCompletion(await startCall(out, cancel), entry.id, fields),
+      const result = await charge.hold({
+        run: async (out, cancel) => readCompletion(await startCall(out, cancel, new Set()), entry.id, fields),
         discard: () => {},
       });
+      const reported =
+        usageFromEngine(result.usage) ??
+        estimatedUsage(promptBytes, estimateTokens(completionOutputBytes(result.body)));
+      const bill = textBill(price, reported, charge.allowance);
+      charge.settle(bill.cost, bill.usage); // journaled before the answer leaves
       reply.type('application/json').send(result.body);
       abort.dispose();
-      void charge.settle(usageFromEngine(result.usage) ?? estimatedUsage(promptBytes, 0));
       return reply;
     }
-    const start = await runUnderHold<StreamStart>(charge, perChoice * n, abort.cancel, {
-      run: (out, cancel) => firstStreamEvent(ctx.engine, cancel, () => startCall(out, cancel)),
+    const start = await charge.hold<StreamStart>({
+      run: (out, cancel) => {
+        const tried = new Set<string>();
+        return firstStreamEvent(ctx.engine, cancel, () => startCall(out, cancel, tried));
+      },
       discard: (s) => s.close(),
     });
-    await relayStream(ctx, request, reply, { start, abort, charge, entry, body, promptBytes });
+    await relayStream(ctx, request, reply, { start, abort, charge, entry, price, body, promptBytes });
     return reply;
   } catch (err) {
     abort.dispose();
-    void charge.release();
+    charge?.release();
     throw requestFailure(err, abort);
   }
 }
@@ -141,21 +164,6 @@ export function requestFailure(err: unknown, abort: RequestAbort): unknown {
   const reason = abort.cancel.aborted ? abort.cancel.reason : undefined;
   if (reason instanceof KeyInvalidatedError || err instanceof KeyInvalidatedError) return invalidApiKey();
   if (reason instanceof ClientClosedError) return reason; // nobody is listening; logged only
+  if (reason instanceof ApiError) return reason; // the proxy ended the call (shutdown)
   return err;
-}
-
-export function chargeDeps(ctx: ProxyContext, request: FastifyRequest) {
-  return {
-    metering: ctx.metering,
-    leases: ctx.leases,
-    balances: ctx.balances,
-    metrics: ctx.metrics,
-    holdTtlMs: ctx.config.HOLD_TTL_MS,
-    concurrentFactor: ctx.config.PROXY_CONCURRENT_RESERVE_FACTOR,
-    onError: (err: unknown, what: string) => request.log.error({ err }, `credit ${what} failed`),
-    track: (p: Promise<unknown>) => {
-      ctx.pendingSettlements.add(p);
-      void p.finally(() => ctx.pendingSettlements.delete(p));
-    },
-  };
 }

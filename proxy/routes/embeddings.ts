@@ -3,8 +3,14 @@
 // the spec's whatever the engine supports.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors.ts';
-import { runUnderHold } from '../billing/hold-gate.ts';
-import { TextCharge, type TextUsage, usageFromEngine } from '../billing/text-charge.ts';
+import type { CallCharge } from '../billing/charge.ts';
+import {
+  embeddingPromptTokens,
+  type TextUsage,
+  textBill,
+  textQuote,
+  usageFromEngine,
+} from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
 import { linkRequestAbort } from '../request-abort.ts';
@@ -14,7 +20,7 @@ import {
   embeddingsRequest,
   embeddingsResponse,
 } from '../schemas/openai.ts';
-import { chargeDeps, requestFailure } from './chat.ts';
+import { requestFailure } from './chat.ts';
 import { tokenModel } from './resolve-model.ts';
 
 export async function embeddingsRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
@@ -39,22 +45,29 @@ async function handleEmbeddings(ctx: ProxyContext, request: FastifyRequest, repl
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'embedding');
   request.metricModel = entry.id;
   // Token ids and text alike: the serialized input's bytes bound its token count from above.
-  const promptBytes = Buffer.byteLength(JSON.stringify(body.input));
-  const charge = new TextCharge(chargeDeps(ctx, request), {
-    principal: request.principal,
-    entry,
+  const inputs = Array.isArray(body.input) ? body.input.length : 1;
+  const quote = textQuote(
     price,
-    kind: 'embedding',
-    requestId: request.id,
-    promptBytes,
-    maxOutputTokens: 0,
-  });
+    embeddingPromptTokens(Buffer.byteLength(JSON.stringify(body.input)), inputs),
+    0,
+  );
   const abort = linkRequestAbort(request, reply);
-  const tried = new Set<string>();
   const payload = JSON.stringify({ ...body, model: entry.servedName ?? entry.id, encoding_format: 'float' });
+  let charge: CallCharge | undefined;
   try {
-    const result = await runUnderHold(charge, 0, abort.cancel, {
+    charge = ctx.billing.open(
+      {
+        principal: request.principal,
+        model: entry.id,
+        kind: 'embedding',
+        requestId: request.id,
+        cancel: abort.cancel,
+      },
+      quote,
+    );
+    const result = await charge.hold({
       run: async (_out, cancel) => {
+        const tried = new Set<string>();
         const call = await callEngine(ctx.engine, { entry, path: '/v1/embeddings', payload, cancel, tried });
         if (call.statusCode >= 400) {
           call.release();
@@ -66,13 +79,14 @@ async function handleEmbeddings(ctx: ProxyContext, request: FastifyRequest, repl
     });
     result.json.model = entry.id;
     if (body.encoding_format === 'base64') encodeBase64(result.json);
+    const bill = textBill(price, result.usage, 0);
+    charge.settle(bill.cost, bill.usage); // journaled before the answer leaves
     reply.send(result.json);
     abort.dispose();
-    void charge.settle(result.usage);
     return reply;
   } catch (err) {
     abort.dispose();
-    void charge.release();
+    charge?.release();
     throw requestFailure(err, abort);
   }
 }

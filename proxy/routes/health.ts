@@ -1,5 +1,6 @@
-// /healthz: the process answers. /readyz: this replica can serve — Redis answers and the catalogue
-// snapshot has loaded — so a load balancer keeps traffic away until both hold.
+// /healthz: the process answers. /readyz: this replica can serve — Redis answers, the catalogue
+// snapshot has loaded, its settlements reach Redis (billing) and it is not shutting down — so a
+// load balancer keeps traffic away until all hold.
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
@@ -22,7 +23,7 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
     '/readyz',
     {
       schema: {
-        summary: 'Readiness: Redis reachable, catalogue loaded',
+        summary: 'Readiness: Redis reachable, catalogue loaded, settlements landing, not shutting down',
         tags: ['operations'],
         response: { 200: status, 503: status },
       },
@@ -35,8 +36,14 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
         ),
         new Promise<boolean>((r) => setTimeout(() => r(false), 1000).unref()),
       ]);
-      const checks = { redis, catalogue: opts.ctx.catalogue.loaded };
-      const ok = checks.redis && checks.catalogue;
+      const { ctx } = opts;
+      const checks = {
+        redis,
+        catalogue: ctx.catalogue.loaded,
+        billing: ctx.billing.refusal() === null,
+        serving: ctx.serving.ready,
+      };
+      const ok = checks.redis && checks.catalogue && checks.billing && checks.serving;
       return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks });
     },
   );

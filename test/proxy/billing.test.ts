@@ -4,6 +4,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDecimalToNano } from '../../core/money.ts';
 import { recomputeBalanceFromStream, usageRecords } from '../../core/usage.ts';
+import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
 import { CHAT_MODEL, EMBED_MODEL, type Harness, startHarness } from './harness.ts';
 
 let h: Harness;
@@ -18,7 +19,10 @@ const messages = [{ role: 'user' as const, content: 'hi' }];
 // Prices in the harness (USD per 1M tokens): input 1, cached 0.5, output 2 → nano per token:
 const IN = 1_000;
 const OUT = 2_000;
-const promptBound = Buffer.byteLength(JSON.stringify(messages)) * IN;
+// The hold's input bound: the prompt's JSON bytes, the template's tokens around the message and the
+// reply, and its tokens per request (the harness models set no promptBounds: the defaults).
+const { perMessage, perRequest } = DEFAULT_PROMPT_BOUNDS;
+const promptBound = (Buffer.byteLength(JSON.stringify(messages)) + 2 * perMessage + perRequest) * IN;
 
 describe('billing', () => {
   it('BILL-5 a call is charged from the balance per its usage, attributed to its key (KEY-10)', async () => {

@@ -2,6 +2,9 @@
 // proxy app built by buildProxyApp, a seeded catalogue, and an account with a key and credit.
 // Tests talk to it with the official `openai` SDK.
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { Accounts } from '../../core/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
@@ -39,13 +42,18 @@ export interface Harness {
     credit?: string;
   }): Promise<{ accountId: string; keyId: string; secret: string }>;
   /**
-   * Lands every queued lease settle and gives back every lease's unused money, so balances and
+   * Lands every queued settlement and gives back every lease's unused money, so balances and
    * `held` read afterwards are exact (leases otherwise stay held until PROXY_LEASE_IDLE_MS).
    */
   quiesce(): Promise<void>;
   /** Waits until every hold of the account is settled or released (quiescing the leases). */
   settled(accountId: string): Promise<{ balance: number; held: number }>;
   stop(): Promise<void>;
+}
+
+/** A fresh data directory for one proxy app (its settlement journal). */
+export function tempDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'mp-proxy-'));
 }
 
 export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
@@ -56,6 +64,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   ]);
   const config = loadConfig({
     REDIS_URL: redis.url,
+    PROXY_DATA_DIR: tempDataDir(),
     MODELPLANE_KEK: randomBytes(32).toString('hex'),
     LOG_LEVEL: 'silent',
     PROXY_CORS_ORIGINS: 'http://console.test',
@@ -155,12 +164,10 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     newAccount,
     client: (secret = main.secret, opts = {}) =>
       new OpenAI({ apiKey: secret, baseURL, maxRetries: opts.maxRetries ?? 0 }),
-    quiesce: async () => {
-      await proxy.ctx.leases?.quiesce();
-    },
+    quiesce: () => proxy.ctx.billing.quiesce(),
     async settled(accountId) {
       for (let i = 0; i < 200; i++) {
-        await proxy.ctx.leases?.quiesce();
+        await proxy.ctx.billing.quiesce();
         const b = await metering.balance(accountId);
         if (b.held === 0) return b;
         await new Promise((res) => setTimeout(res, 25));
@@ -172,6 +179,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
       const closing = proxy.app.close();
       proxy.app.server.closeAllConnections();
       await closing;
+      rmSync(config.PROXY_DATA_DIR, { recursive: true, force: true });
       snapshot.stop();
       await Promise.all(sims.map((s) => s.close()));
       await redis.stop();

@@ -8,12 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDecimalToNano } from '../../core/money.ts';
 import { recomputeBalanceFromStream, usageRecords, usageReport } from '../../core/usage.ts';
 import { buildProxyApp, type ProxyApp } from '../../proxy/app.ts';
-import { CHAT_MODEL, EMBED_MODEL, type Harness, startHarness } from './harness.ts';
+import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
+import { CHAT_MODEL, EMBED_MODEL, type Harness, startHarness, tempDataDir } from './harness.ts';
 
 const messages = [{ role: 'user' as const, content: 'hi' }];
 const IN = 1_000; // nano per input token (harness prices)
 const OUT = 2_000;
-const promptBound = Buffer.byteLength(JSON.stringify(messages)) * IN;
+// The hold's input bound: the prompt's JSON bytes, the template's tokens around the message and the
+// reply, and its tokens per request (the harness models set no promptBounds: the defaults).
+const { perMessage, perRequest } = DEFAULT_PROMPT_BOUNDS;
+const promptBound = (Buffer.byteLength(JSON.stringify(messages)) + 2 * perMessage + perRequest) * IN;
 
 let h: Harness;
 let small: Harness; // leases of at most 0.0002 USD
@@ -40,7 +44,7 @@ async function ledger(t: Harness, accountId: string, credit: number) {
 
 /** Counts the proxy's reserves in Redis (the path the lease replaces). */
 function countReserves(app: ProxyApp): () => number {
-  const m = app.ctx.metering;
+  const m = app.ctx.billing.metering;
   const reserve = m.reserve.bind(m);
   let n = 0;
   m.reserve = (a) => {
@@ -124,7 +128,7 @@ describe('credit leases', () => {
 
   it('BILL-6 two proxy apps with leases on one Redis never take the balance below zero', async () => {
     const second = await buildProxyApp({
-      config: h.config,
+      config: { ...h.config, PROXY_DATA_DIR: tempDataDir() },
       redis: h.redis.client(),
       subscriber: h.redis.client(),
       catalogue: h.snapshot,
@@ -168,7 +172,7 @@ describe('credit leases', () => {
       }
       polling = false;
       await poll;
-      await second.ctx.leases?.quiesce();
+      await second.ctx.billing.quiesce();
       expect(ok).toBeGreaterThan(20);
       expect(refused).toBeGreaterThan(0);
       expect(lowest).toBeGreaterThanOrEqual(0);

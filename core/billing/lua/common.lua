@@ -3,6 +3,9 @@
 -- strings through int() because Lua 5.1's tostring switches to exponent form past 1e14
 -- ("1e+15"), which HINCRBY and the stream would then carry.
 local MAX_SAFE = 9007199254740991
+-- Lease ids are minted with this prefix (proxy/billing/leases.ts); a hold id of any other shape is
+-- one call's own hold, named by its request id. A void says which of the two it freed.
+local LEASE_PREFIX = 'lease_'
 
 local function int(n)
   return string.format('%d', n)
@@ -11,6 +14,14 @@ end
 local function num(v)
   if not v then return 0 end
   return tonumber(v)
+end
+
+-- Redis's own clock in ms. Every hold expiry is set and judged by it, never by a proxy's clock, so
+-- a replica whose clock runs fast cannot free other replicas' live holds. (Redis 7 replicates a
+-- script's effects, not the script, so TIME is allowed before writes.)
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
 -- The usage block every charging script receives at the same place in ARGV, as strings
@@ -74,6 +85,17 @@ local function charge_metrics(u, charged)
   return metrics
 end
 
+-- What a call costing `cost` is charged when `covered` of it is already held for it: the held part
+-- first, the rest from the account's spare balance (balance − all holds), never past it. So a call
+-- whose hold was too small, or was voided before it settled, is still charged what it cost where
+-- the balance allows, and the balance never goes below what stays held. Returns charged, short.
+local function collect(cost, covered, spare)
+  if spare < 0 then spare = 0 end
+  local from_hold = math.min(cost, covered)
+  local charged = from_hold + math.min(cost - from_hold, spare)
+  return charged, cost - charged
+end
+
 -- Done records are "<a>:<b>" integer pairs: enough to answer a retry with the first answer.
 local function read_done(key)
   local d = redis.call('GET', key)
@@ -86,15 +108,35 @@ local function write_done(key, a, b, ttl_ms)
   redis.call('SET', key, int(a) .. ':' .. int(b), 'PX', ttl_ms)
 end
 
--- Releases up to `limit` holds whose expiry (injected clock) has passed. Returns how many.
-local function sweep(account, holds, expiry, now, limit)
+local function is_lease(id)
+  return string.sub(id, 1, #LEASE_PREFIX) == LEASE_PREFIX
+end
+
+-- Voids hold `id`: its owner stopped renewing it (the proxy crashed, or was cut off from Redis for
+-- longer than the hold's ttl). Its money goes back to the available balance, and the ledger says
+-- so in an entry of its own, with the reason: a void is never a silent "free". Returns the amount.
+local function void_hold(account, holds, expiry, stream, id, now)
+  local amount = num(redis.call('HGET', holds, id))
+  redis.call('HDEL', holds, id)
+  redis.call('ZREM', expiry, id)
+  if amount > 0 then redis.call('HINCRBY', account, 'held', int(-amount)) end
+  local balance = num(redis.call('HGET', account, 'balance'))
+  local lease = is_lease(id)
+  append_entry(stream, {
+    't', 'void', 'op', 'void:' .. id, 'amt', int(amount), 'bal', int(balance), 'ts', int(now),
+    'reason', lease and 'lease_expired' or 'hold_expired', lease and 'lease' or 'req', id,
+  })
+  return amount
+end
+
+-- Voids up to `limit` holds of one account whose expiry has passed. Returns how many calls' holds
+-- and how many leases.
+local function void_expired(account, holds, expiry, stream, now, limit)
   local ids = redis.call('ZRANGEBYSCORE', expiry, '-inf', now, 'LIMIT', 0, limit)
-  local freed = 0
+  local leases = 0
   for _, id in ipairs(ids) do
-    freed = freed + num(redis.call('HGET', holds, id))
-    redis.call('HDEL', holds, id)
-    redis.call('ZREM', expiry, id)
+    void_hold(account, holds, expiry, stream, id, now)
+    if is_lease(id) then leases = leases + 1 end
   end
-  if freed > 0 then redis.call('HINCRBY', account, 'held', int(-freed)) end
-  return #ids
+  return #ids - leases, leases
 end

@@ -1,28 +1,34 @@
--- settle: charge min(cost, held), drop the hold, append the audit entry and the hourly rollups,
--- all at once, exactly once per holdId.
+-- settle: charge a call's cost against its hold, drop the hold, append the audit entry and the
+-- hourly rollups, all at once, exactly once per holdId. The hold covers first; a cost above it (the
+-- hold was an estimate) or a hold that is gone (voided before the settle arrived) is charged from
+-- the spare balance, never below what stays held; what cannot be collected is recorded as `short`.
 -- KEYS: account, holds, holdExpiry, done(settle:<holdId>), usage, rollup(hour), rollupHours
 -- ARGV: holdId, cost, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6])
--- Returns {charged, balance, duplicate(0|1)}.
+-- Returns {charged, balance, duplicate(0|1), short}.
 local account, holds, expiry, done = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local hold_id, cost = ARGV[1], tonumber(ARGV[2])
 
 local prev_charged, prev_balance = read_done(done)
-if prev_charged then return { prev_charged, prev_balance, 1 } end
+if prev_charged then return { prev_charged, prev_balance, 1, 0 } end
 
--- A hold that is gone (released, or swept after its ttl) covers nothing: charging 0 keeps a
--- late or repeated settle from ever taking more than was reserved.
-local held = num(redis.call('HGET', holds, hold_id))
-local charged = math.min(cost, held)
-redis.call('HDEL', holds, hold_id)
-redis.call('ZREM', expiry, hold_id)
-if held > 0 then redis.call('HINCRBY', account, 'held', int(-held)) end
-local balance = redis.call('HINCRBY', account, 'balance', int(-charged))
+local totals = redis.call('HMGET', account, 'balance', 'held')
+local balance, held_total = num(totals[1]), num(totals[2])
+local hold = redis.call('HGET', holds, hold_id)
+local held = num(hold)
+local charged, short = collect(cost, held, balance - held_total)
+if hold then
+  redis.call('HDEL', holds, hold_id)
+  redis.call('ZREM', expiry, hold_id)
+  if held > 0 then redis.call('HINCRBY', account, 'held', int(-held)) end
+end
+balance = redis.call('HINCRBY', account, 'balance', int(-charged))
 
 local u = read_usage(6)
 append_entry(KEYS[5], usage_fields(u, {
   't', 'charge', 'op', 'settle:' .. hold_id, 'amt', int(charged), 'cost', ARGV[2],
+  'short', short > 0 and int(short) or '', 'held', int(held), 'src', hold and 'hold' or 'none',
   'bal', int(balance), 'ts', ARGV[3],
 }))
 add_rollup(KEYS[6], KEYS[7], ARGV[4], u, charge_metrics(u, charged))
 write_done(done, charged, balance, ARGV[5])
-return { charged, balance, 0 }
+return { charged, balance, 0, short }

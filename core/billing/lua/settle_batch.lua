@@ -1,36 +1,45 @@
--- settleBatch: settle N requests of one account against a replica's lease, in one script. Each
--- record charges min(cost, what the lease still holds) and appends the same audit entry and hourly
--- rollups as settle. The batch, not each record, is the exactly-once unit: its done key
+-- settleBatch: settle N calls of one account that carved their holds from a replica's lease, in one
+-- script. Each record is charged as settle.lua charges (common.lua's collect): from the lease up to
+-- what the call carved, the rest of its cost from the spare balance, never below what stays held,
+-- with the uncollected part recorded as `short`; the entry keeps the true cost beside the amount.
+-- The batch, not each record, is the exactly-once unit: its done key
 -- (settle-batch:<leaseId>:<batchId>; a replica's lease id is random, its batch ids count up)
--- keeps what each record was charged, so a batch sent again (its reply was lost) charges nothing
--- and answers as the first time. A record is in exactly one batch (the replica's queue hands it
--- out once). One done key per record was a GET and a SET PX per request, a third of Redis's time
--- per leased request, and a key per request kept for a day.
--- The lease shrinks by what was charged (and is dropped at zero); a lease still in use has its
--- ttl refreshed.
+-- keeps what each record was charged, so a batch sent again (its reply was lost, or the replica
+-- restarted and replayed its outbox) charges nothing and answers as the first time. A record is in
+-- exactly one batch (the replica's queue hands it out once). One done key per record was a GET and
+-- a SET PX per request, a third of Redis's time per leased request, and a key per request kept for
+-- a day.
+-- The lease shrinks by what was charged from it (and is dropped at zero); a lease still in use has
+-- its ttl refreshed (Redis time).
 -- The batch's rollup increments are summed per field first and written once per field (a batch
 -- is mostly one key and model): one HINCRBY per record and metric was most of the script's time.
 -- KEYS: account, holds, holdExpiry, usage, rollup(hour), rollupHours,
 --       done(settle-batch:<leaseId>:<batchId>)
--- ARGV: leaseId, nowMs, hourStartMs, doneTtlMs, expiresAtMs, n,
---       then per record: holdId, cost, usage block (10 values)
--- Returns {leaseHeldAfter, balanceAfter, duplicate, charged_1, ..., charged_n}.
+-- ARGV: leaseId, nowMs, hourStartMs, doneTtlMs, ttlMs, n,
+--       then per record: holdId, cost, carved, usage block (10 values)
+-- Returns {leaseHeldAfter, balanceAfter, duplicate, charged_1, short_1, ..., charged_n, short_n}.
 local account, holds, expiry = KEYS[1], KEYS[2], KEYS[3]
 local lease_id = ARGV[1]
 local n = tonumber(ARGV[6])
-local RECORD = 12
+local RECORD = 13
 
-local lease = num(redis.call('HGET', holds, lease_id))
-local balance = num(redis.call('HGET', account, 'balance'))
+local lease_raw = redis.call('HGET', holds, lease_id)
+local lease = num(lease_raw)
+local totals = redis.call('HMGET', account, 'balance', 'held')
+local balance, held_total = num(totals[1]), num(totals[2])
 local done = redis.call('GET', KEYS[7])
 if done then
   local out = { lease, balance, 1 }
-  for c in string.gmatch(done, '[^,]+') do out[#out + 1] = tonumber(c) end
+  for c in string.gmatch(done, '[^,]+') do
+    out[#out + 1] = tonumber(c)
+    out[#out + 1] = 0
+  end
   return out
 end
 local out = { 0, 0, 0 }
-local total = 0
+local total, from_lease_total = 0, 0
 local rollup, fields = {}, {}
+local src = lease_raw and 'lease' or 'none'
 
 -- Per record this script is the hot path of every leased request, so it builds the entry's XADD
 -- arguments in one table (from common.lua's USAGE_FIELDS, with append_entry's rule of leaving out
@@ -67,15 +76,31 @@ end
 local charges = {}
 for i = 1, n do
   local base = 7 + (i - 1) * RECORD
-  local hold_id, cost = ARGV[base], ARGV[base + 1]
-  local charged = math.min(tonumber(cost), lease)
-  lease = lease - charged
+  local hold_id, cost_s, carved_s = ARGV[base], ARGV[base + 1], ARGV[base + 2]
+  local cost = tonumber(cost_s)
+  local covered = math.min(tonumber(carved_s), lease)
+  local charged, short = collect(cost, covered, balance - held_total)
+  local from_lease = math.min(cost, covered)
+  lease = lease - from_lease
+  held_total = held_total - from_lease
+  from_lease_total = from_lease_total + from_lease
   total = total + charged
   balance = balance - charged
-  local amt, bal = int(charged), int(balance)
-  local u = base + 2
-  local args = { KEYS[4], '*', 't', 'charge', 'op', 'settle:' .. hold_id, 'amt', amt, 'cost', cost,
-    'bal', bal, 'ts', ARGV[2] }
+  local amt = int(charged)
+  local u = base + 3
+  local args = { KEYS[4], '*', 't', 'charge', 'op', 'settle:' .. hold_id, 'amt', amt, 'cost', cost_s }
+  if short > 0 then
+    args[#args + 1] = 'short'
+    args[#args + 1] = int(short)
+  end
+  args[#args + 1] = 'held'
+  args[#args + 1] = carved_s
+  args[#args + 1] = 'src'
+  args[#args + 1] = src
+  args[#args + 1] = 'bal'
+  args[#args + 1] = int(balance)
+  args[#args + 1] = 'ts'
+  args[#args + 1] = ARGV[2]
   for j = 1, #USAGE_FIELDS do
     local v = ARGV[u + USAGE_AT[j]]
     if v ~= '' then
@@ -92,14 +117,15 @@ for i = 1, n do
   end
   if charged ~= 0 then add_to_rollup(names.cost, charged) end
   out[#out + 1] = charged
+  out[#out + 1] = short
   charges[i] = amt
 end
 redis.call('SET', KEYS[7], table.concat(charges, ','), 'PX', ARGV[4])
 for _, f in ipairs(fields) do redis.call('HINCRBY', KEYS[5], f, int(rollup[f])) end
 if #fields > 0 then redis.call('ZADD', KEYS[6], ARGV[3], ARGV[3]) end
-if total > 0 then
-  redis.call('HINCRBY', account, 'balance', int(-total))
-  redis.call('HINCRBY', account, 'held', int(-total))
+if total > 0 then redis.call('HINCRBY', account, 'balance', int(-total)) end
+if from_lease_total > 0 then
+  redis.call('HINCRBY', account, 'held', int(-from_lease_total))
   if lease > 0 then
     redis.call('HSET', holds, lease_id, int(lease))
   else
@@ -107,7 +133,7 @@ if total > 0 then
     redis.call('ZREM', expiry, lease_id)
   end
 end
-if lease > 0 then redis.call('ZADD', expiry, ARGV[5], lease_id) end
+if lease > 0 then redis.call('ZADD', expiry, now_ms() + tonumber(ARGV[5]), lease_id) end
 out[1] = lease
 out[2] = balance
 return out

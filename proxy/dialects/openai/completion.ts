@@ -49,3 +49,32 @@ export function completionSlow(bytes: Buffer, model: string): CompletionOut {
 function isSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;
 }
+
+/**
+ * The UTF-8 bytes a completion generated (every choice's content and tool-call arguments), for the
+ * proxy's own token count when an engine reports no usage (an unreadable body counts as none).
+ */
+export function completionOutputBytes(body: Buffer | string): number {
+  let json: {
+    choices?: {
+      message?: { content?: unknown; tool_calls?: { function?: { name?: unknown; arguments?: unknown } }[] };
+    }[];
+  };
+  try {
+    json = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
+  } catch {
+    return 0;
+  }
+  let bytes = 0;
+  const text = (v: unknown) => {
+    if (typeof v === 'string') bytes += Buffer.byteLength(v);
+  };
+  for (const c of Array.isArray(json.choices) ? json.choices : []) {
+    text(c?.message?.content);
+    for (const t of Array.isArray(c?.message?.tool_calls) ? c.message.tool_calls : []) {
+      text(t?.function?.name);
+      text(t?.function?.arguments);
+    }
+  }
+  return bytes;
+}

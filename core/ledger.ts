@@ -1,0 +1,180 @@
+// The ledger check anyone can run (`modelplane ledger check`): for each account, the stored balance
+// is what its usage stream says (top-ups − charges + refunds, each entry's running balance
+// included), what is held is the sum of its open holds and leases, no hold outlived its expiry
+// unswept, every hold is in the sweeper's index, and no charge was refunded beyond what it took.
+// `ledgerOfRequest` finds one call's entries (`modelplane ledger show`).
+import type { Redis } from 'ioredis';
+import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
+import { balanceEffect, ledgerEntries, type UsageEntry } from './usage.ts';
+
+export interface AccountLedger {
+  accountId: string;
+  balance: number;
+  held: number;
+  /** Open holds and leases, with their expiry (Redis time, ms). */
+  holds: { id: string; amount: number; expiresAt: number | null }[];
+  entries: number;
+  /** Σ short over the charges: cost that could not be collected. */
+  uncollected: number;
+  voids: number;
+  problems: string[];
+}
+
+export interface LedgerCheckOptions {
+  /**
+   * How long past its expiry a hold may still stand before it counts as stranded: the sweeper's
+   * interval plus a leader hand-over (HOLD_SWEEP_INTERVAL_MS and the lock ttl).
+   */
+  toleranceMs: number;
+}
+
+/** Checks one account. Reads its keys in one MULTI (one slot), so the snapshot is consistent. */
+export async function checkAccountLedger(
+  redis: Redis,
+  accountId: string,
+  opts: LedgerCheckOptions,
+): Promise<AccountLedger> {
+  const k = accountKeys(accountId);
+  const snap = await redis
+    .multi()
+    .hmget(k.account, 'balance', 'held')
+    .hgetall(k.holds)
+    .zrange(k.holdExpiry, 0, -1, 'WITHSCORES')
+    .xrevrange(k.usage, '+', '-', 'COUNT', 1)
+    .time()
+    .exec();
+  if (snap === null) throw new Error('the ledger snapshot was aborted');
+  for (const [err] of snap) if (err) throw err;
+  const [balanceRaw, heldRaw] = snap[0]![1] as (string | null)[];
+  const holdsRaw = snap[1]![1] as Record<string, string>;
+  const expiryRaw = snap[2]![1] as string[];
+  const last = snap[3]![1] as [string, string[]][];
+  const [sec, usec] = snap[4]![1] as [string, string];
+  const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+
+  const problems: string[] = [];
+  const balance = Number(balanceRaw ?? 0);
+  const held = Number(heldRaw ?? 0);
+  const expiries = new Map<string, number>();
+  for (let i = 0; i < expiryRaw.length; i += 2) expiries.set(expiryRaw[i]!, Number(expiryRaw[i + 1]));
+
+  // The stream up to the snapshot's last entry: later entries belong to writes after it.
+  const lastId = last[0]?.[0];
+  let running = 0n;
+  let entries = 0;
+  let uncollected = 0;
+  let voids = 0;
+  const charged = new Map<string, number>();
+  const refunded = new Map<string, number>();
+  if (lastId !== undefined) {
+    for await (const e of ledgerEntries(redis, accountId)) {
+      if (compareIds(e.id, lastId) > 0) break;
+      entries++;
+      running += balanceEffect(e);
+      if (BigInt(e.balance) !== running) {
+        problems.push(
+          `entry ${e.id} (${e.opId}) records balance ${e.balance}, but the entries up to it sum to ${running}`,
+        );
+        running = BigInt(e.balance); // report each break once, not every entry after it
+      }
+      if (e.type === 'charge') {
+        uncollected += e.short;
+        charged.set(e.opId, e.amount);
+      } else if (e.type === 'void') voids++;
+      else if (e.type === 'refund' && e.refundOf !== null)
+        refunded.set(e.refundOf, (refunded.get(e.refundOf) ?? 0) + e.amount);
+    }
+  }
+  if (running !== BigInt(balance)) {
+    problems.push(
+      `balance is ${balance}, but top-ups − charges + refunds in the usage stream are ${running}`,
+    );
+  }
+  for (const [of, amount] of refunded) {
+    const c = charged.get(of);
+    if (c === undefined) problems.push(`refunds of ${of} (${amount}) name no charge in the stream`);
+    else if (amount > c) problems.push(`refunds of ${of} total ${amount}, more than it charged (${c})`);
+  }
+
+  const holds = Object.entries(holdsRaw).map(([id, amount]) => ({
+    id,
+    amount: Number(amount),
+    expiresAt: expiries.get(id) ?? null,
+  }));
+  const sumHeld = holds.reduce((s, h) => s + h.amount, 0);
+  if (sumHeld !== held) problems.push(`held is ${held}, but its open holds and leases sum to ${sumHeld}`);
+  if (held < 0) problems.push(`held is negative (${held})`);
+  if (balance < held) problems.push(`balance ${balance} is below what is held (${held})`);
+  for (const h of holds) {
+    if (h.expiresAt === null) problems.push(`hold ${h.id} has no expiry, so nothing would ever void it`);
+    else if (now - h.expiresAt > opts.toleranceMs) {
+      problems.push(
+        `hold ${h.id} (${h.amount}) expired ${Math.round((now - h.expiresAt) / 1000)} s ago and its owner is gone, but it was not voided`,
+      );
+    }
+  }
+  for (const id of expiries.keys()) {
+    if (!(id in holdsRaw)) problems.push(`expiry entry ${id} has no hold`);
+  }
+  if (holds.length > 0) {
+    const scores = await redis.zmscore(globalKeys.holdsDue, ...holds.map((h) => dueMember(accountId, h.id)));
+    holds.forEach((h, i) => {
+      if (scores[i] === null) problems.push(`hold ${h.id} is missing from the sweeper's index`);
+    });
+  }
+  return { accountId, balance, held, holds, entries, uncollected, voids, problems };
+}
+
+/** Every account's ledger (or one account's). */
+export async function checkLedger(
+  redis: Redis,
+  opts: LedgerCheckOptions & { accountId?: string },
+): Promise<AccountLedger[]> {
+  const ids = opts.accountId !== undefined ? [opts.accountId] : await allAccountIds(redis);
+  const out: AccountLedger[] = [];
+  for (const id of ids) out.push(await checkAccountLedger(redis, id, opts));
+  return out;
+}
+
+/**
+ * One call's entries: its charge (hold and settle in one entry), a void of its hold, refunds of its
+ * charge. Searches the given account, else every account's stream.
+ */
+export async function ledgerOfRequest(
+  redis: Redis,
+  requestId: string,
+  accountId?: string,
+): Promise<{ accountId: string; entries: UsageEntry[] }[]> {
+  const ids = accountId !== undefined ? [accountId] : await allAccountIds(redis);
+  const found: { accountId: string; entries: UsageEntry[] }[] = [];
+  const ops = new Set([`settle:${requestId}`, `void:${requestId}`]);
+  for (const id of ids) {
+    const entries: UsageEntry[] = [];
+    for await (const e of ledgerEntries(redis, id)) {
+      if (e.requestId === requestId || ops.has(e.opId) || (e.refundOf !== null && ops.has(e.refundOf))) {
+        entries.push(e);
+        if (e.type === 'charge') ops.add(e.opId); // refunds name the charge's op id
+      }
+    }
+    if (entries.length > 0) found.push({ accountId: id, entries });
+  }
+  return found;
+}
+
+async function allAccountIds(redis: Redis): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, page] = await redis.sscan(globalKeys.accounts, cursor, 'COUNT', 500);
+    cursor = next;
+    ids.push(...page);
+  } while (cursor !== '0');
+  return ids.sort();
+}
+
+/** Stream ids `ms-seq` compared as numbers. */
+function compareIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(Number) as [number, number];
+  const [bm, bs] = b.split('-').map(Number) as [number, number];
+  return am - bm || as - bs;
+}

@@ -1,0 +1,253 @@
+// A replica's billing, built once per proxy app: the parts a call's money runs through
+// (./charge.ts tells the story of one call), wired together, started and stopped in order.
+// - the outbox and its journal (every settlement, resent until Redis acknowledges it, replayed
+//   from the journal at start);
+// - credit leases, the lease reclaim between replicas, and the renewer of reserved holds;
+// - the hold sweeper (one per fleet, behind a Redis lock) that voids holds whose owner died;
+// - the gate: no new billable call while settlements cannot reach Redis;
+// - the open calls, so shutdown can wait for them, or end them, before the outbox drains.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Redis } from 'ioredis';
+import { LeaseMetering, Metering, startHoldSweeper, type Voided } from '../../core/billing/index.ts';
+import type { Config } from '../../core/config.ts';
+import { type ApiError, billingUnavailable } from '../../core/errors.ts';
+import { parseDecimalToNano } from '../../core/money.ts';
+import type { ProxyMetrics } from '../plugins/metrics.ts';
+import { BalanceView } from './balance-view.ts';
+import { CallCharge, type CallInfo, type ChargeDeps, type Quote, type UsageCounts } from './charge.ts';
+import { HoldRenewer } from './hold-renewer.ts';
+import { Journal } from './journal.ts';
+import { LeaseReclaim } from './lease-reclaim.ts';
+import { CreditLeases } from './leases.ts';
+import { Outbox } from './outbox.ts';
+
+export interface BillingOptions {
+  config: Config;
+  /** The request path's connection (reserves, renewals, leases). */
+  redis: Redis;
+  /** A connection in subscriber mode (lease reclaim requests). */
+  subscriber: Redis;
+  metrics: ProxyMetrics;
+  log: FastifyBaseLogger;
+}
+
+export class Billing implements ChargeDeps {
+  readonly metering: Metering;
+  readonly leases: CreditLeases | null;
+  readonly outbox: Outbox;
+  readonly renewer: HoldRenewer;
+  readonly reclaim: LeaseReclaim | null;
+  readonly balances = new BalanceView();
+  readonly holdTtlMs: number;
+  private readonly openCharges = new Set<CallCharge>();
+  private idleWaiters: (() => void)[] = [];
+  private readonly outboxRedis: Redis;
+  private readonly stopSweeper: () => Promise<void>;
+  private replaying: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    private readonly o: BillingOptions,
+    private readonly journal: Journal,
+  ) {
+    const { config, metrics, log } = o;
+    this.holdTtlMs = config.HOLD_TTL_MS;
+    this.metering = new Metering(o.redis);
+    this.outboxRedis = o.redis.duplicate({
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: config.REDIS_WAIT_TIMEOUT_MS + 2_000,
+    });
+    this.outboxRedis.on('error', () => {}); // each failed delivery is logged by the outbox
+    this.outbox = new Outbox({
+      journal,
+      redis: this.outboxRedis,
+      waitReplicas: config.REDIS_WAIT_REPLICAS,
+      waitTimeoutMs: config.REDIS_WAIT_TIMEOUT_MS,
+      onError: (err, what) => log.error({ err }, `outbox: ${what} not acknowledged yet; retrying`),
+    });
+    metrics.sources.outboxPending = () => this.outbox.pending;
+    metrics.sources.outboxStalledMs = () => this.outbox.stalledMs();
+    this.leases = config.PROXY_LEASES
+      ? new CreditLeases({
+          leases: new LeaseMetering(o.redis),
+          outbox: this.outbox,
+          ttlMs: config.HOLD_TTL_MS,
+          maxLease: parseDecimalToNano(config.PROXY_LEASE_MAX),
+          idleMs: config.PROXY_LEASE_IDLE_MS,
+          onError: (err, what) => log.error({ err }, `credit ${what} failed`),
+          onAvailable: (accountId, available) => this.balances.set(accountId, available),
+          onVoided: (v) => this.observeVoids(v),
+        })
+      : null;
+    this.reclaim =
+      this.leases === null
+        ? null
+        : new LeaseReclaim({
+            redis: o.redis,
+            subscriber: o.subscriber,
+            leases: this.leases,
+            timeoutMs: config.PROXY_LEASE_RECLAIM_MS,
+            onError: (err) => log.error({ err }, 'lease reclaim failed'),
+          });
+    this.renewer = new HoldRenewer({
+      metering: this.metering,
+      ttlMs: config.HOLD_TTL_MS,
+      onError: (err) => log.error({ err }, 'hold renewal failed'),
+      onGone: (accountId, holdIds) =>
+        log.warn({ accountId, holdIds }, 'holds of running calls were voided while Redis was out of reach'),
+    });
+    this.stopSweeper = startHoldSweeper(o.redis, {
+      intervalMs: config.HOLD_SWEEP_INTERVAL_MS,
+      lockTtlMs: config.HOLD_SWEEPER_LOCK_MS,
+      onVoided: (voided) => {
+        for (const v of voided) {
+          metrics.holdsVoided.inc({ reason: v.reason });
+          log.warn(v, 'voided a hold whose owner stopped renewing it');
+        }
+      },
+      onError: (err) => log.error({ err }, 'hold sweep failed'),
+    });
+  }
+
+  /** Opens the journal in PROXY_DATA_DIR and sends what a previous process left in it. */
+  static async start(o: BillingOptions): Promise<Billing> {
+    const { journal, replayed } = Journal.open(o.config.PROXY_DATA_DIR);
+    const b = new Billing(o, journal);
+    await b.reclaim?.start();
+    if (replayed.pending.length > 0) {
+      o.log.warn({ settlements: replayed.pending.length }, 'replaying settlements a previous process left');
+      b.replaying = b.outbox
+        .replay(replayed, {
+          batchPrefix: `replay-${b.leases?.leaseId ?? 'direct'}`,
+          ttlMs: o.config.HOLD_TTL_MS,
+          releaseLease: async (accountId, leaseId) => {
+            await new LeaseMetering(o.redis).releaseLease({ accountId, leaseId });
+          },
+        })
+        .then(
+          () => o.log.info({ settlements: replayed.pending.length }, 'replayed settlements landed'),
+          (err) => o.log.error({ err }, 'replaying settlements stopped'),
+        );
+    }
+    return b;
+  }
+
+  /** A call's money (./charge.ts); refused while this replica cannot bill. */
+  open(call: CallInfo, quote: Quote): CallCharge {
+    const refused = this.refusal();
+    if (refused !== null) {
+      this.o.metrics.billingRefused.inc();
+      throw refused;
+    }
+    const charge = new CallCharge(this, call, quote);
+    this.openCharges.add(charge);
+    return charge;
+  }
+
+  /** Why new billable calls are refused now, or null. */
+  refusal(): ApiError | null {
+    return this.outbox.stalledMs() > this.o.config.PROXY_OUTBOX_STALL_MS ? billingUnavailable() : null;
+  }
+
+  mayReserveAlongside(accountId: string, hold: number): boolean {
+    const f = this.o.config.PROXY_CONCURRENT_RESERVE_FACTOR;
+    if (f <= 0) return false;
+    const known = this.balances.available(accountId);
+    return known !== undefined && known >= f * Math.max(hold, 1);
+  }
+
+  observe(charge: CallCharge, counts: UsageCounts, charged: number, short: number): void {
+    const m = this.o.metrics;
+    const { model, principal } = charge.call;
+    if (counts.inputTokens !== undefined) m.tokensOf(model, 'input').inc(counts.inputTokens);
+    if (counts.cachedTokens !== undefined) m.tokensOf(model, 'cached').inc(counts.cachedTokens);
+    if (counts.outputTokens !== undefined) m.tokensOf(model, 'output').inc(counts.outputTokens);
+    const currency = principal.currency ?? '';
+    m.creditsOf(model, currency).inc(charged);
+    if (short > 0) {
+      m.uncollected.inc({ model, currency }, short);
+      this.o.log.warn(
+        { requestId: charge.call.requestId, accountId: principal.accountId, short },
+        'a delivered call could not be charged in full',
+      );
+    }
+  }
+
+  observeVoids(v: Voided): void {
+    if (v.holds > 0) this.o.metrics.holdsVoided.inc({ reason: 'hold_expired' }, v.holds);
+    if (v.leases > 0) this.o.metrics.holdsVoided.inc({ reason: 'lease_expired' }, v.leases);
+  }
+
+  finished(charge: CallCharge): void {
+    this.openCharges.delete(charge);
+    if (this.openCharges.size === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  onError(err: unknown, what: string): void {
+    this.o.log.error({ err }, `credit ${what} failed`);
+  }
+
+  /** Calls holding credit now. */
+  get openCalls(): number {
+    return this.openCharges.size;
+  }
+
+  /** Resolves true once no call holds credit, false if `timeoutMs` passes first. */
+  whenIdle(timeoutMs: number): Promise<boolean> {
+    if (this.openCharges.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(this.openCharges.size === 0), timeoutMs);
+      this.idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  /** Ends every running call (shutdown after the grace period): each settles what it delivered. */
+  abortOpen(reason: unknown): void {
+    for (const c of this.openCharges) c.call.cancel.abort(reason);
+  }
+
+  /** Lands every queued settlement and gives back every lease's unused money (tests). */
+  async quiesce(): Promise<void> {
+    await this.leases?.quiesce();
+    await this.outbox.drain(30_000);
+  }
+
+  /**
+   * Shutdown, after the calls ended: batches and settlements land (for at most `drainMs`; what is
+   * left stays in the journal for the next start), leases go back, the sweeper lock is given up.
+   */
+  async close(drainMs: number): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.renewer.stop();
+    await this.stopSweeper();
+    const leasesClosed = this.leases?.close() ?? Promise.resolve();
+    let timer: NodeJS.Timeout | undefined;
+    const landed = await Promise.race([
+      leasesClosed.then(() => this.outbox.drain(drainMs)),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(false), drainMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!landed) {
+      this.o.log.warn(
+        { pending: this.journal.pendingRecords },
+        'settlements not acknowledged at shutdown stay in the journal; the next start sends them',
+      );
+    }
+    this.outbox.close();
+    await leasesClosed;
+    await this.replaying;
+    this.journal.close();
+    this.outboxRedis.disconnect();
+  }
+}

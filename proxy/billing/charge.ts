@@ -1,0 +1,291 @@
+// One call's money, start to end (DESIGN "Money"). Every route that charges (chat, embeddings, and
+// the modalities still to come) uses this object and nothing else, so each rule below holds once
+// for all of them:
+//
+// 1. Billing.open makes it, or refuses the call with a retryable 500 while settlements cannot reach
+//    Redis (the outbox has failed for longer than PROXY_OUTBOX_STALL_MS): the proxy does not serve
+//    what it cannot bill.
+// 2. hold(run) holds the call's worst case (the route's Quote) and runs the engine call under it.
+//    How it holds is chosen here and only here:
+//    - carved from this replica's lease: in memory, no Redis before the first byte;
+//    - reserved first, near the limit or when the balance is unknown: the allowance (output
+//      tokens) is lowered to what the hold covers, and 429 insufficient_quota when not even the
+//      input is covered. A reserve that comes back short first has every replica give back its
+//      unused lease money on the account (LeaseReclaim), then tries once more;
+//    - reserved alongside the engine call, when the balance is far above the hold: metering adds no
+//      round trip to the first byte. A short reserve cancels the engine call before anything
+//      reached the client and the call runs again as above, as a new engine attempt.
+//    A reserved hold is renewed while the call runs (HoldRenewer); a lease renews itself. Only a
+//    hold whose proxy died reaches its expiry, and the sweeper voids it in the ledger.
+// 3. settle(cost, counts) once the call is delivered, before its last byte leaves the proxy: the
+//    settlement is in the outbox's journal at once and reaches Redis through the outbox, which
+//    resends it until Redis acknowledges it (in a lease batch, or on its own for a reserved hold).
+//    The true cost is charged: the hold first, any excess from the spare balance, and what cannot
+//    be collected is recorded beside it (short) and counted.
+// 4. release() when nothing billable happened: the hold goes back.
+import type { Metering, UsageRecord, Voided } from '../../core/billing/index.ts';
+import { insufficientQuota } from '../../core/errors.ts';
+import type { Principal } from '../auth/key-cache.ts';
+import type { Cancel } from '../engine/cancel.ts';
+import type { BalanceView } from './balance-view.ts';
+import type { HoldRenewer } from './hold-renewer.ts';
+import type { LeaseReclaim } from './lease-reclaim.ts';
+import type { CreditLeases } from './leases.ts';
+import type { Outbox } from './outbox.ts';
+
+/** What a call may cost, in nano, and what a hold buys it (text: output tokens). */
+export interface Quote {
+  /** The least hold worth running the call on (text: the prompt alone). */
+  min: number;
+  /** The worst case: the whole call. */
+  max: number;
+  /** The allowance when `max` is held. */
+  full: number;
+  /** The allowance a hold of `held` (min ≤ held < max) still pays for. */
+  allowance(held: number): number;
+}
+
+export interface HeldRun<T> {
+  /** Starts the engine call allowed `allowance`; resolves when a response can be sent. */
+  run(allowance: number, cancel: Cancel): Promise<T>;
+  /** Throws away a result that will not be sent (closes its engine body). */
+  discard(result: T): void;
+}
+
+export interface CallInfo {
+  principal: Principal;
+  /** The canonical model id. */
+  model: string;
+  kind: UsageRecord['kind'];
+  /** Also the call's hold id: the ledger finds a call by it (`modelplane ledger show`). */
+  requestId: string;
+  /** The request's cancel: the client leaving, the key dying, or shutdown ending the call. */
+  cancel: Cancel;
+}
+
+/** The usage counts of a delivered call (the record's who and what come from the CallInfo). */
+export type UsageCounts = Omit<UsageRecord, 'keyId' | 'model' | 'kind' | 'requestId'>;
+
+/** What a charge needs of its replica's billing (Billing implements it). */
+export interface ChargeDeps {
+  metering: Metering;
+  leases: CreditLeases | null;
+  outbox: Outbox;
+  renewer: HoldRenewer;
+  reclaim: LeaseReclaim | null;
+  balances: BalanceView;
+  holdTtlMs: number;
+  /** Whether the account's known balance is far enough above `hold` to reserve alongside the call. */
+  mayReserveAlongside(accountId: string, hold: number): boolean;
+  observe(charge: CallCharge, counts: UsageCounts, charged: number, short: number): void;
+  observeVoids(v: Voided): void;
+  /** The charge is settled or released: it no longer holds anything. */
+  finished(charge: CallCharge): void;
+  onError(err: unknown, what: string): void;
+}
+
+/** Abort reason of a concurrent engine call whose reserve did not cover it. */
+export class ReservationShortError extends Error {
+  constructor() {
+    super('The credit reservation did not cover the request.');
+    this.name = 'ReservationShortError';
+  }
+}
+
+/** reserve()'s answer when not even the quote's min could be held. */
+const NOT_COVERED = -1;
+
+export class CallCharge {
+  /** What the engine call was allowed once held (text: output tokens, all choices together). */
+  allowance = 0;
+  private state: 'open' | 'held' | 'done' = 'open';
+  private leased = false;
+  private held = 0;
+
+  constructor(
+    private readonly b: ChargeDeps,
+    readonly call: CallInfo,
+    readonly quote: Quote,
+  ) {}
+
+  private get accountId(): string {
+    return this.call.principal.accountId;
+  }
+
+  /** Holds credit for the call and runs it; a call that fails or is refused holds nothing after. */
+  async hold<T>(h: HeldRun<T>): Promise<T> {
+    try {
+      return await this.holdAndRun(h);
+    } catch (err) {
+      this.release();
+      throw err;
+    }
+  }
+
+  /**
+   * The call was delivered: charge `cost` (its true cost, never capped at the hold) with its usage.
+   * Journaled before it returns, so call it before the client gets the last byte. Never throws.
+   */
+  settle(cost: number, counts: UsageCounts): void {
+    if (this.state !== 'held') return;
+    this.state = 'done';
+    this.b.finished(this);
+    const { principal, model, kind, requestId } = this.call;
+    // Spelled out, not spread: built once per request on the hot path.
+    const usage: UsageRecord = {
+      keyId: principal.keyId,
+      model,
+      kind,
+      inputTokens: counts.inputTokens,
+      cachedTokens: counts.cachedTokens,
+      outputTokens: counts.outputTokens,
+      images: counts.images,
+      videoSeconds: counts.videoSeconds,
+      requestId,
+    };
+    const observe = (charged: number, short: number) => this.b.observe(this, counts, charged, short);
+    try {
+      if (this.leased) {
+        this.b.leases?.settle(this.accountId, {
+          holdId: requestId,
+          carved: this.held,
+          cost,
+          usage,
+          onCharged: observe,
+        });
+        return;
+      }
+      this.b.renewer.forget(this.accountId, requestId);
+      this.b.outbox
+        .settleHold({ accountId: this.accountId, holdId: requestId, cost, carved: this.held, usage })
+        .then(
+          (r) => {
+            this.b.balances.set(this.accountId, r.balance);
+            observe(r.charged, r.short);
+          },
+          // Only at shutdown, with Redis out of reach: the journal keeps it for the next start.
+          (err) => this.b.onError(err, 'settle'),
+        );
+    } catch (err) {
+      // A record the scripts would refuse: a bug, logged loudly; the hold must not stay held for it.
+      this.b.onError(err, 'settle');
+      this.giveBack();
+    }
+  }
+
+  /** Nothing billable happened: the hold goes back. Never throws. */
+  release(): void {
+    if (this.state === 'done') return;
+    const was = this.state;
+    this.state = 'done';
+    this.b.finished(this);
+    if (was === 'held') this.giveBack();
+  }
+
+  private giveBack(): void {
+    if (this.leased) {
+      this.b.leases?.uncarve(this.accountId, this.held);
+      return;
+    }
+    this.b.renewer.forget(this.accountId, this.call.requestId);
+    // If this fails, the hold is no longer renewed: it expires and the sweeper voids it.
+    this.b.metering
+      .release(this.accountId, this.call.requestId)
+      .catch((err) => this.b.onError(err, 'release'));
+  }
+
+  private async holdAndRun<T>(h: HeldRun<T>): Promise<T> {
+    const { quote } = this;
+    if (this.b.leases?.tryCarve(this.accountId, quote.max)) {
+      this.state = 'held';
+      this.leased = true;
+      this.held = quote.max;
+      return this.runWith(quote.full, h);
+    }
+    if (!this.b.mayReserveAlongside(this.accountId, quote.max)) return this.runWith(await this.reserve(), h);
+    // The concurrent attempt's Cancel follows the request's for the call's whole life (a relayed
+    // stream must still stop when the client leaves), and also stops alone on a short reserve.
+    const attempt = this.call.cancel.child();
+    const reservation = this.reserve();
+    reservation.then(
+      (allowance) => {
+        if (allowance < quote.full) attempt.abort(new ReservationShortError());
+      },
+      (err) => attempt.abort(err),
+    );
+    const [call, reserved] = await Promise.allSettled([h.run(quote.full, attempt), reservation]);
+    const drop = () => {
+      if (call.status === 'fulfilled') h.discard(call.value);
+    };
+    if (reserved.status === 'rejected') {
+      drop();
+      throw reserved.reason;
+    }
+    if (reserved.value >= quote.full) {
+      if (call.status === 'rejected') throw call.reason;
+      this.allowance = quote.full;
+      return call.value;
+    }
+    drop();
+    return this.runWith(reserved.value, h);
+  }
+
+  private runWith<T>(allowance: number, h: HeldRun<T>): Promise<T> {
+    // A call that may generate output but is allowed none is not worth making (output is billed).
+    if (allowance === NOT_COVERED || (this.quote.full > 0 && allowance < 1)) throw insufficientQuota();
+    this.allowance = allowance;
+    return h.run(allowance, this.call.cancel);
+  }
+
+  /** Reserves in Redis; returns the allowance the hold pays for, or NOT_COVERED. */
+  private async reserve(): Promise<number> {
+    const { quote } = this;
+    let r = await this.reserveOnce();
+    if ((!r.ok || r.held < quote.max) && this.b.reclaim !== null) {
+      // Near the limit: leases (this replica's and the others') may sit on money the balance has.
+      // They give it back first, so a lease never lowers max_tokens or refuses a call it covers.
+      if (r.ok) await this.dropHold();
+      await this.b.reclaim.reclaim(this.accountId);
+      r = await this.reserveOnce();
+    }
+    this.b.balances.set(this.accountId, r.available);
+    if (!r.ok) return NOT_COVERED;
+    return r.held >= quote.max ? quote.full : quote.allowance(r.held);
+  }
+
+  private async reserveOnce() {
+    try {
+      const r = await this.b.metering.reserve({
+        accountId: this.accountId,
+        holdId: this.call.requestId,
+        min: this.quote.min,
+        max: this.quote.max,
+        ttlMs: this.b.holdTtlMs,
+      });
+      this.b.observeVoids(r.voided);
+      if (r.ok && this.state === 'done') {
+        // Released while the reserve was on its way (the call ended): hold nothing for it.
+        this.b.metering
+          .release(this.accountId, this.call.requestId)
+          .catch((err) => this.b.onError(err, 'release'));
+        return { ok: false as const, available: r.available, voided: r.voided };
+      }
+      if (r.ok) {
+        this.state = 'held';
+        this.held = r.held;
+        this.b.renewer.track(this.accountId, this.call.requestId);
+      }
+      return r;
+    } catch (err) {
+      // The reply was lost, not necessarily the hold: drop whatever it made (release is idempotent).
+      this.b.metering.release(this.accountId, this.call.requestId).catch(() => {});
+      throw err;
+    }
+  }
+
+  private async dropHold(): Promise<void> {
+    this.state = 'open';
+    this.b.renewer.forget(this.accountId, this.call.requestId);
+    await this.b.metering.release(this.accountId, this.call.requestId);
+  }
+}

@@ -1,0 +1,315 @@
+// The settlement journal under the outbox (./outbox.ts): append-only files in the proxy's data
+// directory, so a settlement the proxy owes survives its process. Three kinds of line, one JSON
+// object each:
+//   r  a call's settlement, written (write(2), no fsync) before the client gets its last byte: the
+//      kernel keeps it if the process dies, so a delivered call is never forgotten;
+//   b  a lease batch (which records, under which batch id), written and fsynced before the batch
+//      is sent: a batch Redis may have applied is only ever resent under its own id;
+//   a  records Redis acknowledged (not fsynced: a lost ack only means an idempotent resend).
+// Group fsync (`durable`) makes one fsync cover every line written before it, whoever asked.
+// Files are segments (outbox-<n>.log); a segment is deleted once nothing in it is pending. At start
+// `open` replays the segments a previous process left: what it had not seen acknowledged.
+import {
+  closeSync,
+  existsSync,
+  fsync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { UsageRecord } from '../../core/billing/index.ts';
+
+export interface SettleRecord {
+  seq: number;
+  accountId: string;
+  /** The lease the call's hold was carved from, or null: a hold of its own (settle.lua). */
+  leaseId: string | null;
+  holdId: string;
+  /** The call's true cost (nano). */
+  cost: number;
+  /** What was held for it (nano). */
+  carved: number;
+  usage: UsageRecord;
+}
+
+export interface BatchLine {
+  accountId: string;
+  leaseId: string;
+  batchId: string;
+  seqs: number[];
+}
+
+/** What a previous process left unacknowledged. */
+export interface Replayed {
+  pending: SettleRecord[];
+  /** Batches that were written (so maybe applied) and not acknowledged. */
+  batches: BatchLine[];
+}
+
+type Line = ({ t: 'r' } & SettleRecord) | ({ t: 'b' } & BatchLine) | { t: 'a'; s: number[]; b?: string };
+
+const SEGMENT = /^outbox-(\d+)\.log$/;
+const batchKey = (b: { leaseId: string; batchId: string }) => `${b.leaseId}:${b.batchId}`;
+/** Data directories opened by this process (a second app in one process must not share one). */
+const openDirs = new Set<string>();
+
+export class Journal {
+  private fd: number;
+  private segment: number;
+  private size = 0;
+  private seq: number;
+  /** Per segment: records and batches in it that are not acknowledged yet. */
+  private readonly pendingIn = new Map<number, number>();
+  private readonly segmentOfRecord = new Map<number, number>();
+  private readonly segmentOfBatch = new Map<string, number>();
+  private dirty = false;
+  private syncing: Promise<void> | null = null;
+  private nextSync: Promise<void> | null = null;
+  private closed = false;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly segmentBytes: number,
+    start: { segment: number; seq: number },
+  ) {
+    this.segment = start.segment;
+    this.seq = start.seq;
+    this.fd = this.openSegment(this.segment);
+  }
+
+  /**
+   * Opens the journal in `dir` (created if missing), taking its lock, and reads what a previous
+   * process left pending. Refuses a directory another live process (or app) is using.
+   */
+  static open(where: string, opts: { segmentBytes?: number } = {}): { journal: Journal; replayed: Replayed } {
+    const dir = resolve(where);
+    mkdirSync(dir, { recursive: true });
+    lockDir(dir);
+    try {
+      const segments = readdirSync(dir)
+        .map((f) => SEGMENT.exec(f))
+        .filter((m): m is RegExpExecArray => m !== null)
+        .map((m) => Number(m[1]))
+        .sort((a, b) => a - b);
+      const read = readSegments(dir, segments);
+      const journal = new Journal(dir, opts.segmentBytes ?? 8 * 1024 * 1024, {
+        segment: (segments.at(-1) ?? 0) + 1,
+        seq: read.maxSeq + 1,
+      });
+      for (const r of read.replayed.pending) journal.pin(read.recordSegment.get(r.seq)!, r.seq, null);
+      for (const b of read.replayed.batches)
+        journal.pin(read.batchSegment.get(batchKey(b))!, null, batchKey(b));
+      for (const s of segments) if (!journal.pendingIn.has(s)) unlinkSync(join(dir, `outbox-${s}.log`));
+      return { journal, replayed: read.replayed };
+    } catch (err) {
+      unlockDir(dir);
+      throw err;
+    }
+  }
+
+  /** Writes a call's settlement; returns it with its sequence number. */
+  record(r: Omit<SettleRecord, 'seq'>): SettleRecord {
+    const rec: SettleRecord = {
+      seq: this.seq++,
+      accountId: r.accountId,
+      leaseId: r.leaseId,
+      holdId: r.holdId,
+      cost: r.cost,
+      carved: r.carved,
+      usage: r.usage,
+    };
+    this.write({ t: 'r', ...rec });
+    this.pin(this.segment, rec.seq, null);
+    return rec;
+  }
+
+  /** Writes a lease batch line; call `durable()` before sending the batch. */
+  batch(b: BatchLine): void {
+    this.write({ t: 'b', ...b });
+    this.pin(this.segment, null, batchKey(b));
+  }
+
+  /** Redis acknowledged these records (and the batch that carried them, if any). */
+  ack(seqs: readonly number[], batch?: { leaseId: string; batchId: string }): void {
+    if (this.closed) return;
+    const key = batch === undefined ? undefined : batchKey(batch);
+    this.write(key === undefined ? { t: 'a', s: [...seqs] } : { t: 'a', s: [...seqs], b: key });
+    for (const s of seqs) {
+      const seg = this.segmentOfRecord.get(s);
+      this.segmentOfRecord.delete(s);
+      if (seg !== undefined) this.unpin(seg);
+    }
+    if (key !== undefined) {
+      const seg = this.segmentOfBatch.get(key);
+      this.segmentOfBatch.delete(key);
+      if (seg !== undefined) this.unpin(seg);
+    }
+  }
+
+  /** Resolves when every line written before the call is on disk (one fsync serves many callers). */
+  durable(): Promise<void> {
+    if (this.syncing === null) return this.dirty ? this.startSync() : Promise.resolve();
+    if (!this.dirty) return this.syncing;
+    this.nextSync ??= this.syncing.then(
+      () => this.startSync(),
+      () => this.startSync(),
+    );
+    return this.nextSync;
+  }
+
+  /** Records not acknowledged yet. */
+  get pendingRecords(): number {
+    return this.segmentOfRecord.size;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    fsyncSync(this.fd);
+    closeSync(this.fd);
+    if (!this.pendingIn.has(this.segment)) unlinkSync(this.path(this.segment));
+    unlockDir(this.dir);
+  }
+
+  private startSync(): Promise<void> {
+    this.nextSync = null;
+    this.dirty = false;
+    const fd = this.fd;
+    const p = new Promise<void>((resolve, reject) => {
+      fsync(fd, (err) => {
+        if (this.syncing === p) this.syncing = null;
+        if (err) reject(err);
+        else resolve();
+      });
+    });
+    this.syncing = p;
+    return p;
+  }
+
+  private write(line: Line): void {
+    if (this.closed) throw new Error('the settlement journal is closed');
+    const text = `${JSON.stringify(line)}\n`;
+    this.size += writeSync(this.fd, text);
+    this.dirty = true;
+    if (this.size >= this.segmentBytes) this.rotate();
+  }
+
+  private rotate(): void {
+    fsyncSync(this.fd);
+    closeSync(this.fd);
+    const old = this.segment;
+    this.segment++;
+    this.size = 0;
+    this.fd = this.openSegment(this.segment);
+    if (!this.pendingIn.has(old)) unlinkSync(this.path(old));
+  }
+
+  private pin(segment: number, seq: number | null, batch: string | null): void {
+    this.pendingIn.set(segment, (this.pendingIn.get(segment) ?? 0) + 1);
+    if (seq !== null) this.segmentOfRecord.set(seq, segment);
+    if (batch !== null) this.segmentOfBatch.set(batch, segment);
+  }
+
+  private unpin(segment: number): void {
+    const left = (this.pendingIn.get(segment) ?? 1) - 1;
+    if (left > 0) {
+      this.pendingIn.set(segment, left);
+      return;
+    }
+    this.pendingIn.delete(segment);
+    if (segment !== this.segment && existsSync(this.path(segment))) unlinkSync(this.path(segment));
+  }
+
+  private openSegment(n: number): number {
+    return openSync(this.path(n), 'a');
+  }
+
+  private path(n: number): string {
+    return join(this.dir, `outbox-${n}.log`);
+  }
+}
+
+function readSegments(dir: string, segments: number[]) {
+  const records = new Map<number, SettleRecord>();
+  const recordSegment = new Map<number, number>();
+  const batches = new Map<string, BatchLine>();
+  const batchSegment = new Map<string, number>();
+  const acked = new Set<number>();
+  const ackedBatches = new Set<string>();
+  let maxSeq = 0;
+  for (const seg of segments) {
+    const file = join(dir, `outbox-${seg}.log`);
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines.forEach((text, i) => {
+      if (text === '') return;
+      let line: Line;
+      try {
+        line = JSON.parse(text) as Line;
+      } catch (err) {
+        // A line cut short by a crash mid-write can only be the last one of the last segment.
+        if (seg === segments.at(-1) && i === lines.length - 1) return;
+        throw new Error(`settlement journal ${file} line ${i + 1} is unreadable; it holds charges owed`, {
+          cause: err,
+        });
+      }
+      if (line.t === 'r') {
+        const { t: _, ...rec } = line;
+        records.set(rec.seq, rec);
+        recordSegment.set(rec.seq, seg);
+        maxSeq = Math.max(maxSeq, rec.seq);
+      } else if (line.t === 'b') {
+        const { t: _, ...b } = line;
+        batches.set(batchKey(b), b);
+        batchSegment.set(batchKey(b), seg);
+      } else {
+        for (const s of line.s) acked.add(s);
+        if (line.b !== undefined) ackedBatches.add(line.b);
+      }
+    });
+  }
+  const pending = [...records.values()].filter((r) => !acked.has(r.seq)).sort((a, b) => a.seq - b.seq);
+  const pendingSeqs = new Set(pending.map((r) => r.seq));
+  const open = [...batches.entries()]
+    .filter(([key, b]) => !ackedBatches.has(key) && b.seqs.some((s) => pendingSeqs.has(s)))
+    .map(([, b]) => b);
+  return { replayed: { pending, batches: open }, recordSegment, batchSegment, maxSeq };
+}
+
+function lockDir(dir: string): void {
+  const lock = join(dir, 'outbox.lock');
+  if (openDirs.has(dir)) throw new Error(`the data directory ${dir} is already in use by this process`);
+  if (existsSync(lock)) {
+    const pid = Number(readFileSync(lock, 'utf8').trim());
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      throw new Error(
+        `the data directory ${dir} belongs to the running process ${pid}; give each proxy its own PROXY_DATA_DIR`,
+      );
+    }
+  }
+  writeFileSync(lock, String(process.pid));
+  openDirs.add(dir);
+}
+
+function unlockDir(dir: string): void {
+  openDirs.delete(dir);
+  try {
+    unlinkSync(join(dir, 'outbox.lock'));
+  } catch {
+    // already gone
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,267 @@
+// The settlement outbox (DESIGN "Money"): every settlement this replica owes goes through it, is in
+// its journal (./journal.ts) before the client has its answer, and is sent to Redis again and
+// again, with backoff, under the same idempotency key (the hold id, or the lease batch id) until
+// Redis acknowledges it — and, with REDIS_WAIT_REPLICAS set, until WAIT confirms that many replicas
+// have it, so a failover cannot lose it. A settlement is never given up: if the process stops
+// first, the next one replays the journal. `stalledMs` tells the proxy how long the oldest failing
+// settlement has been failing, so it stops serving calls it cannot bill (Billing.open).
+import type { Redis } from 'ioredis';
+import {
+  LeaseMetering,
+  type LeaseSettleResult,
+  Metering,
+  nano,
+  type SettleResult,
+  type UsageRecord,
+  usageArgs,
+} from '../../core/billing/index.ts';
+import type { Journal, Replayed, SettleRecord } from './journal.ts';
+
+export interface OutboxOptions {
+  journal: Journal;
+  /**
+   * A connection of the outbox's own, without an offline queue and with a command timeout: a
+   * delivery during an outage fails (and is retried) instead of waiting unseen, and WAIT covers
+   * exactly the settlements sent on it.
+   */
+  redis: Redis;
+  waitReplicas: number;
+  waitTimeoutMs: number;
+  onError: (err: unknown, what: string) => void;
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/** The outbox closed with this delivery still pending: it stays in the journal for the next start. */
+export class OutboxClosedError extends Error {
+  constructor() {
+    super('The settlement outbox closed; the settlement stays in the journal for the next start.');
+    this.name = 'OutboxClosedError';
+  }
+}
+
+interface Delivery {
+  /** When its first attempt failed (the outbox is "not draining" since then), or null. */
+  failingSince: number | null;
+}
+
+export class Outbox {
+  private readonly metering: Metering;
+  private readonly leases: LeaseMetering;
+  private readonly inFlight = new Set<Delivery>();
+  private readonly wakers = new Set<() => void>();
+  private idleWaiters: (() => void)[] = [];
+  private closed = false;
+  private readonly minBackoffMs: number;
+  private readonly maxBackoffMs: number;
+
+  constructor(private readonly o: OutboxOptions) {
+    this.metering = new Metering(o.redis);
+    this.leases = new LeaseMetering(o.redis);
+    this.minBackoffMs = o.minBackoffMs ?? 50;
+    this.maxBackoffMs = o.maxBackoffMs ?? 2_000;
+  }
+
+  /** A call on a hold of its own: journaled now, then sent until Redis acknowledges it. */
+  settleHold(a: Omit<SettleRecord, 'seq' | 'leaseId'>): Promise<SettleResult> {
+    checkRecord(a);
+    return this.sendHold(this.o.journal.record({ ...a, leaseId: null }));
+  }
+
+  /** A call carved from a lease: journaled now; CreditLeases sends it in a batch (settleBatch). */
+  recordLeased(a: Omit<SettleRecord, 'seq'>): SettleRecord {
+    checkRecord(a);
+    return this.o.journal.record(a);
+  }
+
+  /** A lease batch: its line is made durable first, then it is sent until acknowledged. */
+  async settleBatch(b: {
+    accountId: string;
+    leaseId: string;
+    batchId: string;
+    ttlMs: number;
+    records: readonly SettleRecord[];
+  }): Promise<LeaseSettleResult> {
+    const seqs = b.records.map((r) => r.seq);
+    this.o.journal.batch({ accountId: b.accountId, leaseId: b.leaseId, batchId: b.batchId, seqs });
+    await this.o.journal.durable();
+    return this.sendBatch(b, seqs);
+  }
+
+  /**
+   * Sends what a previous process left in the journal: its unacknowledged batches as they were (so
+   * a batch Redis already applied is answered from its done key), its other leased records in new
+   * batches, its own holds by hold id. Once a dead lease's records are in, what is left of that
+   * lease is given back at once rather than waiting for the sweeper.
+   */
+  async replay(
+    replayed: Replayed,
+    o: {
+      batchPrefix: string;
+      ttlMs: number;
+      releaseLease: (accountId: string, leaseId: string) => Promise<void>;
+    },
+  ): Promise<void> {
+    const bySeq = new Map(replayed.pending.map((r) => [r.seq, r]));
+    const work: Promise<unknown>[] = [];
+    const leasesDone = new Map<string, { accountId: string; leaseId: string; sent: Promise<unknown>[] }>();
+    const leaseWork = (accountId: string, leaseId: string, p: Promise<unknown>) => {
+      const key = `${accountId} ${leaseId}`;
+      const l = leasesDone.get(key);
+      if (l) l.sent.push(p);
+      else leasesDone.set(key, { accountId, leaseId, sent: [p] });
+    };
+    for (const b of replayed.batches) {
+      const records = b.seqs.map((s) => bySeq.get(s)).filter((r): r is SettleRecord => r !== undefined);
+      for (const r of records) bySeq.delete(r.seq);
+      leaseWork(b.accountId, b.leaseId, this.sendBatch({ ...b, ttlMs: o.ttlMs, records }, b.seqs));
+    }
+    const unbatched = new Map<string, SettleRecord[]>();
+    for (const r of bySeq.values()) {
+      if (r.leaseId === null) {
+        work.push(this.sendHold(r));
+        continue;
+      }
+      const key = `${r.accountId} ${r.leaseId}`;
+      const list = unbatched.get(key);
+      if (list) list.push(r);
+      else unbatched.set(key, [r]);
+    }
+    let n = 0;
+    for (const records of unbatched.values()) {
+      const { accountId, leaseId } = records[0]! as { accountId: string; leaseId: string };
+      for (let i = 0; i < records.length; i += 256) {
+        const chunk = records.slice(i, i + 256);
+        const batchId = `${o.batchPrefix}-${++n}`;
+        leaseWork(
+          accountId,
+          leaseId,
+          this.settleBatch({ accountId, leaseId, batchId, ttlMs: o.ttlMs, records: chunk }),
+        );
+      }
+    }
+    for (const l of leasesDone.values()) {
+      work.push(Promise.all(l.sent).then(() => o.releaseLease(l.accountId, l.leaseId)));
+    }
+    await Promise.all(work);
+  }
+
+  /** Deliveries not acknowledged yet. */
+  get pending(): number {
+    return this.inFlight.size;
+  }
+
+  /** How long the oldest failing delivery has been failing (0 when none fails). */
+  stalledMs(now = Date.now()): number {
+    let oldest = now;
+    for (const d of this.inFlight)
+      if (d.failingSince !== null && d.failingSince < oldest) oldest = d.failingSince;
+    return now - oldest;
+  }
+
+  /** Resolves true once nothing is pending, false if `timeoutMs` passes first. */
+  drain(timeoutMs: number): Promise<boolean> {
+    if (this.inFlight.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(this.inFlight.size === 0), timeoutMs);
+      this.idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  /** Stops retrying: pending deliveries end with OutboxClosedError and stay in the journal. */
+  close(): void {
+    this.closed = true;
+    for (const wake of this.wakers) wake();
+  }
+
+  private sendHold(r: SettleRecord): Promise<SettleResult> {
+    return this.deliver(
+      `settle ${r.holdId}`,
+      () => this.metering.settle({ accountId: r.accountId, holdId: r.holdId, cost: r.cost, usage: r.usage }),
+      () => this.o.journal.ack([r.seq]),
+    );
+  }
+
+  private sendBatch(
+    b: {
+      accountId: string;
+      leaseId: string;
+      batchId: string;
+      ttlMs: number;
+      records: readonly SettleRecord[];
+    },
+    seqs: readonly number[],
+  ): Promise<LeaseSettleResult> {
+    return this.deliver(
+      `settle batch ${b.leaseId}:${b.batchId}`,
+      () =>
+        this.leases.settleBatch({
+          accountId: b.accountId,
+          leaseId: b.leaseId,
+          batchId: b.batchId,
+          ttlMs: b.ttlMs,
+          records: b.records,
+        }),
+      () => this.o.journal.ack(seqs, b),
+    );
+  }
+
+  private async deliver<T>(what: string, send: () => Promise<T>, acked: () => void): Promise<T> {
+    const d: Delivery = { failingSince: null };
+    this.inFlight.add(d);
+    try {
+      for (let attempt = 0; ; attempt++) {
+        if (this.closed) throw new OutboxClosedError();
+        try {
+          const result = await send();
+          await this.replicated();
+          acked();
+          return result;
+        } catch (err) {
+          if (d.failingSince === null) d.failingSince = Date.now();
+          // The first failure and then one in ten: an outage must not flood the log.
+          if (attempt % 10 === 0) this.o.onError(err, what);
+          await this.sleep(Math.min(this.maxBackoffMs, this.minBackoffMs * 2 ** Math.min(attempt, 10)));
+        }
+      }
+    } finally {
+      this.inFlight.delete(d);
+      if (this.inFlight.size === 0) {
+        const waiters = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const w of waiters) w();
+      }
+    }
+  }
+
+  /** With replicas configured, a settlement counts once WAIT confirms they have it. */
+  private async replicated(): Promise<void> {
+    const want = this.o.waitReplicas;
+    if (want <= 0) return;
+    const got = (await this.o.redis.call('WAIT', want, this.o.waitTimeoutMs)) as number;
+    if (got < want) throw new Error(`WAIT: ${got} of ${want} replicas acknowledged the settlement`);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.wakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.wakers.add(wake);
+    });
+  }
+}
+
+/** A record the scripts would refuse must fail at the call, not loop in the outbox forever. */
+function checkRecord(r: { cost: number; carved: number; usage: UsageRecord }): void {
+  nano('cost', r.cost);
+  nano('carved', r.carved);
+  usageArgs(r.usage);
+}

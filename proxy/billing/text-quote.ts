@@ -1,0 +1,121 @@
+// What a text call (chat completions, embeddings) holds and costs — pure functions, no I/O. The
+// hold must bound the cost: a prompt's tokens are at most its text's UTF-8 bytes (a token covers at
+// least one byte of text), but an image part of ~60 bytes can be thousands of tokens on a vision
+// model and a chat template adds tokens of its own, so both are counted from the catalogue's
+// promptBounds. The charge is the true cost of what the engine reported, never capped at the hold
+// (CallCharge charges any excess from the spare balance and records what it could not collect).
+import { maxTokensCovered, textCostSaturating, textHold } from '../../core/billing/index.ts';
+import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
+import type { Quote } from './charge.ts';
+
+export interface TextUsage {
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+}
+
+/** Used where a Model sets no promptBounds (operator/README.md "promptBounds"). */
+export const DEFAULT_PROMPT_BOUNDS = { perImage: 4096, perMessage: 8, perRequest: 64 } as const;
+
+export function promptBoundsOf(entry: CatalogueEntry): {
+  perImage: number;
+  perMessage: number;
+  perRequest: number;
+} {
+  const b = entry.promptBounds;
+  return {
+    perImage: b?.perImage ?? DEFAULT_PROMPT_BOUNDS.perImage,
+    perMessage: b?.perMessage ?? DEFAULT_PROMPT_BOUNDS.perMessage,
+    perRequest: b?.perRequest ?? DEFAULT_PROMPT_BOUNDS.perRequest,
+  };
+}
+
+/**
+ * An upper bound of a chat prompt's tokens: the bytes of its JSON (messages, and tools when given)
+ * with the bytes of image URLs left out, plus each image's bound, the template's tokens around each
+ * message and the reply's own header (one more message), and its tokens per request.
+ */
+export function chatPromptTokens(
+  entry: CatalogueEntry,
+  messages: readonly { content?: unknown }[],
+  jsonBytes: number,
+): number {
+  const b = promptBoundsOf(entry);
+  let bytes = jsonBytes;
+  let images = 0;
+  for (const m of messages) {
+    if (!Array.isArray(m.content)) continue; // plain text: nothing to look at (the usual case)
+    for (const part of m.content as { type?: unknown; image_url?: { url?: unknown } }[]) {
+      if (part?.type !== 'image_url') continue;
+      images++;
+      const url = part.image_url?.url;
+      if (typeof url === 'string') bytes -= Buffer.byteLength(url);
+    }
+  }
+  return Math.max(0, bytes) + images * b.perImage + (messages.length + 1) * b.perMessage + b.perRequest;
+}
+
+/** Embeddings: the input's JSON bytes, and a begin and an end token around each input. */
+export function embeddingPromptTokens(jsonBytes: number, inputs: number): number {
+  return jsonBytes + 2 * inputs;
+}
+
+/**
+ * The quote of a text call: min holds the prompt alone, max adds `outputTokens` of output; a hold
+ * between them pays for the output tokens maxTokensCovered says.
+ */
+export function textQuote(price: TokenPrice, promptTokens: number, outputTokens: number): Quote {
+  const hold = textHold(price, { promptTokens, maxOutputTokens: outputTokens });
+  return {
+    min: hold.min,
+    max: hold.max,
+    full: outputTokens,
+    allowance: (held) => Math.min(outputTokens, maxTokensCovered(price, { held, promptTokens })),
+  };
+}
+
+/**
+ * What a text call is charged for the usage its engine reported. Output beyond the `allowedOutput`
+ * the engine was sent (max_tokens × n) is not billed: an engine cannot produce it honestly. The cost
+ * saturates at 2^53 nano instead of throwing, so absurd usage (10^12 tokens) cannot break a
+ * settlement that runs after the answer was sent.
+ */
+export function textBill(
+  price: TokenPrice,
+  reported: TextUsage,
+  allowedOutput: number,
+): { cost: number; usage: TextUsage } {
+  const usage: TextUsage = {
+    inputTokens: reported.inputTokens,
+    cachedTokens: Math.min(reported.cachedTokens, reported.inputTokens),
+    outputTokens: Math.min(reported.outputTokens, allowedOutput),
+  };
+  return { cost: textCostSaturating(price, usage), usage };
+}
+
+/**
+ * The proxy's own count where an engine reports no usage: about four UTF-8 bytes per token (the
+ * prompt's bound bytes for input; the generated text for output).
+ */
+export function estimateTokens(bytes: number): number {
+  return Math.ceil(bytes / 4);
+}
+
+export function estimatedUsage(promptBytes: number, outputTokens: number): TextUsage {
+  return { inputTokens: estimateTokens(promptBytes), cachedTokens: 0, outputTokens };
+}
+
+/** OpenAI-style usage → billable token counts; cached is a subset of input (BILL-2). */
+export function usageFromEngine(u: unknown): TextUsage | null {
+  if (typeof u !== 'object' || u === null) return null;
+  const o = u as Record<string, unknown>;
+  const input = count(o.prompt_tokens);
+  if (input === null) return null;
+  const details = o.prompt_tokens_details as Record<string, unknown> | null | undefined;
+  const cached = Math.min(count(details?.cached_tokens) ?? 0, input);
+  return { inputTokens: input, cachedTokens: cached, outputTokens: count(o.completion_tokens) ?? 0 };
+}
+
+function count(v: unknown): number | null {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null;
+}
