@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Metering } from '../core/billing/index.ts';
+import { accountKeys } from '../core/keyspace.ts';
 import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
 import { createContext } from './context.ts';
 import { main } from './main.ts';
@@ -78,6 +80,51 @@ describe('modelplane CLI', () => {
     expect(user).toMatchObject({ email: 'ops@example.com', accountId: acct.id });
   });
 
+  it('credits grant --id credits once however often it is re-run (a lost reply)', async () => {
+    const acct = await json('accounts', 'create', '--name', 'Grant Once', '--country', 'US');
+    expect(await json('credits', 'grant', acct.id, '5', '--id', 'invoice-42')).toMatchObject({
+      balance: '5',
+      duplicate: false,
+    });
+    expect(await json('credits', 'grant', acct.id, '5', '--id', 'invoice-42')).toMatchObject({
+      balance: '5',
+      duplicate: true,
+    });
+    expect(await run('credits', 'grant', acct.id, '5', '--id', 'invoice-42')).toBe(0);
+    expect(out.pop()).toMatch(/^grant 'invoice-42' was applied before; nothing was credited now\n/);
+  });
+
+  it('ledger check passes on a clean ledger and exits 1 naming each difference; ledger show prints a call', async () => {
+    const acct = await json('accounts', 'create', '--name', 'Ledger', '--country', 'US', '--credits', '1');
+    const metering = new Metering(redis.client());
+    await metering.reserve({ accountId: acct.id, holdId: 'req_cli', min: 10, max: 1_000, ttlMs: 60_000 });
+    await metering.settle({
+      accountId: acct.id,
+      holdId: 'req_cli',
+      cost: 400,
+      usage: {
+        keyId: 'key_1',
+        model: 'Org/M',
+        kind: 'chat',
+        inputTokens: 4,
+        outputTokens: 1,
+        requestId: 'req_cli',
+      },
+    });
+    const [ledger] = await json('ledger', 'check', '--account', acct.id);
+    expect(ledger).toMatchObject({ accountId: acct.id, problems: [], entries: 2 });
+    expect(await run('ledger', 'show', 'req_cli', '--account', acct.id)).toBe(0);
+    expect(out.pop()).toMatch(
+      /req_cli {2}account acct_\w+\n {2}hold {4}0\.000001 {2}reserved\n {2}settle {2}0\.0000004 of cost 0\.0000004 /,
+    );
+    await redis.client().hincrby(accountKeys(acct.id).account, 'balance', 7);
+    expect(await run('ledger', 'check', '--account', acct.id)).toBe(1);
+    expect(err.join('\n')).toMatch(
+      /balance is 999999607, but top-ups − charges \+ refunds in the usage stream are 999999600/,
+    );
+    expect(await run('ledger', 'show', 'req_none', '--account', acct.id)).toBe(2);
+  });
+
   it('reports usage for an account (empty before any call)', async () => {
     const acct = await json('accounts', 'create', '--name', 'Usage', '--country', 'US');
     expect(await json('usage', acct.id, '--hours', '2')).toEqual([]);
@@ -92,6 +139,9 @@ describe('modelplane CLI', () => {
     [['credits', 'grant', 'acct_nope', '5'], /no account 'acct_nope'/],
     [['keys', 'create', 'acct_nope', '--name', 'k'], /no account/],
     [['usage', 'acct_x', '--hours', 'lots'], /--hours/],
+    [['credits', 'grant', 'acct_x', '5', '--id', 'has space'], /--id/],
+    [['ledger', 'check', '--tolerance-ms', 'soon'], /--tolerance-ms/],
+    [['ledger', 'show'], /missing <requestId>/],
     [['nonsense'], /unknown command/],
   ])('bad arguments %j exit 2 with a clear message and write nothing', async (argv, message) => {
     const before = await redis.client().dbsize();

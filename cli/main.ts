@@ -4,6 +4,7 @@ import { isApiError } from '../core/errors.ts';
 import { parse, UsageError } from './args.ts';
 import { accountCommands } from './commands/accounts.ts';
 import { keyCommands } from './commands/keys.ts';
+import { ledgerCommands } from './commands/ledger.ts';
 import { modelCommands } from './commands/models.ts';
 import type { Command } from './commands/types.ts';
 import { usageCommands } from './commands/usage.ts';
@@ -16,6 +17,7 @@ export const commands: Command[] = [
   ...modelCommands,
   ...userCommands,
   ...usageCommands,
+  ...ledgerCommands,
 ];
 
 export function help(): string {

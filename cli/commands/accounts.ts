@@ -20,18 +20,23 @@ function country(value: string | undefined): string | null {
   return value.toUpperCase();
 }
 
-async function showBalance(ctx: Context, accountId: string) {
+async function showBalance(
+  ctx: Context,
+  accountId: string,
+  extra: { note?: string; duplicate?: boolean } = {},
+) {
   const account = await ctx.accounts.get(accountId);
   if (!account) throw new UsageError(`no account '${accountId}'`);
   const b = await ctx.metering.balance(accountId);
   const currency = account.currency ?? '(no currency)';
   ctx.print(
-    `${account.id}  ${account.name}  country=${account.country ?? '-'}  balance=${formatNano(b.balance)} ${currency}  held=${formatNano(b.held)}  available=${formatNano(b.available)}`,
+    `${extra.note ? `${extra.note}\n` : ''}${account.id}  ${account.name}  country=${account.country ?? '-'}  balance=${formatNano(b.balance)} ${currency}  held=${formatNano(b.held)}  available=${formatNano(b.available)}`,
     {
       ...account,
       balance: formatNano(b.balance),
       held: formatNano(b.held),
       available: formatNano(b.available),
+      ...(extra.duplicate === undefined ? {} : { duplicate: extra.duplicate }),
     },
   );
 }
@@ -107,18 +112,31 @@ export const accountCommands: Command[] = [
   },
   {
     name: 'credits grant',
-    usage: 'credits grant <accountId> <amount> [--note <text>]',
-    summary: 'top up an account by an amount in its currency (e.g. 25.00)',
-    flags: { note: { type: 'string' } },
+    usage: 'credits grant <accountId> <amount> [--note <text>] [--id <grantId>]',
+    summary:
+      'top up an account by an amount in its currency (e.g. 25.00); with --id a re-run (a lost reply) credits once',
+    flags: { note: { type: 'string' }, id: { type: 'string' } },
     prepare(p) {
       const id = positional(p, 0, 'accountId');
       const nano = amount(positional(p, 1, 'amount'), '<amount>');
       noExtraPositionals(p, 2);
       const note = optional(p, 'note') ?? 'cli: credits grant';
+      const grantId = optional(p, 'id');
+      if (grantId !== undefined && !/^[A-Za-z0-9._:-]{1,128}$/.test(grantId)) {
+        throw new UsageError(`--id: '${grantId}' must be 1 to 128 letters, digits or . _ : -`);
+      }
       return async (ctx) => {
         await requireAccount(ctx, id);
-        await ctx.metering.topUp({ accountId: id, topUpId: newId('topup'), amount: nano, note });
-        await showBalance(ctx, id);
+        const r = await ctx.metering.topUp({
+          accountId: id,
+          topUpId: grantId ?? newId('topup'),
+          amount: nano,
+          note,
+        });
+        await showBalance(ctx, id, {
+          duplicate: r.duplicate,
+          ...(r.duplicate ? { note: `grant '${grantId}' was applied before; nothing was credited now` } : {}),
+        });
       };
     },
   },

@@ -1,0 +1,111 @@
+// `ledger check` proves the money adds up (core/ledger.ts) and exits 1 naming every difference;
+// `ledger show` prints one call's entries: its hold and settlement (one charge entry), a void of
+// its hold, refunds of its charge.
+import { checkLedger, ledgerOfRequest } from '../../core/ledger.ts';
+import { formatNano } from '../../core/money.ts';
+import type { UsageEntry } from '../../core/usage.ts';
+import { noExtraPositionals, optional, positional, UsageError } from '../args.ts';
+import type { Command } from './types.ts';
+
+/** The ledger does not add up: the message names every difference (exit code 1). */
+export class LedgerMismatchError extends Error {
+  override name = 'LedgerMismatchError';
+}
+
+export const ledgerCommands: Command[] = [
+  {
+    name: 'ledger check',
+    usage: 'ledger check [--account <accountId>] [--tolerance-ms <ms>]',
+    summary:
+      'balance = top-ups − charges + refunds, held = open holds and leases, no stranded hold; exits 1 naming each difference',
+    flags: { account: { type: 'string' }, 'tolerance-ms': { type: 'string' } },
+    prepare(p) {
+      noExtraPositionals(p, 0);
+      const accountId = optional(p, 'account');
+      const toleranceArg = optional(p, 'tolerance-ms');
+      const tolerance = toleranceArg === undefined ? undefined : Number(toleranceArg);
+      if (tolerance !== undefined && (!Number.isSafeInteger(tolerance) || tolerance < 0)) {
+        throw new UsageError(`--tolerance-ms: '${toleranceArg}' must be a whole number of milliseconds`);
+      }
+      return async (ctx) => {
+        // A hold may stand this long past its expiry before it counts as stranded: one sweep
+        // interval and one hand-over of the sweeper lock.
+        const toleranceMs = tolerance ?? ctx.config.HOLD_SWEEP_INTERVAL_MS + ctx.config.HOLD_SWEEPER_LOCK_MS;
+        const ledgers = await checkLedger(ctx.redis, {
+          toleranceMs,
+          ...(accountId === undefined ? {} : { accountId }),
+        });
+        const lines = ledgers.map(
+          (l) =>
+            `${l.accountId}  ${l.problems.length === 0 ? 'ok' : 'MISMATCH'}  balance=${formatNano(l.balance)} held=${formatNano(l.held)} holds=${l.holds.length} entries=${l.entries} voids=${l.voids} uncollected=${formatNano(l.uncollected)}`,
+        );
+        ctx.print(lines.join('\n') || '(no accounts)', ledgers);
+        const problems = ledgers.flatMap((l) => l.problems.map((p) => `${l.accountId}: ${p}`));
+        if (problems.length > 0) {
+          throw new LedgerMismatchError(`the ledger does not add up:\n  ${problems.join('\n  ')}`);
+        }
+      };
+    },
+  },
+  {
+    name: 'ledger show',
+    usage: 'ledger show <requestId> [--account <accountId>]',
+    summary: "one call's ledger entries: its hold and settlement, a void of its hold, refunds",
+    flags: { account: { type: 'string' } },
+    prepare(p) {
+      const requestId = positional(p, 0, 'requestId');
+      noExtraPositionals(p, 1);
+      const accountId = optional(p, 'account');
+      return async (ctx) => {
+        const found = await ledgerOfRequest(ctx.redis, requestId, accountId);
+        if (found.length === 0) throw new UsageError(`no ledger entry names '${requestId}'`);
+        const human = found
+          .map((f) => [`${requestId}  account ${f.accountId}`, ...f.entries.flatMap(describe)].join('\n'))
+          .join('\n');
+        ctx.print(human, found);
+      };
+    },
+  },
+];
+
+/** The lines of one entry; a charge of a call shows its hold and its settlement. */
+function describe(e: UsageEntry): string[] {
+  const at = new Date(e.atMs).toISOString();
+  const usage = [
+    e.keyId && `key=${e.keyId}`,
+    e.model && `model=${e.model}`,
+    e.inputTokens !== null && `in=${e.inputTokens}`,
+    e.cachedTokens !== null && `cached=${e.cachedTokens}`,
+    e.outputTokens !== null && `out=${e.outputTokens}`,
+    e.images !== null && `images=${e.images}`,
+    e.videoSeconds !== null && `video_s=${e.videoSeconds}`,
+  ]
+    .filter(Boolean)
+    .join(' ');
+  switch (e.type) {
+    case 'charge': {
+      const lines: string[] = [];
+      if (e.held !== null) {
+        const from = { hold: 'reserved', lease: 'carved from a lease', none: 'voided before the settlement' };
+        lines.push(
+          `  hold    ${formatNano(e.held)}  ${from[e.source as keyof typeof from] ?? e.source ?? ''}`,
+        );
+      }
+      const short = e.short > 0 ? `  short=${formatNano(e.short)} (not collected)` : '';
+      lines.push(
+        `  ${e.opId.startsWith('settle:') ? 'settle' : 'charge'}  ${formatNano(e.amount)} of cost ${formatNano(e.cost ?? e.amount)}${short}  ${usage}  balance=${formatNano(e.balance)}  ${at}  ${e.opId}`,
+      );
+      return lines;
+    }
+    case 'void':
+      return [
+        `  void    ${formatNano(e.amount)} given back (${e.reason})  balance=${formatNano(e.balance)}  ${at}`,
+      ];
+    case 'refund':
+      return [
+        `  refund  ${formatNano(e.amount)} of ${e.refundOf}  balance=${formatNano(e.balance)}  ${at}  ${e.opId}`,
+      ];
+    case 'topup':
+      return [`  top-up  ${formatNano(e.amount)}  ${at}  ${e.opId}`];
+  }
+}

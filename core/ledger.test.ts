@@ -1,0 +1,147 @@
+// The ledger check finds every kind of difference it promises to (and none on a clean ledger):
+// a balance written around the scripts, a running balance that breaks, held that is not the sum of
+// the holds, a hold stranded past its expiry, a hold the sweeper cannot find, a refund beyond its
+// charge. ledgerOfRequest finds one call's entries.
+import { describe, expect, it } from 'vitest';
+import { redisForFile } from '../test/helpers/redis-per-file.ts';
+import { Accounts } from './accounts.ts';
+import { LeaseMetering } from './billing/leases.ts';
+import { Metering } from './billing/metering.ts';
+import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
+import { checkAccountLedger, checkLedger, ledgerOfRequest } from './ledger.ts';
+
+const chat = (requestId: string) => ({
+  keyId: 'key_1',
+  model: 'Org/Chat',
+  kind: 'chat' as const,
+  inputTokens: 3,
+  outputTokens: 2,
+  requestId,
+});
+
+describe('ledger check', () => {
+  const r = redisForFile();
+
+  async function busyAccount() {
+    const m = new Metering(r.redis);
+    const a = await new Accounts(r.redis).create({ name: 'ledger', country: 'US' });
+    await m.topUp({ accountId: a.id, topUpId: 't1', amount: 10_000 });
+    await m.reserve({ accountId: a.id, holdId: 'req_a', min: 100, max: 500, ttlMs: 60_000 });
+    await m.settle({ accountId: a.id, holdId: 'req_a', cost: 300, usage: chat('req_a') });
+    await m.reserve({ accountId: a.id, holdId: 'req_open', min: 100, max: 200, ttlMs: 60_000 });
+    await new LeaseMetering(r.redis).extendLease({
+      accountId: a.id,
+      leaseId: 'lease_x',
+      add: 1_000,
+      den: 2,
+      ttlMs: 60_000,
+    });
+    await m.charge({
+      accountId: a.id,
+      chargeId: 'vid',
+      cost: 700,
+      usage: { keyId: null, model: 'V', kind: 'video' },
+    });
+    await m.refund({
+      accountId: a.id,
+      refundId: 'back',
+      of: 'charge:vid',
+      amount: 200,
+      usage: { keyId: null, model: 'V', kind: 'video' },
+    });
+    return { accountId: a.id, m };
+  }
+
+  it('a ledger written by the scripts alone is clean, held counted from its open holds and leases', async () => {
+    const { accountId } = await busyAccount();
+    const l = await checkAccountLedger(r.redis, accountId, { toleranceMs: 0 });
+    expect(l.problems).toEqual([]);
+    expect(l).toMatchObject({ balance: 10_000 - 300 - 700 + 200, held: 1_200, entries: 4 });
+    expect(l.holds.map((h) => h.id).sort()).toEqual(['lease_x', 'req_open']);
+    expect((await checkLedger(r.redis, { toleranceMs: 0 })).map((x) => x.accountId)).toContain(accountId);
+  });
+
+  it('names a balance written around the scripts, and where the running balance broke', async () => {
+    const { accountId } = await busyAccount();
+    await r.redis.hincrby(accountKeys(accountId).account, 'balance', 55);
+    const { problems } = await checkAccountLedger(r.redis, accountId, { toleranceMs: 0 });
+    expect(problems).toEqual([
+      expect.stringMatching(/^balance is 9255, but top-ups − charges \+ refunds .* are 9200$/),
+    ]);
+    // An entry appended by hand with a made-up balance breaks the running sum.
+    await r.redis.xadd(
+      accountKeys(accountId).usage,
+      '*',
+      't',
+      'topup',
+      'op',
+      'topup:hand',
+      'amt',
+      '5',
+      'bal',
+      '1',
+    );
+    const again = await checkAccountLedger(r.redis, accountId, { toleranceMs: 0 });
+    expect(
+      again.problems.some((p) => /records balance 1, but the entries up to it sum to 9205/.test(p)),
+    ).toBe(true);
+  });
+
+  it('names held that is not the sum of the holds, a stranded hold, a hold missing from the index, an orphan expiry', async () => {
+    const { accountId } = await busyAccount();
+    const k = accountKeys(accountId);
+    await r.redis.hincrby(k.account, 'held', 1);
+    await r.redis.zadd(k.holdExpiry, 1, 'req_open'); // expired long ago, never voided
+    await r.redis.zrem(globalKeys.holdsDue, dueMember(accountId, 'lease_x'));
+    await r.redis.zadd(k.holdExpiry, Date.now() + 60_000, 'req_ghost');
+    const { problems } = await checkAccountLedger(r.redis, accountId, { toleranceMs: 5_000 });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'held is 1201, but its open holds and leases sum to 1200',
+        expect.stringMatching(
+          /^hold req_open \(200\) expired \d+ s ago and its owner is gone, but it was not voided$/,
+        ),
+        "hold lease_x is missing from the sweeper's index",
+        'expiry entry req_ghost has no hold',
+      ]),
+    );
+    expect(problems).toHaveLength(4);
+  });
+
+  it('names refunds beyond their charge (written around the refund script)', async () => {
+    const { accountId } = await busyAccount();
+    const k = accountKeys(accountId);
+    const bal = Number(await r.redis.hget(k.account, 'balance')) + 600;
+    await r.redis.hincrby(k.account, 'balance', 600);
+    await r.redis.xadd(
+      k.usage,
+      '*',
+      't',
+      'refund',
+      'op',
+      'refund:extra',
+      'of',
+      'charge:vid',
+      'amt',
+      '600',
+      'bal',
+      String(bal),
+    );
+    const { problems } = await checkAccountLedger(r.redis, accountId, { toleranceMs: 0 });
+    expect(problems).toEqual(['refunds of charge:vid total 800, more than it charged (700)']);
+  });
+
+  it("ledgerOfRequest finds one call's charge, a void of its hold and refunds of its charge", async () => {
+    const { accountId, m } = await busyAccount();
+    await m.refund({ accountId, refundId: 'r1', of: 'settle:req_a', amount: 100, usage: chat('req_a') });
+    const [found] = await ledgerOfRequest(r.redis, 'req_a', accountId);
+    expect(found?.accountId).toBe(accountId);
+    // Without an account every account's stream is searched (each test's account has a req_a).
+    expect((await ledgerOfRequest(r.redis, 'req_a')).map((f) => f.accountId)).toContain(accountId);
+    expect(found?.entries.map((e) => [e.type, e.opId, e.amount])).toEqual([
+      ['charge', 'settle:req_a', 300],
+      ['refund', 'refund:r1', 100],
+    ]);
+    expect(await ledgerOfRequest(r.redis, 'req_nothing')).toEqual([]);
+  });
+});
