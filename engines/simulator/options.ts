@@ -11,6 +11,10 @@ export interface SimulatorOptions {
   maxConcurrency: number;
   /** Largest prompt + max_tokens accepted (vLLM's max_model_len); beyond it → 400. */
   maxModelLen: number;
+  /** Prompt tokens one image part costs (a vision model's image tokens; 0 = images are free). */
+  imageTokens: number;
+  /** Chat-template tokens around each message, and once more for the reply's header (0 = none). */
+  templateTokens: number;
   /** Token budget of the simulated KV cache; vllm:kv_cache_usage_perc = running tokens / this. */
   kvCacheTokens: number;
   /** Prefix-cache granularity (vLLM block size) and how many blocks the per-model LRU keeps. */
@@ -40,6 +44,8 @@ export const defaultOptions: SimulatorOptions = {
   itlMs: 5,
   maxConcurrency: Number.POSITIVE_INFINITY,
   maxModelLen: 131_072,
+  imageTokens: 0,
+  templateTokens: 0,
   kvCacheTokens: 262_144,
   prefixBlockSize: 16,
   prefixCacheBlocks: 16_384,
@@ -76,6 +82,8 @@ export function validateOptions(o: SimulatorOptions): void {
     'videoQueueMs',
     'videoMsPerSecond',
     'prefixCacheBlocks',
+    'imageTokens',
+    'templateTokens',
   ] as const;
   for (const k of nonNegative) {
     if (!(o[k] >= 0)) throw new RangeError(`${k} must be >= 0, got ${o[k]}`);

@@ -75,22 +75,25 @@ export function textQuote(price: TokenPrice, promptTokens: number, outputTokens:
 }
 
 /**
- * What a text call is charged for the usage its engine reported. Output beyond the `allowedOutput`
- * the engine was sent (max_tokens × n) is not billed: an engine cannot produce it honestly. The cost
- * saturates at 2^53 nano instead of throwing, so absurd usage (10^12 tokens) cannot break a
- * settlement that runs after the answer was sent.
+ * What a text call is charged for the usage its engine reported. Usage an engine cannot honestly
+ * report is not billed: output beyond the `allowedOutput` it was sent (max_tokens × n), input beyond
+ * the model's context length (when the catalogue gives one). The cost saturates at 2^53 nano
+ * instead of throwing, so absurd usage (10^12 tokens) cannot break a settlement that runs after the
+ * answer was sent. `implausible` says the engine's numbers were cut (worth a warning).
  */
 export function textBill(
   price: TokenPrice,
   reported: TextUsage,
-  allowedOutput: number,
-): { cost: number; usage: TextUsage } {
+  allowed: { output: number; input?: number | undefined },
+): { cost: number; usage: TextUsage; implausible: boolean } {
+  const input = Math.min(reported.inputTokens, allowed.input ?? Number.MAX_SAFE_INTEGER);
   const usage: TextUsage = {
-    inputTokens: reported.inputTokens,
-    cachedTokens: Math.min(reported.cachedTokens, reported.inputTokens),
-    outputTokens: Math.min(reported.outputTokens, allowedOutput),
+    inputTokens: input,
+    cachedTokens: Math.min(reported.cachedTokens, input),
+    outputTokens: Math.min(reported.outputTokens, allowed.output),
   };
-  return { cost: textCostSaturating(price, usage), usage };
+  const implausible = usage.inputTokens !== reported.inputTokens || usage.outputTokens !== reported.outputTokens;
+  return { cost: textCostSaturating(price, usage), usage, implausible };
 }
 
 /**

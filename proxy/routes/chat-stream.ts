@@ -192,7 +192,9 @@ export async function relayStream(
 
   if (usageBlock !== null) usage = usageFromEngine(usageIn(usageBlock, usageAt)) ?? usage;
   // Charged for what was generated, and journaled before the last bytes leave.
-  const bill = textBill(a.price, usage ?? estimatedUsage(a.promptBytes, contentFrames), charge.allowance);
+  const reported = usage ?? estimatedUsage(a.promptBytes, contentFrames);
+  const bill = textBill(a.price, reported, { output: charge.allowance, input: entry.contextLength });
+  if (bill.implausible) request.log.warn({ usage: reported }, 'the engine reported implausible usage');
   charge.settle(bill.cost, bill.usage);
 
   const reason = abort.cancel.aborted ? abort.cancel.reason : null;

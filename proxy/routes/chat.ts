@@ -126,7 +126,8 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
       const reported =
         usageFromEngine(result.usage) ??
         estimatedUsage(promptBytes, estimateTokens(completionOutputBytes(result.body)));
-      const bill = textBill(price, reported, charge.allowance);
+      const bill = textBill(price, reported, { output: charge.allowance, input: entry.contextLength });
+      if (bill.implausible) request.log.warn({ usage: reported }, 'the engine reported implausible usage');
       charge.settle(bill.cost, bill.usage); // journaled before the answer leaves
       reply.type('application/json').send(result.body);
       abort.dispose();

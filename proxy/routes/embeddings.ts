@@ -79,7 +79,8 @@ async function handleEmbeddings(ctx: ProxyContext, request: FastifyRequest, repl
     });
     result.json.model = entry.id;
     if (body.encoding_format === 'base64') encodeBase64(result.json);
-    const bill = textBill(price, result.usage, 0);
+    const perInput = entry.contextLength;
+    const bill = textBill(price, result.usage, { output: 0, input: perInput && perInput * inputs });
     charge.settle(bill.cost, bill.usage); // journaled before the answer leaves
     reply.send(result.json);
     abort.dispose();

@@ -60,6 +60,28 @@ describe('chat completions (non-stream)', () => {
     expect(u.completion_tokens).toBe(21);
   });
 
+  it('imageTokens and templateTokens count images and the chat template as prompt tokens, as vLLM does', async () => {
+    const messages = [
+      {
+        role: 'user' as const,
+        content: [
+          { type: 'text' as const, text: 'what is in these' },
+          { type: 'image_url' as const, image_url: { url: 'https://example.com/a.png' } },
+          { type: 'image_url' as const, image_url: { url: 'data:image/png;base64,AAAA' } },
+        ],
+      },
+    ];
+    const plain = await client.chat.completions.create({ model: 'v', messages, max_tokens: 1 });
+    sim.setOptions({ imageTokens: 576, templateTokens: 5 });
+    try {
+      const vision = await client.chat.completions.create({ model: 'v', messages, max_tokens: 1 });
+      // Two images, and the template around one message and the reply's header.
+      expect(vision.usage!.prompt_tokens).toBe(plain.usage!.prompt_tokens + 2 * 576 + 2 * 5);
+    } finally {
+      sim.setOptions({ imageTokens: 0, templateTokens: 0 });
+    }
+  });
+
   it('stop sequences end the output before the match', async () => {
     const full = await client.chat.completions.create({
       model: 'm',

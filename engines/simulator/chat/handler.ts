@@ -45,12 +45,18 @@ export async function handleChat(
     itlMs: latencyHeader(req, 'x-sim-itl-ms', ctx.options.itlMs),
   };
   const promptTokens = tokenize(promptText(chat));
+  // Images and the chat template are prompt tokens too (vLLM counts both in prompt_tokens).
+  const images = chat.messages.reduce((n, m) => n + m.images, 0);
+  const promptCount =
+    promptTokens.length +
+    images * ctx.options.imageTokens +
+    (chat.messages.length + 1) * ctx.options.templateTokens;
   const limit = ctx.options.maxModelLen;
-  const maxTokens = chat.maxTokens ?? limit - promptTokens.length;
-  if (promptTokens.length + Math.max(1, maxTokens) > limit) {
+  const maxTokens = chat.maxTokens ?? limit - promptCount;
+  if (promptCount + Math.max(1, maxTokens) > limit) {
     throw badRequest(
       `This model's maximum context length is ${limit} tokens. However, you requested ` +
-        `${promptTokens.length + maxTokens} tokens (${promptTokens.length} in the messages, ` +
+        `${promptCount + maxTokens} tokens (${promptCount} in the messages, ` +
         `${maxTokens} in the completion).`,
       chat.maxTokens === null ? 'messages' : 'max_tokens',
     );
@@ -63,12 +69,12 @@ export async function handleChat(
     if (signal.aborted) ctx.metrics.aborted++;
     throw err;
   });
-  const kvReserved = promptTokens.length + completionTokens;
+  const kvReserved = promptCount + completionTokens;
   ctx.scheduler.kvTokens += kvReserved;
   let generated = 0;
   try {
     const cached = ctx.prefixCache.lookupAndInsert(chat.model, promptTokens);
-    ctx.metrics.recordPrompt(chat.model, promptTokens.length, cached);
+    ctx.metrics.recordPrompt(chat.model, promptCount, cached);
     const admittedAt = performance.now();
     await sleep(timing.ttftMs, signal);
     if (failure === 'before-first-byte' || failure === 'reset') {
@@ -81,7 +87,7 @@ export async function handleChat(
         );
       return;
     }
-    const usage = usageOf(promptTokens.length, cached, completionTokens);
+    const usage = usageOf(promptCount, cached, completionTokens);
     const meta = {
       id: `chatcmpl-${randomBytes(12).toString('hex')}`,
       created: Math.floor(Date.now() / 1000),

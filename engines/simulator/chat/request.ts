@@ -14,6 +14,8 @@ export interface ChatMessage {
   role: string;
   /** Text of the message: string content, text parts, and an assistant's tool-call arguments. */
   text: string;
+  /** Image parts (`image_url`): each costs imageTokens prompt tokens. */
+  images: number;
 }
 
 export interface ChatRequest {
@@ -47,6 +49,11 @@ function optionalInt(body: Record<string, unknown>, key: string, min: number, ma
     throw badRequest(`${key} must be an integer between ${min} and ${max}`, key);
   }
   return v;
+}
+
+function imageParts(m: Record<string, unknown>): number {
+  if (!Array.isArray(m.content)) return 0;
+  return m.content.filter((part) => isObject(part) && part.type === 'image_url').length;
 }
 
 function messageText(m: Record<string, unknown>, i: number): string {
@@ -89,7 +96,7 @@ function parseMessages(raw: unknown): ChatMessage[] {
     if (m.role === 'tool' && typeof m.tool_call_id !== 'string') {
       throw badRequest('tool messages need tool_call_id', `messages[${i}].tool_call_id`);
     }
-    return { role: m.role, text: messageText(m, i) };
+    return { role: m.role, text: messageText(m, i), images: imageParts(m) };
   });
 }
 
