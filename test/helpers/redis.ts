@@ -1,5 +1,7 @@
-// A throwaway redis-server per test file: free port, no persistence, killed after. Tests never
-// share state and never need a Redis already running. No mocks: this is the real server.
+// A throwaway redis-server per test file: free port, killed after. Tests never share state and
+// never need a Redis already running. No mocks: this is the real server. By default nothing is
+// persisted; `aof: true` keeps an append-only file fsynced on every write (production's setting
+// where money is at stake), so a test can kill the server and start it again with its data.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,17 +14,68 @@ export interface TestRedis {
   port: number;
   /** A new client; closed by stop(). */
   client(): Redis;
+  /** SIGKILLs the server (clients see the connection drop and reconnect by themselves). */
+  kill(): Promise<void>;
+  /** Starts it again on the same port and data directory (after kill). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startRedis(): Promise<TestRedis> {
+export interface TestRedisOptions {
+  /** Persist every write to an append-only file (appendfsync always). */
+  aof?: boolean;
+  /** Make it a replica of this server (`--replicaof`). */
+  replicaOf?: { port: number };
+}
+
+export async function startRedis(opts: TestRedisOptions = {}): Promise<TestRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'mp-redis-'));
-  const proc: ChildProcess = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  // A replica that attaches is served at once (the default waits 5 s for more replicas).
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--dir',
+    dir,
+    '--repl-diskless-sync-delay',
+    '0',
+  ];
+  args.push(...(opts.aof ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']));
+  if (opts.replicaOf) args.push('--replicaof', '127.0.0.1', String(opts.replicaOf.port));
+  let proc = await launch(args, port);
+  const clients: Redis[] = [];
+  const url = `redis://127.0.0.1:${port}`;
+  return {
+    url,
+    port,
+    client() {
+      const c = new Redis(url);
+      c.on('error', () => {}); // a test that kills the server sees the failures where it looks
+      clients.push(c);
+      return c;
+    },
+    async kill() {
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGKILL');
+      await exited;
+    },
+    async restart() {
+      proc = await launch(args, port);
+    },
+    async stop() {
+      await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
+      proc.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function launch(args: string[], port: number): Promise<ChildProcess> {
+  const proc: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const spawnError = new Promise<never>((_, reject) => {
     proc.on('error', (err) =>
       reject(
@@ -30,13 +83,13 @@ export async function startRedis(): Promise<TestRedis> {
       ),
     );
   });
-  const clients: Redis[] = [];
   const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
   // Refused connections while redis-server boots are expected; the loop below retries them.
   probe.on('error', () => {});
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
+      // PING answers LOADING while an append-only file is read back: wait for a real PONG.
       await Promise.race([probe.connect().then(() => probe.ping()), spawnError]);
       break;
     } catch (err) {
@@ -49,19 +102,5 @@ export async function startRedis(): Promise<TestRedis> {
     }
   }
   probe.disconnect();
-  const url = `redis://127.0.0.1:${port}`;
-  return {
-    url,
-    port,
-    client() {
-      const c = new Redis(url);
-      clients.push(c);
-      return c;
-    },
-    async stop() {
-      await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
-      proc.kill('SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return proc;
 }

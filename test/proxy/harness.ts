@@ -14,7 +14,7 @@ import { ApiKeys } from '../../core/keys/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
 import { buildProxyApp, type ProxyApp } from '../../proxy/app.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { startRedis, type TestRedis, type TestRedisOptions } from '../helpers/redis.ts';
 
 export const CHAT_MODEL = 'Org/Chat-Model';
 export const EMBED_MODEL = 'Embed/Small-v1';
@@ -56,8 +56,11 @@ export function tempDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'mp-proxy-'));
 }
 
-export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
-  const redis = await startRedis();
+export async function startHarness(
+  env: Record<string, string> = {},
+  opts: { redis?: TestRedisOptions } = {},
+): Promise<Harness> {
+  const redis = await startRedis(opts.redis);
   const sims = await Promise.all([
     startSimulator({ ttftMs: 5, itlMs: 1, models: [CHAT_MODEL] }),
     startSimulator({ ttftMs: 5, itlMs: 1, models: [CHAT_MODEL] }),

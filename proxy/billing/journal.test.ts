@@ -1,0 +1,105 @@
+// The settlement journal on a real filesystem: what a process leaves unacknowledged is what the next
+// one replays (records, and the batches they were sent in), a line cut by a crash is dropped while
+// a damaged line elsewhere stops the start, segments go once nothing in them is pending, and a
+// data directory belongs to one process at a time.
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { UsageRecord } from '../../core/billing/index.ts';
+import { Journal } from './journal.ts';
+
+const usage: UsageRecord = { keyId: 'k', model: 'M', kind: 'chat', inputTokens: 1, outputTokens: 2 };
+const dir = () => mkdtempSync(join(tmpdir(), 'mp-journal-'));
+const rec = (holdId: string, leaseId: string | null = 'lease_a') => ({
+  accountId: 'acct_1',
+  leaseId,
+  holdId,
+  cost: 10,
+  carved: 20,
+  usage,
+});
+
+describe('settlement journal', () => {
+  it('replays what was not acknowledged: records, and the batches they were sent in', () => {
+    const d = dir();
+    const { journal, replayed } = Journal.open(d);
+    expect(replayed).toEqual({ pending: [], batches: [] });
+    const [a, b, c, e] = [
+      journal.record(rec('r1')),
+      journal.record(rec('r2')),
+      journal.record(rec('r3')),
+      journal.record(rec('own', null)),
+    ];
+    journal.batch({ accountId: 'acct_1', leaseId: 'lease_a', batchId: '1', seqs: [a.seq, b.seq] });
+    journal.batch({ accountId: 'acct_1', leaseId: 'lease_a', batchId: '2', seqs: [c.seq] });
+    journal.ack([c.seq], { leaseId: 'lease_a', batchId: '2' });
+    journal.close(); // a process that stopped before batch 1 and `own` were acknowledged
+    const again = Journal.open(d);
+    expect(again.replayed.pending.map((r) => r.holdId)).toEqual(['r1', 'r2', 'own']);
+    expect(again.replayed.pending[2]).toEqual(e);
+    expect(again.replayed.batches).toEqual([
+      { accountId: 'acct_1', leaseId: 'lease_a', batchId: '1', seqs: [a.seq, b.seq] },
+    ]);
+    // Numbering goes on past what the journal holds.
+    expect(again.journal.record(rec('next')).seq).toBeGreaterThan(e.seq);
+    again.journal.close();
+  });
+
+  it('a line cut by a crash mid-write is dropped; a damaged line before the end stops the start, naming it', () => {
+    const d = dir();
+    const { journal } = Journal.open(d);
+    journal.record(rec('kept'));
+    journal.close();
+    const [file] = readdirSync(d).filter((f) => f.endsWith('.log'));
+    appendFileSync(join(d, file!), '{"t":"r","seq":9,"acco');
+    const torn = Journal.open(d);
+    expect(torn.replayed.pending.map((r) => r.holdId)).toEqual(['kept']);
+    torn.journal.close();
+    const bad = dir();
+    writeFileSync(join(bad, 'outbox-1.log'), 'not json\n{"t":"a","s":[]}\n');
+    expect(() => Journal.open(bad)).toThrow(/outbox-1\.log line 1 is unreadable; it holds charges owed/);
+  });
+
+  it('rotates segments and deletes each once nothing in it is pending', () => {
+    const d = dir();
+    const { journal } = Journal.open(d, { segmentBytes: 400 });
+    const recs = Array.from({ length: 12 }, (_, i) => journal.record(rec(`r${i}`, null)));
+    expect(readdirSync(d).filter((f) => f.endsWith('.log')).length).toBeGreaterThan(2);
+    const logs = () => readdirSync(d).filter((f) => f.endsWith('.log'));
+    const before = logs().length;
+    journal.ack([recs[0]!.seq]); // its segment still holds pending records
+    expect(logs().length).toBe(before);
+    journal.ack(recs.slice(1).map((r) => r.seq));
+    // Every segment but the one being written is gone once all in it is acknowledged.
+    expect(logs()).toHaveLength(1);
+    journal.close();
+    expect(readdirSync(d).filter((f) => f.endsWith('.log'))).toEqual([]);
+    expect(Journal.open(d).replayed.pending).toEqual([]);
+  });
+
+  it('a data directory belongs to one process (or app) at a time; a dead owner’s lock is taken over', () => {
+    const d = dir();
+    const { journal } = Journal.open(d);
+    expect(() => Journal.open(d)).toThrow(/already in use by this process/);
+    journal.close();
+    expect(existsSync(join(d, 'outbox.lock'))).toBe(false);
+    writeFileSync(join(d, 'outbox.lock'), '1'); // pid 1 is alive and not us
+    expect(() => Journal.open(d)).toThrow(
+      /belongs to the running process 1; give each proxy its own PROXY_DATA_DIR/,
+    );
+    writeFileSync(join(d, 'outbox.lock'), '2147483646'); // no such process
+    Journal.open(d).journal.close();
+  });
+
+  it('durable() resolves once an fsync covered every line written before it', async () => {
+    const { journal } = Journal.open(dir());
+    journal.record(rec('a'));
+    const first = journal.durable();
+    journal.record(rec('b')); // written while the first fsync may be running: needs another
+    const second = journal.durable();
+    await Promise.all([first, second]);
+    await journal.durable(); // nothing new: resolves at once
+    journal.close();
+  });
+});

@@ -1,0 +1,200 @@
+// The settlement outbox on real Redis: a settlement is never given up (a Redis outage is outlasted,
+// and stalledMs says for how long it has failed), a journal a dead process left is replayed exactly
+// once (batches Redis applied but never acknowledged answer from their done key), and with replicas
+// required a settlement counts only once WAIT confirms a replica has it.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Accounts } from '../../core/accounts.ts';
+import { LeaseMetering, Metering, type UsageRecord } from '../../core/billing/index.ts';
+import { usageRecords } from '../../core/usage.ts';
+import { expectLedgerClean } from '../../test/helpers/ledger.ts';
+import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { until } from '../../test/helpers/until.ts';
+import { Journal } from './journal.ts';
+import { Outbox } from './outbox.ts';
+
+const usage = (requestId: string): UsageRecord => ({
+  keyId: 'k',
+  model: 'M',
+  kind: 'chat',
+  inputTokens: 1,
+  outputTokens: 1,
+  requestId,
+});
+const dataDir = () => mkdtempSync(join(tmpdir(), 'mp-outbox-'));
+
+/** An outbox on its own connection, as Billing builds it (no offline queue, a command timeout). */
+function outboxOn(redis: Redis, dir: string, o: { waitReplicas?: number } = {}) {
+  const conn = redis.duplicate({ enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 2_000 });
+  conn.on('error', () => {});
+  const { journal, replayed } = Journal.open(dir);
+  const errors: unknown[] = [];
+  const outbox = new Outbox({
+    journal,
+    redis: conn,
+    waitReplicas: o.waitReplicas ?? 0,
+    waitTimeoutMs: 200,
+    onError: (err) => errors.push(err),
+    maxBackoffMs: 100,
+  });
+  return {
+    outbox,
+    journal,
+    replayed,
+    errors,
+    close() {
+      outbox.close();
+      journal.close();
+      conn.disconnect();
+    },
+  };
+}
+
+describe('settlement outbox', () => {
+  let server: TestRedis;
+  let redis: Redis;
+  beforeAll(async () => {
+    server = await startRedis({ aof: true });
+    redis = server.client();
+  });
+  afterAll(async () => server.stop());
+
+  async function funded(amount: number) {
+    const a = await new Accounts(redis).create({ name: 'outbox', country: 'US' });
+    await new Metering(redis).topUp({ accountId: a.id, topUpId: 't', amount });
+    return a.id;
+  }
+
+  it('BILL-5 a settlement made while Redis is down is never given up: it lands once Redis is back, exactly once', async () => {
+    const accountId = await funded(10_000);
+    const m = new Metering(redis);
+    await m.reserve({ accountId, holdId: 'req_down', min: 100, max: 500, ttlMs: 60_000 });
+    const o = outboxOn(redis, dataDir());
+    await server.kill();
+    const settled = o.outbox.settleHold({
+      accountId,
+      holdId: 'req_down',
+      cost: 300,
+      carved: 500,
+      usage: usage('req_down'),
+    });
+    await until(() => o.outbox.stalledMs() > 0, 'the outbox saw its first failure');
+    await new Promise((r) => setTimeout(r, 1_500)); // far past the 3 attempts the proxy once gave up after
+    expect(o.outbox.stalledMs()).toBeGreaterThan(1_000);
+    expect(o.outbox.pending).toBe(1);
+    await server.restart();
+    expect(await settled).toMatchObject({ charged: 300, duplicate: false });
+    expect(o.outbox.stalledMs()).toBe(0);
+    expect(o.journal.pendingRecords).toBe(0);
+    o.close();
+    expect(await m.balance(accountId)).toEqual({ balance: 9_700, held: 0, available: 9_700 });
+    await expectLedgerClean(redis, [accountId]);
+  });
+
+  it('a journal left by a dead process is replayed exactly once, and its dead lease is given back', async () => {
+    const accountId = await funded(100_000);
+    const dir = dataDir();
+    const leases = new LeaseMetering(redis);
+    await leases.extendLease({ accountId, leaseId: 'lease_dead', add: 10_000, den: 2, ttlMs: 60_000 });
+    await new Metering(redis).reserve({ accountId, holdId: 'req_own', min: 10, max: 1_000, ttlMs: 60_000 });
+    // The process that dies: three leased calls and one on its own hold were delivered and journaled.
+    const dead = outboxOn(redis, dir);
+    const [a, b, c] = ['req_a', 'req_b', 'req_c'].map((h) =>
+      dead.outbox.recordLeased({
+        accountId,
+        leaseId: 'lease_dead',
+        holdId: h,
+        cost: 1_000,
+        carved: 2_000,
+        usage: usage(h),
+      }),
+    );
+    dead.journal.record({
+      accountId,
+      leaseId: null,
+      holdId: 'req_own',
+      cost: 700,
+      carved: 1_000,
+      usage: usage('req_own'),
+    });
+    // Its batch of a and b reached Redis, but the process died before it wrote the acknowledgement.
+    dead.journal.batch({ accountId, leaseId: 'lease_dead', batchId: '1', seqs: [a!.seq, b!.seq] });
+    await leases.settleBatch({
+      accountId,
+      leaseId: 'lease_dead',
+      batchId: '1',
+      ttlMs: 60_000,
+      records: [a!, b!],
+    });
+    dead.outbox.close();
+    dead.journal.close(); // as SIGKILL leaves it: c and req_own never sent, batch 1 unacknowledged
+
+    const next = outboxOn(redis, dir);
+    expect(next.replayed.pending.map((r) => r.holdId)).toEqual(['req_a', 'req_b', 'req_c', 'req_own']);
+    await next.outbox.replay(next.replayed, {
+      batchPrefix: 'replay-lease_next',
+      ttlMs: 60_000,
+      releaseLease: async (acct, leaseId) => {
+        await leases.releaseLease({ accountId: acct, leaseId });
+      },
+    });
+    expect(next.journal.pendingRecords).toBe(0);
+    next.close();
+    const charges = (await usageRecords(redis, accountId, { count: 20 })).filter((e) => e.type === 'charge');
+    expect(charges.map((e) => [e.requestId, e.amount]).sort()).toEqual([
+      ['req_a', 1_000],
+      ['req_b', 1_000],
+      ['req_c', 1_000],
+      ['req_own', 700],
+    ]);
+    // The dead lease's rest went back at once, not after its ttl.
+    expect(await new Metering(redis).balance(accountId)).toEqual({
+      balance: 96_300,
+      held: 0,
+      available: 96_300,
+    });
+    await expectLedgerClean(redis, [accountId]);
+    // A third start finds nothing left to send.
+    const third = outboxOn(redis, dir);
+    expect(third.replayed.pending).toEqual([]);
+    third.close();
+  });
+
+  it('with replicas required, a settlement counts only once WAIT confirms a replica has it', async () => {
+    const accountId = await funded(10_000);
+    const m = new Metering(redis);
+    await m.reserve({ accountId, holdId: 'req_wait', min: 10, max: 500, ttlMs: 60_000 });
+    const o = outboxOn(redis, dataDir(), { waitReplicas: 1 });
+    let done = false;
+    const settled = o.outbox.settleHold({
+      accountId,
+      holdId: 'req_wait',
+      cost: 250,
+      carved: 500,
+      usage: usage('req_wait'),
+    });
+    void settled.then(() => {
+      done = true;
+    });
+    // Redis applied it (exactly once: the resends answer from the done key), but no replica has it,
+    // so the outbox keeps it pending and resends it.
+    await until(() => o.outbox.stalledMs() > 300, 'the outbox kept failing');
+    expect(await m.balance(accountId)).toMatchObject({ balance: 9_750, held: 0 });
+    expect(done).toBe(false);
+    expect(o.journal.pendingRecords).toBe(1);
+    const replica = await startRedis({ replicaOf: { port: server.port } });
+    try {
+      expect(await settled).toMatchObject({ charged: 250 });
+      expect(o.journal.pendingRecords).toBe(0);
+      const copy = replica.client();
+      expect(await copy.hget(`{a:${accountId}}:account`, 'balance')).toBe('9750');
+    } finally {
+      o.close();
+      await replica.stop();
+    }
+    await expectLedgerClean(redis, [accountId]);
+  });
+});
