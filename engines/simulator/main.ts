@@ -16,7 +16,11 @@ const NUMERIC_FLAGS: Array<[flag: string, key: NumericOption, help: string]> = [
   ['max-concurrency', 'maxConcurrency', 'requests generating at once; more wait (0 = unlimited)'],
   ['max-model-len', 'maxModelLen', 'largest prompt + max_tokens, in tokens'],
   ['image-tokens', 'imageTokens', 'prompt tokens per image part (vision models; default 0)'],
-  ['template-tokens', 'templateTokens', 'chat-template tokens per message, and once for the reply (default 0)'],
+  [
+    'template-tokens',
+    'templateTokens',
+    'chat-template tokens per message, and once for the reply (default 0)',
+  ],
   ['kv-cache-tokens', 'kvCacheTokens', 'simulated KV-cache size, for vllm:kv_cache_usage_perc'],
   ['prefix-block-size', 'prefixBlockSize', 'prefix-cache block size, in tokens'],
   ['prefix-cache-blocks', 'prefixCacheBlocks', 'prefix-cache LRU capacity per model, in blocks'],

@@ -102,7 +102,7 @@ describe('settlement outbox', () => {
     await new Metering(redis).reserve({ accountId, holdId: 'req_own', min: 10, max: 1_000, ttlMs: 60_000 });
     // The process that dies: three leased calls and one on its own hold were delivered and journaled.
     const dead = outboxOn(redis, dir);
-    const [a, b, c] = ['req_a', 'req_b', 'req_c'].map((h) =>
+    const [a, b] = ['req_a', 'req_b', 'req_c'].map((h) =>
       dead.outbox.recordLeased({
         accountId,
         leaseId: 'lease_dead',

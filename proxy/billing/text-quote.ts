@@ -92,7 +92,8 @@ export function textBill(
     cachedTokens: Math.min(reported.cachedTokens, input),
     outputTokens: Math.min(reported.outputTokens, allowed.output),
   };
-  const implausible = usage.inputTokens !== reported.inputTokens || usage.outputTokens !== reported.outputTokens;
+  const implausible =
+    usage.inputTokens !== reported.inputTokens || usage.outputTokens !== reported.outputTokens;
   return { cost: textCostSaturating(price, usage), usage, implausible };
 }
 
