@@ -2,6 +2,8 @@
 // fastify + undici pass-through, (c) the full proxy on its own Redis with a funded account and key.
 // Shared by run.ts (throughput and latency) and cpu.ts (CPU per request of each process).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../core/free-port.ts';
 import { NODE_SERVICE_FLAGS } from '../../core/node-flags.ts';
@@ -85,6 +87,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     execFileSync(`${root}scripts/build.sh`, { stdio: 'inherit' });
   const children: ChildProcess[] = [];
   const redis = await startRedis();
+  mkdirSync(join(root, 'bench', 'out'), { recursive: true });
+  const dataDir = mkdtempSync(join(root, 'bench', 'out', 'proxy-data-'));
   const stop = async () => {
     // Servers first (the proxy gives its leases back to Redis on the way out), then Redis.
     await Promise.all(
@@ -98,6 +102,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ),
     );
     await redis.stop().catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
   };
   try {
     const [simPort, barePort, proxyPort] = [await freePort(), await freePort(), await freePort()];
@@ -127,6 +132,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         MODELPLANE_KEK: kek,
         PROXY_HOST: '127.0.0.1',
         PROXY_PORT: String(proxyPort),
+        // Its settlement journal on the same disk as a production replica's (ext4 here, not tmpfs).
+        PROXY_DATA_DIR: dataDir,
         LOG_LEVEL: 'warn',
         ...opts.proxyEnv,
       },

@@ -17,9 +17,10 @@
 //      reached the client and the call runs again as above, as a new engine attempt.
 //    A reserved hold is renewed while the call runs (HoldRenewer); a lease renews itself. Only a
 //    hold whose proxy died reaches its expiry, and the sweeper voids it in the ledger.
-// 3. settle(cost, counts) once the call is delivered, before its last byte leaves the proxy: the
-//    settlement is in the outbox's journal at once and reaches Redis through the outbox, which
-//    resends it until Redis acknowledges it (in a lease batch, or on its own for a reserved hold).
+// 3. settle(cost, counts, deliver) when the call's answer is complete: the settlement goes into the
+//    outbox's journal, and `deliver` (which sends the last bytes) runs once it is in the file, so
+//    a delivered call is never forgotten, even by a process killed right after. The outbox sends it
+//    until Redis acknowledges it (in a lease batch, or on its own for a reserved hold).
 //    The true cost is charged: the hold first, any excess from the spare balance, and what cannot
 //    be collected is recorded beside it (short) and counted.
 // 4. release() when nothing billable happened: the hold goes back.
@@ -95,6 +96,8 @@ export class ReservationShortError extends Error {
 /** reserve()'s answer when not even the quote's min could be held. */
 const NOT_COVERED = -1;
 
+const noop = () => {};
+
 export class CallCharge {
   /** What the engine call was allowed once held (text: output tokens, all choices together). */
   allowance = 0;
@@ -123,13 +126,25 @@ export class CallCharge {
   }
 
   /**
-   * The call was delivered: charge `cost` (its true cost, never capped at the hold) with its usage.
-   * Journaled before it returns, so call it before the client gets the last byte. Never throws.
+   * The call is done: charge `cost` (its true cost, never capped at the hold) with its usage, and
+   * run `deliver` (send the last bytes) once the settlement is in the journal file — at the end of
+   * this event-loop turn, one write for every call finishing in it. Never throws.
    */
-  settle(cost: number, counts: UsageCounts): void {
-    if (this.state !== 'held') return;
+  settle(cost: number, counts: UsageCounts, deliver: () => void = noop): void {
+    if (this.state === 'held') this.charge(cost, counts);
+    else this.state = 'done';
+    // The call counts as running until its answer is out, so shutdown waits for the last bytes.
+    this.b.outbox.afterJournaled(() => {
+      try {
+        deliver();
+      } finally {
+        this.b.finished(this);
+      }
+    });
+  }
+
+  private charge(cost: number, counts: UsageCounts): void {
     this.state = 'done';
-    this.b.finished(this);
     const { principal, model, kind, requestId } = this.call;
     // Spelled out, not spread: built once per request on the hot path.
     const usage: UsageRecord = {

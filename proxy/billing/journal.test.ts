@@ -2,7 +2,7 @@
 // one replays (records, and the batches they were sent in), a line cut by a crash is dropped while
 // a damaged line elsewhere stops the start, segments go once nothing in them is pending, and a
 // data directory belongs to one process at a time.
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -61,10 +61,14 @@ describe('settlement journal', () => {
     expect(() => Journal.open(bad)).toThrow(/outbox-1\.log line 1 is unreadable; it holds charges owed/);
   });
 
-  it('rotates segments and deletes each once nothing in it is pending', () => {
+  it('rotates segments and deletes each once nothing in it is pending', async () => {
     const d = dir();
     const { journal } = Journal.open(d, { segmentBytes: 400 });
-    const recs = Array.from({ length: 12 }, (_, i) => journal.record(rec(`r${i}`, null)));
+    const recs = [];
+    for (let i = 0; i < 12; i++) {
+      recs.push(journal.record(rec(`r${i}`, null)));
+      await new Promise<void>((r) => journal.afterWrite(r)); // each its own write
+    }
     expect(readdirSync(d).filter((f) => f.endsWith('.log')).length).toBeGreaterThan(2);
     const logs = () => readdirSync(d).filter((f) => f.endsWith('.log'));
     const before = logs().length;
@@ -90,6 +94,27 @@ describe('settlement journal', () => {
     );
     writeFileSync(join(d, 'outbox.lock'), '2147483646'); // no such process
     Journal.open(d).journal.close();
+  });
+
+  it('afterWrite runs once the lines recorded before it are in the file, one write for all of a turn', async () => {
+    const d = dir();
+    const { journal } = Journal.open(d);
+    const file = () => readFileSync(join(d, readdirSync(d).find((f) => f.endsWith('.log'))!), 'utf8');
+    journal.record(rec('a'));
+    journal.record(rec('b'));
+    expect(file()).toBe(''); // gathered in memory during the turn
+    const seen: string[] = [];
+    await new Promise<void>((r) => {
+      journal.afterWrite(() => seen.push(file()));
+      journal.afterWrite(r);
+    });
+    expect(
+      seen[0]!
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).holdId),
+    ).toEqual(['a', 'b']);
+    journal.close();
   });
 
   it('durable() resolves once an fsync covered every line written before it', async () => {

@@ -6,7 +6,10 @@
 //   b  a lease batch (which records, under which batch id), written and fsynced before the batch
 //      is sent: a batch Redis may have applied is only ever resent under its own id;
 //   a  records Redis acknowledged (not fsynced: a lost ack only means an idempotent resend).
-// Group fsync (`durable`) makes one fsync cover every line written before it, whoever asked.
+// Lines are gathered in memory and written with one write(2) per event-loop turn (`afterWrite`
+// runs a call's delivery once its line is in the file): a write per call cost the proxy ~40 µs of
+// CPU per request on ext4, most of its overhead. Group fsync (`durable`) makes one fsync cover
+// every line written before it, whoever asked.
 // Files are segments (outbox-<n>.log); a segment is deleted once nothing in it is pending. At start
 // `open` replays the segments a previous process left: what it had not seen acknowledged.
 import {
@@ -69,6 +72,10 @@ export class Journal {
   private readonly segmentOfRecord = new Map<number, number>();
   private readonly segmentOfBatch = new Map<string, number>();
   private dirty = false;
+  /** Lines not written yet, and what waits for them to be (see afterWrite). */
+  private buffered: string[] = [];
+  private waiting: (() => void)[] = [];
+  private writeScheduled = false;
   private syncing: Promise<void> | null = null;
   private nextSync: Promise<void> | null = null;
   private closed = false;
@@ -113,7 +120,7 @@ export class Journal {
     }
   }
 
-  /** Writes a call's settlement; returns it with its sequence number. */
+  /** Records a call's settlement (written this event-loop turn); returns it with its sequence number. */
   record(r: Omit<SettleRecord, 'seq'>): SettleRecord {
     const rec: SettleRecord = {
       seq: this.seq++,
@@ -129,10 +136,33 @@ export class Journal {
     return rec;
   }
 
-  /** Writes a lease batch line; call `durable()` before sending the batch. */
+  /** Writes a lease batch line now (after every line before it); call `durable()` before sending the batch. */
   batch(b: BatchLine): void {
     this.write({ t: 'b', ...b });
     this.pin(this.segment, null, batchKey(b));
+    this.flush();
+  }
+
+  /**
+   * Runs `then` once every line recorded so far is written to the file: at the end of this
+   * event-loop turn, together with every other call that finished in it (one write(2) for all).
+   */
+  afterWrite(then?: () => void): void {
+    if (then !== undefined) this.waiting.push(then);
+    if (this.writeScheduled) return;
+    this.writeScheduled = true;
+    setImmediate(() => {
+      this.writeScheduled = false;
+      const waiting = this.waiting;
+      this.waiting = [];
+      try {
+        this.flush();
+      } finally {
+        // A failed write (a full disk) must not hold answers back: the settlements are still owed
+        // from memory and sent to Redis; the error reaches the caller's error handling.
+        for (const w of waiting) w();
+      }
+    });
   }
 
   /** Redis acknowledged these records (and the batch that carried them, if any). */
@@ -140,6 +170,7 @@ export class Journal {
     if (this.closed) return;
     const key = batch === undefined ? undefined : batchKey(batch);
     this.write(key === undefined ? { t: 'a', s: [...seqs] } : { t: 'a', s: [...seqs], b: key });
+    this.afterWrite();
     for (const s of seqs) {
       const seg = this.segmentOfRecord.get(s);
       this.segmentOfRecord.delete(s);
@@ -152,8 +183,9 @@ export class Journal {
     }
   }
 
-  /** Resolves when every line written before the call is on disk (one fsync serves many callers). */
+  /** Resolves when every line recorded before the call is on disk (one fsync serves many callers). */
   durable(): Promise<void> {
+    this.flush();
     if (this.syncing === null) return this.dirty ? this.startSync() : Promise.resolve();
     if (!this.dirty) return this.syncing;
     this.nextSync ??= this.syncing.then(
@@ -170,6 +202,7 @@ export class Journal {
 
   close(): void {
     if (this.closed) return;
+    this.flush();
     this.closed = true;
     fsyncSync(this.fd);
     closeSync(this.fd);
@@ -194,7 +227,14 @@ export class Journal {
 
   private write(line: Line): void {
     if (this.closed) throw new Error('the settlement journal is closed');
-    const text = `${JSON.stringify(line)}\n`;
+    this.buffered.push(JSON.stringify(line));
+  }
+
+  /** Writes the buffered lines (one write(2)); a segment grown past its size is rotated after. */
+  private flush(): void {
+    if (this.buffered.length === 0) return;
+    const text = `${this.buffered.join('\n')}\n`;
+    this.buffered = [];
     this.size += writeSync(this.fd, text);
     this.dirty = true;
     if (this.size >= this.segmentBytes) this.rotate();

@@ -74,6 +74,11 @@ export class Outbox {
     return this.o.journal.record(a);
   }
 
+  /** Runs `deliver` once every settlement recorded so far is in the journal file (this event-loop turn). */
+  afterJournaled(deliver: () => void): void {
+    this.o.journal.afterWrite(deliver);
+  }
+
   /** A lease batch: its line is made durable first, then it is sent until acknowledged. */
   async settleBatch(b: {
     accountId: string;

@@ -191,17 +191,27 @@ export async function relayStream(
   abort.dispose();
 
   if (usageBlock !== null) usage = usageFromEngine(usageIn(usageBlock, usageAt)) ?? usage;
-  // Charged for what was generated, and journaled before the last bytes leave.
+  // Charged for what was generated; the last bytes leave once the settlement is in the journal.
   const reported = usage ?? estimatedUsage(a.promptBytes, contentFrames);
   const bill = textBill(a.price, reported, { output: charge.allowance, input: entry.contextLength });
   if (bill.implausible) request.log.warn({ usage: reported }, 'the engine reported implausible usage');
-  charge.settle(bill.cost, bill.usage);
+  charge.settle(bill.cost, bill.usage, () =>
+    endStream(ctx, request, res, { abort, sawDone, failure, pending, entry }),
+  );
+}
 
-  const reason = abort.cancel.aborted ? abort.cancel.reason : null;
+/** The stream's last bytes: [DONE], or an in-band error frame (nothing when the client left). */
+function endStream(
+  ctx: ProxyContext,
+  request: FastifyRequest,
+  res: FastifyReply['raw'],
+  e: { abort: RequestAbort; sawDone: boolean; failure: unknown; pending: Buffer[]; entry: CatalogueEntry },
+): void {
+  const reason = e.abort.cancel.aborted ? e.abort.cancel.reason : null;
   if (reason instanceof ClientClosedError || res.destroyed) {
     request.log.info('client closed the stream');
-  } else if (sawDone) {
-    res.end(Buffer.concat([...pending, DONE_FRAME]));
+  } else if (e.sawDone) {
+    res.end(Buffer.concat([...e.pending, DONE_FRAME]));
   } else {
     const err =
       reason instanceof KeyInvalidatedError
@@ -209,14 +219,14 @@ export async function relayStream(
         : reason instanceof ApiError
           ? reason // the proxy ended the stream (shutdown)
           : new ApiError('server_error', 'The engine failed while streaming the response.', {
-              cause: failure,
+              cause: e.failure,
             });
     if (err.status >= 500 && reason === null) {
-      request.log.error({ err: failure }, 'stream failed after its first frame');
-      ctx.metrics.engineErrors.inc({ model: entry.id, kind: 'stream' });
+      request.log.error({ err: e.failure }, 'stream failed after its first frame');
+      ctx.metrics.engineErrors.inc({ model: e.entry.id, kind: 'stream' });
     }
     const errorFrame = dataFrame(JSON.stringify(errorBody('openai', err, request.id)));
-    res.end(Buffer.concat([...pending, Buffer.from(errorFrame)]));
+    res.end(Buffer.concat([...e.pending, Buffer.from(errorFrame)]));
   }
 }
 

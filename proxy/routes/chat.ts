@@ -128,9 +128,11 @@ async function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: Fas
         estimatedUsage(promptBytes, estimateTokens(completionOutputBytes(result.body)));
       const bill = textBill(price, reported, { output: charge.allowance, input: entry.contextLength });
       if (bill.implausible) request.log.warn({ usage: reported }, 'the engine reported implausible usage');
-      charge.settle(bill.cost, bill.usage); // journaled before the answer leaves
-      reply.type('application/json').send(result.body);
-      abort.dispose();
+      // The answer leaves once its settlement is in the journal (end of this event-loop turn).
+      charge.settle(bill.cost, bill.usage, () => {
+        abort.dispose();
+        reply.type('application/json').send(result.body);
+      });
       return reply;
     }
     const start = await charge.hold<StreamStart>({

@@ -81,9 +81,11 @@ async function handleEmbeddings(ctx: ProxyContext, request: FastifyRequest, repl
     if (body.encoding_format === 'base64') encodeBase64(result.json);
     const perInput = entry.contextLength;
     const bill = textBill(price, result.usage, { output: 0, input: perInput && perInput * inputs });
-    charge.settle(bill.cost, bill.usage); // journaled before the answer leaves
-    reply.send(result.json);
-    abort.dispose();
+    // The answer leaves once its settlement is in the journal (end of this event-loop turn).
+    charge.settle(bill.cost, bill.usage, () => {
+      abort.dispose();
+      reply.send(result.json);
+    });
     return reply;
   } catch (err) {
     abort.dispose();
