@@ -1,6 +1,7 @@
 // What the settlement outbox costs a proxy per request (issue "Money that cannot leak"): the
-// journal line written before each answer's last byte (a write(2) on the request path), and the
-// group fsync before each lease batch is sent (off the request path, once per 10 ms tick).
+// journal line written before each answer's last byte (one write(2) per event-loop turn, for every
+// call finishing in it), and the group fsync before each lease batch is sent (off the request
+// path, once per 10 ms tick).
 //   npx tsx bench/metering/outbox.ts     (part of `make bench`; ~10 s; the journal on this repo's disk)
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,11 +39,21 @@ async function run(dir: string): Promise<void> {
       carved: 9_876_543,
       usage,
     });
-  for (let i = 0; i < 10_000; i++) record(i); // warm-up (JIT)
+  const turn = () => new Promise<void>((r) => journal.afterWrite(r));
+  /** CPU µs per call (user + system) when `perTurn` calls finish in each event-loop turn. */
+  const perCall = async (perTurn: number, calls: number) => {
+    const start = process.cpuUsage();
+    for (let i = 0; i < calls; i += perTurn) {
+      for (let j = 0; j < perTurn; j++) seqs.push(record(i + j).seq);
+      await turn();
+    }
+    const used = process.cpuUsage(start);
+    return (used.user + used.system) / calls;
+  };
   const seqs: number[] = [];
-  const t0 = process.hrtime.bigint();
-  for (let i = 0; i < RECORDS; i++) seqs.push(record(i).seq);
-  const perRecordUs = Number(process.hrtime.bigint() - t0) / 1_000 / RECORDS;
+  await perCall(16, 20_000); // warm-up (JIT)
+  const alone = await perCall(1, RECORDS / 4);
+  const sixteen = await perCall(16, RECORDS);
 
   // A 10 ms tick's work at ~6,400 req/s: 64 records acknowledged, one batch line, one fsync.
   const fsyncMs: number[] = [];
@@ -65,7 +76,10 @@ async function run(dir: string): Promise<void> {
   const at = (q: number) => fsyncMs[Math.min(fsyncMs.length - 1, Math.floor(q * fsyncMs.length))]!.toFixed(2);
   console.log('| measure | value |');
   console.log('| --- | ---: |');
-  console.log(`| journal line per request (write(2), on the request path) | ${perRecordUs.toFixed(2)} µs |`);
+  console.log(`| journal line per call, one call a turn (its own write(2)) | ${alone.toFixed(2)} µs CPU |`);
+  console.log(
+    `| journal line per call, 16 calls a turn (one write(2) for all) | ${sixteen.toFixed(2)} µs CPU |`,
+  );
   console.log(
     `| group fsync per lease batch, p50 / p99 (off the request path) | ${at(0.5)} / ${at(0.99)} ms |`,
   );

@@ -39,8 +39,8 @@ interface Row {
 
 function wrk(target: Target, script: string, seconds: number): number {
   const out = execFileSync('wrk', [
-    '-t2',
-    '-c32',
+    process.env.BENCH_CONNECTIONS === '1' ? '-t1' : '-t2',
+    `-c${process.env.BENCH_CONNECTIONS ?? 32}`,
     `-d${seconds}s`,
     '-s',
     script,
