@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { handleChat } from './chat/handler.ts';
+import { handleTokenize } from './chat/tokenize.ts';
 import type { RouteHandler, SimContext } from './context.ts';
 import { handleEmbeddings } from './embeddings.ts';
 import { FileStore } from './file-store.ts';
@@ -74,6 +75,7 @@ const handleModel: RouteHandler = async (ctx, _req, res, params) => {
 const routes: Array<{ method: string; path: RegExp; handler: RouteHandler }> = [
   { method: 'POST', path: /^\/v1\/chat\/completions$/, handler: handleChat },
   { method: 'POST', path: /^\/v1\/embeddings$/, handler: handleEmbeddings },
+  { method: 'POST', path: /^\/tokenize$/, handler: handleTokenize },
   { method: 'POST', path: /^\/v1\/images\/generations$/, handler: handleImageGenerations },
   { method: 'POST', path: /^\/v1\/images\/edits$/, handler: handleImageEdits },
   { method: 'POST', path: /^\/v1\/videos$/, handler: handleCreateVideo },

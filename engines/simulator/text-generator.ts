@@ -42,17 +42,25 @@ export function generateTokens(
 
 /**
  * Applies OpenAI `stop` sequences: the output ends before the earliest occurrence, which is not
- * included. Returns the kept tokens (the last one possibly shortened) and whether a stop matched.
+ * included. Returns the kept tokens (the last one possibly shortened), whether a stop matched and
+ * which (vLLM reports it as the choice's `stop_reason`).
  */
-export function applyStop(tokens: string[], stop: string[]): { tokens: string[]; stopped: boolean } {
-  if (stop.length === 0) return { tokens, stopped: false };
+export function applyStop(
+  tokens: string[],
+  stop: string[],
+): { tokens: string[]; stopped: boolean; matched: string | null } {
+  if (stop.length === 0) return { tokens, stopped: false, matched: null };
   const text = tokens.join('');
   let cut = -1;
+  let matched: string | null = null;
   for (const s of stop) {
     const at = s === '' ? -1 : text.indexOf(s);
-    if (at >= 0 && (cut < 0 || at < cut)) cut = at;
+    if (at >= 0 && (cut < 0 || at < cut)) {
+      cut = at;
+      matched = s;
+    }
   }
-  if (cut < 0) return { tokens, stopped: false };
+  if (cut < 0) return { tokens, stopped: false, matched: null };
   const kept: string[] = [];
   let used = 0;
   for (const t of tokens) {
@@ -61,5 +69,5 @@ export function applyStop(tokens: string[], stop: string[]): { tokens: string[];
     kept.push(piece);
     used += piece.length;
   }
-  return { tokens: kept, stopped: true };
+  return { tokens: kept, stopped: true, matched };
 }

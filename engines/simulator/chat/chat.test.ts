@@ -319,3 +319,48 @@ describe('tool calls', () => {
     expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('tool_calls');
   });
 });
+
+describe('stop_reason and /tokenize (as vLLM)', () => {
+  it('names the stop string that ended a choice, streamed and not; null otherwise', async () => {
+    const base = { model: 'm', messages: user('Tell me about the sea'), max_tokens: 40 };
+    const whole = await client.chat.completions.create(base);
+    const text = whole.choices[0]!.message.content!;
+    const stop = text.split(' ').slice(2, 3).join(' ');
+    const cut = await client.chat.completions.create({ ...base, stop: ['zzzz-not-there', ` ${stop}`] });
+    expect(cut.choices[0]!.finish_reason).toBe('stop');
+    expect((cut.choices[0] as unknown as { stop_reason: string }).stop_reason).toBe(` ${stop}`);
+    expect((whole.choices[0] as unknown as { stop_reason: unknown }).stop_reason).toBeNull();
+    const chunks = await collect(
+      await client.chat.completions.create({ ...base, stop: [` ${stop}`], stream: true }),
+    );
+    const last = chunks.findLast((c) => c.choices[0]?.finish_reason)!;
+    expect((last.choices[0] as unknown as { stop_reason: string }).stop_reason).toBe(` ${stop}`);
+  });
+
+  it('counts a chat prompt exactly as a completion of it reports prompt_tokens', async () => {
+    const messages = [
+      { role: 'system' as const, content: 'You are terse.' },
+      {
+        role: 'user' as const,
+        content: [
+          { type: 'text' as const, text: 'What is in this picture, in a few words?' },
+          { type: 'image_url' as const, image_url: { url: 'data:image/png;base64,AAAA' } },
+        ],
+      },
+    ];
+    const done = await client.chat.completions.create({ model: 'm', messages, max_tokens: 3 });
+    const res = await fetch(`${sim.url}/tokenize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages }),
+    });
+    const counted = (await res.json()) as { count: number; max_model_len: number; tokens: number[] };
+    expect(counted.count).toBe(done.usage!.prompt_tokens);
+    expect(counted.max_model_len).toBeGreaterThan(0);
+    const bare = await fetch(`${sim.url}/tokenize`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'm', prompt: 'one two six' }),
+    });
+    expect(((await bare.json()) as { count: number }).count).toBe(3);
+  });
+});

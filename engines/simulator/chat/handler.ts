@@ -7,7 +7,7 @@ import { chooseFailure } from '../failure.ts';
 import { badRequest, HttpError, headerValue, parseJsonObject, sendError, sleep } from '../http.ts';
 import { tokenize } from '../tokenizer.ts';
 import { type ChoicePlan, planChoices, promptText } from './plan.ts';
-import { parseChatRequest } from './request.ts';
+import { type ChatRequest, parseChatRequest } from './request.ts';
 import { streamChat } from './stream.ts';
 
 export interface ChatUsage {
@@ -24,6 +24,14 @@ export function usageOf(promptTokens: number, cachedTokens: number, completionTo
     total_tokens: promptTokens + completionTokens,
     prompt_tokens_details: { cached_tokens: cachedTokens },
   };
+}
+
+/** Images and the chat template are prompt tokens too (vLLM counts both in prompt_tokens). */
+export function promptTokenCount(ctx: SimContext, chat: ChatRequest, textTokens: number): number {
+  const images = chat.messages.reduce((n, m) => n + m.images, 0);
+  return (
+    textTokens + images * ctx.options.imageTokens + (chat.messages.length + 1) * ctx.options.templateTokens
+  );
 }
 
 export interface ChatTiming {
@@ -45,12 +53,7 @@ export async function handleChat(
     itlMs: latencyHeader(req, 'x-sim-itl-ms', ctx.options.itlMs),
   };
   const promptTokens = tokenize(promptText(chat));
-  // Images and the chat template are prompt tokens too (vLLM counts both in prompt_tokens).
-  const images = chat.messages.reduce((n, m) => n + m.images, 0);
-  const promptCount =
-    promptTokens.length +
-    images * ctx.options.imageTokens +
-    (chat.messages.length + 1) * ctx.options.templateTokens;
+  const promptCount = promptTokenCount(ctx, chat, promptTokens.length);
   const limit = ctx.options.maxModelLen;
   const maxTokens = chat.maxTokens ?? limit - promptCount;
   if (promptCount + Math.max(1, maxTokens) > limit) {
@@ -183,6 +186,7 @@ function completionBody(
       },
       logprobs: null,
       finish_reason: p.finishReason,
+      stop_reason: p.stopReason,
     })),
     usage,
   };

@@ -19,6 +19,8 @@ export interface ChoicePlan {
   index: number;
   steps: Step[];
   finishReason: FinishReason;
+  /** vLLM's `stop_reason`: the stop string that ended the choice, else null. */
+  stopReason: string | null;
   content: string | null;
   toolCalls: PlannedToolCall[];
   completionTokens: number;
@@ -61,6 +63,7 @@ function planTools(calls: PlannedToolCall[], budget: number): Omit<ChoicePlan, '
   return {
     steps,
     finishReason: truncated ? 'length' : 'tool_calls',
+    stopReason: null,
     content: null,
     toolCalls: kept,
     completionTokens: used,
@@ -81,12 +84,13 @@ export function planChoices(req: ChatRequest, maxTokens: number): ChoicePlan[] {
       minTokens: req.minTokens,
       ignoreEos: req.ignoreEos,
     });
-    const { tokens, stopped } = applyStop(generated.tokens, req.stop);
+    const { tokens, stopped, matched } = applyStop(generated.tokens, req.stop);
     const hitLimit = req.ignoreEos || generated.naturalLength > maxTokens;
     plans.push({
       index,
       steps: tokens.map((text) => ({ kind: 'content', text, tokens: 1 })),
       finishReason: !stopped && hitLimit ? 'length' : 'stop',
+      stopReason: matched,
       content: tokens.join(''),
       toolCalls: [],
       completionTokens: tokens.length,

@@ -76,11 +76,17 @@ export async function streamChat(res: ServerResponse, signal: AbortSignal, s: St
   const envelope = (choices: unknown[], extra: Record<string, unknown>) =>
     `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, system_fingerprint, choices, ...extra })}\n\n`;
   const chunk = (choices: unknown[]) => envelope(choices, usageField());
-  const choice = (index: number, delta: Record<string, unknown>, finishReason: string | null = null) => ({
+  const choice = (
+    index: number,
+    delta: Record<string, unknown>,
+    finishReason: string | null = null,
+    stopReason: string | null = null,
+  ) => ({
     index,
     delta,
     logprobs: null,
     finish_reason: finishReason,
+    ...(finishReason === null ? {} : { stop_reason: stopReason }),
   });
 
   res.writeHead(200, {
@@ -125,13 +131,13 @@ export async function streamChat(res: ServerResponse, signal: AbortSignal, s: St
         await write(res, signal, chunk([choice(p.index, deltaOf(step))]));
       }
       if (i === p.steps.length - 1 || (p.steps.length === 0 && i === 0)) {
-        await write(res, signal, chunk([choice(p.index, {}, p.finishReason)]));
+        await write(res, signal, chunk([choice(p.index, {}, p.finishReason, p.stopReason)]));
       }
     }
   }
   for (const p of s.plans) {
     if (p.steps.length === 0 && totalSteps === 0)
-      await write(res, signal, chunk([choice(p.index, {}, p.finishReason)]));
+      await write(res, signal, chunk([choice(p.index, {}, p.finishReason, p.stopReason)]));
   }
   if (s.includeUsage) {
     await write(res, signal, envelope([], { usage }));
