@@ -136,6 +136,9 @@ const spec: Schema = {
       properties: {
         tools: bool('Chat: tool calling.'),
         vision: bool('Chat: image input.'),
+        reasoning: bool(
+          'Chat: thinks before answering (vLLM --reasoning-parser); Messages `thinking` needs it.',
+        ),
         edit: bool('Image: POST /v1/images/edits.'),
         imageToVideo: bool('Video: start from an image.'),
       },

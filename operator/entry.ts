@@ -63,6 +63,7 @@ export function catalogueEntryFor(
     capabilities: {
       tools: s.capabilities?.tools ?? false,
       vision: s.capabilities?.vision ?? false,
+      reasoning: s.capabilities?.reasoning ?? false,
       edit: s.capabilities?.edit ?? false,
       imageToVideo: s.capabilities?.imageToVideo ?? false,
     },

@@ -84,6 +84,7 @@ export const modelSpecSchema = z.strictObject({
     .strictObject({
       tools: z.boolean().optional(),
       vision: z.boolean().optional(),
+      reasoning: z.boolean().optional(),
       edit: z.boolean().optional(),
       imageToVideo: z.boolean().optional(),
     })

@@ -76,6 +76,11 @@ export const specRules: ModelRule[] = [
     holds: (s) => !s.capabilities?.tools || s.kind === 'chat',
   },
   {
+    cel: "!has(self.capabilities) || !has(self.capabilities.reasoning) || !self.capabilities.reasoning || self.kind == 'chat'",
+    message: 'spec.capabilities.reasoning applies to chat models only',
+    holds: (s) => !s.capabilities?.reasoning || s.kind === 'chat',
+  },
+  {
     cel: '!has(self.engine) || !has(self.engine.minReplicas) || !has(self.engine.maxReplicas) || self.engine.minReplicas <= self.engine.maxReplicas',
     message: 'spec.engine.minReplicas must not exceed spec.engine.maxReplicas',
     holds: (s) =>

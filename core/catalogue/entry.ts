@@ -31,6 +31,8 @@ export type Price = z.infer<typeof priceSchema>;
 export const capabilitiesSchema = z.object({
   tools: z.boolean().default(false),
   vision: z.boolean().default(false),
+  /** Thinks before answering; the engine returns reasoning_content (vLLM --reasoning-parser). */
+  reasoning: z.boolean().default(false),
   edit: z.boolean().default(false),
   imageToVideo: z.boolean().default(false),
 });
@@ -70,7 +72,13 @@ export const catalogueEntrySchema = z.object({
   availability: z.enum(availabilities).default('available'),
   region: z.string().default('global'),
   tags: z.array(z.string()).default([]),
-  capabilities: capabilitiesSchema.default({ tools: false, vision: false, edit: false, imageToVideo: false }),
+  capabilities: capabilitiesSchema.default({
+    tools: false,
+    vision: false,
+    reasoning: false,
+    edit: false,
+    imageToVideo: false,
+  }),
   endpoints: z.array(endpointSchema).default([]),
   ownedBy: z.string().default('modelplane'),
   /** Unix seconds the model was first catalogued (OpenAI `created`). */

@@ -38,6 +38,8 @@ export const requestIdPlugin = fp(
   async (app: FastifyInstance) => {
     app.addHook('onRequest', (request, reply, done) => {
       reply.header(REQUEST_ID_HEADER, request.id);
+      // The Anthropic SDKs surface the id from `request-id` (error.requestID, message._request_id).
+      if (request.url.startsWith('/v1/messages')) reply.header('request-id', request.id);
       done();
     });
   },

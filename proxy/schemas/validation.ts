@@ -16,9 +16,29 @@ export function paramPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+type Issue = z.core.$ZodIssue;
+
+/**
+ * The issue that says what is wrong. A union (`content`: a string or blocks) fails as a whole with
+ * "Invalid input"; the branch worth naming is the one whose failure is deeper than a mismatched
+ * type at the union itself (an unknown block type three levels down).
+ */
+function telling(issue: Issue): Issue {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
+  const branches = issue.errors.filter(
+    (errs) =>
+      errs.length > 0 &&
+      !(errs.length === 1 && errs[0]!.code === 'invalid_type' && errs[0]!.path.length === 0),
+  );
+  if (branches.length !== 1) return issue;
+  const inner = telling(branches[0]![0]!);
+  return { ...inner, path: [...issue.path, ...inner.path] };
+}
+
 export function zodToApiError(error: z.ZodError): ApiError {
-  const issue = error.issues[0];
-  if (!issue) return new ApiError('invalid_request', 'Invalid request.');
+  const first = error.issues[0];
+  if (!first) return new ApiError('invalid_request', 'Invalid request.');
+  const issue = telling(first);
   const param = paramPath(issue.path);
   if (param === '') return new ApiError('invalid_request', `Invalid request body: ${issue.message}`);
   const missing = issue.code === 'invalid_type' && /received undefined$/.test(issue.message);
