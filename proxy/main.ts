@@ -1,6 +1,7 @@
 // The proxy process: `tsx proxy/main.ts`. Configuration comes from the environment (core/config.ts,
-// README "Configuration"); REDIS_URL and MODELPLANE_KEK are the ones that matter. Stateless: run
-// as many replicas as you like against one Redis.
+// README "Configuration"); REDIS_URL and MODELPLANE_KEK are the ones that matter. Run as many
+// replicas as you like against one Redis; each keeps one thing of its own, its settlement journal
+// in PROXY_DATA_DIR (a volume that outlives the process, so a restart replays what Redis missed).
 import { Redis } from 'ioredis';
 import { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import { loadConfig } from '../core/config.ts';
