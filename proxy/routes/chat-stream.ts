@@ -11,8 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidApiKey } from '../../core/errors.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
-import type { CallCharge } from '../billing/charge.ts';
-import { estimatedUsage, type TextUsage, textBill, usageFromEngine } from '../billing/text-quote.ts';
+import { type TextUsage, usageFromEngine } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { errorBody } from '../dialects/index.ts';
 import { clientChunk, frameView, hasContent, relayFrame, usageIn } from '../dialects/openai/chunks.ts';
@@ -22,6 +21,7 @@ import { EngineEvents } from '../engine/events.ts';
 import { DataBlockEvent, DONE_FRAME, dataFrame, isDone, type SseEvent } from '../engine/sse.ts';
 import { ClientClosedError, type RequestAbort } from '../request-abort.ts';
 import type { ChatCompletionRequest } from '../schemas/openai.ts';
+import { type StreamRelay, streamBill } from './text-call.ts';
 
 export interface StreamStart {
   call: EngineCall;
@@ -69,10 +69,7 @@ function parseChunk(data: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-export interface RelayArgs {
-  start: StreamStart;
-  abort: RequestAbort;
-  charge: CallCharge;
+export interface RelayArgs extends StreamRelay {
   entry: CatalogueEntry;
   price: TokenPrice;
   body: ChatCompletionRequest;
@@ -109,8 +106,8 @@ export async function relayStream(
   // The last fast-path frame's usage, left as bytes: only the stream's last one is ever parsed.
   let usageBlock: Buffer | null = null;
   let usageAt = 0;
-  // The frames made from one engine read leave in one socket write.
-  let pending: Buffer[] = [];
+  const out = new PendingWrites(res, start.events);
+  const pending = out.pending;
   // The first frame was parsed (to tell an error frame before committing to this engine); it is
   // still relayed from its bytes when it has the usual shape, like every other frame.
   const firstEv = start.firstEvent;
@@ -142,17 +139,53 @@ export async function relayStream(
     const out = clientChunk(chunk, view);
     if (out !== null) pending.push(Buffer.from(dataFrame(out)));
   };
-  const flush = (): void => {
+  const { sawDone, failure } = await pumpEvents(start, out, frame);
+  abort.dispose();
+
+  if (usageBlock !== null) usage = usageFromEngine(usageIn(usageBlock, usageAt)) ?? usage;
+  // Charged for what was generated; the last bytes leave once the settlement is in the journal.
+  const bill = streamBill(request, { ...a, charge }, usage, contentFrames);
+  charge.settle(bill.cost, bill.usage, () =>
+    endStream(ctx, request, res, { abort, sawDone, failure, pending, entry }),
+  );
+}
+
+/**
+ * What a relay has made and not yet written: the frames of one engine read leave in one socket
+ * write, and a client that stops reading pauses the engine (backpressure end to end).
+ */
+export class PendingWrites {
+  readonly pending: Buffer[] = [];
+
+  constructor(
+    private readonly res: FastifyReply['raw'],
+    private readonly events: EngineEvents,
+  ) {}
+
+  flush(): void {
+    const { pending, res } = this;
     if (pending.length === 0 || res.destroyed) return;
     const ok = res.write(pending.length === 1 ? pending[0]! : Buffer.concat(pending));
-    pending = [];
+    pending.length = 0;
     if (!ok) {
-      start.events.pause();
-      res.once('drain', () => start.events.resume());
+      this.events.pause();
+      res.once('drain', () => this.events.resume());
     }
-  };
+  }
+}
 
-  // Resolves once: [DONE], the body's end or failure (an abort fails the body too), a bad frame.
+/**
+ * Feeds a started engine stream's events to `frame` (which may throw: a bad frame ends the
+ * stream) and flushes what it made after each engine read. Resolves once: [DONE], the body's end
+ * or failure (an abort fails the body too), a bad frame. After [DONE] the engine's body is left
+ * to finish on its own, so its connection is reused (destroying an unfinished body closes the
+ * socket); the endpoint slot is freed at once.
+ */
+export async function pumpEvents(
+  start: StreamStart,
+  out: PendingWrites,
+  frame: (ev: SseEvent) => void,
+): Promise<{ sawDone: boolean; failure: unknown }> {
   const outcome = await new Promise<{ sawDone: boolean; failure: unknown }>((resolve) => {
     let over = false;
     const finish = (sawDone: boolean, failure: unknown) => {
@@ -160,7 +193,7 @@ export async function relayStream(
       over = true;
       resolve({ sawDone, failure });
     };
-    flush();
+    out.flush();
     start.events.listen({
       event: (ev) => {
         if (over) return;
@@ -172,7 +205,7 @@ export async function relayStream(
         }
       },
       batchEnd: () => {
-        if (!over) flush();
+        if (!over) out.flush();
       },
       // The usual end comes after [DONE]: no Error (and its stack trace) is built for it.
       end: () => {
@@ -181,23 +214,11 @@ export async function relayStream(
       error: (err) => finish(false, err),
     });
   });
-  const { sawDone, failure } = outcome;
-  // After [DONE] the engine's body is left to finish on its own, so its connection is reused
-  // (destroying an unfinished body closes the socket); the endpoint slot is freed now.
-  if (sawDone) {
+  if (outcome.sawDone) {
     start.call.release();
     start.events.resume(); // paused for a slow client: let the engine finish
   } else start.close();
-  abort.dispose();
-
-  if (usageBlock !== null) usage = usageFromEngine(usageIn(usageBlock, usageAt)) ?? usage;
-  // Charged for what was generated; the last bytes leave once the settlement is in the journal.
-  const reported = usage ?? estimatedUsage(a.promptBytes, contentFrames);
-  const bill = textBill(a.price, reported, { output: charge.allowance, input: entry.contextLength });
-  if (bill.implausible) request.log.warn({ usage: reported }, 'the engine reported implausible usage');
-  charge.settle(bill.cost, bill.usage, () =>
-    endStream(ctx, request, res, { abort, sawDone, failure, pending, entry }),
-  );
+  return outcome;
 }
 
 /** The stream's last bytes: [DONE], or an in-band error frame (nothing when the client left). */

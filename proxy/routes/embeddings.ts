@@ -20,7 +20,7 @@ import {
   embeddingsRequest,
   embeddingsResponse,
 } from '../schemas/openai.ts';
-import { requestFailure } from './chat.ts';
+import { requestFailure } from './text-call.ts';
 import { tokenModel } from './resolve-model.ts';
 
 export async function embeddingsRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
