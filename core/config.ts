@@ -58,6 +58,8 @@ const schema = z.object({
   PROXY_CONCURRENT_RESERVE_FACTOR: z.coerce.number().min(0).default(20),
   /** Output bound for holds when neither the request nor the model gives one. */
   PROXY_DEFAULT_MAX_TOKENS: z.coerce.number().int().positive().default(4096),
+  /** Messages streams: a `ping` event after this long without a write (a slow or thinking engine). */
+  PROXY_MESSAGES_PING_MS: z.coerce.number().int().positive().default(5000),
   /**
    * Credit leases: each replica holds a slice of an account's credit (an ordinary hold, freed by the
    * sweeper if the replica dies) and carves request holds from it in memory, settling in batches, so

@@ -25,6 +25,7 @@ import { lazyChildLogger } from './request-logger.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { embeddingsRoutes } from './routes/embeddings.ts';
 import { healthRoutes } from './routes/health.ts';
+import { messagesRoutes } from './routes/messages.ts';
 import { modelsRoutes } from './routes/models.ts';
 import { collectRoutes, openApiRoutes } from './routes/openapi.ts';
 import { useZodSchemas } from './schemas/validation.ts';
@@ -131,6 +132,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       await api.register(modelsRoutes, { ctx });
       await api.register(chatRoutes, { ctx });
       await api.register(embeddingsRoutes, { ctx });
+      await api.register(messagesRoutes, { ctx });
     },
     { prefix: '/v1' },
   );

@@ -1,11 +1,12 @@
-// Authentication for the API routes (SPEC "Authentication"): registered inside the `/v1` scope so
+// Authentication for the API routes (SPEC "Authentication"; the Messages surface also takes x-api-key): registered inside the `/v1` scope so
 // it guards exactly the API, not /healthz, /metrics, /openapi.json or CORS preflights. Runs in
 // onRequest — before the body is even read — so an unauthenticated caller costs no parsing.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError, billingCurrencyUnset, invalidApiKey } from '../../core/errors.ts';
 import type { KeyCache, KeyLease, Principal } from '../auth/key-cache.ts';
 import { bearerSecret } from '../auth/principal.ts';
+import type { Dialect } from '../dialects/index.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -15,19 +16,36 @@ declare module 'fastify' {
   }
 }
 
-const missingKey = () =>
+const missingKey = (dialect: Dialect | undefined) =>
   new ApiError(
     'invalid_api_key',
-    "You didn't provide an API key. Send it as 'Authorization: Bearer <API_KEY>'.",
+    dialect === 'messages'
+      ? "You didn't provide an API key. Send it as 'x-api-key: <API_KEY>' or 'Authorization: Bearer <API_KEY>'."
+      : "You didn't provide an API key. Send it as 'Authorization: Bearer <API_KEY>'.",
   );
+
+/**
+ * The Messages surface takes `x-api-key` or a bearer token (AUTH-3). When `x-api-key` is present
+ * it alone decides (AUTH-4): a malformed one (empty, repeated, whitespace) fails on that value and
+ * never falls back to Authorization.
+ */
+function messagesSecret(headers: FastifyRequest['headers']): string | null {
+  const apiKey = headers['x-api-key'];
+  if (apiKey === undefined) return bearerSecret(headers.authorization);
+  return typeof apiKey === 'string' ? apiKey : ''; // a repeated header: refused, never guessed
+}
 
 export const authPlugin = fp(
   async (app: FastifyInstance, opts: { keyCache: KeyCache }) => {
     app.decorateRequest('principal', null as unknown as Principal);
     app.decorateRequest('keyLease', null as unknown as KeyLease);
     app.addHook('onRequest', async (request, reply) => {
-      const secret = bearerSecret(request.headers.authorization);
-      if (secret === null) throw missingKey();
+      const dialect = request.routeOptions.config?.dialect;
+      const secret =
+        dialect === 'messages'
+          ? messagesSecret(request.headers)
+          : bearerSecret(request.headers.authorization);
+      if (secret === null) throw missingKey(dialect);
       const principal = await opts.keyCache.resolve(secret);
       if (!principal) throw invalidApiKey();
       if (!principal.currency) throw billingCurrencyUnset();

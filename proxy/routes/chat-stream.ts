@@ -62,7 +62,7 @@ export async function firstStreamEvent(
   }
 }
 
-function parseChunk(data: string): Record<string, unknown> {
+export function parseChunk(data: string): Record<string, unknown> {
   const v: unknown = JSON.parse(data);
   if (typeof v !== 'object' || v === null || Array.isArray(v))
     throw new Error('engine frame is not an object');
@@ -226,32 +226,57 @@ function endStream(
   ctx: ProxyContext,
   request: FastifyRequest,
   res: FastifyReply['raw'],
-  e: { abort: RequestAbort; sawDone: boolean; failure: unknown; pending: Buffer[]; entry: CatalogueEntry },
+  e: StreamEnd & { pending: Buffer[] },
 ): void {
+  const err = streamFailure(ctx, request, res, e);
+  if (err === 'gone') return;
+  if (err === 'done') {
+    res.end(Buffer.concat([...e.pending, DONE_FRAME]));
+    return;
+  }
+  const errorFrame = dataFrame(JSON.stringify(errorBody('openai', err, request.id)));
+  res.end(Buffer.concat([...e.pending, Buffer.from(errorFrame)]));
+}
+
+export interface StreamEnd {
+  abort: RequestAbort;
+  sawDone: boolean;
+  failure: unknown;
+  entry: CatalogueEntry;
+}
+
+/**
+ * How a relayed stream ends: 'gone' (the client left: nothing to write), 'done' (the engine
+ * finished), or the error its client is told in-band (logged and counted when the engine failed).
+ */
+export function streamFailure(
+  ctx: ProxyContext,
+  request: FastifyRequest,
+  res: FastifyReply['raw'],
+  e: StreamEnd,
+): ApiError | 'gone' | 'done' {
   const reason = e.abort.cancel.aborted ? e.abort.cancel.reason : null;
   if (reason instanceof ClientClosedError || res.destroyed) {
     request.log.info('client closed the stream');
-  } else if (e.sawDone) {
-    res.end(Buffer.concat([...e.pending, DONE_FRAME]));
-  } else {
-    const err =
-      reason instanceof KeyInvalidatedError
-        ? invalidApiKey()
-        : reason instanceof ApiError
-          ? reason // the proxy ended the stream (shutdown)
-          : new ApiError('server_error', 'The engine failed while streaming the response.', {
-              cause: e.failure,
-            });
-    if (err.status >= 500 && reason === null) {
-      request.log.error({ err: e.failure }, 'stream failed after its first frame');
-      ctx.metrics.engineErrors.inc({ model: e.entry.id, kind: 'stream' });
-    }
-    const errorFrame = dataFrame(JSON.stringify(errorBody('openai', err, request.id)));
-    res.end(Buffer.concat([...e.pending, Buffer.from(errorFrame)]));
+    return 'gone';
   }
+  if (e.sawDone) return 'done';
+  const err =
+    reason instanceof KeyInvalidatedError
+      ? invalidApiKey()
+      : reason instanceof ApiError
+        ? reason // the proxy ended the stream (shutdown)
+        : new ApiError('server_error', 'The engine failed while streaming the response.', {
+            cause: e.failure,
+          });
+  if (err.status >= 500 && reason === null) {
+    request.log.error({ err: e.failure }, 'stream failed after its first frame');
+    ctx.metrics.engineErrors.inc({ model: e.entry.id, kind: 'stream' });
+  }
+  return err;
 }
 
-function observeFirstFrame(
+export function observeFirstFrame(
   ctx: ProxyContext,
   request: FastifyRequest,
   reply: FastifyReply,

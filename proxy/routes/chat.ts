@@ -4,7 +4,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ProxyContext } from '../context.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
-import { type ChatCompletionRequest, chatCompletion, chatCompletionRequest, commonErrors } from '../schemas/openai.ts';
+import {
+  type ChatCompletionRequest,
+  chatCompletion,
+  chatCompletionRequest,
+  commonErrors,
+} from '../schemas/openai.ts';
 import { relayStream } from './chat-stream.ts';
 import { tokenModel } from './resolve-model.ts';
 import { runTextCall } from './text-call.ts';

@@ -20,8 +20,8 @@ import {
   embeddingsRequest,
   embeddingsResponse,
 } from '../schemas/openai.ts';
-import { requestFailure } from './text-call.ts';
 import { tokenModel } from './resolve-model.ts';
+import { requestFailure } from './text-call.ts';
 
 export async function embeddingsRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
   const { ctx } = opts;

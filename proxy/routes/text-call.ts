@@ -96,7 +96,8 @@ export async function runTextCall(
       if (value === undefined || NOT_FORWARDED.has(key)) continue;
       out += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
     }
-    if (t.stream) out += ',"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}';
+    if (t.stream)
+      out += ',"stream":true,"stream_options":{"include_usage":true,"continuous_usage_stats":true}';
     return `${out}}`;
   };
   // Each run of the call (a lowered rerun near the limit too) may use any endpoint; failover

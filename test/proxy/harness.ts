@@ -58,7 +58,11 @@ export function tempDataDir(): string {
 
 export async function startHarness(
   env: Record<string, string> = {},
-  opts: { redis?: TestRedisOptions } = {},
+  opts: {
+    redis?: TestRedisOptions;
+    /** More catalogue entries, served by the same two simulators. */
+    entries?: (endpoints: { url: string }[]) => CatalogueEntryInput[];
+  } = {},
 ): Promise<Harness> {
   const redis = await startRedis(opts.redis);
   const sims = await Promise.all([
@@ -123,6 +127,7 @@ export async function startHarness(
       created,
     },
   ];
+  entries.push(...(opts.entries?.(endpoints) ?? []));
   for (const e of entries) await catalogue.put(e);
   const snapshot = new CatalogueSnapshot(r, { subscriber: redis.client(), refreshMs: 60_000 });
   await snapshot.start();

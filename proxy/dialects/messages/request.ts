@@ -1,0 +1,216 @@
+// Messages request → chat-completions request, the direction a call goes to an engine (engines
+// speak chat completions). Pure: a validated Messages body in, the chat messages and fields out,
+// or a 400 naming what cannot be carried faithfully. The other direction is ./response.ts and
+// ./stream.ts; the table of mappings is in the tests beside each.
+import { ApiError } from '../../../core/errors.ts';
+import type { ContentBlock, CountTokensRequest, MessagesRequest, ToolParam } from '../../schemas/messages.ts';
+
+/** What the engine can carry; a request needing more is refused by name rather than degraded. */
+export interface EngineAbilities {
+  tools: boolean;
+  vision: boolean;
+  reasoning: boolean;
+}
+
+type ChatPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | ChatPart[] }
+  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface ChatForm {
+  messages: ChatMessage[];
+  /** The chat request's other fields, in the order they are sent. */
+  fields: Record<string, unknown>;
+  /**
+   * The prompt up to its last `cache_control` breakpoint (tools, system, messages — Anthropic's
+   * cache order), rendered: equal prefixes route to the engine whose prefix cache holds them.
+   */
+  cachePrefix: string | null;
+}
+
+const invalid = (message: string, param: string) => new ApiError('invalid_request', message, { param });
+
+export function toChatRequest(req: MessagesRequest | CountTokensRequest, can: EngineAbilities): ChatForm {
+  const messages: ChatMessage[] = [];
+  const fields: Record<string, unknown> = {};
+  // Breakpoint bookkeeping: how many chat messages (and whether the tools) the last breakpoint covers.
+  let cachedTools = false;
+  let cachedMessages = -1;
+
+  if (req.tools !== undefined && req.tools.length > 0) {
+    if (!can.tools)
+      throw invalid('this model cannot call tools; remove tools or choose a tool-capable model', 'tools');
+    fields.tools = req.tools.map(chatTool);
+    if (req.tools.some((t) => t.cache_control)) cachedTools = true;
+  }
+  const choice = req.tool_choice;
+  if (choice !== undefined) {
+    if (choice.type === 'tool' && !req.tools?.some((t) => t.name === choice.name))
+      throw invalid(
+        `tool_choice names ${JSON.stringify(choice.name)}, which is not in tools`,
+        'tool_choice.name',
+      );
+    if (choice.type !== 'none' && !fields.tools)
+      throw invalid(`tool_choice ${choice.type} needs tools`, 'tool_choice');
+    fields.tool_choice =
+      choice.type === 'auto'
+        ? 'auto'
+        : choice.type === 'any'
+          ? 'required'
+          : choice.type === 'none'
+            ? 'none'
+            : { type: 'function', function: { name: choice.name } };
+    if ('disable_parallel_tool_use' in choice && choice.disable_parallel_tool_use === true)
+      fields.parallel_tool_calls = false;
+  }
+
+  if (req.system !== undefined) {
+    const text = typeof req.system === 'string' ? req.system : req.system.map((b) => b.text).join('\n\n');
+    if (text !== '') messages.push({ role: 'system', content: text });
+    if (typeof req.system !== 'string' && req.system.some((b) => b.cache_control))
+      cachedMessages = messages.length;
+  }
+
+  req.messages.forEach((m, i) => {
+    const at = `messages[${i}]`;
+    if (typeof m.content === 'string') {
+      messages.push(
+        m.role === 'user' ? { role: 'user', content: m.content } : { role: 'assistant', content: m.content },
+      );
+      return;
+    }
+    let breakpoint = false;
+    if (m.role === 'assistant') {
+      let text = '';
+      const calls: ChatToolCall[] = [];
+      m.content.forEach((b, j) => {
+        const p = `${at}.content[${j}]`;
+        if (hasBreakpoint(b)) breakpoint = true;
+        switch (b.type) {
+          case 'text':
+            text += b.text;
+            break;
+          case 'tool_use':
+            calls.push({
+              id: b.id,
+              type: 'function',
+              function: { name: b.name, arguments: JSON.stringify(b.input) },
+            });
+            break;
+          // Earlier turns' reasoning is not part of the prompt: reasoning models' chat templates drop
+          // it too (vLLM, Qwen3, DeepSeek-R1), so nothing the engine would read is lost.
+          case 'thinking':
+          case 'redacted_thinking':
+            break;
+          default:
+            throw invalid(`a ${b.type} block cannot appear in an assistant turn`, `${p}.type`);
+        }
+      });
+      messages.push({
+        role: 'assistant',
+        content: text === '' && calls.length > 0 ? null : text,
+        ...(calls.length > 0 ? { tool_calls: calls } : {}),
+      });
+    } else {
+      // A user turn: tool results first (chat wants them right after the assistant's calls), in
+      // order, then what else the turn says as one user message.
+      const parts: ChatPart[] = [];
+      m.content.forEach((b, j) => {
+        const p = `${at}.content[${j}]`;
+        if (hasBreakpoint(b)) breakpoint = true;
+        switch (b.type) {
+          case 'text':
+            parts.push({ type: 'text', text: b.text });
+            break;
+          case 'image':
+            if (!can.vision) throw invalid('this model cannot read images; choose a vision model', `${p}`);
+            parts.push({ type: 'image_url', image_url: { url: imageUrl(b.source) } });
+            break;
+          case 'tool_result':
+            messages.push({ role: 'tool', tool_call_id: b.tool_use_id, content: toolResultText(b, p) });
+            break;
+          default:
+            throw invalid(`a ${b.type} block cannot appear in a user turn`, `${p}.type`);
+        }
+      });
+      if (parts.length > 0) {
+        const onlyText = parts.every((x) => x.type === 'text');
+        messages.push({
+          role: 'user',
+          content: onlyText ? (parts as { text: string }[]).map((x) => x.text).join('\n') : parts,
+        });
+      }
+    }
+    if (breakpoint) cachedMessages = messages.length;
+  });
+
+  if ('max_tokens' in req) {
+    if (req.stop_sequences !== undefined && req.stop_sequences.length > 0) fields.stop = req.stop_sequences;
+    if (req.temperature !== undefined) fields.temperature = req.temperature;
+    if (req.top_p !== undefined) fields.top_p = req.top_p;
+    if (req.top_k !== undefined) fields.top_k = req.top_k;
+    if (typeof req.metadata?.user_id === 'string') fields.user = req.metadata.user_id;
+  }
+  if (req.thinking?.type === 'enabled') {
+    if (!can.reasoning)
+      throw invalid('this model cannot think before answering; remove thinking', 'thinking');
+    // vLLM's reasoning models (Qwen3, …) switch thinking on through the chat template.
+    fields.chat_template_kwargs = { enable_thinking: true };
+  } else if (req.thinking?.type === 'disabled' && can.reasoning) {
+    fields.chat_template_kwargs = { enable_thinking: false };
+  }
+
+  let cachePrefix: string | null = null;
+  if (cachedMessages >= 0 || cachedTools) {
+    const tools = fields.tools ? JSON.stringify(fields.tools) : '';
+    cachePrefix = cachedMessages >= 0 ? tools + JSON.stringify(messages.slice(0, cachedMessages)) : tools;
+  }
+  return { messages, fields, cachePrefix };
+}
+
+function chatTool(t: ToolParam) {
+  return {
+    type: 'function',
+    function: {
+      name: t.name,
+      ...(t.description !== undefined ? { description: t.description } : {}),
+      parameters: t.input_schema ?? { type: 'object', properties: {} },
+    },
+  };
+}
+
+function hasBreakpoint(b: ContentBlock): boolean {
+  return 'cache_control' in b && b.cache_control !== undefined && b.cache_control !== null;
+}
+
+function imageUrl(
+  source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string },
+) {
+  return source.type === 'base64' ? `data:${source.media_type};base64,${source.data}` : source.url;
+}
+
+function toolResultText(b: Extract<ContentBlock, { type: 'tool_result' }>, at: string): string {
+  let text = '';
+  if (typeof b.content === 'string') text = b.content;
+  else if (b.content !== undefined) {
+    const texts: string[] = [];
+    b.content.forEach((c, k) => {
+      // A chat tool message carries text only (OpenAI and vLLM alike).
+      if (c.type !== 'text')
+        throw invalid('an image inside a tool_result cannot be carried to the engine', `${at}.content[${k}]`);
+      texts.push(c.text);
+    });
+    text = texts.join('\n');
+  }
+  // Chat has no error flag on tool messages; the engine reads it from the text instead.
+  return b.is_error === true ? `Error: ${text}` : text;
+}

@@ -1,0 +1,146 @@
+// A chat-completions stream → Messages events, one engine chunk at a time. The event order is
+// Anthropic's: message_start, then per content block content_block_start, content_block_delta…,
+// content_block_stop, then message_delta (stop_reason and cumulative usage) and message_stop.
+// Blocks are numbered apart from the engine's tool-call indexes: a text block then two tool calls
+// are blocks 0, 1, 2 for tool indexes 0 and 1. Pure (strings out); ../../routes/messages-stream.ts
+// writes them.
+import type { TextUsage } from '../../billing/text-quote.ts';
+import { messagesUsage, type StopReason, stopReasonOf } from './response.ts';
+
+interface ChunkChoice {
+  delta?: {
+    content?: unknown;
+    reasoning_content?: unknown;
+    tool_calls?: { index?: unknown; id?: unknown; function?: { name?: unknown; arguments?: unknown } }[];
+  };
+  finish_reason?: unknown;
+  stop_reason?: unknown;
+}
+
+export interface ChatChunk {
+  choices?: ChunkChoice[];
+}
+
+export const sseEvent = (type: string, data: unknown): string =>
+  `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+
+export const PING_EVENT = sseEvent('ping', { type: 'ping' });
+
+type Open = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; toolIndex: number } | null;
+
+export class MessagesStream {
+  private block = -1;
+  private open: Open = null;
+  private finish: unknown = null;
+  private engineStop: unknown = null;
+
+  constructor(
+    private readonly o: { id: string; model: string; stopSequences?: readonly string[] | undefined },
+  ) {}
+
+  /** The first event; input usage as far as the engine has said (it reports prompt tokens early). */
+  start(usage: TextUsage | null): string {
+    const u = messagesUsage(usage ?? { inputTokens: 0, cachedTokens: 0, outputTokens: 0 });
+    return sseEvent('message_start', {
+      type: 'message_start',
+      message: {
+        id: this.o.id,
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        model: this.o.model,
+        stop_reason: null,
+        stop_sequence: null,
+        usage: u,
+      },
+    });
+  }
+
+  /** The events one engine chunk makes (often none: a role-only or usage-only chunk). */
+  chunk(c: ChatChunk): string {
+    const choice = c.choices?.[0];
+    if (choice === undefined) return '';
+    let out = '';
+    const d = choice.delta;
+    if (d !== undefined) {
+      if (typeof d.reasoning_content === 'string' && d.reasoning_content !== '') {
+        if (this.open?.kind !== 'thinking')
+          out += this.openBlock({ kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' });
+        out += this.delta({ type: 'thinking_delta', thinking: d.reasoning_content });
+      }
+      if (typeof d.content === 'string' && d.content !== '') {
+        if (this.open?.kind !== 'text') out += this.openBlock({ kind: 'text' }, { type: 'text', text: '' });
+        out += this.delta({ type: 'text_delta', text: d.content });
+      }
+      for (const call of Array.isArray(d.tool_calls) ? d.tool_calls : []) {
+        const toolIndex = typeof call.index === 'number' ? call.index : 0;
+        if (this.open?.kind !== 'tool' || this.open.toolIndex !== toolIndex) {
+          out += this.openBlock(
+            { kind: 'tool', toolIndex },
+            {
+              type: 'tool_use',
+              id: typeof call.id === 'string' ? call.id : `toolu_${this.o.id.slice(4)}_${toolIndex}`,
+              name: typeof call.function?.name === 'string' ? call.function.name : '',
+              input: {},
+            },
+          );
+        }
+        const args = call.function?.arguments;
+        if (typeof args === 'string' && args !== '')
+          out += this.delta({ type: 'input_json_delta', partial_json: args });
+      }
+    }
+    if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
+      this.finish = choice.finish_reason;
+      this.engineStop = choice.stop_reason;
+    }
+    return out;
+  }
+
+  /** The last events of a stream the engine finished: the open block closed, the stop reason and usage. */
+  end(usage: TextUsage): string {
+    const stop = this.stopReason();
+    return (
+      this.closeBlock() +
+      sseEvent('message_delta', {
+        type: 'message_delta',
+        delta: stop,
+        usage: messagesUsage(usage),
+      }) +
+      sseEvent('message_stop', { type: 'message_stop' })
+    );
+  }
+
+  /** A failure after the first event: the SDKs raise `event: error`. */
+  static error(body: unknown): string {
+    return sseEvent('error', body);
+  }
+
+  private stopReason(): { stop_reason: StopReason; stop_sequence: string | null } {
+    return stopReasonOf(this.finish, this.engineStop, this.o.stopSequences);
+  }
+
+  private openBlock(open: NonNullable<Open>, contentBlock: unknown): string {
+    const closed = this.closeBlock();
+    this.block++;
+    this.open = open;
+    return (
+      closed +
+      sseEvent('content_block_start', {
+        type: 'content_block_start',
+        index: this.block,
+        content_block: contentBlock,
+      })
+    );
+  }
+
+  private closeBlock(): string {
+    if (this.open === null) return '';
+    this.open = null;
+    return sseEvent('content_block_stop', { type: 'content_block_stop', index: this.block });
+  }
+
+  private delta(delta: unknown): string {
+    return sseEvent('content_block_delta', { type: 'content_block_delta', index: this.block, delta });
+  }
+}

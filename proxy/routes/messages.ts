@@ -1,0 +1,191 @@
+// The Messages dialect (SPEC "Messages dialect", MSG-1..9): POST /v1/messages and
+// /v1/messages/count_tokens, for the Anthropic SDKs and editor tools that take an "Anthropic base
+// URL". The request is translated to chat form (dialects/messages/request.ts), run through the one
+// text-call money path (./text-call.ts) exactly as a chat completion is, and the answer translated
+// back (dialects/messages/response.ts, ./messages-stream.ts).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { ApiError } from '../../core/errors.ts';
+import { estimatedPromptTokens } from '../billing/text-quote.ts';
+import type { ProxyContext } from '../context.ts';
+import { type ChatForm, toChatRequest } from '../dialects/messages/request.ts';
+import { messageId, toMessage } from '../dialects/messages/response.ts';
+import { callEngine } from '../engine/call.ts';
+import { affinityKeyOf } from '../engine/picker.ts';
+import { sendError } from '../plugins/errors.ts';
+import { linkRequestAbort } from '../request-abort.ts';
+import {
+  type CountTokensRequest,
+  countTokensRequest,
+  countTokensResponse,
+  type MessagesRequest,
+  messageResponse,
+  messagesErrors,
+  messagesRequest,
+} from '../schemas/messages.ts';
+import { relayMessages } from './messages-stream.ts';
+import { tokenModel } from './resolve-model.ts';
+import { runTextCall } from './text-call.ts';
+
+// Editor tools call `{base_url}/v1/messages?beta=true`; the flag changes nothing here.
+const betaQuery = z.looseObject({ beta: z.string().optional().describe('Sent by some clients; ignored') });
+
+export async function messagesRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
+  const { ctx } = opts;
+  app.post(
+    '/messages',
+    {
+      config: { dialect: 'messages' },
+      schema: {
+        summary: 'Create a message (Messages dialect)',
+        description:
+          'Authenticate with x-api-key or Authorization: Bearer. anthropic-version and anthropic-beta headers are accepted.',
+        tags: ['messages dialect'],
+        querystring: betaQuery,
+        body: messagesRequest,
+        response: { 200: messageResponse, ...messagesErrors },
+      },
+    },
+    (request, reply) => handleMessages(ctx, request, reply),
+  );
+  app.post(
+    '/messages/count_tokens',
+    {
+      config: { dialect: 'messages' },
+      schema: {
+        summary: 'Count the input tokens of a message request, free of charge',
+        tags: ['messages dialect'],
+        querystring: betaQuery,
+        body: countTokensRequest,
+        response: { 200: countTokensResponse, ...messagesErrors },
+      },
+    },
+    (request, reply) => handleCountTokens(ctx, request, reply),
+  );
+}
+
+function chatPrompt(chat: ChatForm): { prompt: string; promptBytes: number } {
+  const prompt = JSON.stringify(chat.messages);
+  const tools = chat.fields.tools;
+  return {
+    prompt,
+    promptBytes: Buffer.byteLength(prompt) + (tools ? Buffer.byteLength(JSON.stringify(tools)) : 0),
+  };
+}
+
+function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
+  const body = request.body as MessagesRequest;
+  const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
+  const chat = toChatRequest(body, entry.capabilities);
+  const { prompt, promptBytes } = chatPrompt(chat);
+  const id = messageId();
+  return runTextCall(
+    ctx,
+    request,
+    reply,
+    {
+      entry,
+      price,
+      messages: chat.messages,
+      prompt,
+      promptBytes,
+      fields: chat.fields,
+      perChoice: body.max_tokens,
+      n: 1,
+      stream: body.stream === true,
+      // A cache_control breakpoint asks for its prefix to stay warm: equal prefixes go to the
+      // engine that holds them, whatever PROXY_PREFIX_AFFINITY_CHARS says.
+      affinityKey: chat.cachePrefix ?? affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS),
+    },
+    {
+      json: (r, result, usage) => {
+        let completion: unknown;
+        try {
+          completion = JSON.parse(
+            typeof result.body === 'string' ? result.body : result.body.toString('utf8'),
+          );
+        } catch (err) {
+          // Charged (the engine did the work), so marked as not to be retried (ERR-3).
+          const e = new ApiError('server_error', 'The engine sent an unreadable response.', {
+            cause: err,
+            shouldRetry: false,
+          });
+          sendError(request, r, e);
+          return;
+        }
+        const message = toMessage(completion as Parameters<typeof toMessage>[0], {
+          id,
+          model: entry.id,
+          usage,
+          stopSequences: body.stop_sequences,
+        });
+        r.type('application/json').send(JSON.stringify(message));
+      },
+      stream: (relay) =>
+        relayMessages(ctx, request, reply, {
+          ...relay,
+          entry,
+          price,
+          promptBytes,
+          id,
+          stopSequences: body.stop_sequences,
+        }),
+    },
+  );
+}
+
+/**
+ * count_tokens: the engine's own tokenizer (vLLM's /tokenize, given the chat messages and tools
+ * the call would send) where it has one, else the proxy's estimate; the `x-token-count-source`
+ * header says which. Free: no hold, no usage record.
+ */
+async function handleCountTokens(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
+  const body = request.body as CountTokensRequest;
+  const { entry } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
+  request.metricModel = entry.id;
+  const chat = toChatRequest(body, entry.capabilities);
+  const { prompt, promptBytes } = chatPrompt(chat);
+  const counted = await engineCount(ctx, request, reply, entry, chat, prompt);
+  const source = counted === null ? 'estimate' : 'engine';
+  const inputTokens = counted ?? estimatedPromptTokens(entry, chat.messages, promptBytes);
+  return reply.header('x-token-count-source', source).send({ input_tokens: inputTokens });
+}
+
+async function engineCount(
+  ctx: ProxyContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  entry: Parameters<typeof callEngine>[1]['entry'],
+  chat: ChatForm,
+  prompt: string,
+): Promise<number | null> {
+  const abort = linkRequestAbort(request, reply);
+  let payload = `{"model":${JSON.stringify(entry.servedName ?? entry.id)},"messages":${prompt}`;
+  if (chat.fields.tools) payload += `,"tools":${JSON.stringify(chat.fields.tools)}`;
+  payload += ',"add_generation_prompt":true}';
+  try {
+    const call = await callEngine(ctx.engine, {
+      entry,
+      path: '/tokenize',
+      payload,
+      cancel: abort.cancel,
+      tried: new Set(),
+    });
+    try {
+      if (call.statusCode !== 200) return null; // no tokenizer endpoint on this engine
+      const json = JSON.parse((await call.body.bytes()).toString('utf8')) as { count?: unknown };
+      return typeof json.count === 'number' && Number.isSafeInteger(json.count) && json.count >= 0
+        ? json.count
+        : null;
+    } finally {
+      call.body.destroy();
+      call.release();
+    }
+  } catch (err) {
+    if (abort.cancel.aborted) throw abort.cancel.reason ?? err;
+    request.log.info({ err }, 'no engine tokenizer answered; counting with the estimate');
+    return null;
+  } finally {
+    abort.dispose();
+  }
+}

@@ -1,0 +1,240 @@
+// Request and response schemas of the Messages dialect (POST /v1/messages, /v1/messages/count_tokens).
+// They validate requests and are the source of /openapi.json. Unlike the chat-completions schemas
+// the top level is strict: SPEC.md says nothing this surface cannot carry is ever dropped silently,
+// so an unknown parameter, block type, role or a server-side tool is a 400 naming it.
+import { z } from 'zod';
+import { modelId } from './openai.ts';
+
+const cacheControl = z
+  .looseObject({ type: z.literal('ephemeral'), ttl: z.string().optional() })
+  .nullish()
+  .describe('A prompt-cache breakpoint: the prompt up to here is routed to the engine that already holds it');
+
+const textBlock = z.looseObject({
+  type: z.literal('text'),
+  text: z.string(),
+  cache_control: cacheControl,
+  citations: z.array(z.unknown()).nullish(),
+});
+
+const imageSource = z.discriminatedUnion(
+  'type',
+  [
+    z.looseObject({
+      type: z.literal('base64'),
+      media_type: z.enum(['image/jpeg', 'image/png', 'image/gif', 'image/webp']),
+      data: z.string().min(1),
+    }),
+    z.looseObject({ type: z.literal('url'), url: z.string().url() }),
+  ],
+  { error: (iss) => unknownType(iss, 'image source type', ['base64', 'url']) },
+);
+
+const imageBlock = z.looseObject({
+  type: z.literal('image'),
+  source: imageSource,
+  cache_control: cacheControl,
+});
+
+const toolUseBlock = z.looseObject({
+  type: z.literal('tool_use'),
+  id: z.string().min(1),
+  name: z.string().min(1),
+  input: z.record(z.string(), z.unknown()),
+  cache_control: cacheControl,
+});
+
+const toolResultContent = z.discriminatedUnion('type', [textBlock, imageBlock], {
+  error: (iss) => unknownType(iss, 'tool_result content block type', ['text', 'image']),
+});
+
+const toolResultBlock = z.looseObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(toolResultContent)]).optional(),
+  is_error: z.boolean().optional(),
+  cache_control: cacheControl,
+});
+
+const thinkingBlock = z.looseObject({
+  type: z.literal('thinking'),
+  thinking: z.string(),
+  signature: z.string().optional(),
+});
+
+const redactedThinkingBlock = z.looseObject({ type: z.literal('redacted_thinking'), data: z.string() });
+
+export const BLOCK_TYPES = [
+  'text',
+  'image',
+  'tool_use',
+  'tool_result',
+  'thinking',
+  'redacted_thinking',
+] as const;
+
+const contentBlock = z.discriminatedUnion(
+  'type',
+  [textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock],
+  { error: (iss) => unknownType(iss, 'content block type', BLOCK_TYPES) },
+);
+export type ContentBlock = z.infer<typeof contentBlock>;
+
+export const messageParam = z.looseObject({
+  role: z.enum(['user', 'assistant'], {
+    error: (iss) =>
+      `unknown role ${JSON.stringify(iss.input)}: roles are user and assistant (a system prompt goes in the top-level system field)`,
+  }),
+  content: z.union([z.string(), z.array(contentBlock)]),
+});
+export type MessageParam = z.infer<typeof messageParam>;
+
+/** A custom tool. A typed (server-side) tool is refused by name: it would run on Anthropic's servers. */
+const tool = z
+  .looseObject({
+    type: z.string().optional().describe('"custom" or absent; any other type is a server-side tool (400)'),
+    name: z.string().min(1).max(128),
+    description: z.string().optional(),
+    input_schema: z.record(z.string(), z.unknown()).optional(),
+    cache_control: cacheControl,
+  })
+  .superRefine((t, ctx) => {
+    if (t.type !== undefined && t.type !== 'custom') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['type'],
+        message: `server-side tool ${JSON.stringify(t.type)} is not supported here; only custom tools (name, input_schema) are`,
+      });
+    } else if (t.input_schema === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['input_schema'], message: 'a custom tool needs input_schema' });
+    }
+  });
+export type ToolParam = z.infer<typeof tool>;
+
+const toolChoice = z.discriminatedUnion(
+  'type',
+  [
+    z.looseObject({ type: z.literal('auto'), disable_parallel_tool_use: z.boolean().optional() }),
+    z.looseObject({ type: z.literal('any'), disable_parallel_tool_use: z.boolean().optional() }),
+    z.looseObject({
+      type: z.literal('tool'),
+      name: z.string().min(1),
+      disable_parallel_tool_use: z.boolean().optional(),
+    }),
+    z.looseObject({ type: z.literal('none') }),
+  ],
+  { error: (iss) => unknownType(iss, 'tool_choice type', ['auto', 'any', 'tool', 'none']) },
+);
+export type ToolChoiceParam = z.infer<typeof toolChoice>;
+
+const thinkingConfig = z.discriminatedUnion(
+  'type',
+  [
+    z.looseObject({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1).max(1_000_000) }),
+    z.looseObject({ type: z.literal('disabled') }),
+  ],
+  { error: (iss) => unknownType(iss, 'thinking type', ['enabled', 'disabled']) },
+);
+
+/** Fields of a count_tokens request: the create request without max_tokens and stream. */
+const promptFields = {
+  model: modelId,
+  messages: z.array(messageParam).min(1),
+  system: z.union([z.string(), z.array(textBlock)]).optional(),
+  tools: z.array(tool).max(512).optional(),
+  tool_choice: toolChoice.optional(),
+  thinking: thinkingConfig.optional(),
+};
+
+export const messagesRequest = z.strictObject({
+  ...promptFields,
+  max_tokens: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  stream: z.boolean().optional(),
+  stop_sequences: z.array(z.string().min(1)).max(16).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  top_k: z.number().int().min(0).max(1_000_000).optional(),
+  metadata: z.looseObject({ user_id: z.string().max(256).nullish() }).optional(),
+  service_tier: z
+    .enum(['auto', 'standard_only'])
+    .optional()
+    .describe('Accepted; every call is served at the standard tier'),
+});
+export type MessagesRequest = z.infer<typeof messagesRequest>;
+
+export const countTokensRequest = z.strictObject(promptFields);
+export type CountTokensRequest = z.infer<typeof countTokensRequest>;
+
+export const countTokensResponse = z.object({
+  input_tokens: z.number().int().describe('Counted by the engine’s tokenizer where it has one'),
+});
+
+export const STOP_REASONS = [
+  'end_turn',
+  'max_tokens',
+  'stop_sequence',
+  'tool_use',
+  'pause_turn',
+  'refusal',
+] as const;
+
+export const messagesUsage = z.object({
+  input_tokens: z.number().int().describe('Prompt tokens not read from the prefix cache'),
+  output_tokens: z.number().int(),
+  cache_creation_input_tokens: z.number().int().describe('Always 0: engines cache automatically'),
+  cache_read_input_tokens: z.number().int().describe('Prompt tokens read from the prefix cache'),
+});
+
+const responseBlock = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({
+    type: z.literal('tool_use'),
+    id: z.string(),
+    name: z.string(),
+    input: z.record(z.string(), z.unknown()),
+  }),
+  z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
+]);
+
+export const messageResponse = z
+  .object({
+    id: z.string().describe('msg_ + 24 hex'),
+    type: z.literal('message'),
+    role: z.literal('assistant'),
+    content: z.array(responseBlock),
+    model: z.string().describe('The canonical model id'),
+    stop_reason: z.enum(STOP_REASONS).nullable(),
+    stop_sequence: z.string().nullable(),
+    usage: messagesUsage,
+  })
+  .describe(
+    'With stream: true the response is text/event-stream: message_start, then per content block ' +
+      'content_block_start, content_block_delta…, content_block_stop, then message_delta (stop_reason, ' +
+      'cumulative usage) and message_stop; ping while the engine is silent; a failure after the first ' +
+      'event arrives as event: error.',
+  );
+
+export const messagesError = z.object({
+  type: z.literal('error'),
+  error: z.object({
+    type: z.string().describe('authentication_error, permission_error, not_found_error, …'),
+    message: z.string(),
+    code: z.string().describe('The SPEC.md code, e.g. invalid_api_key'),
+  }),
+  request_id: z.string().describe('Equals the X-Request-Id and request-id headers'),
+});
+
+export const messagesErrors = {
+  400: messagesError.describe('invalid_request_error: the message names the field. Nothing is charged.'),
+  401: messagesError.describe('authentication_error (invalid_api_key)'),
+  403: messagesError.describe('permission_error (billing_currency_unset)'),
+  404: messagesError.describe('not_found_error (model_not_found)'),
+  429: messagesError.describe('rate_limit_error (insufficient_quota: the balance, not a rate; do not retry)'),
+  500: messagesError.describe('api_error; retry unless x-should-retry: false'),
+};
+
+function unknownType(iss: { code: string; input?: unknown }, what: string, known: readonly string[]) {
+  if (iss.code !== 'invalid_union') return undefined;
+  const got = (iss.input as { type?: unknown } | undefined)?.type;
+  return `${what} ${JSON.stringify(got ?? null)} is not supported here (supported: ${known.join(', ')})`;
+}

@@ -1,0 +1,599 @@
+// The Messages dialect end to end (MSG-1..9, AUTH-3, AUTH-4, ERR-1), with the official
+// @anthropic-ai/sdk as the client against the real proxy, Redis and simulator engines.
+import Anthropic from '@anthropic-ai/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usageRecords } from '../../core/usage.ts';
+import { expectLedgerClean } from '../helpers/ledger.ts';
+import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
+
+const VISION_MODEL = 'Org/Vision-Chat';
+const THINKING_MODEL = 'Org/Thinking-Chat';
+const PLAIN_MODEL = 'Org/No-Tools';
+
+let h: Harness;
+let base: string;
+beforeAll(async () => {
+  h = await startHarness(
+    { PROXY_MESSAGES_PING_MS: '40' },
+    {
+      entries: (endpoints) => [
+        {
+          id: VISION_MODEL,
+          kind: 'chat',
+          pricing: { USD: { input: '1', cachedInput: '0.5', output: '2' } },
+          capabilities: { tools: true, vision: true },
+          endpoints,
+          created: 1_700_000_000,
+        },
+        {
+          id: THINKING_MODEL,
+          kind: 'chat',
+          pricing: { USD: { input: '1', output: '2' } },
+          capabilities: { tools: true, reasoning: true },
+          endpoints,
+          created: 1_700_000_000,
+        },
+        {
+          id: PLAIN_MODEL,
+          kind: 'chat',
+          pricing: { USD: { input: '1', output: '2' } },
+          endpoints,
+          created: 1_700_000_000,
+        },
+      ],
+    },
+  );
+  base = h.baseURL.replace(/\/v1$/, '');
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+const anthropic = (apiKey = h.secret, opts: Partial<ConstructorParameters<typeof Anthropic>[0]> = {}) =>
+  new Anthropic({ apiKey, baseURL: base, maxRetries: 0, ...opts });
+
+const weatherTool: Anthropic.Tool = {
+  name: 'get_weather',
+  description: 'Current weather for a city',
+  input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+};
+
+/** What the engines were sent while `run` ran (both simulators). */
+async function sentDuring(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
+  const before = h.sims.map((s) => s.received().length);
+  await run();
+  return h.sims
+    .flatMap((s, i) => s.received().slice(before[i]))
+    .filter((r) => r.path === '/v1/chat/completions')
+    .map((r) => r.json as Record<string, unknown>);
+}
+
+async function raw(body: unknown, headers: Record<string, string> = {}, path = '/v1/messages') {
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: {
+      'x-api-key': h.secret,
+      'content-type': 'application/json',
+      'anthropic-version': '2023-06-01',
+      ...headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return {
+    res,
+    json: (await res.json()) as {
+      type: string;
+      error: { type: string; message: string; code: string };
+      request_id: string;
+    },
+  };
+}
+
+describe('Messages: text', () => {
+  it('MSG-1 MSG-2 non-streaming text through the SDK: msg_ id, canonical model, text block, usage', async () => {
+    const m = await anthropic().messages.create({
+      model: 'org/chat-model',
+      max_tokens: 12,
+      messages: [{ role: 'user', content: 'Tell me about the sea' }],
+    });
+    expect(m.id).toMatch(/^msg_[0-9a-f]{24}$/);
+    expect(m.type).toBe('message');
+    expect(m.role).toBe('assistant');
+    expect(m.model).toBe(CHAT_MODEL);
+    expect(m.content[0]!.type).toBe('text');
+    expect((m.content[0] as Anthropic.TextBlock).text.length).toBeGreaterThan(0);
+    expect(m.stop_reason).toBe('max_tokens');
+    expect(m.usage.output_tokens).toBe(12);
+    expect(m.usage.input_tokens).toBeGreaterThan(0);
+    expect(m.usage.cache_creation_input_tokens).toBe(0);
+    expect(m._request_id).toMatch(/^req_[0-9a-f]{24}$/);
+  });
+
+  it('MSG-7 streams through messages.stream(): finalMessage() equals the streamed text; usage billed equals usage reported', async () => {
+    const a = await h.newAccount();
+    const stream = anthropic(a.secret).messages.stream({
+      model: CHAT_MODEL,
+      max_tokens: 40,
+      system: 'You are terse.',
+      messages: [{ role: 'user', content: 'Describe a lighthouse' }],
+    });
+    let streamed = '';
+    stream.on('text', (t) => {
+      streamed += t;
+    });
+    const final = await stream.finalMessage();
+    expect(streamed.length).toBeGreaterThan(0);
+    expect((final.content[0] as Anthropic.TextBlock).text).toBe(streamed);
+    expect(['end_turn', 'max_tokens']).toContain(final.stop_reason);
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec).toMatchObject({ type: 'charge', keyId: a.keyId, model: CHAT_MODEL });
+    expect(rec!.outputTokens).toBe(final.usage.output_tokens);
+    expect(rec!.inputTokens).toBe(final.usage.input_tokens + final.usage.cache_read_input_tokens!);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('MSG-7 the raw event sequence: message_start, block start/delta/stop, message_delta, message_stop, each with its event line', async () => {
+    const res = await fetch(`${base}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': h.secret, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: CHAT_MODEL,
+        max_tokens: 6,
+        stream: true,
+        messages: [{ role: 'user', content: 'Hi' }],
+      }),
+    });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const events = (await res.text())
+      .split('\n\n')
+      .filter(Boolean)
+      .map((e) => {
+        const [ev, data] = e.split('\n');
+        const parsed = JSON.parse(data!.slice('data: '.length));
+        expect(ev).toBe(`event: ${parsed.type}`);
+        return parsed.type as string;
+      })
+      .filter((t) => t !== 'ping');
+    expect(events[0]).toBe('message_start');
+    expect(events[1]).toBe('content_block_start');
+    expect(events.slice(2, -3).every((t) => t === 'content_block_delta')).toBe(true);
+    expect(events.slice(-3)).toEqual(['content_block_stop', 'message_delta', 'message_stop']);
+  });
+
+  it('MSG-2 stop_sequences end the answer with stop_reason stop_sequence naming the one matched', async () => {
+    const first = await anthropic().messages.create({
+      model: CHAT_MODEL,
+      max_tokens: 40,
+      messages: [{ role: 'user', content: 'Tell me about the sea' }],
+    });
+    const words = (first.content[0] as Anthropic.TextBlock).text.split(' ');
+    const stop = ` ${words[3]}`;
+    const cut = await anthropic().messages.create({
+      model: CHAT_MODEL,
+      max_tokens: 40,
+      stop_sequences: ['never-there', stop],
+      messages: [{ role: 'user', content: 'Tell me about the sea' }],
+    });
+    expect(cut.stop_reason).toBe('stop_sequence');
+    expect(cut.stop_sequence).toBe(stop);
+    const streamed = await anthropic()
+      .messages.stream({
+        model: CHAT_MODEL,
+        max_tokens: 40,
+        stop_sequences: [stop],
+        messages: [{ role: 'user', content: 'Tell me about the sea' }],
+      })
+      .finalMessage();
+    expect(streamed.stop_reason).toBe('stop_sequence');
+    expect(streamed.stop_sequence).toBe(stop);
+  });
+
+  it('MSG-7 a mid-stream engine failure arrives as event: error, which the SDK raises; what was generated is billed', async () => {
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ failMidStream: 1 });
+    try {
+      const stream = anthropic(a.secret).messages.stream({
+        model: CHAT_MODEL,
+        max_tokens: 40,
+        messages: [{ role: 'user', content: 'Tell me a long story' }],
+      });
+      await expect(stream.finalMessage()).rejects.toThrow(/engine failed while streaming/);
+    } finally {
+      for (const s of h.sims) s.setOptions({ failMidStream: 0 });
+    }
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec!.outputTokens).toBeGreaterThan(0);
+    expect(rec!.outputTokens).toBeLessThan(40);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('MSG-7 ping events keep a slow stream alive', async () => {
+    for (const s of h.sims) s.setOptions({ itlMs: 120 });
+    try {
+      const res = await fetch(`${base}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': h.secret, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: CHAT_MODEL,
+          max_tokens: 3,
+          stream: true,
+          messages: [{ role: 'user', content: 'Hi' }],
+        }),
+      });
+      const text = await res.text();
+      expect(text).toContain('event: ping\ndata: {"type":"ping"}');
+      expect(text.trimEnd().endsWith('data: {"type":"message_stop"}')).toBe(true);
+    } finally {
+      for (const s of h.sims) s.setOptions({ itlMs: 1 });
+    }
+  });
+});
+
+describe('Messages: tool use', () => {
+  for (const streaming of [false, true]) {
+    it(`MSG-2 a two-step tool-use conversation (tool_use → tool_result → answer), ${streaming ? 'streaming' : 'not streaming'}`, async () => {
+      const client = anthropic();
+      const ask = (messages: Anthropic.MessageParam[]) => {
+        const params = { model: CHAT_MODEL, max_tokens: 64, tools: [weatherTool], messages };
+        return streaming ? client.messages.stream(params).finalMessage() : client.messages.create(params);
+      };
+      const question: Anthropic.MessageParam = { role: 'user', content: 'Please call get_weather for Paris' };
+      const first = await ask([question]);
+      expect(first.stop_reason).toBe('tool_use');
+      const use = first.content.find((b) => b.type === 'tool_use') as Anthropic.ToolUseBlock;
+      expect(use.name).toBe('get_weather');
+      expect(typeof use.input).toBe('object');
+      expect(Object.keys(use.input as object)).toContain('city');
+      let second: Anthropic.Message | undefined;
+      const [sent] = (await sentDuring(async () => {
+        second = await ask([
+          question,
+          { role: 'assistant', content: first.content },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: use.id, content: '{"temp": 21}' },
+              { type: 'text', text: 'Thanks, summarise it.' },
+            ],
+          },
+        ]);
+      })) as { messages: { role: string; tool_call_id?: string; content: unknown }[] }[];
+      expect(second!.stop_reason).not.toBe('tool_use');
+      expect(second!.content[0]!.type).toBe('text');
+      // The engine got the tool result as a tool message right after the assistant's call, then the text.
+      expect(sent!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user']);
+      expect(sent!.messages[2]).toMatchObject({ tool_call_id: use.id, content: '{"temp": 21}' });
+    });
+  }
+
+  it('MSG-2 tool_choice any forces a call; tool names one; disable_parallel_tool_use reaches the engine', async () => {
+    const client = anthropic();
+    const lookup: Anthropic.Tool = {
+      name: 'lookup',
+      input_schema: { type: 'object', properties: { q: { type: 'string' } } },
+    };
+    let forced: Anthropic.Message | undefined;
+    const [sent] = await sentDuring(async () => {
+      forced = await client.messages.create({
+        model: CHAT_MODEL,
+        max_tokens: 64,
+        tools: [weatherTool, lookup],
+        tool_choice: { type: 'tool', name: 'lookup', disable_parallel_tool_use: true },
+        messages: [{ role: 'user', content: 'anything' }],
+      });
+    });
+    const use = forced!.content.find((b) => b.type === 'tool_use') as Anthropic.ToolUseBlock;
+    expect(use.name).toBe('lookup');
+    expect(sent!.tool_choice).toEqual({ type: 'function', function: { name: 'lookup' } });
+    expect(sent!.parallel_tool_calls).toBe(false);
+    const any = await client.messages.create({
+      model: CHAT_MODEL,
+      max_tokens: 64,
+      tools: [weatherTool],
+      tool_choice: { type: 'any' },
+      messages: [{ role: 'user', content: 'just chat' }],
+    });
+    expect(any.stop_reason).toBe('tool_use');
+  });
+
+  it('an editor-style call: ?beta=true, anthropic-version and anthropic-beta, system blocks with cache_control, 40 tools', async () => {
+    const tools: Anthropic.Tool[] = Array.from({ length: 40 }, (_, i) => ({
+      name: `tool_${i}`,
+      description: `Tool number ${i}`,
+      input_schema: { type: 'object', properties: { arg: { type: 'string' } } },
+    }));
+    const client = anthropic(h.secret, { defaultHeaders: { 'anthropic-beta': 'prompt-caching-2024-07-31' } });
+    let m: Anthropic.Beta.BetaMessage | undefined;
+    const [json] = (await sentDuring(async () => {
+      m = await client.beta.messages.create({
+        model: CHAT_MODEL,
+        max_tokens: 32,
+        system: [
+          { type: 'text', text: 'You are an editor assistant.' },
+          { type: 'text', text: 'Project rules: be brief.', cache_control: { type: 'ephemeral' } },
+        ],
+        tools,
+        metadata: { user_id: 'user-1' },
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'text', text: 'Hello there', cache_control: { type: 'ephemeral' } }],
+          },
+        ],
+      });
+    })) as { tools: unknown[]; messages: { role: string; content: string }[]; user: string }[];
+    expect(m!.content.length).toBeGreaterThan(0);
+    expect(json!.tools).toHaveLength(40);
+    expect(json!.messages[0]).toEqual({
+      role: 'system',
+      content: 'You are an editor assistant.\n\nProject rules: be brief.',
+    });
+    expect(json!.user).toBe('user-1');
+  });
+});
+
+describe('Messages: caching and counting', () => {
+  it('a repeated long system prompt with a cache_control breakpoint earns cached-input pricing on the next calls', async () => {
+    const a = await h.newAccount();
+    const system = [
+      {
+        type: 'text' as const,
+        text: `Long instructions. ${'Follow the house style carefully. '.repeat(200)}`,
+        cache_control: { type: 'ephemeral' as const },
+      },
+    ];
+    const calls: Anthropic.Message[] = [];
+    for (let i = 0; i < 4; i++) {
+      calls.push(
+        await anthropic(a.secret).messages.create({
+          model: CHAT_MODEL,
+          max_tokens: 4,
+          system,
+          messages: [{ role: 'user', content: `question ${i}` }],
+        }),
+      );
+    }
+    // Without routing by the breakpoint, each call has even odds of the other (cold) engine.
+    for (const m of calls.slice(1)) expect(m.usage.cache_read_input_tokens).toBeGreaterThan(1000);
+    await h.settled(a.accountId);
+    const recs = await usageRecords(h.redis.client(), a.accountId, { count: 4 });
+    expect(recs.every((r) => (r.cachedTokens ?? 0) > 0 || r === recs.at(-1))).toBe(true);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('count_tokens matches the engine’s count (the prompt_tokens of the same call) and is free', async () => {
+    const a = await h.newAccount();
+    const params = {
+      model: VISION_MODEL,
+      system: 'Be brief.',
+      tools: [weatherTool],
+      messages: [
+        {
+          role: 'user' as const,
+          content: [
+            { type: 'text' as const, text: 'What is in this picture?' },
+            {
+              type: 'image' as const,
+              source: { type: 'base64' as const, media_type: 'image/png' as const, data: 'iVBORw0KGgo=' },
+            },
+          ],
+        },
+      ],
+    };
+    const counted = await anthropic(a.secret).messages.countTokens(params);
+    const done = await anthropic(a.secret).messages.create({ ...params, max_tokens: 3 });
+    expect(counted.input_tokens).toBe(done.usage.input_tokens + done.usage.cache_read_input_tokens!);
+    await h.settled(a.accountId);
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 10 })).toHaveLength(1 + 1); // top-up + the call
+    const { res } = await raw(
+      { model: CHAT_MODEL, messages: [{ role: 'user', content: 'hi' }] },
+      {},
+      '/v1/messages/count_tokens',
+    );
+    expect(res.headers.get('x-token-count-source')).toBe('engine');
+  });
+});
+
+describe('Messages: authentication and errors', () => {
+  it('AUTH-3 x-api-key and Authorization: Bearer both authenticate', async () => {
+    const viaKey = await anthropic().messages.create({
+      model: CHAT_MODEL,
+      max_tokens: 2,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(viaKey.content.length).toBeGreaterThan(0);
+    const viaBearer = new Anthropic({ apiKey: null, authToken: h.secret, baseURL: base, maxRetries: 0 });
+    const m = await viaBearer.messages.create({
+      model: CHAT_MODEL,
+      max_tokens: 2,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(m.content.length).toBeGreaterThan(0);
+  });
+
+  it('AUTH-4 a malformed x-api-key beside a valid Bearer is 401: x-api-key decides', async () => {
+    const { res, json } = await raw(
+      { model: CHAT_MODEL, max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] },
+      // Pasted with its scheme: malformed as an x-api-key (HTTP trims surrounding whitespace itself).
+      { 'x-api-key': `Bearer ${h.secret}`, authorization: `Bearer ${h.secret}` },
+    );
+    expect(res.status).toBe(401);
+    expect(json.error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' });
+  });
+
+  it('MSG-8 ERR-1 401, 403, 404 and 429 in the dialect shape, request_id equal to X-Request-Id and request-id', async () => {
+    const body = { model: CHAT_MODEL, max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] };
+    const noCurrency = await h.newAccount({ country: null });
+    const broke = await h.newAccount({ credit: '0' });
+    const cases: [Record<string, string>, unknown, number, string, string][] = [
+      [{ 'x-api-key': 'sk-service-wrong' }, body, 401, 'authentication_error', 'invalid_api_key'],
+      [{ 'x-api-key': noCurrency.secret }, body, 403, 'permission_error', 'billing_currency_unset'],
+      [{}, { ...body, model: 'No/Such-Model' }, 404, 'not_found_error', 'model_not_found'],
+      [{ 'x-api-key': broke.secret }, body, 429, 'rate_limit_error', 'insufficient_quota'],
+    ];
+    for (const [headers, b, status, type, code] of cases) {
+      const { res, json } = await raw(b, headers);
+      expect(res.status).toBe(status);
+      expect(json.type).toBe('error');
+      expect(json.error).toMatchObject({ type, code });
+      expect(json.request_id).toMatch(/^req_[0-9a-f]{24}$/);
+      expect(res.headers.get('x-request-id')).toBe(json.request_id);
+      expect(res.headers.get('request-id')).toBe(json.request_id);
+      if (status === 429) expect(res.headers.get('x-should-retry')).toBe('false');
+    }
+    // The SDK surfaces them as its typed errors, with the request id.
+    const err = await anthropic('sk-service-wrong')
+      .messages.create(body as Anthropic.MessageCreateParamsNonStreaming)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.AuthenticationError);
+    expect((err as InstanceType<typeof Anthropic.APIError>).requestID).toMatch(/^req_/);
+    // Unknown paths under /v1/messages answer in this dialect too.
+    const unknown = await raw(body, {}, '/v1/messages/batches');
+    expect(unknown.res.status).toBe(404);
+    expect(unknown.json.request_id).toBe(unknown.res.headers.get('x-request-id'));
+  });
+
+  const user = (content: unknown) => [{ role: 'user', content }];
+  const rejections: [string, Record<string, unknown>, RegExp][] = [
+    ['MSG-3 max_tokens missing', { model: CHAT_MODEL, messages: user('hi') }, /max_tokens/],
+    [
+      'MSG-6 an unknown role',
+      { model: CHAT_MODEL, max_tokens: 5, messages: [{ role: 'system', content: 'x' }] },
+      /messages\[0\]\.role.*unknown role "system"/,
+    ],
+    [
+      'MSG-5 an unknown block type',
+      { model: CHAT_MODEL, max_tokens: 5, messages: user([{ type: 'hologram', text: 'x' }]) },
+      /messages\[0\]\.content\[0\]\.type.*"hologram"/,
+    ],
+    [
+      'MSG-5 a document block',
+      {
+        model: CHAT_MODEL,
+        max_tokens: 5,
+        messages: user([{ type: 'document', source: { type: 'text', data: 'x', media_type: 'text/plain' } }]),
+      },
+      /"document" is not supported/,
+    ],
+    [
+      'MSG-4 a server-side tool (web search)',
+      {
+        model: CHAT_MODEL,
+        max_tokens: 5,
+        tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+        messages: user('hi'),
+      },
+      /tools\[0\]\.type.*server-side tool "web_search_20250305"/,
+    ],
+    [
+      'MSG-4 a server-side tool (bash)',
+      {
+        model: CHAT_MODEL,
+        max_tokens: 5,
+        tools: [{ type: 'bash_20250124', name: 'bash' }],
+        messages: user('hi'),
+      },
+      /server-side tool "bash_20250124"/,
+    ],
+    [
+      'an unknown top-level parameter',
+      { model: CHAT_MODEL, max_tokens: 5, messages: user('hi'), mcp_servers: [] },
+      /mcp_servers/,
+    ],
+    [
+      'a tool_result in an assistant turn',
+      {
+        model: CHAT_MODEL,
+        max_tokens: 5,
+        messages: [{ role: 'assistant', content: [{ type: 'tool_result', tool_use_id: 'x', content: 'y' }] }],
+      },
+      /tool_result block cannot appear in an assistant turn/,
+    ],
+    [
+      'an image for a model that cannot read images',
+      {
+        model: CHAT_MODEL,
+        max_tokens: 5,
+        messages: user([
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },
+        ]),
+      },
+      /cannot read images/,
+    ],
+    [
+      'an image inside a tool_result',
+      {
+        model: VISION_MODEL,
+        max_tokens: 5,
+        messages: user([
+          {
+            type: 'tool_result',
+            tool_use_id: 't',
+            content: [{ type: 'image', source: { type: 'url', url: 'https://x.test/a.png' } }],
+          },
+        ]),
+      },
+      /image inside a tool_result/,
+    ],
+    [
+      'thinking on a model that cannot reason',
+      {
+        model: CHAT_MODEL,
+        max_tokens: 2000,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: user('hi'),
+      },
+      /thinking/,
+    ],
+    [
+      'tools for a model without tool calling',
+      { model: PLAIN_MODEL, max_tokens: 5, tools: [weatherTool], messages: user('hi') },
+      /cannot call tools/,
+    ],
+    [
+      'tool_choice naming a missing tool',
+      {
+        model: CHAT_MODEL,
+        max_tokens: 5,
+        tools: [weatherTool],
+        tool_choice: { type: 'tool', name: 'nope' },
+        messages: user('hi'),
+      },
+      /tool_choice/,
+    ],
+    [
+      'an image source of an unknown type',
+      {
+        model: VISION_MODEL,
+        max_tokens: 5,
+        messages: user([{ type: 'image', source: { type: 'file', file_id: 'f' } }]),
+      },
+      /image source type "file"/,
+    ],
+  ];
+  it.each(rejections)('%s → 400 naming it, nothing charged', async (_name, body, message) => {
+    const a = await h.newAccount();
+    const { res, json } = await raw(body, { 'x-api-key': a.secret });
+    expect(res.status).toBe(400);
+    expect(json.error.type).toBe('invalid_request_error');
+    expect(json.error.message).toMatch(message);
+    expect(json.request_id).toBe(res.headers.get('x-request-id'));
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1); // the top-up only
+  });
+
+  it('thinking maps to the engine where it can reason (chat_template_kwargs.enable_thinking)', async () => {
+    const [sent] = await sentDuring(async () => {
+      const m = await anthropic().messages.create({
+        model: THINKING_MODEL,
+        max_tokens: 2000,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(m.content.length).toBeGreaterThan(0);
+    });
+    expect(sent!.chat_template_kwargs).toEqual({ enable_thinking: true });
+    await expectLedgerClean(h.redis.client());
+  });
+});
