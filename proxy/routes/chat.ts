@@ -7,6 +7,7 @@ import { affinityKeyOf } from '../engine/picker.ts';
 import {
   type ChatCompletionRequest,
   chatCompletion,
+  chatCompletionChunk,
   chatCompletionRequest,
   commonErrors,
 } from '../schemas/openai.ts';
@@ -25,6 +26,7 @@ export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext
         tags: ['chat-completions dialect'],
         body: chatCompletionRequest,
         response: { 200: chatCompletion, ...commonErrors },
+        stream: chatCompletionChunk,
       },
     },
     (request, reply) => handleChat(ctx, request, reply),

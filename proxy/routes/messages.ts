@@ -22,6 +22,7 @@ import {
   messageResponse,
   messagesErrors,
   messagesRequest,
+  messagesStreamEvent,
 } from '../schemas/messages.ts';
 import { relayMessages } from './messages-stream.ts';
 import { tokenModel } from './resolve-model.ts';
@@ -44,6 +45,7 @@ export async function messagesRoutes(app: FastifyInstance, opts: { ctx: ProxyCon
         querystring: betaQuery,
         body: messagesRequest,
         response: { 200: messageResponse, ...messagesErrors },
+        stream: messagesStreamEvent,
       },
     },
     (request, reply) => handleMessages(ctx, request, reply),

@@ -12,6 +12,8 @@ interface RouteSchema {
   params?: z.ZodObject;
   querystring?: z.ZodObject;
   response?: Record<string, z.ZodType>;
+  /** The payload of one event when the route streams (`stream: true`): 200 is text/event-stream too. */
+  stream?: z.ZodType;
 }
 
 interface CollectedRoute {
@@ -73,7 +75,12 @@ export function openApiDocument(routes: readonly CollectedRoute[], info: { versi
     for (const [code, schema] of Object.entries(s.response ?? {})) {
       responses[code] = {
         description: schema.description ?? (code === '200' ? 'OK' : 'Error'),
-        content: { 'application/json': { schema: json(schema, 'output') } },
+        content: {
+          'application/json': { schema: json(schema, 'output') },
+          ...(code === '200' && s.stream
+            ? { 'text/event-stream': { schema: json(s.stream, 'output') } }
+            : {}),
+        },
       };
     }
     const path = openApiPath(r.url);
@@ -81,7 +88,9 @@ export function openApiDocument(routes: readonly CollectedRoute[], info: { versi
     paths[path][r.method] = {
       summary: s.summary,
       tags: s.tags,
-      ...(authenticated ? { security: [{ bearer: [] }] } : {}),
+      ...(authenticated
+        ? { security: r.url.startsWith('/v1/messages') ? [{ apiKey: [] }, { bearer: [] }] : [{ bearer: [] }] }
+        : {}),
       parameters: parameters(s),
       ...(s.body
         ? {
@@ -100,11 +109,21 @@ export function openApiDocument(routes: readonly CollectedRoute[], info: { versi
       title: 'modelplane inference API',
       version: info.version,
       description:
-        'Chat-completions dialect at {base_url}/v1. Every response carries X-Request-Id (req_ + 24 hex). ' +
-        'Errors: {"error":{"message","type","param","code"}}.',
+        'Chat-completions dialect at {base_url}/v1; Messages dialect at {base_url} (clients append /v1/messages). ' +
+        'Every response carries X-Request-Id (req_ + 24 hex). Errors: {"error":{"message","type","param","code"}} ' +
+        'on the chat-completions surface, {"type":"error","error":{"type","message","code"},"request_id"} on the ' +
+        'Messages surface.',
     },
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key: sk-service-...' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'API key: sk-service-...' },
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: 'Messages surface: the API key',
+        },
+      },
     },
     paths,
   };

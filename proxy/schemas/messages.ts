@@ -148,6 +148,7 @@ const promptFields = {
 
 export const messagesRequest = z.strictObject({
   ...promptFields,
+  cache_control: cacheControl.describe('Automatic caching: the whole prompt is a breakpoint'),
   max_tokens: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
   stream: z.boolean().optional(),
   stop_sequences: z.array(z.string().min(1)).max(16).optional(),
@@ -162,7 +163,7 @@ export const messagesRequest = z.strictObject({
 });
 export type MessagesRequest = z.infer<typeof messagesRequest>;
 
-export const countTokensRequest = z.strictObject(promptFields);
+export const countTokensRequest = z.strictObject({ ...promptFields, cache_control: cacheControl });
 export type CountTokensRequest = z.infer<typeof countTokensRequest>;
 
 export const countTokensResponse = z.object({
@@ -212,6 +213,41 @@ export const messageResponse = z
       'content_block_start, content_block_delta…, content_block_stop, then message_delta (stop_reason, ' +
       'cumulative usage) and message_stop; ping while the engine is silent; a failure after the first ' +
       'event arrives as event: error.',
+  );
+
+const deltaEvents = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text_delta'), text: z.string() }),
+  z.object({ type: z.literal('input_json_delta'), partial_json: z.string() }),
+  z.object({ type: z.literal('thinking_delta'), thinking: z.string() }),
+]);
+
+/** One event of a Messages stream (`event: <type>` then `data: <this>`). */
+export const messagesStreamEvent = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('message_start'), message: messageResponse }),
+    z.object({
+      type: z.literal('content_block_start'),
+      index: z.number().int(),
+      content_block: responseBlock,
+    }),
+    z.object({ type: z.literal('content_block_delta'), index: z.number().int(), delta: deltaEvents }),
+    z.object({ type: z.literal('content_block_stop'), index: z.number().int() }),
+    z.object({
+      type: z.literal('message_delta'),
+      delta: z.object({ stop_reason: z.enum(STOP_REASONS).nullable(), stop_sequence: z.string().nullable() }),
+      usage: messagesUsage,
+    }),
+    z.object({ type: z.literal('message_stop') }),
+    z.object({ type: z.literal('ping') }),
+    z.object({
+      type: z.literal('error'),
+      error: z.object({ type: z.string(), message: z.string(), code: z.string() }),
+      request_id: z.string(),
+    }),
+  ])
+  .describe(
+    'message_start, then per block content_block_start, content_block_delta…, content_block_stop, then ' +
+      'message_delta and message_stop; ping when the engine is silent; error after a failure mid-stream.',
   );
 
 export const messagesError = z.object({

@@ -30,26 +30,71 @@ const tool = z.looseObject({
   }),
 });
 
-export const chatCompletionRequest = z.looseObject({
-  model: modelId,
-  messages: z.array(chatMessage).min(1),
-  stream: nullish(z.boolean()),
-  stream_options: nullish(
-    z.looseObject({
-      include_usage: nullish(z.boolean()).describe('Send a usage frame before data: [DONE]'),
-      continuous_usage_stats: nullish(z.boolean()),
-    }),
-  ),
-  max_tokens: nullish(z.number().int().positive()),
-  max_completion_tokens: nullish(z.number().int().positive()),
-  n: nullish(z.number().int().min(1).max(16)),
-  temperature: nullish(z.number().min(0).max(2)),
-  top_p: nullish(z.number().min(0).max(1)),
-  stop: nullish(z.union([z.string(), z.array(z.string()).max(4)])),
-  tools: nullish(z.array(tool)),
-  tool_choice: nullish(z.union([z.string(), z.looseObject({ type: z.string() })])),
-  user: nullish(z.string()),
-});
+export const FINISH_REASONS = ['stop', 'length', 'tool_calls', 'content_filter', 'function_call'] as const;
+
+export const chatCompletionRequest = z
+  .looseObject({
+    model: modelId,
+    messages: z.array(chatMessage).min(1),
+    stream: nullish(z.boolean()),
+    stream_options: nullish(
+      z.looseObject({
+        include_usage: nullish(z.boolean()).describe('Send a usage frame before data: [DONE]'),
+        continuous_usage_stats: nullish(z.boolean()).describe('vLLM: usage on every frame'),
+      }),
+    ),
+    max_tokens: nullish(z.number().int().positive()),
+    max_completion_tokens: nullish(z.number().int().positive()),
+    n: nullish(z.number().int().min(1).max(16)),
+    temperature: nullish(z.number().min(0).max(2)),
+    top_p: nullish(z.number().min(0).max(1)),
+    stop: nullish(z.union([z.string(), z.array(z.string()).max(4)])),
+    tools: nullish(z.array(tool)),
+    tool_choice: nullish(z.union([z.string(), z.looseObject({ type: z.string() })])),
+    user: nullish(z.string()),
+    // The rest of OpenAI's request, forwarded to the engine as sent (engines honour what they support).
+    frequency_penalty: nullish(z.number().min(-2).max(2)),
+    presence_penalty: nullish(z.number().min(-2).max(2)),
+    logit_bias: nullish(z.record(z.string(), z.number().min(-100).max(100))),
+    logprobs: nullish(z.boolean()),
+    top_logprobs: nullish(z.number().int().min(0).max(20)),
+    seed: nullish(z.number().int()),
+    parallel_tool_calls: nullish(z.boolean()),
+    response_format: nullish(
+      z.looseObject({
+        type: z.enum(['text', 'json_object', 'json_schema']),
+        json_schema: z.looseObject({ name: z.string(), schema: z.unknown().optional() }).optional(),
+      }),
+    ),
+    functions: nullish(z.array(z.looseObject({ name: z.string().min(1) }))).describe('Deprecated: use tools'),
+    function_call: nullish(z.union([z.string(), z.looseObject({ name: z.string() })])).describe(
+      'Deprecated: use tool_choice',
+    ),
+    reasoning_effort: nullish(z.string()).describe('minimal, low, medium or high, for models that reason'),
+    verbosity: nullish(z.enum(['low', 'medium', 'high'])),
+    modalities: nullish(z.array(z.string())),
+    audio: nullish(z.looseObject({})),
+    prediction: nullish(z.looseObject({ type: z.string() })),
+    metadata: nullish(z.record(z.string(), z.string())),
+    store: nullish(z.boolean()),
+    service_tier: nullish(z.string()),
+    prompt_cache_key: nullish(z.string()),
+    prompt_cache_retention: nullish(z.string()),
+    prompt_cache_options: nullish(z.looseObject({})),
+    moderation: nullish(z.looseObject({})),
+    safety_identifier: nullish(z.string()),
+    web_search_options: nullish(z.looseObject({})),
+    // vLLM's sampling extensions.
+    top_k: nullish(z.number().int().min(-1)).describe('vLLM'),
+    min_p: nullish(z.number().min(0).max(1)).describe('vLLM'),
+    repetition_penalty: nullish(z.number().positive()).describe('vLLM'),
+    min_tokens: nullish(z.number().int().min(0)).describe('vLLM'),
+    ignore_eos: nullish(z.boolean()).describe('vLLM'),
+    chat_template_kwargs: nullish(z.record(z.string(), z.unknown())).describe(
+      'vLLM, e.g. {"enable_thinking": true}',
+    ),
+  })
+  .describe('Fields not listed are forwarded to the engine unchanged (engine-specific parameters).');
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
 
 export const usage = z.looseObject({
@@ -68,8 +113,8 @@ export const chatCompletion = z
     choices: z.array(
       z.looseObject({
         index: z.number().int(),
-        message: z.looseObject({ role: z.string(), content: z.string().nullable() }),
-        finish_reason: z.string().nullable(),
+        message: z.looseObject({ role: z.literal('assistant'), content: z.string().nullable() }),
+        finish_reason: z.enum(FINISH_REASONS).nullable(),
       }),
     ),
     usage: usage.optional(),
@@ -78,6 +123,31 @@ export const chatCompletion = z
     'With stream: true the response is text/event-stream: chat.completion.chunk frames, a usage frame when ' +
       'stream_options.include_usage is true, then data: [DONE]. A failure after the first frame arrives as an ' +
       'in-band frame data: {"error": {...}} with status 200.',
+  );
+
+/** One frame of a chat-completions stream (text/event-stream `data:` payload). */
+export const chatCompletionChunk = z
+  .looseObject({
+    id: z.string(),
+    object: z.literal('chat.completion.chunk'),
+    created: z.number().int(),
+    model: z.string(),
+    choices: z.array(
+      z.looseObject({
+        index: z.number().int(),
+        delta: z.looseObject({
+          role: z.literal('assistant').optional(),
+          content: z.string().nullish(),
+          tool_calls: z.array(z.looseObject({ index: z.number().int() })).optional(),
+        }),
+        finish_reason: z.enum(FINISH_REASONS).nullable(),
+      }),
+    ),
+    usage: usage.nullish(),
+  })
+  .describe(
+    'Frames are data: {chat.completion.chunk}; with include_usage a frame with empty choices and usage ' +
+      'precedes the terminator data: [DONE]. A failure after the first frame is data: {"error": {...}}.',
   );
 
 export const embeddingsRequest = z.looseObject({

@@ -169,6 +169,8 @@ export function toChatRequest(req: MessagesRequest | CountTokensRequest, can: En
     fields.chat_template_kwargs = { enable_thinking: false };
   }
 
+  // A top-level cache_control makes the whole prompt the breakpoint (automatic caching).
+  if (req.cache_control) cachedMessages = messages.length;
   let cachePrefix: string | null = null;
   if (cachedMessages >= 0 || cachedTools) {
     const tools = fields.tools ? JSON.stringify(fields.tools) : '';
