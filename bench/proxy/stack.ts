@@ -38,6 +38,8 @@ export interface Stack {
   /** Request bodies: a short chat completion, and the same streamed with usage. */
   plain: string;
   streamed: string;
+  messagesPlain: string;
+  messagesStreamed: string;
   stop(): Promise<void>;
 }
 
@@ -163,6 +165,18 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         max_tokens: 16,
         stream: true,
         stream_options: { include_usage: true },
+      }),
+      // The same call on the Messages surface (proxy only): POST /v1/messages.
+      messagesPlain: JSON.stringify({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Say hello to the benchmark in a few words.' }],
+        max_tokens: 16,
+      }),
+      messagesStreamed: JSON.stringify({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Say hello to the benchmark in a few words.' }],
+        max_tokens: 16,
+        stream: true,
       }),
       stop,
     };

@@ -3,15 +3,16 @@
 // dialects/messages/stream.ts. The head is written once the engine's first frame is in hand (so
 // an engine that dies before it fails over or gets a real 500); from then on a failure is an
 // `event: error`, which the Anthropic SDKs raise, and a `ping` goes out whenever the engine has
-// been silent for PROXY_MESSAGES_PING_MS (long prefill of a later block, thinking).
+// been silent for one to two PROXY_MESSAGES_PING_MS (a long prefill, thinking).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
 import { type TextUsage, usageFromEngine } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { messagesErrorBody } from '../dialects/messages/error-body.ts';
 import { type ChatChunk, MessagesStream, PING_EVENT } from '../dialects/messages/stream.ts';
-import { hasContent } from '../dialects/openai/chunks.ts';
-import type { SseEvent } from '../engine/sse.ts';
+import { textFrame } from '../dialects/messages/text-frame.ts';
+import { hasContent, usageIn } from '../dialects/openai/chunks.ts';
+import { DataBlockEvent, type SseEvent } from '../engine/sse.ts';
 import {
   observeFirstFrame,
   PendingWrites,
@@ -48,11 +49,17 @@ export async function relayMessages(
   const out = new PendingWrites(res, start.events);
   const messages = new MessagesStream({ id: a.id, model: entry.id, stopSequences: a.stopSequences });
   let usage: TextUsage | null = usageFromEngine(start.first.usage);
+  // The last fast-path frame's usage, left as bytes: only the stream's last one is ever parsed.
+  let usageBlock: Buffer | null = null;
+  let usageAt = 0;
   let contentFrames = 0;
   const take = (chunk: Record<string, unknown>): void => {
     if (chunk.error !== undefined) throw new Error(`engine error frame: ${JSON.stringify(chunk.error)}`);
     const u = usageFromEngine(chunk.usage);
-    if (u !== null) usage = u;
+    if (u !== null) {
+      usage = u;
+      usageBlock = null;
+    }
     if (hasContent(chunk)) contentFrames++;
     const events = messages.chunk(chunk as ChatChunk);
     if (events !== '') out.pending.push(Buffer.from(events));
@@ -61,29 +68,33 @@ export async function relayMessages(
   take(start.first);
   observeFirstFrame(ctx, request, reply, start);
 
-  let lastWrite = performance.now();
+  const idle = pinger(ctx.config.PROXY_MESSAGES_PING_MS).watch(() => {
+    out.pending.push(Buffer.from(PING_EVENT));
+    out.flush();
+  });
   const frame = (ev: SseEvent): void => {
-    lastWrite = performance.now();
-    take(parseChunk(ev.data));
+    idle.quiet = false;
+    const fast = ev instanceof DataBlockEvent ? textFrame(ev.block) : undefined;
+    if (fast === undefined) return take(parseChunk(ev.data));
+    if (fast.usageAt !== -1) {
+      usageBlock = (ev as DataBlockEvent).block;
+      usageAt = fast.usageAt;
+    }
+    const pieces = messages.textDelta(fast.text);
+    if (pieces.length > 0) {
+      contentFrames++;
+      for (const p of pieces) out.pending.push(p);
+    }
   };
-  const pingMs = ctx.config.PROXY_MESSAGES_PING_MS;
-  const ping = setInterval(
-    () => {
-      if (performance.now() - lastWrite < pingMs) return;
-      lastWrite = performance.now();
-      out.pending.push(Buffer.from(PING_EVENT));
-      out.flush();
-    },
-    Math.max(10, Math.floor(pingMs / 4)),
-  );
   let ended: { sawDone: boolean; failure: unknown };
   try {
     ended = await pumpEvents(start, out, frame);
   } finally {
-    clearInterval(ping);
+    idle.stop();
   }
   abort.dispose();
 
+  if (usageBlock !== null) usage = usageFromEngine(usageIn(usageBlock, usageAt)) ?? usage;
   // Charged for what was generated; the last events leave once the settlement is in the journal,
   // and message_delta reports exactly the usage billed.
   const bill = streamBill(request, { ...a, charge }, usage, contentFrames);
@@ -95,4 +106,57 @@ export async function relayMessages(
       how === 'done' ? messages.end(bill.usage) : MessagesStream.error(messagesErrorBody(how, request.id));
     res.end(Buffer.concat([...out.pending, Buffer.from(last)]));
   });
+}
+
+interface Watched {
+  /** Cleared by each engine frame; a tick that finds it still set pings. */
+  quiet: boolean;
+  ping(): void;
+}
+
+/**
+ * One timer for every Messages stream of a process (per interval), instead of one per stream:
+ * each tick pings the streams that stayed silent since the last tick, so a silent stream gets a
+ * ping within one to two intervals.
+ */
+class Pinger {
+  private readonly streams = new Set<Watched>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly intervalMs: number) {}
+
+  watch(ping: () => void): Watched & { stop(): void } {
+    const w = { quiet: true, ping, stop: () => this.unwatch(w) };
+    this.streams.add(w);
+    if (this.timer === null) {
+      this.timer = setInterval(() => this.tick(), this.intervalMs);
+      this.timer.unref();
+    }
+    return w;
+  }
+
+  private unwatch(w: Watched): void {
+    this.streams.delete(w);
+    if (this.streams.size === 0 && this.timer !== null) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+
+  private tick(): void {
+    for (const w of this.streams) {
+      if (w.quiet) w.ping();
+      w.quiet = true;
+    }
+  }
+}
+
+const pingers = new Map<number, Pinger>();
+function pinger(intervalMs: number): Pinger {
+  let p = pingers.get(intervalMs);
+  if (p === undefined) {
+    p = new Pinger(intervalMs);
+    pingers.set(intervalMs, p);
+  }
+  return p;
 }

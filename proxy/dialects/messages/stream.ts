@@ -26,6 +26,8 @@ export const sseEvent = (type: string, data: unknown): string =>
 
 export const PING_EVENT = sseEvent('ping', { type: 'ping' });
 
+const DELTA_TAIL = Buffer.from('}}\n\n');
+
 type Open = { kind: 'text' } | { kind: 'thinking' } | { kind: 'tool'; toolIndex: number } | null;
 
 export class MessagesStream {
@@ -33,6 +35,8 @@ export class MessagesStream {
   private open: Open = null;
   private finish: unknown = null;
   private engineStop: unknown = null;
+  /** The bytes before a text delta's JSON string, for the open block (built once per block). */
+  private textHead: Buffer | null = null;
 
   constructor(
     private readonly o: { id: string; model: string; stopSequences?: readonly string[] | undefined },
@@ -97,6 +101,23 @@ export class MessagesStream {
     return out;
   }
 
+  /**
+   * The events of a text delta given as its JSON string bytes (`"…"`, from ./text-frame.ts),
+   * copied into the event as they are: the same event chunk() makes, without a parse.
+   */
+  textDelta(json: Buffer): Buffer[] {
+    if (json.length <= 2) return []; // ""
+    const out: Buffer[] = [];
+    if (this.open?.kind !== 'text' || this.textHead === null) {
+      out.push(Buffer.from(this.openBlock({ kind: 'text' }, { type: 'text', text: '' })));
+      this.textHead = Buffer.from(
+        `event: content_block_delta\ndata: {"type":"content_block_delta","index":${this.block},"delta":{"type":"text_delta","text":`,
+      );
+    }
+    out.push(this.textHead, json, DELTA_TAIL);
+    return out;
+  }
+
   /** The last events of a stream the engine finished: the open block closed, the stop reason and usage. */
   end(usage: TextUsage): string {
     const stop = this.stopReason();
@@ -122,6 +143,7 @@ export class MessagesStream {
 
   private openBlock(open: NonNullable<Open>, contentBlock: unknown): string {
     const closed = this.closeBlock();
+    this.textHead = null;
     this.block++;
     this.open = open;
     return (
