@@ -39,7 +39,12 @@ async function main() {
     { url: stack.sim.url, ...chat },
     { url: stack.bare.url, ...chat },
     { url: stack.proxy.url, ...chat },
-    { url: stack.proxy.url, path: '/v1/messages', plain: stack.messagesPlain, streamed: stack.messagesStreamed },
+    {
+      url: stack.proxy.url,
+      path: '/v1/messages',
+      plain: stack.messagesPlain,
+      streamed: stack.messagesStreamed,
+    },
   ];
   type Target = (typeof targets)[number];
 

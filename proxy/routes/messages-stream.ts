@@ -75,7 +75,10 @@ export async function relayMessages(
   const frame = (ev: SseEvent): void => {
     idle.quiet = false;
     const fast = ev instanceof DataBlockEvent ? textFrame(ev.block) : undefined;
-    if (fast === undefined) return take(parseChunk(ev.data));
+    if (fast === undefined) {
+      take(parseChunk(ev.data));
+      return;
+    }
     if (fast.usageAt !== -1) {
       usageBlock = (ev as DataBlockEvent).block;
       usageAt = fast.usageAt;
