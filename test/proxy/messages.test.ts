@@ -209,6 +209,33 @@ describe('Messages: text', () => {
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
+  it('KEY-5 rotating the key mid-stream ends the Messages stream with event: error (invalid_api_key); what was generated is billed', async () => {
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ itlMs: 20 });
+    try {
+      const stream = anthropic(a.secret).messages.stream({
+        model: CHAT_MODEL,
+        max_tokens: 200,
+        messages: [{ role: 'user', content: 'Write a long story' }],
+      });
+      let deltas = 0;
+      stream.on('text', () => {
+        if (++deltas === 3) void h.keys.rotate(a.accountId, a.keyId);
+      });
+      const err = await stream.finalMessage().catch((e: unknown) => e);
+      expect(String((err as Error).message)).toMatch(/invalid_api_key|API key/);
+      expect(deltas).toBeLessThan(100);
+    } finally {
+      for (const s of h.sims) s.setOptions({ itlMs: 1 });
+    }
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec).toMatchObject({ type: 'charge', keyId: a.keyId, model: CHAT_MODEL });
+    expect(rec!.outputTokens).toBeGreaterThan(0);
+    expect(rec!.outputTokens).toBeLessThan(200);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
   it('MSG-7 ping events keep a slow stream alive', async () => {
     for (const s of h.sims) s.setOptions({ itlMs: 120 });
     try {
