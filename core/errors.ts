@@ -7,6 +7,7 @@ export const errorCatalogue = {
   edit_unsupported: { status: 400, type: 'invalid_request_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },
   billing_currency_unset: { status: 403, type: 'permission_error' },
+  forbidden: { status: 403, type: 'permission_error' },
   not_found: { status: 404, type: 'not_found_error' },
   model_not_found: { status: 404, type: 'not_found_error' },
   request_too_large: { status: 413, type: 'invalid_request_error' },
