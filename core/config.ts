@@ -107,6 +107,25 @@ const schema = z.object({
   PROXY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** On shutdown: how long the outbox may take to land its settlements (the rest stays in the journal). */
   PROXY_SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(5_000),
+  // Media (images, videos). Where the files live: MEDIA_STORE and friends (core/storage).
+  /** Where the filesystem media store keeps files (MEDIA_STORE=fs). */
+  MEDIA_DIR: z.string().min(1).default('.data/media'),
+  /** The proxy's public origin for links to its own /files route; unset: the request's own host. */
+  PROXY_PUBLIC_URL: z.string().url().optional(),
+  /** How long an image's URL (and the image) lasts. */
+  MEDIA_IMAGE_TTL_MS: z.coerce.number().int().min(1_000).default(3_600_000),
+  /** How long a finished video's MP4 is kept after completion (SPEC: seven days). */
+  VIDEO_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(7 * 24 * 3_600_000),
+  /** How often a video job's engine is polled. */
+  VIDEO_POLL_MS: z.coerce.number().int().min(10).default(2_000),
+  /** A replica's claim on a job: another replica takes the job over this long after its poller died. */
+  VIDEO_CLAIM_MS: z.coerce.number().int().min(100).default(30_000),
+  /** How often the fleet's one media sweeper deletes files past their time. */
+  MEDIA_SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).default(60_000),
 });
 
 export type Config = z.infer<typeof schema> & { kek: Buffer };

@@ -64,6 +64,18 @@ export const globalKeys = {
   holdsDue: 'mp:holds:due',
   /** string: the token of the replica that runs the hold sweeper (a lock with a ttl) */
   sweeperLock: 'mp:sweeper:leader',
+  /** zset object key → when the media sweeper deletes it (ms): images past their URL, videos past retention */
+  mediaDue: 'mp:media:due',
+  /** string: the token of the replica that runs the media sweeper */
+  mediaSweeperLock: 'mp:media:sweeper:leader',
+  /**
+   * zset `<accountId> <videoId>` → when a poller should next look at that job (ms). A claim moves
+   * it into the future by VIDEO_CLAIM_MS; videoClaims holds who claimed it. One hash tag, so the
+   * claim script is one slot on Redis Cluster too.
+   */
+  videosActive: '{mp:videos}:active',
+  /** hash `<accountId> <videoId>` → the claiming replica's token */
+  videoClaims: '{mp:videos}:claims',
   /** console sessions */
   session: (sessionId: string) => `mp:session:${sessionId}`,
 } as const;

@@ -9,6 +9,9 @@ import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { channels } from '../core/keyspace.ts';
+import { FsStore } from '../core/storage/fs-store.ts';
+import type { ObjectStore } from '../core/storage/store.ts';
+import { UrlSigner } from '../core/storage/url-signer.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { principalLookup } from './auth/principal.ts';
 import { Billing } from './billing/billing.ts';
@@ -16,6 +19,7 @@ import type { ProxyContext } from './context.ts';
 import { EngineClient } from './engine/client.ts';
 import { EngineHealth } from './engine/health.ts';
 import { EndpointPicker } from './engine/picker.ts';
+import { startMediaSweeper } from './media/media-sweeper.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { corsPlugin } from './plugins/cors.ts';
 import { errorsPlugin } from './plugins/errors.ts';
@@ -24,7 +28,9 @@ import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
 import { lazyChildLogger } from './request-logger.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { embeddingsRoutes } from './routes/embeddings.ts';
+import { filesRoutes } from './routes/files.ts';
 import { healthRoutes } from './routes/health.ts';
+import { imagesRoutes } from './routes/images.ts';
 import { messagesRoutes } from './routes/messages.ts';
 import { modelsRoutes } from './routes/models.ts';
 import { collectRoutes, openApiRoutes } from './routes/openapi.ts';
@@ -42,6 +48,8 @@ export interface ProxyDeps {
   subscriber: Redis;
   /** A started snapshot (main.ts and tests call start()). */
   catalogue: CatalogueSnapshot;
+  /** Where generated media is kept; defaults to the filesystem store under MEDIA_DIR. */
+  store?: ObjectStore;
   /** pino logger options or false; defaults from LOG_LEVEL. */
   logger?: boolean | { level: string };
 }
@@ -100,6 +108,8 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     metrics,
     log: app.log,
   });
+  const signer = new UrlSigner(config.kek);
+  const mediaStore = deps.store ?? new FsStore(config.MEDIA_DIR, signer);
   const ctx: ProxyContext = {
     config,
     catalogue: deps.catalogue,
@@ -113,9 +123,16 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       metrics,
       attempts: config.PROXY_ENGINE_ATTEMPTS,
     },
+    media: { store: mediaStore, signer, redis: deps.redis },
     serving: { ready: true },
   };
+  const stopMediaSweeper = startMediaSweeper(deps.redis, mediaStore, {
+    intervalMs: config.MEDIA_SWEEP_INTERVAL_MS,
+    lockTtlMs: Math.max(config.MEDIA_SWEEP_INTERVAL_MS * 3, 5_000),
+    onError: (err) => app.log.error({ err }, 'media sweeper'),
+  });
   app.addHook('onClose', async () => {
+    await stopMediaSweeper();
     // Every response is out by now: their settlements land, leases go back (DESIGN "Money").
     await billing.close(config.PROXY_SHUTDOWN_DRAIN_MS);
     await client.close();
@@ -133,9 +150,11 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       await api.register(chatRoutes, { ctx });
       await api.register(embeddingsRoutes, { ctx });
       await api.register(messagesRoutes, { ctx });
+      await api.register(imagesRoutes, { ctx });
     },
     { prefix: '/v1' },
   );
+  await app.register(filesRoutes, { store: mediaStore, signer });
   await app.register(healthRoutes, { ctx, redis: deps.redis });
   await app.register(openApiRoutes, { routes });
   return { app, ctx, shutdown: () => shutdown(app, ctx) };

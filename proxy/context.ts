@@ -1,8 +1,11 @@
 // Everything a route needs, built once by app.ts from the injected clients and config, and handed
 // to route plugins as an option (no globals, so tests build as many apps as they like).
 
+import type { Redis } from 'ioredis';
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
+import type { ObjectStore } from '../core/storage/store.ts';
+import type { UrlSigner } from '../core/storage/url-signer.ts';
 import type { KeyCache } from './auth/key-cache.ts';
 import type { Billing } from './billing/billing.ts';
 import type { EngineDeps } from './engine/call.ts';
@@ -16,6 +19,8 @@ export interface ProxyContext {
   billing: Billing;
   metrics: ProxyMetrics;
   engine: EngineDeps;
+  /** Generated media: where files are kept, and the signer of the proxy's own /files links. */
+  media: { store: ObjectStore; signer: UrlSigner; redis: Redis };
   /** Readiness: false once shutdown began (load balancers stop sending). */
   serving: { ready: boolean };
 }

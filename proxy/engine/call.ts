@@ -3,6 +3,7 @@
 // and try another endpoint, up to `attempts`. A 4xx is the caller's fault and is returned, not
 // retried. The caller owns the returned body and must call `release` when done with it.
 
+import type { Readable } from 'node:stream';
 import type { CatalogueEntry } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { ProxyMetrics } from '../plugins/metrics.ts';
@@ -31,7 +32,8 @@ export interface EngineCall extends EngineResponse {
 export interface CallOptions {
   entry: CatalogueEntry;
   path: string;
-  payload: string;
+  /** JSON, or a multipart form made afresh for each attempt (a stream is read once). */
+  payload: string | (() => { stream: Readable; contentType: string });
   cancel: Cancel;
   affinityKey?: string;
   /** Endpoints already tried by this request; grows as endpoints fail. */
@@ -54,7 +56,10 @@ export async function callEngine(deps: EngineDeps, o: CallOptions): Promise<Engi
     const release = deps.picker.acquire(url);
     const sentAt = performance.now();
     try {
-      const res = await deps.client.postJson(url, o.path, o.payload, o.cancel);
+      const res =
+        typeof o.payload === 'string'
+          ? await deps.client.postJson(url, o.path, o.payload, o.cancel)
+          : await deps.client.send(url, 'POST', o.path, o.payload(), o.cancel);
       if (res.statusCode < 500) {
         deps.health.recordSuccess(url);
         return {

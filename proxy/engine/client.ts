@@ -3,6 +3,7 @@
 // Requests go through undici's dispatch API with a handler of our own that pushes body chunks into
 // an EngineBody (./body.ts): no Readable and no async iteration per response.
 
+import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { Pool } from 'undici';
 import { EngineBody } from './body.ts';
@@ -44,6 +45,34 @@ export class EngineClient {
       const exchange = new Exchange(resolve, reject, cancel);
       target.pool.dispatch(
         { method: 'POST', path: `${target.prefix}${path}`, headers: requestHeaders, body: payload },
+        exchange,
+      );
+    });
+  }
+
+  /**
+   * POSTs a streamed body (a multipart form of media files read from disk as they are sent) or
+   * GETs (`body` null); resolves once the response head is in.
+   */
+  send(
+    baseUrl: string,
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    body: { stream: Readable; contentType: string } | null,
+    cancel: Cancel,
+  ): Promise<EngineResponse> {
+    const target = this.target(baseUrl);
+    return new Promise((resolve, reject) => {
+      const exchange = new Exchange(resolve, reject, cancel);
+      target.pool.dispatch(
+        {
+          method,
+          path: `${target.prefix}${path}`,
+          headers: body
+            ? { 'content-type': body.contentType, accept: 'application/json' }
+            : { accept: '*/*' },
+          body: body?.stream ?? null,
+        },
         exchange,
       );
     });

@@ -5,7 +5,7 @@
 // prom-client's own.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { FastCounter, FastGauge, FastHistogram } from './fast-metrics.ts';
 
 const latencyBuckets = [
@@ -16,7 +16,12 @@ const overheadBuckets = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
 export function createProxyMetrics() {
   const registry = new Registry();
   /** Where the outbox gauges read from at scrape time (Billing sets them). */
-  const sources = { outboxPending: () => 0, outboxStalledMs: () => 0 };
+  const sources = {
+    outboxPending: () => 0,
+    outboxStalledMs: () => 0,
+    /** Video jobs not finished yet, and the age of the oldest (s); the video worker sets them. */
+    videoQueue: async (): Promise<{ depth: number; oldestAgeS: number }> => ({ depth: 0, oldestAgeS: 0 }),
+  };
   const r = [registry];
   const m = {
     registry,
@@ -102,6 +107,47 @@ export function createProxyMetrics() {
       registers: r,
       collect() {
         this.set(sources.outboxStalledMs() / 1000);
+      },
+    }),
+    images: new Counter({
+      name: 'mp_proxy_images_total',
+      help: 'Images generated and delivered (generations and edits), by model',
+      labelNames: ['model'] as const,
+      registers: r,
+    }),
+    videoSeconds: new Counter({
+      name: 'mp_proxy_video_seconds_total',
+      help: 'Seconds of video charged at job creation, by model',
+      labelNames: ['model'] as const,
+      registers: r,
+    }),
+    videoJobs: new Counter({
+      name: 'mp_proxy_video_jobs_finished_total',
+      help: 'Video jobs this replica saw finish, by model and status (completed, failed)',
+      labelNames: ['model', 'status'] as const,
+      registers: r,
+    }),
+    videoJobSeconds: new Histogram({
+      name: 'mp_proxy_video_job_duration_seconds',
+      help: 'From creation to completed or failed, by model',
+      labelNames: ['model'] as const,
+      buckets: [5, 15, 30, 60, 120, 300, 600, 1800, 3600],
+      registers: r,
+    }),
+    videoQueueDepth: new Gauge({
+      name: 'mp_proxy_video_queue_depth',
+      help: 'Video jobs queued or in progress (fleet-wide)',
+      registers: r,
+      async collect() {
+        this.set((await sources.videoQueue()).depth);
+      },
+    }),
+    videoOldestJobAge: new Gauge({
+      name: 'mp_proxy_video_oldest_job_age_seconds',
+      help: 'Age of the oldest unfinished video job (fleet-wide; 0 when none)',
+      registers: r,
+      async collect() {
+        this.set((await sources.videoQueue()).oldestAgeS);
       },
     }),
   };

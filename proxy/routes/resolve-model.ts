@@ -2,7 +2,14 @@
 // snapshot, then visibility for the caller's account. Unknown, unpriced, coming-soon and
 // not-granted invite-only models are all the same 404 model_not_found, so a caller cannot probe
 // which models exist. No Redis: the snapshot and the cached principal hold everything.
-import type { CatalogueEntry, CatalogueSnapshot, ModelKind, TokenPrice } from '../../core/catalogue/index.ts';
+import type {
+  CatalogueEntry,
+  CatalogueSnapshot,
+  ImagePrice,
+  ModelKind,
+  TokenPrice,
+  VideoPrice,
+} from '../../core/catalogue/index.ts';
 import { isCallableBy, priceFor } from '../../core/catalogue/index.ts';
 import { invalidRequest, modelNotFound } from '../../core/errors.ts';
 import type { Principal } from '../auth/key-cache.ts';
@@ -38,4 +45,24 @@ export function tokenModel(
   // A chat model priced per image is a catalogue mistake; hide it rather than bill it wrongly.
   if (price === null || !('input' in price)) throw modelNotFound(id);
   return { entry, price };
+}
+
+/** A callable image or video model with its price (per image, per second) in the caller's currency. */
+export function mediaModel<K extends 'image' | 'video'>(
+  catalogue: CatalogueSnapshot,
+  p: Principal,
+  id: string,
+  kind: K,
+): { entry: CatalogueEntry; price: K extends 'image' ? ImagePrice : VideoPrice } {
+  const entry = visibleEntry(catalogue, p, id);
+  if (entry.kind !== kind) {
+    throw invalidRequest(
+      `The model '${entry.id}' is ${/^[aeiou]/.test(entry.kind) ? 'an' : 'a'} ${entry.kind} model; call it with ${kindRoutes[entry.kind]}.`,
+      'model',
+    );
+  }
+  const price = priceFor(entry, p.currency);
+  const fits = price !== null && (kind === 'image' ? 'perImage' in price : 'perSecond' in price);
+  if (!fits) throw modelNotFound(id);
+  return { entry, price: price as K extends 'image' ? ImagePrice : VideoPrice };
 }

@@ -72,6 +72,7 @@ export async function startHarness(
   const config = loadConfig({
     REDIS_URL: redis.url,
     PROXY_DATA_DIR: tempDataDir(),
+    MEDIA_DIR: tempDataDir(),
     MODELPLANE_KEK: randomBytes(32).toString('hex'),
     LOG_LEVEL: 'silent',
     PROXY_CORS_ORIGINS: 'http://console.test',
@@ -188,6 +189,7 @@ export async function startHarness(
       proxy.app.server.closeAllConnections();
       await closing;
       rmSync(config.PROXY_DATA_DIR, { recursive: true, force: true });
+      rmSync(config.MEDIA_DIR, { recursive: true, force: true });
       snapshot.stop();
       await Promise.all(sims.map((s) => s.close()));
       await redis.stop();

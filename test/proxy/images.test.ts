@@ -1,0 +1,189 @@
+// Images through the proxy (IMG-*, BILL-3), with the official openai SDK against the real proxy,
+// Redis and simulator engines; files in the filesystem store.
+import type OpenAI from 'openai';
+import { toFile } from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usageRecords } from '../../core/usage.ts';
+import { gradientPng } from '../../engines/simulator/media/png.ts';
+import { expectLedgerClean } from '../helpers/ledger.ts';
+import { type Harness, startHarness } from './harness.ts';
+
+const IMAGE_MODEL = 'Img/Painter';
+const NO_EDIT_MODEL = 'Img/Sketch';
+const PNG_MAGIC = '89504e470d0a1a0a';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness(
+    {},
+    {
+      entries: (endpoints) => [
+        {
+          id: IMAGE_MODEL,
+          kind: 'image',
+          pricing: { USD: { perImage: '0.04' } },
+          capabilities: { edit: true },
+          endpoints,
+          created: 1_700_000_000,
+        },
+        {
+          id: NO_EDIT_MODEL,
+          kind: 'image',
+          pricing: { USD: { perImage: '0.01' } },
+          endpoints,
+          created: 1_700_000_000,
+        },
+      ],
+    },
+  );
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+const png = () => gradientPng(200, 8, 8);
+
+async function post(path: string, body: FormData | object, secret = h.secret) {
+  const res = await fetch(`${h.baseURL}${path}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${secret}`,
+      ...(body instanceof FormData ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body instanceof FormData ? body : JSON.stringify(body),
+  });
+  return {
+    res,
+    json: (await res.json()) as {
+      data?: { url?: string; b64_json?: string }[];
+      error?: { message: string; param: string; code: string };
+    },
+  };
+}
+
+describe('image generations', () => {
+  it('IMG-1 url (default): a signed link that needs no key and serves a PNG; a tampered link is 403', async () => {
+    const a = await h.newAccount();
+    const r = await h.client(a.secret).images.generate({ model: IMAGE_MODEL, prompt: 'a red fox', n: 2 });
+    expect(r.data).toHaveLength(2);
+    const url = r.data![0]!.url!;
+    const ok = await fetch(url);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('content-type')).toBe('image/png');
+    expect(
+      Buffer.from(await ok.arrayBuffer())
+        .subarray(0, 8)
+        .toString('hex'),
+    ).toBe(PNG_MAGIC);
+    const tampered = url.replace(/sig=(.)/, (_m, c: string) => `sig=${c === 'A' ? 'B' : 'A'}`);
+    const bad = await fetch(tampered);
+    expect(bad.status).toBe(403);
+    expect(bad.headers.get('x-request-id')).toMatch(/^req_/);
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec).toMatchObject({
+      type: 'charge',
+      kind: 'image',
+      images: 2,
+      keyId: a.keyId,
+      amount: 80_000_000,
+    });
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('IMG-1 b64_json: the PNG decodes', async () => {
+    const r = await h
+      .client()
+      .images.generate({ model: IMAGE_MODEL, prompt: 'a blue sea', response_format: 'b64_json' });
+    expect(Buffer.from(r.data![0]!.b64_json!, 'base64').subarray(0, 8).toString('hex')).toBe(PNG_MAGIC);
+  });
+
+  it.each([0, 11, 2.5, '3'])('IMG-2 n = %s is refused naming n; nothing is charged', async (n) => {
+    const a = await h.newAccount();
+    const { res, json } = await post('/images/generations', { model: IMAGE_MODEL, prompt: 'x', n }, a.secret);
+    expect(res.status).toBe(400);
+    expect(json.error!.param).toBe('n');
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1);
+  });
+
+  it('a chat model is refused with a pointer to the right route; a failed engine call costs nothing', async () => {
+    const wrong = await post('/images/generations', { model: 'Org/Chat-Model', prompt: 'x' });
+    expect(wrong.res.status).toBe(400);
+    expect(wrong.json.error!.message).toMatch(/chat model; call it with \/v1\/chat\/completions/);
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ failBeforeFirstByte: 1 });
+    try {
+      const failed = await post('/images/generations', { model: IMAGE_MODEL, prompt: 'x' }, a.secret);
+      expect(failed.res.status).toBe(500);
+    } finally {
+      for (const s of h.sims) s.setOptions({ failBeforeFirstByte: 0 });
+    }
+    await h.settled(a.accountId);
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+});
+
+describe('image edits', () => {
+  it('IMG-3 one file through the SDK', async () => {
+    const r = await h.client().images.edit({
+      model: IMAGE_MODEL,
+      image: await toFile(png(), 'in.png', { type: 'image/png' }),
+      prompt: 'make it blue',
+      response_format: 'b64_json',
+    });
+    expect(Buffer.from(r.data![0]!.b64_json!, 'base64').subarray(0, 8).toString('hex')).toBe(PNG_MAGIC);
+  });
+
+  for (const field of ['image[]', 'image']) {
+    it(`IMG-3 three files as repeated '${field}'`, async () => {
+      const fd = new FormData();
+      fd.set('model', IMAGE_MODEL);
+      fd.set('prompt', 'merge them');
+      fd.set('n', '2');
+      for (let i = 0; i < 3; i++) fd.append(field, new Blob([png()], { type: 'image/png' }), `${i}.png`);
+      const { res, json } = await post('/images/edits', fd);
+      expect(res.status).toBe(200);
+      expect(json.data).toHaveLength(2);
+      expect((await fetch(json.data![0]!.url!)).status).toBe(200);
+      const sent = h.sims.flatMap((s) => s.received()).filter((r) => r.path === '/v1/images/edits');
+      expect(sent.length).toBeGreaterThan(0);
+    });
+  }
+
+  it('IMG-4 an 11th file is refused naming the limit', async () => {
+    const fd = new FormData();
+    fd.set('model', IMAGE_MODEL);
+    fd.set('prompt', 'too many');
+    for (let i = 0; i < 11; i++) fd.append('image[]', new Blob([png()], { type: 'image/png' }), `${i}.png`);
+    const { res, json } = await post('/images/edits', fd);
+    expect(res.status).toBe(400);
+    expect(json.error!.message).toMatch(/At most 10 images/);
+  });
+
+  it('IMG-5 a 21 MB file is refused naming the limit', async () => {
+    const fd = new FormData();
+    fd.set('model', IMAGE_MODEL);
+    fd.set('prompt', 'too big');
+    fd.append('image', new Blob([Buffer.alloc(21 * 1024 * 1024, 1)], { type: 'image/png' }), 'big.png');
+    const { res, json } = await post('/images/edits', fd);
+    expect(res.status).toBe(400);
+    expect(json.error!.message).toMatch(/at most 20 MB/);
+  });
+
+  it('IMG-6 a model that cannot edit: 400 edit_unsupported', async () => {
+    const a = await h.newAccount();
+    const err = await h
+      .client(a.secret)
+      .images.edit({
+        model: NO_EDIT_MODEL,
+        image: await toFile(png(), 'in.png', { type: 'image/png' }),
+        prompt: 'x',
+      })
+      .catch((e: unknown) => e);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(400);
+    expect((err as InstanceType<typeof OpenAI.APIError>).code).toBe('edit_unsupported');
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1);
+    await expectLedgerClean(h.redis.client());
+  });
+});
