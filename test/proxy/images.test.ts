@@ -141,7 +141,8 @@ describe('image edits', () => {
       fd.set('model', IMAGE_MODEL);
       fd.set('prompt', 'merge them');
       fd.set('n', '2');
-      for (let i = 0; i < 3; i++) fd.append(field, new Blob([png()], { type: 'image/png' }), `${i}.png`);
+      for (let i = 0; i < 3; i++)
+        fd.append(field, new Blob([new Uint8Array(png())], { type: 'image/png' }), `${i}.png`);
       const { res, json } = await post('/images/edits', fd);
       expect(res.status).toBe(200);
       expect(json.data).toHaveLength(2);
@@ -155,7 +156,8 @@ describe('image edits', () => {
     const fd = new FormData();
     fd.set('model', IMAGE_MODEL);
     fd.set('prompt', 'too many');
-    for (let i = 0; i < 11; i++) fd.append('image[]', new Blob([png()], { type: 'image/png' }), `${i}.png`);
+    for (let i = 0; i < 11; i++)
+      fd.append('image[]', new Blob([new Uint8Array(png())], { type: 'image/png' }), `${i}.png`);
     const { res, json } = await post('/images/edits', fd);
     expect(res.status).toBe(400);
     expect(json.error!.message).toMatch(/At most 10 images/);
@@ -165,7 +167,11 @@ describe('image edits', () => {
     const fd = new FormData();
     fd.set('model', IMAGE_MODEL);
     fd.set('prompt', 'too big');
-    fd.append('image', new Blob([Buffer.alloc(21 * 1024 * 1024, 1)], { type: 'image/png' }), 'big.png');
+    fd.append(
+      'image',
+      new Blob([new Uint8Array(21 * 1024 * 1024).fill(1)], { type: 'image/png' }),
+      'big.png',
+    );
     const { res, json } = await post('/images/edits', fd);
     expect(res.status).toBe(400);
     expect(json.error!.message).toMatch(/at most 20 MB/);
