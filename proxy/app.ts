@@ -20,6 +20,7 @@ import { EngineClient } from './engine/client.ts';
 import { EngineHealth } from './engine/health.ts';
 import { EndpointPicker } from './engine/picker.ts';
 import { startMediaSweeper } from './media/media-sweeper.ts';
+import { VideoWorker } from './media/video-worker.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { corsPlugin } from './plugins/cors.ts';
 import { errorsPlugin } from './plugins/errors.ts';
@@ -34,6 +35,7 @@ import { imagesRoutes } from './routes/images.ts';
 import { messagesRoutes } from './routes/messages.ts';
 import { modelsRoutes } from './routes/models.ts';
 import { collectRoutes, openApiRoutes } from './routes/openapi.ts';
+import { videosRoutes } from './routes/videos.ts';
 import { useZodSchemas } from './schemas/validation.ts';
 import { shutdown } from './shutdown.ts';
 
@@ -50,6 +52,8 @@ export interface ProxyDeps {
   catalogue: CatalogueSnapshot;
   /** Where generated media is kept; defaults to the filesystem store under MEDIA_DIR. */
   store?: ObjectStore;
+  /** false: this replica does not advance video jobs (tests that need a quiet fleet). */
+  videoWorker?: boolean;
   /** pino logger options or false; defaults from LOG_LEVEL. */
   logger?: boolean | { level: string };
 }
@@ -57,6 +61,7 @@ export interface ProxyDeps {
 export interface ProxyApp {
   app: FastifyInstance;
   ctx: ProxyContext;
+  videoWorker: VideoWorker;
   /**
    * The ordered shutdown (./shutdown.ts): readiness off, stop accepting, let running calls finish
    * (PROXY_SHUTDOWN_GRACE_MS) and end the rest, land the outbox, give leases back. The Redis
@@ -131,7 +136,19 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     lockTtlMs: Math.max(config.MEDIA_SWEEP_INTERVAL_MS * 3, 5_000),
     onError: (err) => app.log.error({ err }, 'media sweeper'),
   });
+  const videoWorker = new VideoWorker({
+    config,
+    redis: deps.redis,
+    catalogue: deps.catalogue,
+    engine: ctx.engine,
+    store: mediaStore,
+    metrics,
+    log: app.log,
+  });
+  metrics.sources.videoQueue = () => videoWorker.jobs.queue();
+  if (deps.videoWorker !== false) videoWorker.start();
   app.addHook('onClose', async () => {
+    await videoWorker.stop();
     await stopMediaSweeper();
     // Every response is out by now: their settlements land, leases go back (DESIGN "Money").
     await billing.close(config.PROXY_SHUTDOWN_DRAIN_MS);
@@ -151,13 +168,14 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       await api.register(embeddingsRoutes, { ctx });
       await api.register(messagesRoutes, { ctx });
       await api.register(imagesRoutes, { ctx });
+      await api.register(videosRoutes, { ctx });
     },
     { prefix: '/v1' },
   );
   await app.register(filesRoutes, { store: mediaStore, signer });
   await app.register(healthRoutes, { ctx, redis: deps.redis });
   await app.register(openApiRoutes, { routes });
-  return { app, ctx, shutdown: () => shutdown(app, ctx) };
+  return { app, ctx, videoWorker, shutdown: () => shutdown(app, ctx) };
 }
 
 /**

@@ -157,15 +157,23 @@ export class Metering {
     chargeId: string;
     cost: number;
     usage: UsageRecord;
+    /**
+     * What the charge buys, recorded in the same script (a video job): a hash of the account's
+     * (`key`, with `fields`) listed in the account's sorted set `index` under `id`, scored by the
+     * charge's time. Not written when the charge is refused.
+     */
+    record?: { key: string; index: string; id: string; fields: Record<string, string | number> };
   }): Promise<{ ok: boolean; charged: number; balance: number; duplicate: boolean }> {
     nano('cost', a.cost);
     const k = accountKeys(a.accountId);
     const { now, hour } = this.clock();
-    const r = (await scripts.charge.run(
-      this.redis,
-      [k.account, k.done(`charge:${a.chargeId}`), k.usage, k.rollup(hour), k.rollupHours],
-      [a.chargeId, a.cost, now, hour, this.ledgerDoneTtlMs, ...usageArgs(a.usage)],
-    )) as number[];
+    const keys = [k.account, k.done(`charge:${a.chargeId}`), k.usage, k.rollup(hour), k.rollupHours];
+    const args: (string | number)[] = [a.chargeId, a.cost, now, hour, this.ledgerDoneTtlMs, ...usageArgs(a.usage)];
+    if (a.record) {
+      keys.push(a.record.key, a.record.index);
+      args.push(a.record.id, ...Object.entries(a.record.fields).flat());
+    }
+    const r = (await scripts.charge.run(this.redis, keys, args)) as number[];
     return { ok: r[0] === 1, charged: r[1]!, balance: r[2]!, duplicate: r[3] === 1 };
   }
 

@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream, openAsBlob } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -16,6 +15,7 @@ import type { CatalogueEntry, ImagePrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import type { ProxyContext } from '../context.ts';
 import { callEngine } from '../engine/call.ts';
+import { formBody } from '../engine/form.ts';
 import { imageEditFields, imageEditForm, imagesResponse } from '../schemas/media.ts';
 import { commonErrors } from '../schemas/openai.ts';
 import { zodToApiError } from '../schemas/validation.ts';
@@ -52,8 +52,8 @@ export async function handleImageEdit(app: FastifyInstance, ctx: ProxyContext) {
       schema: {
         summary: 'Edit images (multipart/form-data)',
         tags: ['media'],
-        // Documented, not validated here: the form is read as it streams (below).
-        description: JSON.stringify(imageEditForm.description),
+        // Documented, not validated by fastify: the form is read as it streams (below).
+        bodyDoc: { schema: imageEditForm, types: ['multipart/form-data'] },
         response: { 200: imagesResponse, ...commonErrors },
       },
     },
@@ -144,13 +144,6 @@ async function handleEdit(ctx: ProxyContext, request: FastifyRequest, reply: Fas
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-/** A form as a streamed multipart body (files read from disk as it is sent) and its content type. */
-function formBody(fd: FormData): { stream: Readable; contentType: string } {
-  const res = new Response(fd);
-  const contentType = res.headers.get('content-type') ?? 'multipart/form-data';
-  return { stream: Readable.fromWeb(res.body! as import('node:stream/web').ReadableStream), contentType };
 }
 
 function limitError(err: unknown): unknown {

@@ -12,6 +12,11 @@ interface RouteSchema {
   params?: z.ZodObject;
   querystring?: z.ZodObject;
   response?: Record<string, z.ZodType>;
+  /**
+   * A body documented but not validated by fastify (multipart forms, read as they stream in):
+   * its schema and the content types it may come as.
+   */
+  bodyDoc?: { schema: z.ZodType; types: string[] };
   /** The payload of one event when the route streams (`stream: true`): 200 is text/event-stream too. */
   stream?: z.ZodType;
 }
@@ -99,7 +104,16 @@ export function openApiDocument(routes: readonly CollectedRoute[], info: { versi
               content: { 'application/json': { schema: json(s.body, 'input') } },
             },
           }
-        : {}),
+        : s.bodyDoc
+          ? {
+              requestBody: {
+                required: true,
+                content: Object.fromEntries(
+                  s.bodyDoc.types.map((t) => [t, { schema: json(s.bodyDoc!.schema, 'input') }]),
+                ),
+              },
+            }
+          : {}),
       responses,
     };
   }

@@ -1,8 +1,12 @@
 -- charge: reserve and settle at once (video is charged when the job is created). Refused when
 -- the available balance is below the cost; a refusal is not recorded, so a retry after a
 -- top-up can succeed.
--- KEYS: account, done(charge:<id>), usage, rollup(hour), rollupHours
+-- With KEYS[6] and KEYS[7] it also records what was bought, in the same step: a video job's hash
+-- (field/value pairs from ARGV[17]) and its place in the account's list (ARGV[16] its id, scored
+-- by nowMs), so a job exists exactly when its charge does.
+-- KEYS: account, done(charge:<id>), usage, rollup(hour), rollupHours[, record hash, record index]
 -- ARGV: chargeId, cost, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6])
+--       [, record id, field, value, ...]
 -- Returns {ok(0|1), charged, balance, duplicate(0|1)}.
 local account, done = KEYS[1], KEYS[2]
 local cost = tonumber(ARGV[2])
@@ -22,4 +26,8 @@ append_entry(KEYS[3], usage_fields(u, {
 }))
 add_rollup(KEYS[4], KEYS[5], ARGV[4], u, charge_metrics(u, cost))
 write_done(done, cost, balance, ARGV[5])
+if KEYS[6] then
+  redis.call('HSET', KEYS[6], unpack(ARGV, 17))
+  redis.call('ZADD', KEYS[7], ARGV[3], ARGV[16])
+end
 return { 1, cost, balance, 0 }

@@ -1,0 +1,234 @@
+// Video jobs in Redis (VID-*). A job is a hash per account, listed in the account's sorted set by
+// creation time, created in the same script that charges it (core/billing/lua/charge.lua), so a
+// job exists exactly when its charge does. Unfinished jobs are also in one fleet-wide sorted set
+// of due times that pollers claim from (./video-worker.ts): a claim moves the job's due time
+// VIDEO_CLAIM_MS ahead and names its claimant, so one replica polls a job at a time and a dead
+// replica's jobs come due again.
+import type { Redis } from 'ioredis';
+import { Metering, videoCost } from '../../core/billing/index.ts';
+import type { VideoPrice } from '../../core/catalogue/index.ts';
+import { accountKeys, globalKeys } from '../../core/keyspace.ts';
+import { LuaScript } from '../../core/lua.ts';
+import type { VideoObject } from '../schemas/media.ts';
+
+export type VideoStatus = VideoObject['status'];
+
+/** A job as stored: every value a string (Redis hash). */
+export type JobRecord = Record<string, string>;
+
+const NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/** KEYS: active, claims. ARGV: claimMs, token, limit. Returns the members claimed. */
+const claim = new LuaScript(
+  `${NOW}
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+for _, m in ipairs(due) do
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), m)
+  redis.call('HSET', KEYS[2], m, ARGV[2])
+end
+return due`,
+  'video-claim',
+);
+
+/** KEYS: active, claims. ARGV: member, token, delayMs (-1: done). 1 when the claim was still ours. */
+const unclaim = new LuaScript(
+  `${NOW}
+if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[2], ARGV[1])
+if tonumber(ARGV[3]) < 0 then redis.call('ZREM', KEYS[1], ARGV[1])
+else redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1]) end
+return 1`,
+  'video-unclaim',
+);
+
+/** KEYS: job. ARGV: field, value, ... Writes only to a job that still exists (not deleted). */
+const update = new LuaScript(
+  `if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1`,
+  'video-update',
+);
+
+export const member = (accountId: string, videoId: string) => `${accountId} ${videoId}`;
+
+export class VideoJobs {
+  readonly metering: Metering;
+
+  constructor(private readonly redis: Redis) {
+    this.metering = new Metering(redis);
+  }
+
+  /**
+   * Charges `seconds × price` and records the job at once; false when the balance cannot cover
+   * it (no job). The job is filed for polling first, so no job exists that no poller can find.
+   */
+  async create(j: {
+    accountId: string;
+    keyId: string;
+    requestId: string;
+    id: string;
+    model: string;
+    price: VideoPrice;
+    seconds: number;
+    size: string;
+    prompt: string;
+    inputRef: string;
+  }): Promise<{ ok: boolean; job: JobRecord }> {
+    const cost = videoCost(j.price, j.seconds);
+    const m = member(j.accountId, j.id);
+    await this.redis.zadd(globalKeys.videosActive, Date.now(), m);
+    const job: JobRecord = {
+      id: j.id,
+      model: j.model,
+      status: 'queued',
+      progress: '0',
+      created_at: String(Math.floor(Date.now() / 1000)),
+      seconds: String(j.seconds),
+      size: j.size,
+      prompt: j.prompt,
+      key_id: j.keyId,
+      request_id: j.requestId,
+      charge_id: j.id,
+      cost: String(cost),
+      input_ref: j.inputRef,
+    };
+    const k = accountKeys(j.accountId);
+    const r = await this.metering.charge({
+      accountId: j.accountId,
+      chargeId: j.id,
+      cost,
+      usage: {
+        keyId: j.keyId,
+        model: j.model,
+        kind: 'video',
+        videoSeconds: j.seconds,
+        requestId: j.requestId,
+      },
+      record: { key: k.video(j.id), index: k.videos, id: j.id, fields: job },
+    });
+    if (!r.ok) await this.redis.zrem(globalKeys.videosActive, m);
+    return { ok: r.ok, job };
+  }
+
+  async get(accountId: string, id: string): Promise<JobRecord | null> {
+    const job = await this.redis.hgetall(accountKeys(accountId).video(id));
+    return job.id === undefined ? null : job;
+  }
+
+  /** The account's jobs by creation time, a page after `after` (a job id). */
+  async list(
+    accountId: string,
+    o: { after?: string | undefined; limit: number; order: 'asc' | 'desc' },
+  ): Promise<{ jobs: JobRecord[]; hasMore: boolean }> {
+    const k = accountKeys(accountId);
+    let start = 0;
+    if (o.after !== undefined) {
+      const rank =
+        o.order === 'desc'
+          ? await this.redis.zrevrank(k.videos, o.after)
+          : await this.redis.zrank(k.videos, o.after);
+      if (rank === null) return { jobs: [], hasMore: false };
+      start = rank + 1;
+    }
+    const stop = start + o.limit; // one more than asked: is there a next page?
+    const ids =
+      o.order === 'desc'
+        ? await this.redis.zrevrange(k.videos, start, stop)
+        : await this.redis.zrange(k.videos, start, stop);
+    const page = ids.slice(0, o.limit);
+    const pipe = this.redis.pipeline();
+    for (const id of page) pipe.hgetall(k.video(id));
+    const rows = ((await pipe.exec()) ?? []).map(([, v]) => v as JobRecord).filter((j) => j.id !== undefined);
+    return { jobs: rows, hasMore: ids.length > o.limit };
+  }
+
+  /** Writes fields of a job that still exists; false when it was deleted meanwhile. */
+  async update(accountId: string, id: string, fields: Record<string, string | number>): Promise<boolean> {
+    const args = Object.entries(fields).flatMap(([f, v]) => [f, String(v)]);
+    return (await update.run(this.redis, [accountKeys(accountId).video(id)], args)) === 1;
+  }
+
+  async delete(accountId: string, id: string): Promise<void> {
+    const k = accountKeys(accountId);
+    await this.redis.multi().del(k.video(id)).zrem(k.videos, id).exec();
+    await this.redis.zrem(globalKeys.videosActive, member(accountId, id));
+  }
+
+  /** Claims up to `limit` due jobs for `token` for `claimMs`. */
+  async claim(token: string, claimMs: number, limit: number): Promise<{ accountId: string; id: string }[]> {
+    const due = (await claim.run(
+      this.redis,
+      [globalKeys.videosActive, globalKeys.videoClaims],
+      [claimMs, token, limit],
+    )) as string[];
+    return due.map((m) => {
+      const [accountId = '', id = ''] = m.split(' ');
+      return { accountId, id };
+    });
+  }
+
+  /** Gives a claim back: the job comes due again after `delayMs`, or (-1) leaves the queue. */
+  async unclaim(accountId: string, id: string, token: string, delayMs: number): Promise<boolean> {
+    const r = await unclaim.run(
+      this.redis,
+      [globalKeys.videosActive, globalKeys.videoClaims],
+      [member(accountId, id), token, delayMs],
+    );
+    return r === 1;
+  }
+
+  /**
+   * Gives a failed job's charge back, once (the refund's id is the job's): a second failure
+   * report, or a replica taking the job over, refunds nothing more.
+   */
+  async refund(accountId: string, job: JobRecord): Promise<void> {
+    await this.metering.refund({
+      accountId,
+      refundId: `video:${job.id}`,
+      of: `charge:${job.charge_id}`,
+      amount: Number(job.cost),
+      usage: {
+        keyId: job.key_id ?? '',
+        model: job.model ?? '',
+        kind: 'video',
+        videoSeconds: Number(job.seconds),
+        requestId: job.request_id ?? '',
+      },
+    });
+  }
+
+  /** Unfinished jobs fleet-wide, and the age of the oldest (for /metrics). */
+  async queue(): Promise<{ depth: number; oldestAgeS: number }> {
+    const depth = await this.redis.zcard(globalKeys.videosActive);
+    if (depth === 0) return { depth, oldestAgeS: 0 };
+    // Members are not ordered by age (due times move); the oldest of a bounded sample is close enough.
+    const sample = await this.redis.zrange(globalKeys.videosActive, 0, 99);
+    const pipe = this.redis.pipeline();
+    for (const m of sample) {
+      const [a = '', id = ''] = m.split(' ');
+      pipe.hget(accountKeys(a).video(id), 'created_at');
+    }
+    const created = ((await pipe.exec()) ?? []).map(([, v]) => Number(v)).filter((v) => v > 0);
+    const oldest = created.length > 0 ? Math.min(...created) : Date.now() / 1000;
+    return { depth, oldestAgeS: Math.max(0, Date.now() / 1000 - oldest) };
+  }
+}
+
+/** The job as the API shows it (VID-*): nullable fields present as null. */
+export function videoView(j: JobRecord): VideoObject {
+  const num = (v: string | undefined) => (v === undefined || v === '' ? null : Number(v));
+  return {
+    id: j.id!,
+    object: 'video',
+    model: j.model!,
+    status: j.status as VideoStatus,
+    progress: Number(j.progress ?? 0),
+    created_at: Number(j.created_at),
+    completed_at: num(j.completed_at),
+    expires_at: num(j.expires_at),
+    seconds: j.seconds!,
+    size: j.size!,
+    error: j.error_code ? { code: j.error_code, message: j.error_message ?? '' } : null,
+  };
+}

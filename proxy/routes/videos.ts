@@ -1,0 +1,242 @@
+// /v1/videos (VID-*, BILL-4), OpenAI's Videos API: create (JSON or multipart with an optional
+// input_reference image on image-to-video models), charged seconds × price at creation in the
+// script that records the job (429 insufficient_quota: no job); list (newest first, cursor
+// pagination), retrieve, content (302 to a signed MP4 link while it is kept), delete. Jobs are
+// advanced by the fleet's video workers (../media/video-worker.ts). Another account's job is a
+// 404, the same as an unknown one.
+import { extname } from 'node:path';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
+import { ApiError, insufficientQuota, invalidRequest } from '../../core/errors.ts';
+import { newId } from '../../core/ids.ts';
+import type { ProxyContext } from '../context.ts';
+import { type JobRecord, VideoJobs, videoView } from '../media/video-jobs.ts';
+import { videoKey } from '../media/video-worker.ts';
+import {
+  videoCreateFields,
+  videoCreateRequest,
+  videoDeleted,
+  videoList,
+  videoListQuery,
+  videoObject,
+  videoParams,
+} from '../schemas/media.ts';
+import { commonErrors } from '../schemas/openai.ts';
+import { zodToApiError } from '../schemas/validation.ts';
+import { MAX_EDIT_FILE_BYTES } from './image-edits.ts';
+import { publicOrigin } from './images.ts';
+import { mediaModel } from './resolve-model.ts';
+
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/gif']);
+
+export async function videosRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
+  const { ctx } = opts;
+  const jobs = new VideoJobs(ctx.media.redis);
+  await app.register(multipart, {
+    limits: { fileSize: MAX_EDIT_FILE_BYTES, files: 1, fields: 16, fieldSize: 64 * 1024 },
+  });
+  const notFound = (id: string) =>
+    new ApiError('not_found', `No video found with id '${id}'.`, { param: 'video_id' });
+  const owned = async (request: FastifyRequest): Promise<JobRecord> => {
+    const { id } = request.params as { id: string };
+    const job = await jobs.get(request.principal.accountId, id);
+    if (job === null) throw notFound(id);
+    return job;
+  };
+
+  app.post(
+    '/videos',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'Create a video (an asynchronous job, charged at creation)',
+        tags: ['media'],
+        bodyDoc: { schema: videoCreateRequest, types: ['application/json', 'multipart/form-data'] },
+        response: { 200: videoObject, ...commonErrors },
+      },
+    },
+    (request, reply) => createVideo(ctx, jobs, request, reply),
+  );
+  app.get(
+    '/videos',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: "The account's videos, newest first",
+        tags: ['media'],
+        querystring: videoListQuery,
+        response: { 200: videoList, ...commonErrors },
+      },
+    },
+    async (request) => {
+      const q = request.query as { after?: string; limit?: number; order?: 'asc' | 'desc' };
+      const { jobs: page, hasMore } = await jobs.list(request.principal.accountId, {
+        after: q.after,
+        limit: q.limit ?? 20,
+        order: q.order ?? 'desc',
+      });
+      const data = page.map(videoView);
+      return {
+        object: 'list',
+        data,
+        first_id: data[0]?.id ?? null,
+        last_id: data.at(-1)?.id ?? null,
+        has_more: hasMore,
+      };
+    },
+  );
+  app.get(
+    '/videos/:id',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'One video job',
+        tags: ['media'],
+        params: videoParams,
+        response: { 200: videoObject, ...commonErrors },
+      },
+    },
+    async (request) => videoView(await owned(request)),
+  );
+  app.get(
+    '/videos/:id/content',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'The finished MP4: 302 to a signed link that needs no key (for seven days after completion)',
+        tags: ['media'],
+        params: videoParams,
+        response: commonErrors,
+      },
+    },
+    async (request, reply) => {
+      const job = await owned(request);
+      if (job.status !== 'completed')
+        throw new ApiError(
+          'not_found',
+          `Video '${job.id}' is ${job.status}; its content is available once it has completed.`,
+        );
+      const expiresAt = Number(job.expires_at) * 1000;
+      if (!(expiresAt > Date.now()))
+        throw new ApiError(
+          'not_found',
+          `Video '${job.id}' has expired: content is kept for seven days after completion.`,
+        );
+      const linkUntil = Math.min(expiresAt, Date.now() + ctx.config.MEDIA_IMAGE_TTL_MS);
+      const url = await ctx.media.store.signedUrl(videoKey(job.id!), linkUntil, publicOrigin(ctx, request));
+      return reply.redirect(url, 302);
+    },
+  );
+  app.delete(
+    '/videos/:id',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'Delete a video and its file',
+        tags: ['media'],
+        params: videoParams,
+        response: { 200: videoDeleted, ...commonErrors },
+      },
+    },
+    async (request) => {
+      const job = await owned(request);
+      await jobs.delete(request.principal.accountId, job.id!);
+      await ctx.media.store.delete(videoKey(job.id!));
+      if (job.input_ref) await ctx.media.store.delete(job.input_ref);
+      return { id: job.id, object: 'video.deleted', deleted: true };
+    },
+  );
+}
+
+async function createVideo(ctx: ProxyContext, jobs: VideoJobs, request: FastifyRequest, reply: FastifyReply) {
+  const id = newId('video');
+  let model: { entry: CatalogueEntry; price: VideoPrice } | null = null;
+  const resolve = (modelId: string) => {
+    model ??= mediaModel(ctx.catalogue, request.principal, modelId, 'video');
+    return model;
+  };
+  const fields: Record<string, string> = {};
+  let inputRef = '';
+  try {
+    if (request.isMultipart()) {
+      try {
+        for await (const part of request.parts()) {
+          if (part.type === 'field') {
+            fields[part.fieldname] = String(part.value);
+            if (part.fieldname === 'model') resolve(fields.model!);
+            continue;
+          }
+          if (part.fieldname !== 'input_reference')
+            throw invalidRequest(`Unexpected file field '${part.fieldname}'.`, part.fieldname);
+          if (fields.model !== undefined) refuseReference(resolve(fields.model).entry);
+          if (!IMAGE_TYPES.has(part.mimetype))
+            throw invalidRequest(
+              'input_reference must be a PNG, JPEG, WebP or GIF image.',
+              'input_reference',
+            );
+          inputRef = `videos/${id}-ref${
+            extname(part.filename || '')
+              .toLowerCase()
+              .replace(/[^.a-z0-9]/g, '') || '.png'
+          }`;
+          await ctx.media.store.put(inputRef, part.file, part.mimetype);
+          if (part.file.truncated)
+            throw invalidRequest('input_reference may be at most 20 MB.', 'input_reference');
+        }
+      } catch (err) {
+        reply.header('connection', 'close');
+        if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE')
+          throw invalidRequest('input_reference may be at most 20 MB.', 'input_reference');
+        if ((err as { code?: string }).code === 'FST_FILES_LIMIT')
+          throw invalidRequest('Only one input_reference file may be sent.', 'input_reference');
+        throw err;
+      }
+    } else {
+      const body = request.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw invalidRequest('The body must be a JSON object.');
+      for (const [k, v] of Object.entries(body))
+        if (typeof v === 'string' || typeof v === 'number') fields[k] = String(v);
+      if ('input_reference' in body)
+        throw invalidRequest(
+          'input_reference is a file: send the request as multipart/form-data.',
+          'input_reference',
+        );
+    }
+    const parsed = videoCreateFields.safeParse(fields);
+    if (!parsed.success) throw zodToApiError(parsed.error);
+    const { entry, price } = resolve(parsed.data.model);
+    if (inputRef !== '') refuseReference(entry);
+    request.metricModel = entry.id;
+    const seconds = Number(parsed.data.seconds ?? '4');
+    if (!(seconds > 0 && seconds <= 120))
+      throw invalidRequest('seconds must be more than 0 and at most 120.', 'seconds');
+    const { ok, job } = await jobs.create({
+      accountId: request.principal.accountId,
+      keyId: request.principal.keyId,
+      requestId: request.id,
+      id,
+      model: entry.id,
+      price,
+      seconds,
+      size: parsed.data.size ?? '720x1280',
+      prompt: parsed.data.prompt,
+      inputRef,
+    });
+    if (!ok) throw insufficientQuota();
+    ctx.metrics.videoSeconds.inc({ model: entry.id }, seconds);
+    return videoView(job);
+  } catch (err) {
+    if (inputRef !== '') await ctx.media.store.delete(inputRef).catch(() => {});
+    throw err;
+  }
+}
+
+function refuseReference(entry: CatalogueEntry): void {
+  if (!entry.capabilities.imageToVideo)
+    throw invalidRequest(
+      `The model '${entry.id}' cannot start from an image; remove input_reference.`,
+      'input_reference',
+    );
+}

@@ -1,0 +1,294 @@
+// Videos through the proxy (VID-*, BILL-4), with the official openai SDK against the real proxy,
+// Redis and simulator engines: charged at creation, advanced by the proxy's video worker, the MP4
+// copied into the store and served by a signed redirect, failed jobs refunded once.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usageRecords } from '../../core/usage.ts';
+import { gradientPng } from '../../engines/simulator/media/png.ts';
+import { expectLedgerClean } from '../helpers/ledger.ts';
+import { type Harness, startHarness } from './harness.ts';
+
+const VIDEO_MODEL = 'Vid/Maker';
+const I2V_MODEL = 'Vid/From-Image';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness(
+    { VIDEO_POLL_MS: '40', VIDEO_RETENTION_MS: '4000', MEDIA_SWEEP_INTERVAL_MS: '100' },
+    {
+      entries: (endpoints) => [
+        {
+          id: VIDEO_MODEL,
+          kind: 'video',
+          pricing: { USD: { perSecond: '0.1' } },
+          endpoints,
+          created: 1_700_000_000,
+        },
+        {
+          id: I2V_MODEL,
+          kind: 'video',
+          pricing: { USD: { perSecond: '0.2' } },
+          capabilities: { imageToVideo: true },
+          endpoints,
+          created: 1_700_000_000,
+        },
+      ],
+    },
+  );
+  for (const s of h.sims) s.setOptions({ videoQueueMs: 20, videoMsPerSecond: 30 });
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+/** Polls `check` until it gives a value (or fails the test after `timeoutMs`). */
+async function until<T>(check: () => Promise<T | undefined>, o: { timeoutMs: number }): Promise<T> {
+  const end = Date.now() + o.timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function finished(client: OpenAI, id: string) {
+  return until(
+    async () => {
+      const v = await client.videos.retrieve(id);
+      return v.status === 'completed' || v.status === 'failed' ? v : undefined;
+    },
+    { timeoutMs: 15_000 },
+  );
+}
+
+describe('videos', () => {
+  it('VID-1 BILL-4 create (JSON) → queued and charged at once → completed → the MP4 downloads without a key and ffprobe reads it', async () => {
+    const a = await h.newAccount();
+    const client = h.client(a.secret);
+    const created = await client.videos.create({
+      model: VIDEO_MODEL,
+      prompt: 'a paper boat on a river',
+      seconds: '4',
+    });
+    expect(created).toMatchObject({
+      object: 'video',
+      status: 'queued',
+      model: VIDEO_MODEL,
+      seconds: '4',
+      completed_at: null,
+      error: null,
+    });
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec).toMatchObject({
+      type: 'charge',
+      kind: 'video',
+      videoSeconds: 4,
+      amount: 400_000_000,
+      keyId: a.keyId,
+    });
+    const done = await finished(client, created.id);
+    expect(done.status).toBe('completed');
+    expect(done.progress).toBe(100);
+    expect(done.expires_at! - done.completed_at!).toBe(4);
+    const content = await client.videos.downloadContent(created.id);
+    const bytes = Buffer.from(await content.arrayBuffer());
+    const dir = mkdtempSync(join(tmpdir(), 'mp-video-'));
+    try {
+      writeFileSync(join(dir, 'v.mp4'), bytes);
+      const probe = JSON.parse(
+        execFileSync(
+          'ffprobe',
+          ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', join(dir, 'v.mp4')],
+          {
+            encoding: 'utf8',
+          },
+        ),
+      ) as { format: { format_name: string }; streams: { codec_type: string }[] };
+      expect(probe.format.format_name).toContain('mp4');
+      expect(probe.streams.some((s) => s.codec_type === 'video')).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // The redirect target needs no key.
+    const redirect = await fetch(`${h.baseURL}/videos/${created.id}/content`, {
+      headers: { authorization: `Bearer ${a.secret}` },
+      redirect: 'manual',
+    });
+    expect(redirect.status).toBe(302);
+    const open = await fetch(redirect.headers.get('location')!);
+    expect(open.status).toBe(200);
+    expect(open.headers.get('content-type')).toBe('video/mp4');
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('VID-1 content stops after the retention (a clear 404) and the file is swept', async () => {
+    const client = h.client();
+    const v = await client.videos.create({ model: VIDEO_MODEL, prompt: 'short-lived', seconds: '4' });
+    const before = await fetch(`${h.baseURL}/videos/${v.id}/content`, {
+      headers: { authorization: `Bearer ${h.secret}` },
+    });
+    expect(before.status).toBe(404);
+    expect(((await before.json()) as { error: { message: string } }).error.message).toMatch(
+      /available once it has completed/,
+    );
+    await finished(client, v.id);
+    const redirect = await fetch(`${h.baseURL}/videos/${v.id}/content`, {
+      headers: { authorization: `Bearer ${h.secret}` },
+      redirect: 'manual',
+    });
+    const link = redirect.headers.get('location')!;
+    await new Promise((r) => setTimeout(r, 4_500));
+    const after = await fetch(`${h.baseURL}/videos/${v.id}/content`, {
+      headers: { authorization: `Bearer ${h.secret}` },
+    });
+    expect(after.status).toBe(404);
+    expect(((await after.json()) as { error: { message: string } }).error.message).toMatch(/expired/);
+    expect((await fetch(link)).status).toBe(403); // the link expired with the retention
+    await until(
+      async () => ((await h.proxy.ctx.media.store.get(`videos/${v.id}.mp4`)) === null ? true : undefined),
+      {
+        timeoutMs: 5_000,
+      },
+    );
+  });
+
+  it('VID-1 image-to-video as multipart with input_reference; a model that cannot is 400 naming it', async () => {
+    const form = (model: string) => {
+      const fd = new FormData();
+      fd.set('model', model);
+      fd.set('prompt', 'bring it to life');
+      fd.set('seconds', '2');
+      fd.set(
+        'input_reference',
+        new Blob([new Uint8Array(gradientPng(30, 16, 16))], { type: 'image/png' }),
+        'ref.png',
+      );
+      return fd;
+    };
+    const post = (fd: FormData) =>
+      fetch(`${h.baseURL}/videos`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${h.secret}` },
+        body: fd,
+      });
+    const ok = await post(form(I2V_MODEL));
+    expect(ok.status).toBe(200);
+    const v = (await ok.json()) as { id: string; status: string };
+    expect(v.status).toBe('queued');
+    expect((await finished(h.client(), v.id)).status).toBe('completed');
+    const sent = h.sims
+      .flatMap((s) => s.received())
+      .filter((r) => r.path === '/v1/videos' && r.method === 'POST');
+    expect(sent.some((r) => String(r.headers['content-type']).startsWith('multipart/form-data'))).toBe(true);
+    const refused = await post(form(VIDEO_MODEL));
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { param: string } }).error.param).toBe('input_reference');
+  });
+
+  it('VID-2 list: 25 jobs with limit 10 come back each exactly once, newest first, with auto-pagination', async () => {
+    const a = await h.newAccount();
+    const client = h.client(a.secret);
+    const ids: string[] = [];
+    for (let i = 0; i < 25; i++)
+      ids.push((await client.videos.create({ model: VIDEO_MODEL, prompt: `clip ${i}`, seconds: '4' })).id);
+    const seen: string[] = [];
+    for await (const v of client.videos.list({ limit: 10 })) seen.push(v.id);
+    expect(seen).toEqual([...ids].reverse());
+    const first = await client.videos.list({ limit: 10 });
+    expect(first.data).toHaveLength(10);
+    expect(first.has_more).toBe(true);
+    const asc = await client.videos.list({ limit: 100, order: 'asc' });
+    expect(asc.data.map((v) => v.id)).toEqual(ids);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('VID-3 a failed job is refunded exactly once', async () => {
+    const a = await h.newAccount();
+    const client = h.client(a.secret);
+    for (const s of h.sims) s.setOptions({ failVideo: 1 });
+    let id: string;
+    try {
+      id = (await client.videos.create({ model: VIDEO_MODEL, prompt: 'doomed', seconds: '4' })).id;
+      const done = await finished(client, id);
+      expect(done.status).toBe('failed');
+      expect(done.error?.code).toBeTruthy();
+    } finally {
+      for (const s of h.sims) s.setOptions({ failVideo: 0 });
+    }
+    // Reporting the failure again refunds nothing more.
+    const job = (await h.proxy.videoWorker.jobs.get(a.accountId, id))!;
+    await h.proxy.videoWorker.jobs.refund(a.accountId, job);
+    const entries = await usageRecords(h.redis.client(), a.accountId, { count: 10 });
+    expect(entries.filter((e) => e.type === 'refund')).toHaveLength(1);
+    expect(entries.filter((e) => e.type === 'refund')[0]).toMatchObject({
+      amount: 400_000_000,
+      refundOf: `charge:${id}`,
+    });
+    expect((await h.metering.balance(a.accountId)).balance).toBe(100_000_000_000);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('BILL-4 a balance that cannot cover the seconds: 429 insufficient_quota and no job', async () => {
+    const a = await h.newAccount({ credit: '0.45' });
+    const client = h.client(a.secret);
+    const err = await client.videos
+      .create({ model: VIDEO_MODEL, prompt: 'too long', seconds: '8' })
+      .catch((e: unknown) => e);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(429);
+    expect((await client.videos.list()).data).toEqual([]);
+    expect((await client.videos.create({ model: VIDEO_MODEL, prompt: 'fits', seconds: '4' })).status).toBe(
+      'queued',
+    );
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it("VID-4 another account's job is a 404, like an unknown id; delete removes the job", async () => {
+    const mine = await h.client().videos.create({ model: VIDEO_MODEL, prompt: 'mine', seconds: '4' });
+    const other = await h.newAccount();
+    for (const call of [
+      () => h.client(other.secret).videos.retrieve(mine.id),
+      () => h.client(other.secret).videos.delete(mine.id),
+      () => h.client().videos.retrieve('video_0000000000000000'),
+    ]) {
+      const err = await call().catch((e: unknown) => e);
+      expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
+    }
+    expect(await h.client().videos.delete(mine.id)).toMatchObject({ id: mine.id, deleted: true });
+    const gone = await h
+      .client()
+      .videos.retrieve(mine.id)
+      .catch((e: unknown) => e);
+    expect((gone as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
+  });
+
+  it('bad input: seconds not a number, a chat model, JSON input_reference → 400 naming it, nothing charged', async () => {
+    const a = await h.newAccount();
+    const post = async (body: object) => {
+      const res = await fetch(`${h.baseURL}/videos`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, error: ((await res.json()) as { error: { param: string } }).error };
+    };
+    expect(await post({ model: VIDEO_MODEL, prompt: 'x', seconds: 'four' })).toMatchObject({
+      status: 400,
+      error: { param: 'seconds' },
+    });
+    expect(await post({ model: 'Org/Chat-Model', prompt: 'x' })).toMatchObject({
+      status: 400,
+      error: { param: 'model' },
+    });
+    expect(await post({ model: VIDEO_MODEL, prompt: 'x', input_reference: 'a' })).toMatchObject({
+      status: 400,
+      error: { param: 'input_reference' },
+    });
+    expect(await post({ model: VIDEO_MODEL })).toMatchObject({ status: 400, error: { param: 'prompt' } });
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1);
+  });
+});
