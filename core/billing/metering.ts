@@ -168,7 +168,14 @@ export class Metering {
     const k = accountKeys(a.accountId);
     const { now, hour } = this.clock();
     const keys = [k.account, k.done(`charge:${a.chargeId}`), k.usage, k.rollup(hour), k.rollupHours];
-    const args: (string | number)[] = [a.chargeId, a.cost, now, hour, this.ledgerDoneTtlMs, ...usageArgs(a.usage)];
+    const args: (string | number)[] = [
+      a.chargeId,
+      a.cost,
+      now,
+      hour,
+      this.ledgerDoneTtlMs,
+      ...usageArgs(a.usage),
+    ];
     if (a.record) {
       keys.push(a.record.key, a.record.index);
       args.push(a.record.id, ...Object.entries(a.record.fields).flat());

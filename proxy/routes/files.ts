@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ApiError } from '../../core/errors.ts';
 import type { ObjectStore } from '../../core/storage/store.ts';
 import type { UrlSigner } from '../../core/storage/url-signer.ts';
+import { errorResponse } from '../schemas/openai.ts';
 
 const forbidden = (why: string) => new ApiError('forbidden', `This file link is ${why}.`);
 
@@ -22,6 +23,11 @@ export async function filesRoutes(app: FastifyInstance, opts: { store: ObjectSto
           expires: z.string().optional().describe('Unix seconds'),
           sig: z.string().optional().describe('HMAC-SHA256, base64url'),
         }),
+        response: {
+          200: z.string().describe('The file (image/png, video/mp4)'),
+          403: errorResponse.describe('The link is not valid or has expired'),
+          404: errorResponse.describe('The file no longer exists'),
+        },
       },
     },
     async (request, reply) => {

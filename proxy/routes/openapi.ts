@@ -49,10 +49,14 @@ const json = (schema: z.ZodType, io: 'input' | 'output') => {
   return rest;
 };
 
-/** `/v1/models/*` → `/v1/models/{model}`; `:id` → `{id}`. */
-const openApiPath = (url: string) => url.replace(/\*$/, '{model}').replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+/** The name of a route's trailing wildcard: a model id, or (GET /files/*) an object key. */
+const wildcardName = (url: string) => (url.startsWith('/v1/models') ? 'model' : 'key');
 
-function parameters(s: RouteSchema) {
+/** `/v1/models/*` → `/v1/models/{model}`; `:id` → `{id}`. */
+const openApiPath = (url: string) =>
+  url.replace(/\*$/, `{${wildcardName(url)}}`).replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+function parameters(s: RouteSchema, url: string) {
   const out: unknown[] = [];
   for (const [where, obj] of [
     ['path', s.params],
@@ -61,7 +65,7 @@ function parameters(s: RouteSchema) {
     if (!obj) continue;
     for (const [name, field] of Object.entries(obj.shape)) {
       out.push({
-        name: name === '*' ? 'model' : name,
+        name: name === '*' ? wildcardName(url) : name,
         in: where,
         required: where === 'path' || !(field as z.ZodType).safeParse(undefined).success,
         schema: json(field as z.ZodType, 'input'),
@@ -96,7 +100,7 @@ export function openApiDocument(routes: readonly CollectedRoute[], info: { versi
       ...(authenticated
         ? { security: r.url.startsWith('/v1/messages') ? [{ apiKey: [] }, { bearer: [] }] : [{ bearer: [] }] }
         : {}),
-      parameters: parameters(s),
+      parameters: parameters(s, r.url),
       ...(s.body
         ? {
             requestBody: {
