@@ -31,12 +31,17 @@ return due`,
   'video-claim',
 );
 
-/** KEYS: active, claims. ARGV: member, token, delayMs (-1: done). 1 when the claim was still ours. */
+/**
+ * KEYS: active, claims. ARGV: member, token, delayMs (-1: done). 1 when the claim was still ours.
+ * The claimant's name stays until the job is done (the due time alone gates the next claim), so
+ * who last polled a job can be read while it runs.
+ */
 const unclaim = new LuaScript(
   `${NOW}
 if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
-redis.call('HDEL', KEYS[2], ARGV[1])
-if tonumber(ARGV[3]) < 0 then redis.call('ZREM', KEYS[1], ARGV[1])
+if tonumber(ARGV[3]) < 0 then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
 else redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1]) end
 return 1`,
   'video-unclaim',
@@ -49,6 +54,9 @@ redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1`,
   'video-update',
 );
+
+/** How far ahead of its charge a job is filed for polling (see create). */
+const FILED_AHEAD_MS = 5_000;
 
 export const member = (accountId: string, videoId: string) => `${accountId} ${videoId}`;
 
@@ -77,7 +85,9 @@ export class VideoJobs {
   }): Promise<{ ok: boolean; job: JobRecord }> {
     const cost = videoCost(j.price, j.seconds);
     const m = member(j.accountId, j.id);
-    await this.redis.zadd(globalKeys.videosActive, Date.now(), m);
+    // Filed a little ahead: a poller that found no job yet would take it for a refused one and
+    // drop it. Once the job is recorded it is made due at once.
+    await this.redis.zadd(globalKeys.videosActive, Date.now() + FILED_AHEAD_MS, m);
     const job: JobRecord = {
       id: j.id,
       model: j.model,
@@ -107,7 +117,8 @@ export class VideoJobs {
       },
       record: { key: k.video(j.id), index: k.videos, id: j.id, fields: job },
     });
-    if (!r.ok) await this.redis.zrem(globalKeys.videosActive, m);
+    if (r.ok) await this.redis.zadd(globalKeys.videosActive, 'XX', Date.now(), m);
+    else await this.redis.zrem(globalKeys.videosActive, m);
     return { ok: r.ok, job };
   }
 
@@ -152,7 +163,8 @@ export class VideoJobs {
   async delete(accountId: string, id: string): Promise<void> {
     const k = accountKeys(accountId);
     await this.redis.multi().del(k.video(id)).zrem(k.videos, id).exec();
-    await this.redis.zrem(globalKeys.videosActive, member(accountId, id));
+    const m = member(accountId, id);
+    await this.redis.multi().zrem(globalKeys.videosActive, m).hdel(globalKeys.videoClaims, m).exec();
   }
 
   /** Claims up to `limit` due jobs for `token` for `claimMs`. */
