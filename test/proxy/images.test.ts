@@ -91,11 +91,13 @@ describe('image generations', () => {
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
-  it('IMG-1 b64_json: the PNG decodes', async () => {
+  it('IMG-1 b64_json: the PNG decodes; /metrics counts the images', async () => {
     const r = await h
       .client()
       .images.generate({ model: IMAGE_MODEL, prompt: 'a blue sea', response_format: 'b64_json' });
     expect(Buffer.from(r.data![0]!.b64_json!, 'base64').subarray(0, 8).toString('hex')).toBe(PNG_MAGIC);
+    const text = await (await fetch(h.baseURL.replace(/\/v1$/, '/metrics'))).text();
+    expect(text).toMatch(new RegExp(`mp_proxy_images_total\\{model="${IMAGE_MODEL}"\\} [1-9]`));
   });
 
   it.each([0, 11, 2.5, '3'])('IMG-2 n = %s is refused naming n; nothing is charged', async (n) => {

@@ -266,6 +266,18 @@ describe('videos', () => {
     expect((gone as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
   });
 
+  it('/metrics: video seconds charged, jobs finished, the queue depth and the oldest job age', async () => {
+    const v = await h.client().videos.create({ model: VIDEO_MODEL, prompt: 'counted', seconds: '4' });
+    await finished(h.client(), v.id);
+    const text = await (await fetch(h.baseURL.replace(/\/v1$/, '/metrics'))).text();
+    expect(text).toMatch(new RegExp(`mp_proxy_video_seconds_total\\{model="${VIDEO_MODEL}"\\} \\d+`));
+    expect(text).toMatch(
+      new RegExp(`mp_proxy_video_jobs_finished_total\\{model="${VIDEO_MODEL}",status="completed"\\} \\d+`),
+    );
+    expect(text).toMatch(/mp_proxy_video_queue_depth \d+/);
+    expect(text).toMatch(/mp_proxy_video_oldest_job_age_seconds \d/);
+  });
+
   it('bad input: seconds not a number, a chat model, JSON input_reference → 400 naming it, nothing charged', async () => {
     const a = await h.newAccount();
     const post = async (body: object) => {
