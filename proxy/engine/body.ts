@@ -6,6 +6,8 @@
 // Chunks that arrive before a consumer attaches (often in the same socket read as the headers)
 // are kept and replayed.
 
+import { Readable } from 'node:stream';
+
 export interface BodySink {
   /** One chunk; return false to pause the engine until `resume()`. */
   data(chunk: Buffer): boolean;
@@ -103,6 +105,20 @@ export class EngineBody {
         error: reject,
       });
     });
+  }
+
+  /**
+   * The body as a Readable, for the rare consumer that pipes it somewhere (a finished video into
+   * the object store): the engine is paused while the Readable's buffer is full.
+   */
+  readable(): Readable {
+    const out = new Readable({ read: () => this.resume(), highWaterMark: 1 << 20 });
+    this.consume({
+      data: (c) => out.push(c),
+      end: () => out.push(null),
+      error: (err) => out.destroy(err),
+    });
+    return out;
   }
 
   /** The whole body as UTF-8 text. */

@@ -5,7 +5,6 @@
 // and a failed job refunded exactly once (the refund's id is the job's).
 
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { CatalogueSnapshot } from '../../core/catalogue/index.ts';
@@ -162,11 +161,13 @@ export class VideoWorker {
       null,
       this.cancel,
     );
-    const bytes = await content.body.bytes();
-    if (content.statusCode !== 200)
+    if (content.statusCode !== 200) {
+      await content.body.dump();
       return this.retryOrFail(accountId, job, `engine content answered ${content.statusCode}`);
+    }
     const key = videoKey(id);
-    await this.d.store.put(key, Readable.from([bytes]), 'video/mp4');
+    // Streamed from the engine into the store, never whole in memory.
+    await this.d.store.put(key, content.body.readable(), 'video/mp4');
     const now = Date.now();
     const expiresAt = now + this.d.config.VIDEO_RETENTION_MS;
     await deleteLater(this.d.redis, key, expiresAt);
