@@ -108,8 +108,27 @@ const schema = z.object({
   /** On shutdown: how long the outbox may take to land its settlements (the rest stays in the journal). */
   PROXY_SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(5_000),
   // Media (images, videos). Where the files live: MEDIA_STORE and friends (core/storage).
+  /** Where generated media is kept: `fs` (MEDIA_DIR; one replica or a shared volume) or `s3`. */
+  MEDIA_STORE: z.enum(['fs', 's3']).default('fs'),
   /** Where the filesystem media store keeps files (MEDIA_STORE=fs). */
   MEDIA_DIR: z.string().min(1).default('.data/media'),
+  /** MEDIA_STORE=s3: the bucket (required), its region, and an S3-compatible endpoint (unset: AWS). */
+  S3_BUCKET: z.string().min(3).optional(),
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ENDPOINT: z.string().url().optional(),
+  /** Unset: true when S3_ENDPOINT is set (most S3-compatible servers want path-style URLs). */
+  S3_FORCE_PATH_STYLE: z
+    .enum(['true', 'false', '1', '0'])
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === 'true' || v === '1')),
+  /** Unset (both): the AWS SDK's default credential chain (environment, instance role, …). */
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /** A key prefix inside the bucket, so several installs can share one. */
+  S3_PREFIX: z
+    .string()
+    .regex(/^([a-z0-9][a-z0-9._-]*\/)*$/, 'lowercase path segments, each ending in /')
+    .default(''),
   /** The proxy's public origin for links to its own /files route; unset: the request's own host. */
   PROXY_PUBLIC_URL: z.string().url().optional(),
   /** How long an image's URL (and the image) lasts. */
@@ -130,8 +149,15 @@ const schema = z.object({
 
 export type Config = z.infer<typeof schema> & { kek: Buffer };
 
+const checked = schema.superRefine((c, ctx) => {
+  if (c.MEDIA_STORE === 's3' && c.S3_BUCKET === undefined)
+    ctx.addIssue({ code: 'custom', path: ['S3_BUCKET'], message: 'required when MEDIA_STORE=s3' });
+  if ((c.S3_ACCESS_KEY_ID === undefined) !== (c.S3_SECRET_ACCESS_KEY === undefined))
+    ctx.addIssue({ code: 'custom', path: ['S3_SECRET_ACCESS_KEY'], message: 'set both S3 keys, or neither' });
+});
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(env);
+  const parsed = checked.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
     throw new Error(`invalid configuration:\n${problems}`);

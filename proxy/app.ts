@@ -9,8 +9,7 @@ import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { channels } from '../core/keyspace.ts';
-import { FsStore } from '../core/storage/fs-store.ts';
-import type { ObjectStore } from '../core/storage/store.ts';
+import { createObjectStore, type ObjectStore } from '../core/storage/index.ts';
 import { UrlSigner } from '../core/storage/url-signer.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { principalLookup } from './auth/principal.ts';
@@ -114,7 +113,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     log: app.log,
   });
   const signer = new UrlSigner(config.kek);
-  const mediaStore = deps.store ?? new FsStore(config.MEDIA_DIR, signer);
+  const mediaStore = deps.store ?? (await createObjectStore(config, signer));
   const ctx: ProxyContext = {
     config,
     catalogue: deps.catalogue,
@@ -150,6 +149,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   app.addHook('onClose', async () => {
     await videoWorker.stop();
     await stopMediaSweeper();
+    (mediaStore as { close?(): void }).close?.();
     // Every response is out by now: their settlements land, leases go back (DESIGN "Money").
     await billing.close(config.PROXY_SHUTDOWN_DRAIN_MS);
     await client.close();
