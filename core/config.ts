@@ -58,6 +58,8 @@ const schema = z.object({
   PROXY_CONCURRENT_RESERVE_FACTOR: z.coerce.number().min(0).default(20),
   /** Output bound for holds when neither the request nor the model gives one. */
   PROXY_DEFAULT_MAX_TOKENS: z.coerce.number().int().positive().default(4096),
+  /** Deepest JSON nesting a request body may have (a deeper one is a 400 naming the limit). */
+  PROXY_JSON_MAX_DEPTH: z.coerce.number().int().min(8).max(1_000).default(64),
   /** Messages streams: a `ping` event after this long without a write (a slow or thinking engine). */
   PROXY_MESSAGES_PING_MS: z.coerce.number().int().positive().default(5000),
   /**

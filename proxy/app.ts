@@ -22,7 +22,8 @@ import { startMediaSweeper } from './media/media-sweeper.ts';
 import { VideoWorker } from './media/video-worker.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { corsPlugin } from './plugins/cors.ts';
-import { errorsPlugin } from './plugins/errors.ts';
+import { clientError, errorsPlugin, frameworkError } from './plugins/errors.ts';
+import { jsonBodyPlugin } from './plugins/json-body.ts';
 import { createProxyMetrics, metricsPlugin } from './plugins/metrics.ts';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
 import { lazyChildLogger } from './request-logger.ts';
@@ -81,6 +82,8 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     requestIdHeader: false,
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.PROXY_BODY_LIMIT_BYTES,
+    frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
     // Engines may take minutes on a long generation; the proxy never cuts a response short itself.
     connectionTimeout: 0,
     keepAliveTimeout: 65_000,
@@ -158,6 +161,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   const routes = collectRoutes(app);
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin);
+  await app.register(jsonBodyPlugin, { maxDepth: config.PROXY_JSON_MAX_DEPTH });
   await app.register(corsPlugin, { origins: config.PROXY_CORS_ORIGINS });
   await app.register(metricsPlugin, { metrics });
   await app.register(

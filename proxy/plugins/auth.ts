@@ -25,6 +25,21 @@ const missingKey = (dialect: Dialect | undefined) =>
   );
 
 /**
+ * True when Authorization or x-api-key comes more than once. Node keeps only the first
+ * Authorization header, so two of them (a proxy adding its own?) would silently pick one key.
+ */
+function repeatedKeyHeader(raw: string[]): boolean {
+  let auth = 0;
+  let apiKey = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') auth++;
+    else if (name.length === 9 && name.toLowerCase() === 'x-api-key') apiKey++;
+  }
+  return auth > 1 || apiKey > 1;
+}
+
+/**
  * The Messages surface takes `x-api-key` or a bearer token (AUTH-3). When `x-api-key` is present
  * it alone decides (AUTH-4): a malformed one (empty, repeated, whitespace) fails on that value and
  * never falls back to Authorization.
@@ -40,6 +55,11 @@ export const authPlugin = fp(
     app.decorateRequest('principal', null as unknown as Principal);
     app.decorateRequest('keyLease', null as unknown as KeyLease);
     app.addHook('onRequest', async (request, reply) => {
+      if (repeatedKeyHeader(request.raw.rawHeaders))
+        throw new ApiError(
+          'invalid_api_key',
+          'Send one API key header: this request has the key header more than once.',
+        );
       const dialect = request.routeOptions.config?.dialect;
       const secret =
         dialect === 'messages'

@@ -2,11 +2,14 @@
 // code from the SPEC table), rendered in the route's dialect. 5xx details are logged, never sent.
 // 429 insufficient_quota and non-retryable 500s carry `x-should-retry: false` — the official SDKs
 // otherwise retry them (SPEC "Errors", ERR-3).
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiError, isApiError } from '../../core/errors.ts';
-import { dialectOf, errorBody } from '../dialects/index.ts';
+import { ApiError, invalidRequest, isApiError } from '../../core/errors.ts';
+import { dialectOf, dialectOfPath, errorBody } from '../dialects/index.ts';
 import { ClientClosedError } from '../request-abort.ts';
+import { genRequestId, REQUEST_ID_HEADER } from './request-id.ts';
 
 export function toApiError(err: unknown): ApiError {
   if (isApiError(err)) return err;
@@ -34,6 +37,8 @@ export function errorHeaders(err: ApiError): Record<string, string> {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {
   const err = toApiError(thrown);
+  // Errors raised before the request-id hook ran (a URL the router refused) still carry the id.
+  if (!reply.hasHeader(REQUEST_ID_HEADER)) reply.header(REQUEST_ID_HEADER, request.id);
   // A client that left before its answer is no failure of ours (metrics count it as 499); at error
   // level it would page someone every time a user closed a tab.
   if (thrown instanceof ClientClosedError) request.log.info('client closed the connection before the answer');
@@ -45,16 +50,109 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: 
     .send(errorBody(dialectOf(request), err, request.id));
 }
 
+/**
+ * For fastify's `frameworkErrors` option: what the router refuses before any route runs (a path
+ * with bad percent-encoding, an overlong parameter) answered like every other error.
+ */
+export function frameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const path = request.url.split('?')[0];
+  const known: Record<string, () => ApiError> = {
+    FST_ERR_BAD_URL: () => invalidRequest(`The URL path '${path}' is not valid: check its percent-encoding.`),
+    FST_ERR_MAX_PARAM_LENGTH: () => invalidRequest('A parameter in the URL path is too long.'),
+  };
+  sendError(request, reply, known[err.code]?.() ?? err);
+}
+
+/** Route URL patterns by method, as registered: a wrong method on a known path is a 405 with Allow. */
+export class RouteMethods {
+  private readonly routes: { pattern: RegExp; method: string }[] = [];
+
+  add(url: string, methods: string | string[]): void {
+    const pattern = new RegExp(
+      `^${url
+        .split('/')
+        .map((seg) =>
+          seg === '*' ? '.*' : seg.startsWith(':') ? '[^/]+' : seg.replace(/[.+?^${}()|[\]\\]/g, '\\$&'),
+        )
+        .join('/')}$`,
+    );
+    for (const method of [methods].flat()) if (method !== 'HEAD') this.routes.push({ pattern, method });
+  }
+
+  /** The methods `path` is served with (empty for an unknown path). */
+  allowed(path: string): string[] {
+    return [...new Set(this.routes.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+  }
+}
+
 export const errorsPlugin = fp(
   async (app: FastifyInstance) => {
+    const routes = new RouteMethods();
+    app.addHook('onRoute', (r) => routes.add(r.url, r.method));
     app.setErrorHandler((err, request, reply) => sendError(request, reply, err));
-    app.setNotFoundHandler((request, reply) =>
-      sendError(
+    app.setNotFoundHandler((request, reply) => {
+      const path = request.url.split('?')[0]!;
+      const allow = routes.allowed(path).filter((m) => m !== 'OPTIONS');
+      if (allow.length > 0 && !allow.includes(request.method)) {
+        reply.header('allow', allow.join(', '));
+        return sendError(
+          request,
+          reply,
+          new ApiError(
+            'method_not_allowed',
+            `${request.method} is not supported on ${path}; use ${allow.join(' or ')}.`,
+          ),
+        );
+      }
+      return sendError(
         request,
         reply,
-        new ApiError('not_found', `Unknown request URL: ${request.method} ${request.url.split('?')[0]}.`),
-      ),
-    );
+        new ApiError('not_found', `Unknown request URL: ${request.method} ${path}.`),
+      );
+    });
   },
   { name: 'errors' },
 );
+
+/**
+ * For fastify's `clientErrorHandler`: a request the HTTP parser refused (a header with a bare
+ * newline, 100 KB of headers, a line that is not HTTP, a request that took too long) still gets
+ * an answer in the error shape of its path's dialect, with a request id, before the socket closes.
+ */
+export function clientError(error: Error, socket: Socket): void {
+  const err = error as NodeJS.ErrnoException & { rawPacket?: Buffer };
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const apiErr =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new ApiError('request_timeout', 'The request took too long to arrive.')
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? new ApiError('headers_too_large', 'The request headers are too large.')
+        : invalidRequest(`The request could not be parsed as HTTP: ${clientErrorReason(err.code)}.`);
+  const requestLine =
+    err.rawPacket?.toString('latin1', 0, Math.min(err.rawPacket.length, 2048)).split('\r\n')[0] ?? '';
+  const path = /^[A-Z]+ (\S+) HTTP\//.exec(requestLine)?.[1];
+  const id = genRequestId();
+  const body = JSON.stringify(errorBody(dialectOfPath(path), apiErr, id));
+  const extra = path?.startsWith('/v1/messages') ? `request-id: ${id}\r\n` : '';
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${apiErr.status} ${STATUS_CODES[apiErr.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\n${extra}Connection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+function clientErrorReason(code: string | undefined): string {
+  switch (code) {
+    case 'HPE_INVALID_HEADER_TOKEN':
+      return 'a header has a character headers may not contain (a pasted newline?)';
+    case 'HPE_LF_EXPECTED':
+    case 'HPE_CR_EXPECTED':
+      return 'a header line ends with a bare newline (a pasted key?)';
+    case 'HPE_INVALID_METHOD':
+      return 'the request line is not HTTP';
+    default:
+      return code ?? 'malformed request';
+  }
+}

@@ -13,7 +13,7 @@ import {
 } from '../schemas/openai.ts';
 import { relayStream } from './chat-stream.ts';
 import { tokenModel } from './resolve-model.ts';
-import { runTextCall } from './text-call.ts';
+import { checkOutputBound, runTextCall } from './text-call.ts';
 
 export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
   const { ctx } = opts;
@@ -36,6 +36,9 @@ export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext
 function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as ChatCompletionRequest;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
+  const perChoiceField = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
+  const asked = body.max_completion_tokens ?? body.max_tokens;
+  if (asked != null) checkOutputBound(entry, asked, perChoiceField);
   const prompt = JSON.stringify(body.messages);
   const promptBytes =
     Buffer.byteLength(prompt) + (body.tools ? Buffer.byteLength(JSON.stringify(body.tools)) : 0);
@@ -50,11 +53,8 @@ function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: FastifyRe
       prompt,
       promptBytes,
       fields: body,
-      perChoice:
-        body.max_completion_tokens ??
-        body.max_tokens ??
-        entry.maxOutputTokens ??
-        ctx.config.PROXY_DEFAULT_MAX_TOKENS,
+      perChoice: asked ?? entry.maxOutputTokens ?? ctx.config.PROXY_DEFAULT_MAX_TOKENS,
+      perChoiceField,
       n: body.n ?? 1,
       stream: body.stream === true,
       affinityKey: affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS),

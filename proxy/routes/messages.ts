@@ -26,7 +26,7 @@ import {
 } from '../schemas/messages.ts';
 import { relayMessages } from './messages-stream.ts';
 import { tokenModel } from './resolve-model.ts';
-import { runTextCall } from './text-call.ts';
+import { checkOutputBound, runTextCall } from './text-call.ts';
 
 // Editor tools call `{base_url}/v1/messages?beta=true`; the flag changes nothing here.
 const betaQuery = z.looseObject({ beta: z.string().optional().describe('Sent by some clients; ignored') });
@@ -78,6 +78,7 @@ function chatPrompt(chat: ChatForm): { prompt: string; promptBytes: number } {
 function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as MessagesRequest;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
+  checkOutputBound(entry, body.max_tokens, 'max_tokens');
   const chat = toChatRequest(body, entry.capabilities);
   const { prompt, promptBytes } = chatPrompt(chat);
   const id = messageId();
@@ -93,6 +94,7 @@ function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: Fasti
       promptBytes,
       fields: chat.fields,
       perChoice: body.max_tokens,
+      perChoiceField: 'max_tokens',
       n: 1,
       stream: body.stream === true,
       // A cache_control breakpoint asks for its prefix to stay warm: equal prefixes go to the

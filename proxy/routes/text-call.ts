@@ -5,7 +5,7 @@
 // one (DESIGN "Money"), so every rule of it holds for both surfaces.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
-import { ApiError, invalidApiKey } from '../../core/errors.ts';
+import { ApiError, invalidApiKey, invalidRequest } from '../../core/errors.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
 import type { CallCharge } from '../billing/charge.ts';
 import {
@@ -40,6 +40,23 @@ const NOT_FORWARDED = new Set([
   'stream_options',
 ]);
 
+/** Output tokens a call may ask for when the catalogue gives the model no bound of its own. */
+export const MAX_OUTPUT_TOKENS = 1_000_000;
+
+/**
+ * Refuses an output bound the model cannot honour, as OpenAI does (400 naming the field) rather
+ * than lowering it silently: above the model's maxOutputTokens, else its context length, else
+ * MAX_OUTPUT_TOKENS.
+ */
+export function checkOutputBound(entry: CatalogueEntry, requested: number, field: string): void {
+  const limit = entry.maxOutputTokens ?? entry.contextLength ?? MAX_OUTPUT_TOKENS;
+  if (requested > limit)
+    throw invalidRequest(
+      `${field} is too large: ${requested}. This model supports at most ${limit} completion tokens, whereas you provided ${requested}.`,
+      field,
+    );
+}
+
 export interface TextCall {
   entry: CatalogueEntry;
   price: TokenPrice;
@@ -52,6 +69,8 @@ export interface TextCall {
   fields: Record<string, unknown>;
   /** Output tokens allowed per choice, and choices. */
   perChoice: number;
+  /** The request field that set perChoice (named when the hold cannot be made of it). */
+  perChoiceField: string;
   n: number;
   stream: boolean;
   affinityKey: string | undefined;
@@ -80,7 +99,18 @@ export async function runTextCall(
 ): Promise<FastifyReply> {
   const { entry } = t;
   request.metricModel = entry.id;
-  const quote = textQuote(t.price, chatPromptTokens(entry, t.messages, t.promptBytes), t.perChoice * t.n);
+  let quote: ReturnType<typeof textQuote>;
+  try {
+    quote = textQuote(t.price, chatPromptTokens(entry, t.messages, t.promptBytes), t.perChoice * t.n);
+  } catch (err) {
+    // Past 2^53 nano (or tokens): no hold can be made of it, whatever the balance.
+    if (err instanceof RangeError)
+      throw invalidRequest(
+        `${t.perChoiceField} × n is too large to be paid for: ${t.perChoice} × ${t.n}.`,
+        t.perChoiceField,
+      );
+    throw err;
+  }
   const abort = linkRequestAbort(request, reply);
 
   const upstream = (outputTokens: number) => {

@@ -3,7 +3,7 @@
 // the top level is strict: SPEC.md says nothing this surface cannot carry is ever dropped silently,
 // so an unknown parameter, block type, role or a server-side tool is a 400 naming it.
 import { z } from 'zod';
-import { modelId } from './openai.ts';
+import { MAX_MESSAGES, modelId } from './openai.ts';
 
 const cacheControl = z
   .looseObject({ type: z.literal('ephemeral'), ttl: z.string().optional() })
@@ -139,7 +139,7 @@ const thinkingConfig = z.discriminatedUnion(
 /** Fields of a count_tokens request: the create request without max_tokens and stream. */
 const promptFields = {
   model: modelId,
-  messages: z.array(messageParam).min(1),
+  messages: z.array(messageParam).min(1).max(MAX_MESSAGES),
   system: z.union([z.string(), z.array(textBlock)]).optional(),
   tools: z.array(tool).max(512).optional(),
   tool_choice: toolChoice.optional(),

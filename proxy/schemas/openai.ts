@@ -30,12 +30,15 @@ const tool = z.looseObject({
   }),
 });
 
+/** Messages per request: far above any real conversation, far below what would stall the parser. */
+export const MAX_MESSAGES = 10_000;
+
 export const FINISH_REASONS = ['stop', 'length', 'tool_calls', 'content_filter', 'function_call'] as const;
 
 export const chatCompletionRequest = z
   .looseObject({
     model: modelId,
-    messages: z.array(chatMessage).min(1),
+    messages: z.array(chatMessage).min(1).max(MAX_MESSAGES),
     stream: nullish(z.boolean()),
     stream_options: nullish(
       z.looseObject({

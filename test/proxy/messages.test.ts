@@ -568,7 +568,7 @@ describe('Messages: authentication and errors', () => {
       'thinking on a model that cannot reason',
       {
         model: CHAT_MODEL,
-        max_tokens: 2000,
+        max_tokens: 200,
         thinking: { type: 'enabled', budget_tokens: 1024 },
         messages: user('hi'),
       },

@@ -10,7 +10,7 @@ import { buildProxyApp, type ProxyApp } from '../../proxy/app.ts';
 import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
 import { type FixedEngine, startFixedEngine } from '../helpers/fixed-engine.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { CHAT_MODEL, EMBED_MODEL, type Harness, startHarness, tempDataDir } from './harness.ts';
+import { ALIAS_MODEL, CHAT_MODEL, EMBED_MODEL, type Harness, startHarness, tempDataDir } from './harness.ts';
 
 const messages = [{ role: 'user' as const, content: 'hi' }];
 const IN = 1_000; // nano per input token (harness prices: 1 / 2 USD per 1M tokens, cached 0.5)
@@ -332,13 +332,15 @@ describe('two replicas', () => {
     return { a, b };
   }
 
+  // ALIAS_MODEL: priced as CHAT_MODEL but with no output bound of its own, so the call may ask for
+  // every token the balance covers.
   it('BILL-6 another replica’s idle lease never lowers max_tokens the balance covers', async () => {
     const { a, b } = await leasedBySecond();
     const maxTokens = Math.floor((b.balance - promptBound) / OUT);
     expect(promptBound + maxTokens * OUT).toBeGreaterThan(b.available); // the lease sits on what it needs
     const r = await pair
       .client(a.secret)
-      .chat.completions.create({ model: CHAT_MODEL, messages, max_tokens: maxTokens });
+      .chat.completions.create({ model: ALIAS_MODEL, messages, max_tokens: maxTokens });
     expect(r.choices[0]!.finish_reason).toBeDefined();
     // The engine was asked for every token the balance covers (the other calls asked for 5).
     const asked = pair.sims
