@@ -40,9 +40,6 @@ const nest = (depth: number): string => {
 /** Stands for 10,000 levels of nesting in a body built with JD (JSON.stringify would overflow). */
 const DEEP = '__DEEP__';
 const JD = (v: unknown) => JSON.stringify(v).replace(`"${DEEP}"`, nest(10_000));
-/** A chat body (as text) with `fragment` (JSON text) spliced in at `key`'s place. */
-const chatWith = (fields: Record<string, unknown>, key: string, fragment: string) =>
-  J(chat(fields)).replace(/}$/, `,${JSON.stringify(key)}:${fragment}}`);
 const deepJson = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
 
 interface Case {
