@@ -55,10 +55,11 @@ describe('planModel', () => {
     deployment: boolean;
   }[] = [
     {
-      name: 'new engine model, nothing ready yet: deploy, keep out of the catalogue',
+      name: 'new engine model, nothing ready yet: deploy, catalogue it with no endpoint (callers get a retryable 500)',
       model: model(),
       observed: observed(),
-      catalogue: 'remove',
+      catalogue: 'put',
+      endpoints: [],
       ready: { status: 'False', reason: 'WaitingForEndpoints' },
       deployment: true,
     },
@@ -90,10 +91,11 @@ describe('planModel', () => {
       deployment: true,
     },
     {
-      name: 'scaled to zero: not catalogued',
+      name: 'scaled to zero: catalogued with no endpoint (a retryable 500, not a 404)',
       model: model({ engine: { type: 'simulator', replicas: 0 } }),
       observed: observed({ deployment: deployment(0, 0) }),
-      catalogue: 'remove',
+      catalogue: 'put',
+      endpoints: [],
       ready: { status: 'False', reason: 'ScaledToZero' },
       deployment: true,
     },

@@ -150,18 +150,25 @@ function decide(model: Model, observed: Observed, endpoints: string[], source: s
       ),
     };
   }
+  // Catalogued with no endpoint (starting, restarting, scaled to zero): callers get a retryable
+  // 500 with Retry-After, not a 404 that SDKs take for a typo (only unknown models are 404).
   return {
-    catalogue: { action: 'remove', id: model.spec.id, source },
-    reason: `no ready endpoint: ${model.spec.id} is not callable, keep it out of the catalogue`,
+    catalogue: put(),
+    reason: `no ready endpoint: ${model.spec.id} is catalogued, answering "retry shortly" until one is ready`,
     conditions: (wanted) =>
       engineConditions(
         wanted === 0
-          ? condition('Ready', false, 'ScaledToZero', 'replicas is 0; not catalogued')
+          ? condition(
+              'Ready',
+              false,
+              'ScaledToZero',
+              'replicas is 0; calls are answered with a retryable 500',
+            )
           : condition(
               'Ready',
               false,
               'WaitingForEndpoints',
-              'no ready endpoint yet; catalogued once one is ready',
+              'no ready endpoint yet; calls are answered with a retryable 500 until one is ready',
             ),
       )(wanted),
   };

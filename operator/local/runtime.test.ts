@@ -81,7 +81,10 @@ afterAll(async () => {
 
 describe('local runtime', () => {
   it('runs the simulator for a simulator Model and catalogues it once it listens', async () => {
-    const entry = await waitFor('llama entry', () => store.get('meta-llama/llama-3.1-8b-instruct'));
+    const entry = await waitFor('llama entry with its endpoint', async () => {
+      const e = await store.get('meta-llama/llama-3.1-8b-instruct');
+      return e && e.endpoints.length > 0 ? e : undefined;
+    });
     expect(entry.source).toBe(`local:${relative(repo, join(dir, 'llama.yaml'))}`);
     const url = entry.endpoints[0]!.url;
     const models = (await (await fetch(`${url}/v1/models`)).json()) as { data: { id: string }[] };
@@ -89,7 +92,10 @@ describe('local runtime', () => {
   });
 
   it('runs a configured command and catalogues it; comingSoon needs no engine; a broken file is skipped', async () => {
-    const tiny = await waitFor('tiny entry', () => store.get('acme/tiny-chat'));
+    const tiny = await waitFor('tiny entry with its endpoint', async () => {
+      const e = await store.get('acme/tiny-chat');
+      return e && e.endpoints.length > 0 ? e : undefined;
+    });
     expect(tiny.endpoints).toHaveLength(1);
     const soon = await waitFor('soon entry', () => store.get('acme/soon'));
     expect(soon).toMatchObject({ availability: 'comingSoon', endpoints: [] });

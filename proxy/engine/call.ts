@@ -43,9 +43,22 @@ export interface CallOptions {
 export const noEngine = (model: string, cause?: unknown) =>
   new ApiError('server_error', `No engine could serve model '${model}' right now. Try again shortly.`, {
     cause,
+    retryAfterS: 1,
   });
 
+/**
+ * A catalogued model with no ready engine (starting, restarting, scaled to zero): retryable, with
+ * Retry-After — a 404 here would read as a typo to the SDKs, which never retry it.
+ */
+export const noReadyEngine = (model: string) =>
+  new ApiError(
+    'server_error',
+    `The model '${model}' has no engine ready right now (it is starting or restarting). Retry shortly.`,
+    { retryAfterS: 2 },
+  );
+
 export async function callEngine(deps: EngineDeps, o: CallOptions): Promise<EngineCall> {
+  if (o.entry.endpoints.length === 0) throw noReadyEngine(o.entry.id);
   const urls = o.entry.endpoints.map((e) => e.url);
   const maxTried = Math.min(deps.attempts, urls.length);
   let lastError: unknown;

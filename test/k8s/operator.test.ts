@@ -78,7 +78,9 @@ describe('operator on a real kube-apiserver', () => {
       status: 'False',
       reason: 'WaitingForEndpoints',
     });
-    expect(await store.get(ID)).toBeNull();
+    // Catalogued with no endpoint: callers get a retryable 500 (Retry-After), not a 404.
+    const waiting = await waitUntil('catalogued without an endpoint', () => store.get(ID.toLowerCase()));
+    expect(waiting.endpoints).toEqual([]);
   });
 
   it('CAT-2 a ready EndpointSlice catalogues the model under its canonical id (slash, mixed case) with the endpoint, which answers', async () => {
@@ -86,7 +88,10 @@ describe('operator on a real kube-apiserver', () => {
       namespace: 'default',
       body: readySlice('model-llama', sim.port),
     });
-    const entry = await waitUntil('catalogue entry', () => store.get(ID.toLowerCase()));
+    const entry = await waitUntil('catalogue entry with its endpoint', async () => {
+      const e = await store.get(ID.toLowerCase());
+      return e && e.endpoints.length > 0 ? e : undefined;
+    });
     expect(entry).toMatchObject({
       id: ID,
       kind: 'chat',

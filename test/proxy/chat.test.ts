@@ -149,6 +149,35 @@ describe('chat completions', () => {
     }
   });
 
+  it('ERR-3 a catalogued model with no ready engine (restarting) answers a retryable 500 with Retry-After; an unknown one is 404', async () => {
+    await h.catalogue.put({
+      id: 'Org/Restarting',
+      kind: 'chat',
+      pricing: { USD: { input: '1', output: '1' } },
+      endpoints: [],
+      created: 1_700_000_000,
+    });
+    const call = (model: string) =>
+      fetch(`${h.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${h.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages: user('hi'), max_tokens: 3 }),
+      });
+    let res = await call('Org/Restarting');
+    for (let i = 0; i < 100 && res.status === 404; i++) {
+      await new Promise((r) => setTimeout(r, 20)); // the snapshot learns of the new entry
+      res = await call('Org/Restarting');
+    }
+    expect(res.status).toBe(500);
+    expect(res.headers.get('retry-after')).toBe('2');
+    expect(res.headers.get('x-should-retry')).toBeNull();
+    expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'server_error',
+      message: expect.stringMatching(/no engine ready/),
+    });
+    expect((await call('Org/Never-Catalogued')).status).toBe(404);
+  });
+
   it('KEY-5 rotating the key mid-stream ends that stream with invalid_api_key; what was generated is billed', async () => {
     const a = await h.newAccount();
     for (const s of h.sims) s.setOptions({ itlMs: 20 });
