@@ -58,6 +58,14 @@ const schema = z.object({
   PROXY_CONCURRENT_RESERVE_FACTOR: z.coerce.number().min(0).default(20),
   /** Output bound for holds when neither the request nor the model gives one. */
   PROXY_DEFAULT_MAX_TOKENS: z.coerce.number().int().positive().default(4096),
+  /** Time allowed for a request's headers to arrive (slowloris, silent sockets). */
+  PROXY_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(15_000),
+  /** Time allowed for a whole request (headers and body) to arrive; a slower upload gets 408. */
+  PROXY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(120_000),
+  /** An idle keep-alive connection is closed after this long. */
+  PROXY_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(65_000),
+  /** A stream whose client stops reading for this long is ended (engine call aborted, the generated part billed). */
+  PROXY_STREAM_STALL_MS: z.coerce.number().int().min(100).default(30_000),
   /** Deepest JSON nesting a request body may have (a deeper one is a 400 naming the limit). */
   PROXY_JSON_MAX_DEPTH: z.coerce.number().int().min(8).max(1_000).default(64),
   /** Messages streams: a `ping` event after this long without a write (a slow or thinking engine). */

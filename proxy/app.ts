@@ -84,9 +84,17 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     bodyLimit: config.PROXY_BODY_LIMIT_BYTES,
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,
-    // Engines may take minutes on a long generation; the proxy never cuts a response short itself.
+    // Requests must arrive in time (headers, then the whole body); responses are not timed here:
+    // an engine may think for minutes (PROXY_ENGINE_*_TIMEOUT_MS bound it) and a stream whose
+    // client stops reading is ended after PROXY_STREAM_STALL_MS (routes/chat-stream.ts).
     connectionTimeout: 0,
-    keepAliveTimeout: 65_000,
+    requestTimeout: config.PROXY_REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: config.PROXY_KEEP_ALIVE_TIMEOUT_MS,
+    http: {
+      headersTimeout: config.PROXY_HEADERS_TIMEOUT_MS,
+      // How often Node looks for connections past those bounds (its default is 30 s).
+      connectionsCheckingInterval: Math.min(1_000, Math.floor(config.PROXY_HEADERS_TIMEOUT_MS / 4)),
+    },
   });
   useZodSchemas(app);
 

@@ -12,6 +12,15 @@ export class ClientClosedError extends Error {
   }
 }
 
+/** The client stopped reading a stream for longer than PROXY_STREAM_STALL_MS: treated as gone. */
+export class ClientStalledError extends ClientClosedError {
+  constructor() {
+    super();
+    this.message = 'The client stopped reading the stream.';
+    this.name = 'ClientStalledError';
+  }
+}
+
 export interface RequestAbort {
   cancel: Cancel;
   /** Cancels the engine call for a reason of the proxy's own (e.g. a short concurrent reserve). */

@@ -109,6 +109,11 @@ export function createProxyMetrics() {
         this.set(sources.outboxStalledMs() / 1000);
       },
     }),
+    streamsStalled: new Counter({
+      name: 'mp_proxy_streams_stalled_total',
+      help: 'Streams ended because their client stopped reading for PROXY_STREAM_STALL_MS (billed for what was generated)',
+      registers: r,
+    }),
     images: new Counter({
       name: 'mp_proxy_images_total',
       help: 'Images generated and delivered (generations and edits), by model',

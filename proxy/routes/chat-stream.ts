@@ -19,7 +19,7 @@ import type { EngineCall, EngineDeps } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { EngineEvents } from '../engine/events.ts';
 import { DataBlockEvent, DONE_FRAME, dataFrame, isDone, type SseEvent } from '../engine/sse.ts';
-import { ClientClosedError, type RequestAbort } from '../request-abort.ts';
+import { ClientClosedError, ClientStalledError, type RequestAbort } from '../request-abort.ts';
 import type { ChatCompletionRequest } from '../schemas/openai.ts';
 import { type StreamRelay, streamBill } from './text-call.ts';
 
@@ -106,7 +106,7 @@ export async function relayStream(
   // The last fast-path frame's usage, left as bytes: only the stream's last one is ever parsed.
   let usageBlock: Buffer | null = null;
   let usageAt = 0;
-  const out = new PendingWrites(res, start.events);
+  const out = relayWrites(ctx, res, start, abort);
   const pending = out.pending;
   // The first frame was parsed (to tell an error frame before committing to this engine); it is
   // still relayed from its bytes when it has the usual shape, like every other frame.
@@ -140,6 +140,7 @@ export async function relayStream(
     if (out !== null) pending.push(Buffer.from(dataFrame(out)));
   };
   const { sawDone, failure } = await pumpEvents(start, out, frame);
+  out.done();
   abort.dispose();
 
   if (usageBlock !== null) usage = usageFromEngine(usageIn(usageBlock, usageAt)) ?? usage;
@@ -156,10 +157,18 @@ export async function relayStream(
  */
 export class PendingWrites {
   readonly pending: Buffer[] = [];
+  private stall: NodeJS.Timeout | null = null;
 
+  /**
+   * `stallMs`: how long a client may leave the socket full (not reading) before `onStall` ends
+   * the call; until then the engine stays paused, so a stalled reader pins only what is already
+   * in the socket's buffer.
+   */
   constructor(
     private readonly res: FastifyReply['raw'],
     private readonly events: EngineEvents,
+    private readonly stallMs: number,
+    private readonly onStall: () => void,
   ) {}
 
   flush(): void {
@@ -167,11 +176,38 @@ export class PendingWrites {
     if (pending.length === 0 || res.destroyed) return;
     const ok = res.write(pending.length === 1 ? pending[0]! : Buffer.concat(pending));
     pending.length = 0;
-    if (!ok) {
+    if (!ok && this.stall === null) {
       this.events.pause();
-      res.once('drain', () => this.events.resume());
+      this.stall = setTimeout(() => {
+        this.stall = null;
+        this.onStall();
+      }, this.stallMs);
+      res.once('drain', () => {
+        if (this.stall !== null) clearTimeout(this.stall);
+        this.stall = null;
+        this.events.resume();
+      });
     }
   }
+
+  /** The stream is over: no stall to watch for any more. */
+  done(): void {
+    if (this.stall !== null) clearTimeout(this.stall);
+    this.stall = null;
+  }
+}
+
+/** The writes of a relay for `request`, ending the call when its client stops reading. */
+export function relayWrites(
+  ctx: ProxyContext,
+  res: FastifyReply['raw'],
+  start: StreamStart,
+  abort: RequestAbort,
+): PendingWrites {
+  return new PendingWrites(res, start.events, ctx.config.PROXY_STREAM_STALL_MS, () => {
+    abort.cancel.abort(new ClientStalledError());
+    res.destroy();
+  });
 }
 
 /**
@@ -257,7 +293,10 @@ export function streamFailure(
 ): ApiError | 'gone' | 'done' {
   const reason = e.abort.cancel.aborted ? e.abort.cancel.reason : null;
   if (reason instanceof ClientClosedError || res.destroyed) {
-    request.log.info('client closed the stream');
+    if (reason instanceof ClientStalledError) {
+      request.log.warn('the client stopped reading the stream; ended it');
+      ctx.metrics.streamsStalled.inc();
+    } else request.log.info('client closed the stream');
     return 'gone';
   }
   if (e.sawDone) return 'done';

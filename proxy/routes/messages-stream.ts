@@ -15,9 +15,9 @@ import { hasContent, usageIn } from '../dialects/openai/chunks.ts';
 import { DataBlockEvent, type SseEvent } from '../engine/sse.ts';
 import {
   observeFirstFrame,
-  PendingWrites,
   parseChunk,
   pumpEvents,
+  relayWrites,
   type StreamEnd,
   streamFailure,
 } from './chat-stream.ts';
@@ -46,7 +46,7 @@ export async function relayMessages(
     'cache-control': 'no-cache',
     'x-accel-buffering': 'no',
   });
-  const out = new PendingWrites(res, start.events);
+  const out = relayWrites(ctx, res, start, abort);
   const messages = new MessagesStream({ id: a.id, model: entry.id, stopSequences: a.stopSequences });
   let usage: TextUsage | null = usageFromEngine(start.first.usage);
   // The last fast-path frame's usage, left as bytes: only the stream's last one is ever parsed.
@@ -94,6 +94,7 @@ export async function relayMessages(
     ended = await pumpEvents(start, out, frame);
   } finally {
     idle.stop();
+    out.done();
   }
   abort.dispose();
 
