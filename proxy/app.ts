@@ -26,7 +26,7 @@ import { clientError, errorsPlugin, frameworkError } from './plugins/errors.ts';
 import { jsonBodyPlugin } from './plugins/json-body.ts';
 import { createProxyMetrics, metricsPlugin } from './plugins/metrics.ts';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
-import { lazyChildLogger } from './request-logger.ts';
+import { lazyChildLogger, requestForLog } from './request-logger.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { embeddingsRoutes } from './routes/embeddings.ts';
 import { filesRoutes } from './routes/files.ts';
@@ -56,6 +56,8 @@ export interface ProxyDeps {
   videoWorker?: boolean;
   /** pino logger options or false; defaults from LOG_LEVEL. */
   logger?: boolean | { level: string };
+  /** Where log lines go (default stdout); tests read a whole run's logs from it. */
+  logStream?: NodeJS.WritableStream;
 }
 
 export interface ProxyApp {
@@ -73,11 +75,17 @@ export interface ProxyApp {
 export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   const { config } = deps;
   const app = Fastify({
-    logger: deps.logger ?? {
-      level: config.LOG_LEVEL,
-      // The key is a header; request bodies are never logged (prompts are private).
-      redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
-    },
+    logger:
+      deps.logger === false
+        ? false
+        : {
+            level: deps.logger === true || deps.logger === undefined ? config.LOG_LEVEL : deps.logger.level,
+            // The key is a header; request bodies are never logged (prompts are private), and query
+            // strings lose their values (a key pasted into a URL must not land in the logs).
+            redact: ['req.headers.authorization', 'req.headers["x-api-key"]'],
+            serializers: { req: requestForLog },
+            ...(deps.logStream ? { stream: deps.logStream } : {}),
+          },
     genReqId: genRequestId,
     requestIdHeader: false,
     childLoggerFactory: lazyChildLogger,

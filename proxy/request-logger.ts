@@ -3,7 +3,7 @@
 // the hot route, although at the usual levels (info for a service, warn in benchmarks) most
 // requests never write a line at a level that is enabled. The child is created the first time the
 // request logs at an enabled level, so what is written is exactly what the eager child writes.
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
@@ -80,4 +80,37 @@ export function lazyChildLogger(
   // free, so it keeps its own.
   if (typeof (logger as Partial<Logger>).isLevelEnabled !== 'function') return logger.child(bindings, opts);
   return new LazyChild(logger as Logger, bindings, opts) as unknown as FastifyBaseLogger;
+}
+
+/** Anything shaped like an API key (`sk-<brand>-<hex>`, older formats too) pasted into a path. */
+const KEY_LIKE = /sk-[A-Za-z0-9_-]{8,}/g;
+
+/**
+ * A URL with every query value replaced (`?api_key=sk-…&x=1` → `?api_key=[redacted]&x=[redacted]`)
+ * and key-shaped path segments masked.
+ */
+export function redactQuery(raw: string): string {
+  const url = raw.includes('sk-') ? raw.replace(KEY_LIKE, 'sk-[redacted]') : raw;
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const params = url
+    .slice(q + 1)
+    .split('&')
+    .map((p) => {
+      const eq = p.indexOf('=');
+      return eq === -1 ? p : `${p.slice(0, eq)}=[redacted]`;
+    });
+  return `${url.slice(0, q)}?${params.join('&')}`;
+}
+
+/** How a request is logged (pino `req` serializer): method, path with its query redacted, host. */
+export function requestForLog(req: FastifyRequest): {
+  method: string;
+  url: string;
+  version?: string;
+  host: string;
+  remoteAddress: string;
+  remotePort?: number;
+} {
+  return { method: req.method, url: redactQuery(req.url), host: req.hostname, remoteAddress: req.ip };
 }

@@ -60,6 +60,8 @@ export async function startHarness(
   env: Record<string, string> = {},
   opts: {
     redis?: TestRedisOptions;
+    /** Every log line of the proxy (at trace level) goes here; by default the proxy logs nothing. */
+    logStream?: NodeJS.WritableStream;
     /** More catalogue entries, served by the same two simulators. */
     entries?: (endpoints: { url: string }[]) => CatalogueEntryInput[];
   } = {},
@@ -137,7 +139,7 @@ export async function startHarness(
     redis: r,
     subscriber: redis.client(),
     catalogue: snapshot,
-    logger: false,
+    ...(opts.logStream ? { logger: { level: 'trace' }, logStream: opts.logStream } : { logger: false }),
   });
   await proxy.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = proxy.app.server.address();
