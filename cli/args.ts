@@ -48,10 +48,11 @@ export function optional(p: Parsed, flag: string): string | undefined {
 }
 
 /** "12.50" in currency units → nano-units; exact, positive. */
-export function amount(value: string, what: string): number {
+export function amount(value: string, what: string, o: { zero?: boolean } = {}): number {
   try {
     const nano = parseDecimalToNano(value);
-    if (nano <= 0) throw new RangeError('must be greater than 0');
+    if (nano < 0 || (nano === 0 && !o.zero))
+      throw new RangeError(o.zero ? 'must not be negative' : 'must be greater than 0');
     return nano;
   } catch (err) {
     throw new UsageError(`${what}: ${(err as Error).message}`);

@@ -4,11 +4,13 @@
 // account with credits and prints its key and the base addresses. Ctrl-C stops all it started.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Redis } from 'ioredis';
+import { parse as parseYaml } from 'yaml';
 import { Accounts } from '../core/accounts.ts';
 import { Metering } from '../core/billing/index.ts';
+import { CatalogueStore } from '../core/catalogue/index.ts';
 import { loadConfig } from '../core/config.ts';
 import { newId } from '../core/ids.ts';
 import { ApiKeys } from '../core/keys/index.ts';
@@ -80,6 +82,51 @@ async function waitForReady(url: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`the proxy did not become ready at ${url}`);
+}
+
+/**
+ * The example models a demo account can call, by id: every file in examples/models except
+ * invite-only and coming-soon ones.
+ */
+function exampleModelIds(): string[] {
+  const dir = resolve('examples/models');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .map(
+      (f) =>
+        parseYaml(readFileSync(resolve(dir, f), 'utf8')) as { spec?: { id?: string; availability?: string } },
+    )
+    .filter((m) => m.spec?.id && m.spec.availability !== 'inviteOnly' && m.spec.availability !== 'comingSoon')
+    .map((m) => m.spec!.id!);
+}
+
+/**
+ * The banner's examples must work when printed: wait until every example model is listed for the
+ * demo key and has a ready engine (catalogued with an endpoint).
+ */
+async function waitForModels(base: string, secret: string, redisUrl: string): Promise<void> {
+  const want = exampleModelIds();
+  const redis = new Redis(redisUrl);
+  const catalogue = new CatalogueStore(redis);
+  const deadline = Date.now() + 120_000;
+  try {
+    for (;;) {
+      const listed = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${secret}` } })
+        .then((r) => r.json() as Promise<{ data?: { id: string }[] }>)
+        .catch(() => ({ data: [] as { id: string }[] }));
+      const ids = new Set((listed.data ?? []).map((m) => m.id.toLowerCase()));
+      const entries = await Promise.all(want.map((id) => catalogue.get(id)));
+      const missing = want.filter(
+        (id, i) => !ids.has(id.toLowerCase()) || (entries[i]?.endpoints.length ?? 0) === 0,
+      );
+      if (missing.length === 0) return;
+      if (Date.now() > deadline)
+        throw new Error(`these example models never became ready: ${missing.join(', ')}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    redis.disconnect();
+  }
 }
 
 function devSecrets(): { kek: string } {
@@ -166,9 +213,11 @@ async function main(): Promise<void> {
   const demo = await ensureDemoAccount(redisUrl, kek);
   const base = `http://localhost:${proxyPort}`;
   await waitForReady(`${base}/readyz`);
+  await waitForModels(base, demo.secret, redisUrl);
   console.log(`
 modelplane dev is up (engines are the simulator, not real models).
   Chat-completions base: ${base}/v1
+  Messages base:         ${base}  (Anthropic SDKs: the key as x-api-key)
   Demo account:          ${demo.accountId} (balance ${demo.balance} USD)
   API key:               ${demo.secret}
 

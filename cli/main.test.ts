@@ -47,6 +47,14 @@ describe('modelplane CLI', () => {
     expect(granted.balance).toBe('12.500000001');
   });
 
+  it('accounts create --credits 0 makes an account with nothing on it; a negative amount is refused', async () => {
+    const acct = await json('accounts', 'create', '--name', 'Zero', '--country', 'US', '--credits', '0');
+    expect(acct).toMatchObject({ name: 'Zero', balance: '0' });
+    err = [];
+    expect(await run('accounts', 'create', '--name', 'Neg', '--credits', '-1')).not.toBe(0);
+    expect(err.join('\n')).toMatch(/--credits/);
+  });
+
   it('KEY-1 KEY-5 KEY-6 manages keys: create shows the secret once, list masks, rotate keeps the id, delete is final', async () => {
     const acct = await json('accounts', 'create', '--name', 'Keys Inc', '--country', 'US');
     const created = await json('keys', 'create', acct.id, '--name', 'ci');

@@ -69,6 +69,13 @@ export const invalidApiKey = () =>
     'Incorrect API key provided. Check for a stray space or newline in the pasted key.',
   );
 
+/** A key that worked once: rotated away or deleted (only its real holder can see this message). */
+export const retiredApiKey = () =>
+  new ApiError(
+    'invalid_api_key',
+    'This API key was rotated or deleted. Use the current key from the console (API Management).',
+  );
+
 export const billingCurrencyUnset = () =>
   new ApiError(
     'billing_currency_unset',

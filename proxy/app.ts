@@ -13,6 +13,7 @@ import { createObjectStore, type ObjectStore } from '../core/storage/index.ts';
 import { UrlSigner } from '../core/storage/url-signer.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { principalLookup } from './auth/principal.ts';
+import { RetiredKeys } from './auth/retired.ts';
 import { Billing } from './billing/billing.ts';
 import type { ProxyContext } from './context.ts';
 import { EngineClient } from './engine/client.ts';
@@ -182,7 +183,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   await app.register(metricsPlugin, { metrics });
   await app.register(
     async (api) => {
-      await api.register(authPlugin, { keyCache });
+      await api.register(authPlugin, { keyCache, retired: new RetiredKeys(deps.redis) });
       await api.register(modelsRoutes, { ctx });
       await api.register(chatRoutes, { ctx });
       await api.register(embeddingsRoutes, { ctx });

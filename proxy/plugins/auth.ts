@@ -3,9 +3,10 @@
 // onRequest — before the body is even read — so an unauthenticated caller costs no parsing.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiError, billingCurrencyUnset, invalidApiKey } from '../../core/errors.ts';
+import { ApiError, billingCurrencyUnset, invalidApiKey, retiredApiKey } from '../../core/errors.ts';
 import type { KeyCache, KeyLease, Principal } from '../auth/key-cache.ts';
 import { bearerSecret } from '../auth/principal.ts';
+import type { RetiredKeys } from '../auth/retired.ts';
 import type { Dialect } from '../dialects/index.ts';
 
 declare module 'fastify' {
@@ -51,7 +52,7 @@ function messagesSecret(headers: FastifyRequest['headers']): string | null {
 }
 
 export const authPlugin = fp(
-  async (app: FastifyInstance, opts: { keyCache: KeyCache }) => {
+  async (app: FastifyInstance, opts: { keyCache: KeyCache; retired: RetiredKeys }) => {
     app.decorateRequest('principal', null as unknown as Principal);
     app.decorateRequest('keyLease', null as unknown as KeyLease);
     app.addHook('onRequest', async (request, reply) => {
@@ -67,7 +68,8 @@ export const authPlugin = fp(
           : bearerSecret(request.headers.authorization);
       if (secret === null) throw missingKey(dialect);
       const principal = await opts.keyCache.resolve(secret);
-      if (!principal) throw invalidApiKey();
+      if (!principal)
+        throw secret !== '' && (await opts.retired.isRetired(secret)) ? retiredApiKey() : invalidApiKey();
       if (!principal.currency) throw billingCurrencyUnset();
       request.principal = principal;
       const lease = opts.keyCache.track(principal.secretHash);

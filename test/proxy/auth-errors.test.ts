@@ -105,6 +105,26 @@ describe('authentication', () => {
     await expectApiError(h.client(a.secret).models.list(), 401, 'invalid_api_key');
     expect((await h.client(secret).models.list()).data.length).toBeGreaterThan(0);
   });
+
+  it('AUTH-5 the 401 says a key was rotated or deleted when it was, and nothing of the sort for a guessed key', async () => {
+    const a = await h.newAccount();
+    await h.keys.rotate(a.accountId, a.keyId);
+    const rotated = await raw('/models', { headers: bearer(a.secret) });
+    expect(rotated.status).toBe(401);
+    expect(((await rotated.json()) as { error: { message: string } }).error.message).toMatch(
+      /rotated or deleted/,
+    );
+    const b = await h.newAccount();
+    await h.keys.delete(b.accountId, b.keyId);
+    const deleted = await raw('/models', { headers: bearer(b.secret) });
+    expect(((await deleted.json()) as { error: { message: string } }).error.message).toMatch(
+      /rotated or deleted/,
+    );
+    const guessed = await raw('/models', { headers: bearer(`sk-service-${'0'.repeat(48)}`) });
+    expect(((await guessed.json()) as { error: { message: string } }).error.message).not.toMatch(
+      /rotated|deleted/,
+    );
+  });
 });
 
 describe('errors and headers', () => {
