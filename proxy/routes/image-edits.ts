@@ -170,6 +170,9 @@ function limitError(err: unknown): unknown {
     case 'FST_FIELDS_LIMIT':
       return invalidRequest('The form has too many fields.', 'image');
     default:
-      return err;
+      // busboy's own refusals (no boundary, a malformed part) are the client's body, not our fault.
+      return err instanceof ApiError
+        ? err
+        : invalidRequest(`The multipart body could not be read: ${(err as Error).message}.`);
   }
 }

@@ -190,7 +190,9 @@ async function createVideo(ctx: ProxyContext, jobs: VideoJobs, request: FastifyR
           throw invalidRequest('input_reference may be at most 20 MB.', 'input_reference');
         if ((err as { code?: string }).code === 'FST_FILES_LIMIT')
           throw invalidRequest('Only one input_reference file may be sent.', 'input_reference');
-        throw err;
+        if (err instanceof ApiError) throw err;
+        // busboy's own refusals (no boundary, a malformed part) are the client's body, not our fault.
+        throw invalidRequest(`The multipart body could not be read: ${(err as Error).message}.`);
       }
     } else {
       const body = request.body;
