@@ -45,6 +45,7 @@ bench: deps
 	npx tsx bench/metering/batch.ts
 	npx tsx bench/metering/outbox.ts
 	npx tsx bench/media/edits.ts
+	npx tsx bench/proxy/slow-clients.ts
 	npx tsx bench/proxy/run.ts
 
 .PHONY: help deps test-deps dev build typecheck lint test bench e2e-kind
