@@ -18,7 +18,7 @@ const VIDEO = 'Chaos/Video';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('video jobs across two replicas, one killed midway', () => {
-  it('VID-5 20 jobs all complete, none lost, each charged once; both replicas took part', async () => {
+  it('VID-1 VID-2 20 jobs all complete, none lost, each charged once; both replicas took part', async () => {
     const fleet = await startFleet({ credit: parseDecimalToNano('100') });
     const media = mkdtempSync(join(tmpdir(), 'mp-chaos-media-'));
     try {

@@ -154,7 +154,7 @@ describe('image edits', () => {
     });
   }
 
-  it('IMG-4 an 11th file is refused naming the limit', async () => {
+  it('IMG-3 an 11th file is refused naming the limit', async () => {
     const fd = new FormData();
     fd.set('model', IMAGE_MODEL);
     fd.set('prompt', 'too many');
@@ -165,7 +165,7 @@ describe('image edits', () => {
     expect(json.error!.message).toMatch(/At most 10 images/);
   });
 
-  it('IMG-5 a 21 MB file is refused naming the limit', async () => {
+  it('IMG-3 a 21 MB file is refused naming the limit', async () => {
     const fd = new FormData();
     fd.set('model', IMAGE_MODEL);
     fd.set('prompt', 'too big');
@@ -179,7 +179,7 @@ describe('image edits', () => {
     expect(json.error!.message).toMatch(/at most 20 MB/);
   });
 
-  it('IMG-6 a model that cannot edit: 400 edit_unsupported', async () => {
+  it('IMG-4 a model that cannot edit: 400 edit_unsupported', async () => {
     const a = await h.newAccount();
     const err = await h
       .client(a.secret)

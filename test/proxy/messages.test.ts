@@ -440,6 +440,14 @@ describe('Messages: authentication and errors', () => {
     expect(m.content.length).toBeGreaterThan(0);
   });
 
+  it('MSG-9 there is no model listing on this surface; the same key lists models on the chat-completions surface', async () => {
+    const none = await fetch(`${base}/v1/messages/models`, { headers: { 'x-api-key': h.secret } });
+    expect(none.status).toBe(404);
+    const listed = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${h.secret}` } });
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { data: { id: string }[] }).data.map((m) => m.id)).toContain(CHAT_MODEL);
+  });
+
   it('AUTH-4 a malformed x-api-key beside a valid Bearer is 401: x-api-key decides', async () => {
     const { res, json } = await raw(
       { model: CHAT_MODEL, max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] },

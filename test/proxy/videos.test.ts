@@ -67,7 +67,7 @@ async function finished(client: OpenAI, id: string) {
 }
 
 describe('videos', () => {
-  it('VID-1 BILL-4 create (JSON) → queued and charged at once → completed → the MP4 downloads without a key and ffprobe reads it', async () => {
+  it('VID-1 VID-5 BILL-4 create (JSON) → queued and charged at once → completed → the MP4 downloads without a key and ffprobe reads it', async () => {
     const a = await h.newAccount();
     const client = h.client(a.secret);
     const created = await client.videos.create({
@@ -126,7 +126,7 @@ describe('videos', () => {
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
-  it('VID-1 content stops after the retention (a clear 404) and the file is swept', async () => {
+  it('VID-6 content stops after the retention (a clear 404) and the file is swept', async () => {
     const client = h.client();
     const v = await client.videos.create({ model: VIDEO_MODEL, prompt: 'short-lived', seconds: '4' });
     const before = await fetch(`${h.baseURL}/videos/${v.id}/content`, {
@@ -190,7 +190,7 @@ describe('videos', () => {
     expect(((await refused.json()) as { error: { param: string } }).error.param).toBe('input_reference');
   });
 
-  it('VID-2 list: 25 jobs with limit 10 come back each exactly once, newest first, with auto-pagination', async () => {
+  it('VID-3 list: 25 jobs with limit 10 come back each exactly once, newest first, with auto-pagination', async () => {
     const a = await h.newAccount();
     const client = h.client(a.secret);
     const ids: string[] = [];
@@ -207,7 +207,7 @@ describe('videos', () => {
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
-  it('VID-3 a failed job is refunded exactly once', async () => {
+  it('VID-2 a failed job (status failed) is refunded exactly once', async () => {
     const a = await h.newAccount();
     const client = h.client(a.secret);
     for (const s of h.sims) s.setOptions({ failVideo: 1 });
