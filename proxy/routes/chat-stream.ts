@@ -92,14 +92,7 @@ export async function relayStream(
     },
     entry.servedName ?? entry.id,
   );
-  const res = reply.raw;
-  reply.hijack();
-  res.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string | string[]>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-  });
+  const res = openEventStream(reply);
 
   let usage: TextUsage | null = usageFromEngine(start.first.usage);
   let contentFrames = hasContent(start.first) ? 1 : 0;
@@ -149,6 +142,19 @@ export async function relayStream(
   charge.settle(bill.cost, bill.usage, () =>
     endStream(ctx, request, res, { abort, sawDone, failure, pending, entry }),
   );
+}
+
+/** Takes the response over from fastify and writes a 200 event-stream head (its headers kept). */
+export function openEventStream(reply: FastifyReply): FastifyReply['raw'] {
+  const res = reply.raw;
+  reply.hijack();
+  res.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string | string[]>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+  });
+  return res;
 }
 
 /**

@@ -15,6 +15,7 @@ import { hasContent, usageIn } from '../dialects/openai/chunks.ts';
 import { DataBlockEvent, type SseEvent } from '../engine/sse.ts';
 import {
   observeFirstFrame,
+  openEventStream,
   parseChunk,
   pumpEvents,
   relayWrites,
@@ -38,14 +39,7 @@ export async function relayMessages(
   a: MessagesRelayArgs,
 ): Promise<void> {
   const { start, abort, charge, entry } = a;
-  const res = reply.raw;
-  reply.hijack();
-  res.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string | string[]>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-  });
+  const res = openEventStream(reply);
   const out = relayWrites(ctx, res, start, abort);
   const messages = new MessagesStream({ id: a.id, model: entry.id, stopSequences: a.stopSequences });
   let usage: TextUsage | null = usageFromEngine(start.first.usage);
