@@ -36,6 +36,8 @@ describe('S3 store', () => {
       credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
     });
     await expect(missing.check()).rejects.toThrow(/no-such-bucket.*does not exist/);
+    // A bucket gone after start is an error, not a store where every object has expired.
+    await expect(missing.get('t/a.png')).rejects.toMatchObject({ name: 'NoSuchBucket' });
     const wrong = new S3Store({
       bucket: s3.bucket,
       region: s3.region,
