@@ -23,6 +23,7 @@ test-deps: $(NPM_STAMP)
 	@scripts/system-deps.sh etcd ffmpeg
 	@test/k8s/build-kube-apiserver.sh >/dev/null
 	@test/s3/build-s3-server.sh >/dev/null
+	@test/s3/build-minio.sh >/dev/null
 
 dev: deps
 	npx tsx cli/dev.ts

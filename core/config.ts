@@ -125,7 +125,9 @@ const schema = z.object({
   /** MEDIA_STORE=s3: the bucket (required), its region, and an S3-compatible endpoint (unset: AWS). */
   S3_BUCKET: z.string().min(3).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
-  S3_ENDPOINT: z.string().url().optional(),
+  // http(s) only: `minio:9000` parses as a URL with the scheme `minio:`, and the SDK then fails
+  // far from here.
+  S3_ENDPOINT: z.url({ protocol: /^https?$/, error: 'an http(s) URL such as http://minio:9000' }).optional(),
   /** Unset: true when S3_ENDPOINT is set (most S3-compatible servers want path-style URLs). */
   S3_FORCE_PATH_STYLE: z
     .enum(['true', 'false', '1', '0'])

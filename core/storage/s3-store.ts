@@ -74,9 +74,11 @@ export class S3Store implements ObjectStore {
         size: r.ContentLength ?? 0,
       };
     } catch (err) {
+      // Only a missing object is null: a missing bucket (also a 404) is a broken store, and must
+      // not pass for media that has expired.
       const name = (err as { name?: string }).name;
       const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      if (name === 'NoSuchKey' || status === 404) return null;
+      if (name === 'NoSuchKey' || (status === 404 && name !== 'NoSuchBucket')) return null;
       throw err;
     }
   }

@@ -1,6 +1,7 @@
-// A real S3-compatible server per test file: Versity Gateway (built by test/s3/build-s3-server.sh,
-// cached outside the repo) with its posix backend on a temporary folder, on a free port, with one
-// bucket. Stopped (killed, folder removed) after.
+// A real S3-compatible server per test file, on a free port, with one bucket, stopped (killed,
+// folder removed) after. Two servers, so the S3 store is not fitted to one implementation's
+// quirks: Versity Gateway with its posix backend (test/s3/build-s3-server.sh; the default) and
+// MinIO (test/s3/build-minio.sh). Both are built from the Go module proxy, cached outside the repo.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { freePort } from '../../core/free-port.ts';
+
+export type S3Server = 'versitygw' | 'minio';
 
 export interface TestS3 {
   endpoint: string;
@@ -18,19 +21,53 @@ export interface TestS3 {
   stop(): Promise<void>;
 }
 
-const build = new URL('../s3/build-s3-server.sh', import.meta.url).pathname;
+interface Launch {
+  script: string;
+  args(o: { port: number; dir: string; accessKeyId: string; secretAccessKey: string }): string[];
+  env(o: { dir: string; accessKeyId: string; secretAccessKey: string }): Record<string, string>;
+}
 
-export async function startS3(): Promise<TestS3> {
-  const bin = execFileSync(build, { encoding: 'utf8' }).trim();
+const LAUNCH: Record<S3Server, Launch> = {
+  versitygw: {
+    script: 'build-s3-server.sh',
+    args: (o) => [
+      '--access',
+      o.accessKeyId,
+      '--secret',
+      o.secretAccessKey,
+      '--port',
+      `127.0.0.1:${o.port}`,
+      'posix',
+      o.dir,
+    ],
+    env: () => ({}),
+  },
+  minio: {
+    script: 'build-minio.sh',
+    args: (o) => ['server', '--quiet', '--address', `127.0.0.1:${o.port}`, join(o.dir, 'data')],
+    env: (o) => ({
+      MINIO_ROOT_USER: o.accessKeyId,
+      MINIO_ROOT_PASSWORD: o.secretAccessKey,
+      MINIO_BROWSER: 'off',
+      // MinIO makes ~/.minio (certificates, even with --certs-dir elsewhere): keep it in the folder.
+      HOME: o.dir,
+    }),
+  },
+};
+
+export async function startS3(server: S3Server = 'versitygw'): Promise<TestS3> {
+  const launch = LAUNCH[server];
+  const bin = execFileSync(new URL(`../s3/${launch.script}`, import.meta.url).pathname, {
+    encoding: 'utf8',
+  }).trim();
   const dir = mkdtempSync(join(tmpdir(), 'mp-s3-'));
   const port = await freePort();
   const accessKeyId = `test${randomBytes(6).toString('hex')}`;
   const secretAccessKey = randomBytes(20).toString('hex');
-  const proc: ChildProcess = spawn(
-    bin,
-    ['--access', accessKeyId, '--secret', secretAccessKey, '--port', `127.0.0.1:${port}`, 'posix', dir],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const proc: ChildProcess = spawn(bin, launch.args({ port, dir, accessKeyId, secretAccessKey }), {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ...launch.env({ dir, accessKeyId, secretAccessKey }) },
+  });
   let err = '';
   proc.stderr?.on('data', (b: Buffer) => {
     err += b.toString();
@@ -53,7 +90,7 @@ export async function startS3(): Promise<TestS3> {
   const bucket = 'media';
   try {
     for (let i = 0; ; i++) {
-      if (proc.exitCode !== null) throw new Error(`versitygw exited (${proc.exitCode}): ${err}`);
+      if (proc.exitCode !== null) throw new Error(`${server} exited (${proc.exitCode}): ${err}`);
       try {
         await client.send(new CreateBucketCommand({ Bucket: bucket }));
         break;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds a real S3-compatible server for the S3 object store's tests: Versity Gateway
-# (github.com/versity/versitygw, Apache-2.0) with its posix backend, from the Go module proxy —
-# MinIO publishes no semantic versions there. Cached outside the repo, keyed by version (about a
-# minute to build on two cores). Prints the binary's path on stdout; everything else to stderr.
+# (github.com/versity/versitygw, Apache-2.0) with its posix backend, from the Go module proxy; the
+# other server the store is tested against is MinIO (build-minio.sh). Cached outside the repo,
+# keyed by version (2 min 11 s on a cold cache on two cores, ~340 MB of modules, ~430 MB of build
+# cache). Prints the binary's path on stdout; everything else to stderr.
 set -euo pipefail
 V="${VERSITYGW_VERSION:-1.8.0}"
 CACHE="${MODELPLANE_CACHE:-$HOME/.cache/modelplane}/versitygw-v$V"
