@@ -16,6 +16,7 @@ import { newId } from '../core/ids.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { formatNano, parseDecimalToNano } from '../core/money.ts';
 import { NODE_SERVICE_FLAGS } from '../core/node-flags.ts';
+import { Users } from '../core/users.ts';
 
 const DATA = resolve('.data');
 const children: ChildProcess[] = [];
@@ -135,6 +136,8 @@ function devSecrets(): { kek: string } {
   return { kek: readFileSync(file, 'utf8').trim() };
 }
 
+const DEMO_EMAIL = 'demo@modelplane.dev';
+
 async function ensureDemoAccount(redisUrl: string, kek: string) {
   const config = loadConfig({ ...process.env, REDIS_URL: redisUrl, MODELPLANE_KEK: kek });
   const redis = new Redis(redisUrl);
@@ -155,13 +158,21 @@ async function ensureDemoAccount(redisUrl: string, kek: string) {
         note: 'make dev: demo credits',
       });
     }
+    // The console's demo user: its password is made once and kept with the other dev secrets.
+    const passwordFile = resolve(DATA, 'demo-password');
+    if (!existsSync(passwordFile))
+      writeFileSync(passwordFile, randomBytes(9).toString('base64url'), { mode: 0o600 });
+    const demoPassword = readFileSync(passwordFile, 'utf8').trim();
+    const users = new Users(redis);
+    if (!(await users.verify(DEMO_EMAIL, demoPassword)))
+      await users.create({ email: DEMO_EMAIL, password: demoPassword, accountId }).catch(() => {});
     await keys.ensureDefaultKey(accountId);
     const active = (await keys.list(accountId)).find((k) => k.status === 'active');
     const secret = active
       ? await keys.show(accountId, active.id)
       : (await keys.create(accountId, { name: 'dev' })).secret;
     const { balance } = await metering.balance(accountId);
-    return { accountId, secret, balance: formatNano(balance) };
+    return { accountId, secret, balance: formatNano(balance), demoPassword };
   } finally {
     await redis.quit();
   }
@@ -204,12 +215,21 @@ async function main(): Promise<void> {
     env,
   );
   const proxyPort = process.env.PROXY_PORT ?? '8080';
+  const consolePort = process.env.CONSOLE_PORT ?? '3000';
   run('proxy', process.execPath, [...tsx, 'proxy/main.ts'], {
     ...env,
     PROXY_PORT: proxyPort,
+    // The console's pages call the API from the browser (the Playground).
+    PROXY_CORS_ORIGINS: `http://localhost:${consolePort}`,
     LOG_LEVEL: 'warn',
   });
 
+  run('console', process.execPath, [...tsx, 'console/main.ts'], {
+    ...env,
+    CONSOLE_PORT: consolePort,
+    CONSOLE_API_BASE_URL: `http://localhost:${proxyPort}/v1`,
+    LOG_LEVEL: 'warn',
+  });
   const demo = await ensureDemoAccount(redisUrl, kek);
   const base = `http://localhost:${proxyPort}`;
   await waitForReady(`${base}/readyz`);
@@ -225,6 +245,7 @@ modelplane dev is up (engines are the simulator, not real models).
   curl ${base}/v1/chat/completions -H "Authorization: Bearer ${demo.secret}" -H 'Content-Type: application/json' \\
     -d '{"model":"Meta-Llama/Llama-3.1-8B-Instruct","messages":[{"role":"user","content":"Hello"}]}'
 
+  Console API:           http://localhost:${consolePort}/api (sign in as ${DEMO_EMAIL} / ${demo.demoPassword})
   Admin CLI: npx modelplane accounts show ${demo.accountId}
 Ctrl-C stops everything.`);
 }

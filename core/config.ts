@@ -117,6 +117,24 @@ const schema = z.object({
   PROXY_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** On shutdown: how long the outbox may take to land its settlements (the rest stays in the journal). */
   PROXY_SHUTDOWN_DRAIN_MS: z.coerce.number().int().min(0).default(5_000),
+  // The console (console/): its address, the base URL it shows as the API Endpoint, its sessions.
+  CONSOLE_HOST: z.string().default('0.0.0.0'),
+  CONSOLE_PORT: port(3000),
+  CONSOLE_API_BASE_URL: z.string().url().default('http://localhost:8080/v1'),
+  /** A session lasts this long from sign-in (revocable at any time: sign-out, or deleting it in Redis). */
+  CONSOLE_SESSION_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(60_000)
+    .default(7 * 24 * 3_600_000),
+  /** `Secure` session cookies (set behind TLS in production; off for http://localhost). */
+  CONSOLE_SECURE_COOKIES: z
+    .enum(['true', 'false', '1', '0'])
+    .default('false')
+    .transform((v) => v === 'true' || v === '1'),
+  /** Failed sign-ins allowed per email, and per client address, in 15 minutes. */
+  CONSOLE_SIGNIN_FAILURES_PER_EMAIL: z.coerce.number().int().min(1).default(5),
+  CONSOLE_SIGNIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
   // Media (images, videos). Where the files live: MEDIA_STORE and friends (core/storage).
   /** Where generated media is kept: `fs` (MEDIA_DIR; one replica or a shared volume) or `s3`. */
   MEDIA_STORE: z.enum(['fs', 's3']).default('fs'),

@@ -16,6 +16,8 @@ export const errorCatalogue = {
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   headers_too_large: { status: 431, type: 'invalid_request_error' },
   insufficient_quota: { status: 429, type: 'insufficient_quota' },
+  /** Console only: too many failed sign-ins for an email or an address (not an API rate limit). */
+  sign_in_throttled: { status: 429, type: 'rate_limit_error' },
   server_error: { status: 500, type: 'server_error' },
 } as const;
 

@@ -76,8 +76,10 @@ export const globalKeys = {
   videosActive: '{mp:videos}:active',
   /** hash `<accountId> <videoId>` → the claiming replica's token */
   videoClaims: '{mp:videos}:claims',
-  /** console sessions */
+  /** console sessions: hash userId, accountId, csrf (expiring) */
   session: (sessionId: string) => `mp:session:${sessionId}`,
+  /** console: failed sign-ins in the current window, per email and per client address (expiring) */
+  signInFailures: (what: 'email' | 'addr', value: string) => `mp:signin-fail:${what}:${value}`,
 } as const;
 
 /** Pub/sub channels. */

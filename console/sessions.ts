@@ -1,0 +1,49 @@
+// Console sessions in Redis (issue "Console" item 1): an unguessable id in an HttpOnly cookie,
+// the user and account it acts for, and the session's CSRF token; expiring, and revocable by
+// deleting the key (sign-out does).
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { globalKeys } from '../core/keyspace.ts';
+
+export interface Session {
+  id: string;
+  userId: string;
+  accountId: string;
+  /** Sent back by the app on every state-changing call (x-csrf-token). */
+  csrf: string;
+}
+
+const token = () => randomBytes(32).toString('base64url');
+
+export class Sessions {
+  constructor(
+    private readonly redis: Redis,
+    private readonly ttlMs: number,
+  ) {}
+
+  async create(userId: string, accountId: string): Promise<Session> {
+    const s: Session = { id: token(), userId, accountId, csrf: token() };
+    const key = globalKeys.session(s.id);
+    await this.redis.multi().hset(key, { userId, accountId, csrf: s.csrf }).pexpire(key, this.ttlMs).exec();
+    return s;
+  }
+
+  async get(id: string): Promise<Session | null> {
+    if (!/^[A-Za-z0-9_-]{43}$/.test(id)) return null;
+    const h = await this.redis.hgetall(globalKeys.session(id));
+    if (!h.userId || !h.accountId || !h.csrf) return null;
+    return { id, userId: h.userId, accountId: h.accountId, csrf: h.csrf };
+  }
+
+  async revoke(id: string): Promise<void> {
+    await this.redis.del(globalKeys.session(id));
+  }
+}
+
+/** A CSRF token as sent equals the session's (constant time). */
+export function csrfMatches(session: Session, sent: unknown): boolean {
+  if (typeof sent !== 'string') return false;
+  const a = Buffer.from(sent);
+  const b = Buffer.from(session.csrf);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

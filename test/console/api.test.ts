@@ -1,0 +1,197 @@
+// The console's JSON API (issue "Console"): sign-in with a revocable session cookie, CSRF on every
+// state-changing call, throttled failures, and API Management's key lifecycle — always inside the
+// signed-in account. Real Redis, real HTTP on loopback.
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConsoleApp } from '../../console/app.ts';
+import { Accounts } from '../../core/accounts.ts';
+import { loadConfig } from '../../core/config.ts';
+import { ApiKeys } from '../../core/keys/index.ts';
+import { Users } from '../../core/users.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
+
+let redis: TestRedis;
+let app: FastifyInstance;
+let origin: string;
+let keys: ApiKeys;
+const PASSWORD = 'correct horse battery';
+
+interface Who {
+  email: string;
+  accountId: string;
+}
+const people: Record<'ann' | 'bob', Who> = {
+  ann: { email: '', accountId: '' },
+  bob: { email: '', accountId: '' },
+};
+
+beforeAll(async () => {
+  redis = await startRedis();
+  const config = loadConfig({
+    REDIS_URL: redis.url,
+    MODELPLANE_KEK: randomBytes(32).toString('hex'),
+    CONSOLE_SIGNIN_FAILURES_PER_EMAIL: '3',
+  });
+  const r = redis.client();
+  keys = new ApiKeys(r, { brand: config.MODELPLANE_BRAND, kek: config.kek });
+  for (const name of ['ann', 'bob'] as const) {
+    const account = await new Accounts(r).create({ name, country: 'US' });
+    const email = `${name}-${randomBytes(3).toString('hex')}@example.com`;
+    await new Users(r).create({ email, password: PASSWORD, accountId: account.id });
+    people[name] = { email, accountId: account.id };
+  }
+  app = await buildConsoleApp({ config, redis: r, logger: false });
+  origin = await app.listen({ host: '127.0.0.1', port: 0 });
+});
+afterAll(async () => {
+  await app?.close();
+  await redis?.stop();
+});
+
+interface Signed {
+  cookie: string;
+  csrf: string;
+}
+
+async function signIn(who: Who, password = PASSWORD): Promise<Response> {
+  return fetch(`${origin}/api/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: who.email, password }),
+  });
+}
+
+async function session(who: Who): Promise<Signed> {
+  const res = await signIn(who);
+  expect(res.status).toBe(200);
+  const setCookie = res.headers.get('set-cookie')!;
+  return { cookie: setCookie.split(';')[0]!, csrf: ((await res.json()) as { csrfToken: string }).csrfToken };
+}
+
+const call = (s: Signed | null, method: string, path: string, body?: unknown, csrf = true) =>
+  fetch(`${origin}/api${path}`, {
+    method,
+    headers: {
+      ...(s ? { cookie: s.cookie } : {}),
+      ...(s && csrf ? { 'x-csrf-token': s.csrf } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+
+describe('sign-in', () => {
+  it('a right password gives an HttpOnly SameSite=Lax session cookie; who-am-I and sign-out work', async () => {
+    const res = await signIn(people.ann);
+    expect(res.status).toBe(200);
+    const cookie = res.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/^mp_session=[A-Za-z0-9_-]{43};/);
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Lax/i);
+    const me = (await res.json()) as { user: { email: string }; account: { id: string }; apiBaseUrl: string };
+    expect(me.user.email).toBe(people.ann.email);
+    expect(me.account.id).toBe(people.ann.accountId);
+    expect(me.apiBaseUrl).toMatch(/\/v1$/);
+    const s = { cookie: cookie.split(';')[0]!, csrf: (me as unknown as { csrfToken: string }).csrfToken };
+    expect((await call(s, 'GET', '/session')).status).toBe(200);
+    expect((await call(s, 'DELETE', '/session')).status).toBe(200);
+    expect((await call(s, 'GET', '/session')).status).toBe(401); // revoked, not just forgotten by the browser
+  });
+
+  it('a wrong password is a 401; failed sign-ins past the limit are throttled even with the right password', async () => {
+    const who = { ...people.bob };
+    for (let i = 0; i < 3; i++) expect((await signIn(who, 'wrong password!')).status).toBe(401);
+    const blocked = await signIn(who);
+    expect(blocked.status).toBe(429);
+    expect(((await blocked.json()) as { error: { code: string } }).error.code).toBe('sign_in_throttled');
+    await redis.client().del(`mp:signin-fail:email:${who.email}`);
+    await redis.client().del('mp:signin-fail:addr:127.0.0.1');
+  });
+});
+
+describe('API Management keys', () => {
+  it('KEY-3 opening the page mints Default once, even from two tabs at once', async () => {
+    const s = await session(people.ann);
+    const [a, b] = await Promise.all([call(s, 'POST', '/keys/default'), call(s, 'POST', '/keys/default')]);
+    const minted = [(await a.json()) as { minted: unknown }, (await b.json()) as { minted: unknown }].filter(
+      (x) => x.minted,
+    );
+    expect(minted).toHaveLength(1);
+    expect(
+      ((await (await call(s, 'POST', '/keys/default')).json()) as { minted: unknown }).minted,
+    ).toBeNull();
+    const list = (await (await call(s, 'GET', '/keys')).json()) as { data: { name: string; key: string }[] };
+    expect(list.data.map((k) => k.name)).toEqual(['Default']);
+    expect(list.data[0]!.key).toMatch(/^sk-…[0-9a-f]{4}$/);
+  });
+
+  it('KEY-1 KEY-4 KEY-5 KEY-6 generate (name rules), show, rotate (same id, old secret dead), delete (final)', async () => {
+    const s = await session(people.ann);
+    const tooLong = await call(s, 'POST', '/keys', { name: 'x'.repeat(101) });
+    expect(tooLong.status).toBe(400);
+    const created = await call(s, 'POST', '/keys', { name: 'ci' });
+    expect(created.status).toBe(200);
+    const { key, secret } = (await created.json()) as { key: { id: string }; secret: string };
+    expect(secret).toMatch(/^sk-service-[0-9a-f]{48}$/);
+    expect((await call(s, 'POST', '/keys', { name: 'CI' })).status).toBe(400); // unique among active keys
+    expect(await keys.authenticate(secret)).toMatchObject({ accountId: people.ann.accountId, keyId: key.id });
+    const shown = await call(s, 'GET', `/keys/${key.id}/secret`);
+    expect(((await shown.json()) as { secret: string }).secret).toBe(secret);
+    const rotated = (await (await call(s, 'POST', `/keys/${key.id}/rotate`)).json()) as {
+      key: { id: string };
+      secret: string;
+    };
+    expect(rotated.key.id).toBe(key.id);
+    expect(await keys.authenticate(secret)).toBeNull();
+    expect(await keys.authenticate(rotated.secret)).not.toBeNull();
+    expect((await call(s, 'DELETE', `/keys/${key.id}`)).status).toBe(200);
+    expect(await keys.authenticate(rotated.secret)).toBeNull();
+    const list = (await (await call(s, 'GET', '/keys')).json()) as { data: { id: string }[] };
+    expect(list.data.map((k) => k.id)).not.toContain(key.id);
+    expect((await call(s, 'GET', `/keys/${key.id}/secret`)).status).toBe(404);
+  });
+
+  it('no route changes state without a session (401) or without the CSRF token (403); Show Key needs it too', async () => {
+    const s = await session(people.ann);
+    const { key } = (await (await call(s, 'POST', '/keys', { name: 'guarded' })).json()) as {
+      key: { id: string };
+    };
+    const stateChanging: [string, string, unknown?][] = [
+      ['POST', '/keys', { name: 'x' }],
+      ['POST', '/keys/default'],
+      ['POST', `/keys/${key.id}/rotate`],
+      ['DELETE', `/keys/${key.id}`],
+      ['DELETE', '/session'],
+      ['GET', `/keys/${key.id}/secret`],
+    ];
+    for (const [method, path, body] of stateChanging) {
+      expect([method, path, (await call(null, method, path, body)).status]).toEqual([method, path, 401]);
+      expect([method, path, (await call(s, method, path, body, false)).status]).toEqual([method, path, 403]);
+      expect([method, path, (await call({ ...s, csrf: `${s.csrf}x` }, method, path, body)).status]).toEqual([
+        method,
+        path,
+        403,
+      ]);
+    }
+    expect((await call(s, 'GET', '/keys')).status).toBe(200); // the key survived every refused call
+    expect(await keys.get(people.ann.accountId, key.id)).toMatchObject({ status: 'active' });
+  });
+
+  it("one account can never read or change another's keys", async () => {
+    const ann = await session(people.ann);
+    const bob = await session(people.bob);
+    const { key } = (await (await call(ann, 'POST', '/keys', { name: 'anns' })).json()) as {
+      key: { id: string };
+    };
+    for (const [method, path] of [
+      ['GET', `/keys/${key.id}/secret`],
+      ['POST', `/keys/${key.id}/rotate`],
+      ['DELETE', `/keys/${key.id}`],
+    ] as const) {
+      expect([method, path, (await call(bob, method, path)).status]).toEqual([method, path, 404]);
+    }
+    const bobs = (await (await call(bob, 'GET', '/keys')).json()) as { data: { id: string }[] };
+    expect(bobs.data.map((k) => k.id)).not.toContain(key.id);
+    expect(await keys.get(people.ann.accountId, key.id)).toMatchObject({ status: 'active' });
+  });
+});
