@@ -4,6 +4,8 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Accounts } from '../core/accounts.ts';
+import { Metering } from '../core/billing/index.ts';
+import { CatalogueStore } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { Users } from '../core/users.ts';
@@ -13,6 +15,7 @@ import { jsonBodyPlugin } from '../proxy/plugins/json-body.ts';
 import { genRequestId, requestIdPlugin } from '../proxy/plugins/request-id.ts';
 import { useZodSchemas } from '../proxy/schemas/validation.ts';
 import { sessionPlugin } from './plugins/session.ts';
+import { accountRoutes } from './routes/account.ts';
 import { keysRoutes } from './routes/keys.ts';
 import { sessionRoutes } from './routes/session.ts';
 import { Sessions } from './sessions.ts';
@@ -55,8 +58,14 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
           config.CONSOLE_SIGNIN_FAILURES_PER_ADDRESS,
         ),
       });
-      await api.register(keysRoutes, {
-        keys: new ApiKeys(redis, { brand: config.MODELPLANE_BRAND, kek: config.kek }),
+      const keys = new ApiKeys(redis, { brand: config.MODELPLANE_BRAND, kek: config.kek });
+      await api.register(keysRoutes, { keys });
+      await api.register(accountRoutes, {
+        redis,
+        accounts: new Accounts(redis),
+        keys,
+        metering: new Metering(redis),
+        catalogue: new CatalogueStore(redis),
       });
     },
     { prefix: '/api' },

@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsoleApp } from '../../console/app.ts';
 import { Accounts } from '../../core/accounts.ts';
+import { Metering } from '../../core/billing/index.ts';
+import { CatalogueStore } from '../../core/catalogue/index.ts';
 import { loadConfig } from '../../core/config.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
 import { Users } from '../../core/users.ts';
@@ -193,5 +195,85 @@ describe('API Management keys', () => {
     const bobs = (await (await call(bob, 'GET', '/keys')).json()) as { data: { id: string }[] };
     expect(bobs.data.map((k) => k.id)).not.toContain(key.id);
     expect(await keys.get(people.ann.accountId, key.id)).toMatchObject({ status: 'active' });
+  });
+});
+
+describe('usage, pricing, billing', () => {
+  it('usage by key (deleted keys labelled), model and day comes straight from the rollups; only the own account', async () => {
+    const r = redis.client();
+    const s = await session(people.ann);
+    const { key } = (await (await call(s, 'POST', '/keys', { name: 'metered' })).json()) as {
+      key: { id: string };
+    };
+    const metering = new Metering(r);
+    await metering.topUp({ accountId: people.ann.accountId, topUpId: 'usage-top', amount: 10_000_000_000 });
+    await metering.charge({
+      accountId: people.ann.accountId,
+      chargeId: 'usage-charge',
+      cost: 1_500_000_000,
+      usage: {
+        keyId: key.id,
+        model: 'Org/M',
+        kind: 'chat',
+        inputTokens: 100,
+        cachedTokens: 40,
+        outputTokens: 7,
+      },
+    });
+    await call(s, 'DELETE', `/keys/${key.id}`);
+    const byKey = (await (await call(s, 'GET', '/usage?group=key')).json()) as {
+      rows: { group: string; label: string; inputTokens: number; cost: string }[];
+    };
+    expect(byKey.rows).toContainEqual(
+      expect.objectContaining({ group: key.id, label: 'metered (deleted)', inputTokens: 100, cost: '1.5' }),
+    );
+    const byModel = (await (await call(s, 'GET', `/usage?group=model&keyId=${key.id}`)).json()) as {
+      rows: { group: string; outputTokens: number }[];
+    };
+    expect(byModel.rows).toEqual([expect.objectContaining({ group: 'Org/M', outputTokens: 7 })]);
+    const byDay = (await (await call(s, 'GET', '/usage')).json()) as { rows: { group: string }[] };
+    expect(byDay.rows[0]!.group).toBe(new Date().toISOString().slice(0, 10));
+    const bob = await session(people.bob);
+    const bobs = (await (await call(bob, 'GET', `/usage?group=key&keyId=${key.id}`)).json()) as {
+      rows: unknown[];
+    };
+    expect(bobs.rows).toEqual([]);
+  });
+
+  it('pricing lists what the account may see, in its currency; billing shows balance, held and available', async () => {
+    const r = redis.client();
+    await new CatalogueStore(r).put({
+      id: 'Org/Priced',
+      kind: 'chat',
+      pricing: { USD: { input: '1', cachedInput: '0.5', output: '2' } },
+      contextLength: 8192,
+      endpoints: [],
+      created: 1,
+    });
+    await new CatalogueStore(r).put({
+      id: 'Org/Euro-Only',
+      kind: 'chat',
+      pricing: { EUR: { input: '1', output: '1' } },
+      endpoints: [],
+      created: 1,
+    });
+    const s = await session(people.ann);
+    const pricing = (await (await call(s, 'GET', '/pricing')).json()) as {
+      currency: string;
+      models: { id: string; price: Record<string, string>; contextLength: number }[];
+    };
+    expect(pricing.currency).toBe('USD');
+    expect(pricing.models.find((m) => m.id === 'Org/Priced')).toMatchObject({
+      contextLength: 8192,
+      price: { input: '1', cachedInput: '0.5', output: '2' },
+    });
+    expect(pricing.models.map((m) => m.id)).not.toContain('Org/Euro-Only');
+    const billing = (await (await call(s, 'GET', '/billing')).json()) as {
+      balance: string;
+      held: string;
+      available: string;
+    };
+    expect(billing).toMatchObject({ balance: '8.5', held: '0', available: '8.5' });
+    expect((await call(null, 'GET', '/billing')).status).toBe(401);
   });
 });

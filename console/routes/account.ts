@@ -1,0 +1,174 @@
+// What the console shows of the signed-in account (issue "Console" items 3–5, read side): usage
+// from the rollups the settlement scripts write (no lag), grouped by key, model or day, deleted
+// keys labelled; the pricing of every model the account can see; the balance.
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { Accounts } from '../../core/accounts.ts';
+import type { Metering } from '../../core/billing/index.ts';
+import { type CatalogueStore, isDisplayableTo, priceFor } from '../../core/catalogue/index.ts';
+import type { ApiKeys } from '../../core/keys/index.ts';
+import { formatNano } from '../../core/money.ts';
+import { usageReport } from '../../core/usage.ts';
+import { requireSession } from '../plugins/session.ts';
+
+const DAY_MS = 86_400_000;
+
+const usageQuery = z.object({
+  from: z.coerce.number().int().min(0).optional().describe('ms since the epoch; default 30 days ago'),
+  to: z.coerce.number().int().min(0).optional().describe('ms since the epoch; default now'),
+  keyId: z.string().max(64).optional().describe('Only this key (View Usage)'),
+  group: z.enum(['key', 'model', 'day']).default('day'),
+});
+
+const usageRow = z.object({
+  group: z.string().describe('The key id, the model id, or the day (YYYY-MM-DD)'),
+  label: z.string().describe('The key\'s name ("(deleted)" appended for a deleted key), else the group'),
+  requests: z.number(),
+  inputTokens: z.number(),
+  cachedTokens: z.number(),
+  outputTokens: z.number(),
+  images: z.number(),
+  videoSeconds: z.number(),
+  cost: z.string().describe('In the account currency, charged minus refunded'),
+});
+
+export async function accountRoutes(
+  app: FastifyInstance,
+  d: { redis: Redis; accounts: Accounts; keys: ApiKeys; metering: Metering; catalogue: CatalogueStore },
+) {
+  app.addHook('preHandler', requireSession);
+
+  app.get(
+    '/usage',
+    {
+      schema: {
+        summary: 'Usage by key, model or day (from the rollups: no lag)',
+        querystring: usageQuery,
+        response: { 200: z.object({ currency: z.string().nullable(), rows: z.array(usageRow) }) },
+      },
+    },
+    async (request) => {
+      const q = request.query as z.infer<typeof usageQuery>;
+      const accountId = request.session!.accountId;
+      const to = q.to ?? Date.now();
+      const from = q.from ?? to - 30 * DAY_MS;
+      const [rows, keys, account] = await Promise.all([
+        usageReport(d.redis, { accountId, fromMs: from, toMs: to, ...(q.keyId ? { keyId: q.keyId } : {}) }),
+        d.keys.list(accountId, { includeDeleted: true }),
+        d.accounts.get(accountId),
+      ]);
+      const names = new Map(keys.map((k) => [k.id, k.status === 'deleted' ? `${k.name} (deleted)` : k.name]));
+      const groups = new Map<string, z.infer<typeof usageRow> & { nano: number }>();
+      for (const r of rows) {
+        const group =
+          q.group === 'key'
+            ? (r.keyId ?? '')
+            : q.group === 'model'
+              ? r.model
+              : new Date(r.hourStartMs).toISOString().slice(0, 10);
+        let g = groups.get(group);
+        if (!g) {
+          const label = q.group === 'key' ? (names.get(group) ?? group) : group;
+          g = {
+            group,
+            label,
+            requests: 0,
+            inputTokens: 0,
+            cachedTokens: 0,
+            outputTokens: 0,
+            images: 0,
+            videoSeconds: 0,
+            cost: '0',
+            nano: 0,
+          };
+          groups.set(group, g);
+        }
+        g.requests += r.requests;
+        g.inputTokens += r.inputTokens;
+        g.cachedTokens += r.cachedTokens;
+        g.outputTokens += r.outputTokens;
+        g.images += r.images;
+        g.videoSeconds += r.videoSeconds;
+        g.nano += r.cost;
+      }
+      return {
+        currency: account?.currency ?? null,
+        rows: [...groups.values()].map(({ nano, ...g }) => ({ ...g, cost: formatNano(nano) })),
+      };
+    },
+  );
+
+  app.get(
+    '/pricing',
+    {
+      schema: {
+        summary: 'Every model the account can see, with its prices in the account currency',
+        response: {
+          200: z.object({
+            currency: z.string().nullable(),
+            models: z.array(
+              z.object({
+                id: z.string(),
+                kind: z.string(),
+                availability: z.string(),
+                contextLength: z.number().nullable(),
+                price: z
+                  .record(z.string(), z.string())
+                  .describe('input / cachedInput / output per 1M tokens; perImage; perSecond'),
+              }),
+            ),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const accountId = request.session!.accountId;
+      const [account, grants, entries] = await Promise.all([
+        d.accounts.get(accountId),
+        d.accounts.grants(accountId),
+        d.catalogue.list(),
+      ]);
+      const viewer = { currency: account?.currency ?? null, grants };
+      return {
+        currency: viewer.currency,
+        models: entries
+          .filter((e) => isDisplayableTo(e, viewer))
+          .map((e) => ({
+            id: e.id,
+            kind: e.kind,
+            availability: e.availability,
+            contextLength: e.contextLength ?? null,
+            price: priceFor(e, viewer.currency) as unknown as Record<string, string>,
+          })),
+      };
+    },
+  );
+
+  app.get(
+    '/billing',
+    {
+      schema: {
+        summary: 'The balance: held (running calls, leases) and available',
+        response: {
+          200: z.object({
+            currency: z.string().nullable(),
+            balance: z.string(),
+            held: z.string(),
+            available: z.string(),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const accountId = request.session!.accountId;
+      const [account, b] = await Promise.all([d.accounts.get(accountId), d.metering.balance(accountId)]);
+      return {
+        currency: account?.currency ?? null,
+        balance: formatNano(b.balance),
+        held: formatNano(b.held),
+        available: formatNano(b.available),
+      };
+    },
+  );
+}
