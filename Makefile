@@ -20,13 +20,16 @@ deps: $(NPM_STAMP)
 	@scripts/system-deps.sh
 
 test-deps: $(NPM_STAMP)
-	@scripts/system-deps.sh etcd ffmpeg
+	@scripts/system-deps.sh etcd ffmpeg chromium
 	@test/k8s/build-kube-apiserver.sh >/dev/null
 	@test/s3/build-s3-server.sh >/dev/null
 	@test/s3/build-minio.sh >/dev/null
 
-dev: deps
+dev: deps console-web
 	npx tsx cli/dev.ts
+
+console-web: $(NPM_STAMP)
+	npx vite build --config console/web/vite.config.ts
 
 build: $(NPM_STAMP)
 	scripts/build.sh
@@ -49,7 +52,7 @@ bench: deps
 	npx tsx bench/proxy/slow-clients.ts
 	npx tsx bench/proxy/run.ts
 
-.PHONY: help deps test-deps dev build typecheck lint test bench e2e-kind
+.PHONY: help deps test-deps dev console-web build typecheck lint test bench e2e-kind
 
 e2e-kind: deps
 	test/k8s/e2e-kind.sh

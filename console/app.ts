@@ -1,6 +1,9 @@
 // The console's server (issue "Console"): session sign-in and the console JSON API over core/,
 // every route with a schema. Built from injected clients and config, like the proxy, so tests
 // build the very same app. The React app that uses this API comes in a later step.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Accounts } from '../core/accounts.ts';
@@ -25,6 +28,8 @@ export interface ConsoleDeps {
   config: Config;
   redis: Redis;
   logger?: boolean;
+  /** The built web app (default console/web/dist). */
+  webDir?: string;
 }
 
 export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstance> {
@@ -71,5 +76,24 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     { prefix: '/api' },
   );
   app.get('/healthz', async () => ({ status: 'ok' }));
+  await serveWebApp(app, deps.webDir ?? fileURLToPath(new URL('./web/dist/', import.meta.url)));
   return app;
+}
+
+/**
+ * The web app (console/web, built by `vite build`): its assets, and index.html for the pages the
+ * app routes itself (`/`, `/api` — API Management —, `/signin`). Without a build, the pages say
+ * how to make one; the JSON API works either way.
+ */
+async function serveWebApp(app: FastifyInstance, dir: string): Promise<void> {
+  if (!existsSync(`${dir}/index.html`)) {
+    for (const page of ['/', '/api', '/signin'])
+      app.get(page, { schema: { hide: true } as object }, async (_request, reply) =>
+        reply.code(503).type('text/plain').send('The console web app is not built: run `make console-web`.'),
+      );
+    return;
+  }
+  await app.register(fastifyStatic, { root: dir, wildcard: false, index: false });
+  for (const page of ['/', '/api', '/signin'])
+    app.get(page, (_request, reply) => reply.sendFile('index.html'));
 }

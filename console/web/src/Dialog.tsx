@@ -1,0 +1,34 @@
+// A modal dialog: focus moves into it, Tab stays inside, Esc closes it, focus goes back to where
+// it was when it closes.
+import { type ReactNode, useEffect, useRef } from 'react';
+
+export function Dialog(props: { title: string; onClose: () => void; children: ReactNode }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const before = document.activeElement as HTMLElement | null;
+    const first = box.current?.querySelector<HTMLElement>('input, button');
+    first?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') props.onClose();
+      if (e.key !== 'Tab' || !box.current) return;
+      const items = [...box.current.querySelectorAll<HTMLElement>('input, button')];
+      const i = items.indexOf(document.activeElement as HTMLElement);
+      const next = e.shiftKey ? (i <= 0 ? items.length - 1 : i - 1) : (i + 1) % items.length;
+      items[next]?.focus();
+      e.preventDefault();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => {
+      document.removeEventListener('keydown', onKey);
+      before?.focus();
+    };
+  }, [props.onClose]);
+  return (
+    <div className="dialog-backdrop">
+      <div role="dialog" aria-modal="true" aria-labelledby="dialog-title" ref={box}>
+        <h2 id="dialog-title">{props.title}</h2>
+        {props.children}
+      </div>
+    </div>
+  );
+}
