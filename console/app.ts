@@ -16,7 +16,7 @@ import { Users } from '../core/users.ts';
 import { errorsPlugin } from '../proxy/plugins/errors.ts';
 import { jsonBodyPlugin } from '../proxy/plugins/json-body.ts';
 import { genRequestId, requestIdPlugin } from '../proxy/plugins/request-id.ts';
-import { useZodSchemas } from '../proxy/schemas/validation.ts';
+import { applyZodSchemas } from '../proxy/schemas/validation.ts';
 import { sessionPlugin } from './plugins/session.ts';
 import { accountRoutes } from './routes/account.ts';
 import { keysRoutes } from './routes/keys.ts';
@@ -44,7 +44,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     // Sign-in throttling counts per client address: behind a load balancer, its X-Forwarded-For.
     trustProxy: true,
   });
-  useZodSchemas(app);
+  applyZodSchemas(app);
   const sessions = new Sessions(redis, config.CONSOLE_SESSION_TTL_MS);
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin);

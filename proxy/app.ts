@@ -37,7 +37,7 @@ import { messagesRoutes } from './routes/messages.ts';
 import { modelsRoutes } from './routes/models.ts';
 import { collectRoutes, openApiRoutes } from './routes/openapi.ts';
 import { videosRoutes } from './routes/videos.ts';
-import { useZodSchemas } from './schemas/validation.ts';
+import { applyZodSchemas } from './schemas/validation.ts';
 import { shutdown } from './shutdown.ts';
 
 export interface ProxyDeps {
@@ -105,7 +105,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       connectionsCheckingInterval: Math.min(1_000, Math.floor(config.PROXY_HEADERS_TIMEOUT_MS / 4)),
     },
   });
-  useZodSchemas(app);
+  applyZodSchemas(app);
 
   const keyCache = new KeyCache({
     lookup: principalLookup(

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorsPlugin } from '../../proxy/plugins/errors.ts';
 import { genRequestId, requestIdPlugin } from '../../proxy/plugins/request-id.ts';
 import { filesRoutes } from '../../proxy/routes/files.ts';
-import { useZodSchemas } from '../../proxy/schemas/validation.ts';
+import { applyZodSchemas } from '../../proxy/schemas/validation.ts';
 import { FsStore } from './fs-store.ts';
 import { storeContract } from './store-contract.ts';
 import { UrlSigner } from './url-signer.ts';
@@ -22,7 +22,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mp-store-'));
   store = new FsStore(join(dir, 'media'), signer);
   app = Fastify({ genReqId: genRequestId });
-  useZodSchemas(app);
+  applyZodSchemas(app);
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin);
   await app.register(filesRoutes, { store, signer });

@@ -56,11 +56,12 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: 
  */
 export function frameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const path = request.url.split('?')[0];
-  const known: Record<string, () => ApiError> = {
-    FST_ERR_BAD_URL: () => invalidRequest(`The URL path '${path}' is not valid: check its percent-encoding.`),
-    FST_ERR_MAX_PARAM_LENGTH: () => invalidRequest('A parameter in the URL path is too long.'),
-  };
-  sendError(request, reply, known[err.code]?.() ?? err);
+  let answer: unknown = err;
+  if (err.code === 'FST_ERR_BAD_URL')
+    answer = invalidRequest(`The URL path '${path}' is not valid: check its percent-encoding.`);
+  else if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    answer = invalidRequest('A parameter in the URL path is too long.');
+  sendError(request, reply, answer);
 }
 
 /** Route URL patterns by method, as registered: a wrong method on a known path is a 405 with Allow. */

@@ -48,7 +48,7 @@ export function zodToApiError(error: z.ZodError): ApiError {
   return new ApiError('invalid_request', message, { param });
 }
 
-export function useZodSchemas(app: FastifyInstance): void {
+export function applyZodSchemas(app: FastifyInstance): void {
   app.setValidatorCompiler(({ schema }) => {
     const zod = schema as unknown as z.ZodType;
     return (data: unknown) => {
