@@ -3,6 +3,9 @@
 // document (status codes, content types, bodies). Bounded: a fixed number of examples per
 // operation and a seed, so a run takes a few minutes at most and is repeatable.
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../proxy/harness.ts';
@@ -11,6 +14,9 @@ const here = new URL('./', import.meta.url).pathname;
 let h: Harness;
 let st: string;
 let key: string;
+// Schemathesis keeps a cache of crashes in `.schemathesis/` under its working directory: a
+// throwaway one, so a test run never leaves files in the repository.
+const cwd = mkdtempSync(join(tmpdir(), 'schemathesis-'));
 beforeAll(async () => {
   st = (await promisify(execFile)(`${here}schemathesis.sh`)).stdout.trim();
   h = await startHarness({ VIDEO_POLL_MS: '50' });
@@ -18,6 +24,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await h?.stop();
+  rmSync(cwd, { recursive: true, force: true });
 });
 
 describe('schemathesis', () => {
@@ -41,7 +48,7 @@ describe('schemathesis', () => {
       '--generation-deterministic',
       '--no-color',
     ];
-    const run = await promisify(execFile)(st, args, { timeout: 280_000, maxBuffer: 64 * 1024 * 1024 }).then(
+    const run = await promisify(execFile)(st, args, { cwd, timeout: 280_000, maxBuffer: 64 * 1024 * 1024 }).then(
       (r) => ({ code: 0, out: r.stdout + r.stderr }),
       (e: { code?: number; stdout?: string; stderr?: string }) => ({
         code: e.code ?? -1,
