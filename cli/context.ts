@@ -7,6 +7,7 @@ import { Metering } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import { type Config, loadConfig } from '../core/config.ts';
 import { ApiKeys } from '../core/keys/index.ts';
+import { Team } from '../core/team.ts';
 import { Users } from '../core/users.ts';
 import { UsageError } from './args.ts';
 
@@ -17,6 +18,7 @@ export interface Context {
   keys: ApiKeys;
   metering: Metering;
   users: Users;
+  team: Team;
   catalogue: CatalogueStore;
   json: boolean;
   print(human: string, data: unknown): void;
@@ -47,6 +49,7 @@ export function createContext(json: boolean, out: (s: string) => void = console.
     keys: new ApiKeys(redis, { brand: config.MODELPLANE_BRAND, kek: config.kek }),
     metering: new Metering(redis),
     users: new Users(redis),
+    team: new Team(redis),
     catalogue: new CatalogueStore(redis),
     json,
     print(human, data) {

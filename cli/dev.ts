@@ -16,6 +16,7 @@ import { newId } from '../core/ids.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { formatNano, parseDecimalToNano } from '../core/money.ts';
 import { NODE_SERVICE_FLAGS } from '../core/node-flags.ts';
+import { Team } from '../core/team.ts';
 import { Users } from '../core/users.ts';
 
 const DATA = resolve('.data');
@@ -164,8 +165,10 @@ async function ensureDemoAccount(redisUrl: string, kek: string) {
       writeFileSync(passwordFile, randomBytes(9).toString('base64url'), { mode: 0o600 });
     const demoPassword = readFileSync(passwordFile, 'utf8').trim();
     const users = new Users(redis);
-    if (!(await users.verify(DEMO_EMAIL, demoPassword)))
-      await users.create({ email: DEMO_EMAIL, password: demoPassword, accountId }).catch(() => {});
+    const demoUser =
+      (await users.verify(DEMO_EMAIL, demoPassword)) ??
+      (await users.create({ email: DEMO_EMAIL, password: demoPassword, accountId }).catch(() => null));
+    if (demoUser) await new Team(redis).add(accountId, demoUser.id, 'owner');
     await keys.ensureDefaultKey(accountId);
     const active = (await keys.list(accountId)).find((k) => k.status === 'active');
     const secret = active

@@ -11,6 +11,7 @@ import { Metering } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
 import { ApiKeys } from '../core/keys/index.ts';
+import { Team } from '../core/team.ts';
 import { Users } from '../core/users.ts';
 // The proxy's generic plugins: request ids, one error catalogue rendering, JSON bodies, zod schemas.
 import { errorsPlugin } from '../proxy/plugins/errors.ts';
@@ -19,10 +20,24 @@ import { genRequestId, requestIdPlugin } from '../proxy/plugins/request-id.ts';
 import { applyZodSchemas } from '../proxy/schemas/validation.ts';
 import { sessionPlugin } from './plugins/session.ts';
 import { accountRoutes } from './routes/account.ts';
+import { invitationRoutes } from './routes/invitations.ts';
 import { keysRoutes } from './routes/keys.ts';
-import { sessionRoutes } from './routes/session.ts';
+import { profileRoutes } from './routes/profile.ts';
+import { meView, sessionRoutes } from './routes/session.ts';
+import { teamRoutes } from './routes/team.ts';
 import { Sessions } from './sessions.ts';
 import { SignInThrottle } from './throttle.ts';
+
+export interface ConsoleRoute {
+  method: string;
+  url: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    routeTable: ConsoleRoute[];
+  }
+}
 
 export interface ConsoleDeps {
   config: Config;
@@ -45,33 +60,44 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     trustProxy: true,
   });
   applyZodSchemas(app);
+  // Every route, as registered: tests walk it to prove each one needs a session and CSRF token.
+  const routeTable: ConsoleRoute[] = [];
+  app.decorate('routeTable', routeTable);
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) if (method !== 'HEAD') routeTable.push({ method, url: r.url });
+  });
   const sessions = new Sessions(redis, config.CONSOLE_SESSION_TTL_MS);
+  const accounts = new Accounts(redis);
+  const users = new Users(redis);
+  const team = new Team(redis);
+  const keys = new ApiKeys(redis, { brand: config.MODELPLANE_BRAND, kek: config.kek });
+  const metering = new Metering(redis);
+  const throttle = new SignInThrottle(
+    redis,
+    config.CONSOLE_SIGNIN_FAILURES_PER_EMAIL,
+    config.CONSOLE_SIGNIN_FAILURES_PER_ADDRESS,
+  );
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin);
   await app.register(jsonBodyPlugin, { maxDepth: config.PROXY_JSON_MAX_DEPTH });
-  await app.register(sessionPlugin, { sessions });
+  await app.register(sessionPlugin, { sessions, team });
+  // The console's JSON API: every route needs a session (and the CSRF token to change anything),
+  // and acts inside the session's account only.
   await app.register(
     async (api) => {
-      await api.register(sessionRoutes, {
-        config,
-        users: new Users(redis),
-        accounts: new Accounts(redis),
-        sessions,
-        throttle: new SignInThrottle(
-          redis,
-          config.CONSOLE_SIGNIN_FAILURES_PER_EMAIL,
-          config.CONSOLE_SIGNIN_FAILURES_PER_ADDRESS,
-        ),
-      });
-      const keys = new ApiKeys(redis, { brand: config.MODELPLANE_BRAND, kek: config.kek });
+      await api.register(sessionRoutes, { config, users, accounts, team, sessions, throttle });
+      const me = meView({ config, users, accounts, team });
+      await api.register(invitationRoutes, { config, accounts, users, team, sessions, throttle, me });
       await api.register(keysRoutes, { keys });
       await api.register(accountRoutes, {
         redis,
-        accounts: new Accounts(redis),
+        accounts,
         keys,
-        metering: new Metering(redis),
+        metering,
         catalogue: new CatalogueStore(redis),
       });
+      await api.register(profileRoutes, { accounts, users });
+      await api.register(teamRoutes, { config, team, users });
     },
     { prefix: '/api' },
   );

@@ -4,6 +4,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { globalKeys } from '../core/keyspace.ts';
+import { LuaScript } from '../core/lua.ts';
 
 export interface Session {
   id: string;
@@ -12,6 +13,12 @@ export interface Session {
   /** Sent back by the app on every state-changing call (x-csrf-token). */
   csrf: string;
 }
+
+// Only a live session changes: an HSET on a revoked or expired one would bring back a key with no ttl.
+const SWITCH = new LuaScript(
+  "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'accountId', ARGV[1]) end",
+  'session_switch',
+);
 
 const token = () => randomBytes(32).toString('base64url');
 
@@ -33,6 +40,11 @@ export class Sessions {
     const h = await this.redis.hgetall(globalKeys.session(id));
     if (!h.userId || !h.accountId || !h.csrf) return null;
     return { id, userId: h.userId, accountId: h.accountId, csrf: h.csrf };
+  }
+
+  /** The session now acts for another account (the caller checked the membership). */
+  async switchAccount(id: string, accountId: string): Promise<void> {
+    await SWITCH.run(this.redis, [globalKeys.session(id)], [accountId]);
   }
 
   async revoke(id: string): Promise<void> {

@@ -1,20 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
 import { Accounts } from './accounts.ts';
 import { ApiError } from './errors.ts';
-import { ApiKeys } from './keys/index.ts';
 
 let server: TestRedis;
 let redis: Redis;
 let accounts: Accounts;
-let keys: ApiKeys;
 beforeAll(async () => {
   server = await startRedis();
   redis = server.client();
   accounts = new Accounts(redis);
-  keys = new ApiKeys(redis, { brand: 'service', kek: randomBytes(32) });
 });
 afterAll(async () => server.stop());
 
@@ -96,28 +92,5 @@ describe('Accounts', () => {
     expect(await accounts.grants(a.id)).toEqual(new Set(['acme/secret-model']));
     await accounts.revokeModel(a.id, 'ACME/SECRET-MODEL');
     expect(await accounts.grants(a.id)).toEqual(new Set());
-  });
-
-  it('KEY-7 a removed member’s keys survive unless revokeKeys is ticked', async () => {
-    const a = await accounts.create({ name: 'Team', country: 'US' });
-    await accounts.addMember(a.id, 'user_alice');
-    await accounts.addMember(a.id, 'user_bob');
-    const alice1 = await keys.create(a.id, { name: 'alice-1', createdBy: 'user_alice' });
-    const alice2 = await keys.create(a.id, { name: 'alice-2', createdBy: 'user_alice' });
-    const bob1 = await keys.create(a.id, { name: 'bob-1', createdBy: 'user_bob' });
-    const shared = await keys.create(a.id, { name: 'shared' });
-
-    expect(await accounts.removeMember(a.id, 'user_alice', { revokeKeys: false })).toEqual({
-      revokedKeyIds: [],
-    });
-    expect(await accounts.members(a.id)).toEqual(['user_bob']);
-    expect(await keys.authenticate(alice1.secret)).toMatchObject({ accountId: a.id, keyId: alice1.key.id });
-
-    const { revokedKeyIds } = await accounts.removeMember(a.id, 'user_bob', { revokeKeys: true });
-    expect(revokedKeyIds).toEqual([bob1.key.id]);
-    expect(await keys.authenticate(bob1.secret)).toBeNull();
-    expect((await keys.get(a.id, bob1.key.id))?.status).toBe('deleted');
-    for (const k of [alice1, alice2, shared]) expect(await keys.authenticate(k.secret)).not.toBeNull();
-    expect(await accounts.members(a.id)).toEqual([]);
   });
 });

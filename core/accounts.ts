@@ -1,10 +1,9 @@
-// Accounts: the owner of keys, balance and usage. A console user is a member of an account; keys
-// belong to the account, not to the member who created them (KEY-7).
+// Accounts: the owner of keys, balance and usage. Console users are members of accounts
+// (core/team.ts); keys belong to the account, not to the member who created them (KEY-7).
 import type { Redis } from 'ioredis';
 import { currencyForCountry } from './currency.ts';
 import { ApiError, invalidRequest } from './errors.ts';
 import { newId } from './ids.ts';
-import { listKeyRecords, softDeleteKey } from './keys/records.ts';
 import { accountKeys, channels, globalKeys } from './keyspace.ts';
 import { LuaScript } from './lua.ts';
 
@@ -127,6 +126,12 @@ export class Accounts {
     return (await this.get(id))!;
   }
 
+  async rename(id: string, name: string): Promise<Account> {
+    await this.mustExist(id);
+    await this.redis.hset(accountKeys(id).account, 'name', validateName(name));
+    return (await this.get(id))!;
+  }
+
   async list(): Promise<Account[]> {
     const ids = await this.redis.smembers(globalKeys.accounts);
     const pipeline = this.redis.pipeline();
@@ -138,34 +143,6 @@ export class Accounts {
       if (account) accounts.push(account);
     }
     return accounts.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
-  }
-
-  async addMember(accountId: string, userId: string): Promise<void> {
-    await this.mustExist(accountId);
-    await this.redis.sadd(accountKeys(accountId).members, userId);
-  }
-
-  /**
-   * Removes a member. With revokeKeys ("Also revoke the API keys this member created") every active
-   * key they created is soft-deleted; otherwise their keys keep working (KEY-7).
-   */
-  async removeMember(
-    accountId: string,
-    userId: string,
-    opts: { revokeKeys: boolean },
-  ): Promise<{ revokedKeyIds: string[] }> {
-    await this.redis.srem(accountKeys(accountId).members, userId);
-    if (!opts.revokeKeys) return { revokedKeyIds: [] };
-    const revokedKeyIds: string[] = [];
-    for (const key of await listKeyRecords(this.redis, accountId)) {
-      if (key.createdBy !== userId) continue;
-      if ((await softDeleteKey(this.redis, accountId, key.id)) === 'deleted') revokedKeyIds.push(key.id);
-    }
-    return { revokedKeyIds };
-  }
-
-  members(accountId: string): Promise<string[]> {
-    return this.redis.smembers(accountKeys(accountId).members);
   }
 
   async grantModel(accountId: string, modelId: string): Promise<void> {

@@ -121,6 +121,8 @@ const schema = z.object({
   CONSOLE_HOST: z.string().default('0.0.0.0'),
   CONSOLE_PORT: port(3000),
   CONSOLE_API_BASE_URL: z.string().url().default('http://localhost:8080/v1'),
+  /** The console's own public address: invitation links and payment return pages point here. */
+  CONSOLE_PUBLIC_URL: z.string().url().default('http://localhost:3000'),
   /** A session lasts this long from sign-in (revocable at any time: sign-out, or deleting it in Redis). */
   CONSOLE_SESSION_TTL_MS: z.coerce
     .number()

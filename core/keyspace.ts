@@ -32,8 +32,10 @@ export const accountKeys = (accountId: string) => {
     key: (keyId: string) => `${t}:key:${keyId}`,
     /** hash lower(name) → keyId of active keys (name uniqueness) */
     keyNames: `${t}:keynames`,
-    /** set of user ids */
-    members: `${t}:members`,
+    /** hash userId → role (owner, member): the account's team (core/team.ts) */
+    team: `${t}:team`,
+    /** hash invitationId → sha256 of its token (pending invitations, core/team.ts) */
+    invitations: `${t}:invitations`,
     /** set of lowercased model ids granted (invite-only access) */
     grants: `${t}:grants`,
     /** zset videoId → created ms */
@@ -56,6 +58,10 @@ export const globalKeys = {
   /** users: email → userId, and user hashes */
   userByEmail: (email: string) => `mp:user-email:${email.toLowerCase()}`,
   user: (userId: string) => `mp:user:${userId}`,
+  /** hash accountId → role: the accounts a user belongs to (the other side of `{a}:team`) */
+  userAccounts: (userId: string) => `mp:user-accounts:${userId}`,
+  /** hash: a pending invitation, by sha256 of its link's token (expiring) */
+  invitation: (tokenSha256: string) => `mp:invite:${tokenSha256}`,
   /**
    * zset `<accountId> <holdId>` → when the sweeper should look at that hold (ms). Written before a
    * hold or lease is made, so no hold exists that the sweeper cannot find; the sweeper judges each

@@ -113,6 +113,12 @@ export class Users {
     return ok ? parseUser(stored) : null;
   }
 
+  async byEmail(email: string): Promise<User | null> {
+    if (typeof email !== 'string') return null;
+    const id = await this.redis.get(globalKeys.userByEmail(normalizeEmail(email)));
+    return id === null ? null : this.get(id);
+  }
+
   async get(id: string): Promise<User | null> {
     return parseUser(await this.redis.hgetall(globalKeys.user(id)));
   }

@@ -37,7 +37,7 @@ export async function accountRoutes(
   app: FastifyInstance,
   d: { redis: Redis; accounts: Accounts; keys: ApiKeys; metering: Metering; catalogue: CatalogueStore },
 ) {
-  app.addHook('preHandler', requireSession);
+  app.addHook('onRequest', requireSession);
 
   app.get(
     '/usage',

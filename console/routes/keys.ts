@@ -25,7 +25,7 @@ const view = (k: ApiKeyRecord) => ({
 
 export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) {
   const { keys } = opts;
-  app.addHook('preHandler', requireSession);
+  app.addHook('onRequest', requireSession);
   const account = (r: { session: { accountId: string } | null }) => r.session!.accountId;
 
   app.get(

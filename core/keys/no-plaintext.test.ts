@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
 import { Accounts } from '../accounts.ts';
+import { Team } from '../team.ts';
 import { Users } from '../users.ts';
 import { ApiKeys } from './store.ts';
 
@@ -31,14 +32,20 @@ async function dumpAll(): Promise<string[]> {
   return out;
 }
 
-it('no secret or password appears in plain text anywhere in Redis', async () => {
+it('no secret, password or invitation token appears in plain text anywhere in Redis', async () => {
   const keys = new ApiKeys(r.redis, { brand: 'service', kek: randomBytes(32) });
   const accounts = new Accounts(r.redis);
   const users = new Users(r.redis);
   const password = 'correct horse battery staple';
   const account = await accounts.create({ name: 'Acme', country: 'DE' });
   const user = await users.create({ email: 'dev@acme.test', password, accountId: account.id });
-  await accounts.addMember(account.id, user.id);
+  const team = new Team(r.redis);
+  await team.add(account.id, user.id, 'owner');
+  const { token: inviteToken } = await team.invite(account.id, {
+    email: 'new@acme.test',
+    role: 'member',
+    invitedBy: user.id,
+  });
 
   const secrets: string[] = [];
   const minted = await keys.ensureDefaultKey(account.id);
@@ -52,7 +59,9 @@ it('no secret or password appears in plain text anywhere in Redis', async () => 
   const listed = await keys.list(account.id);
   secrets.push((await keys.rotate(account.id, listed[1]!.id)).secret);
   await keys.delete(account.id, listed[2]!.id);
-  await accounts.removeMember(account.id, user.id, { revokeKeys: true });
+  await team.add(account.id, 'user_other_owner', 'owner');
+  await team.remove(account.id, user.id, { revokeKeys: true });
+  secrets.push(inviteToken);
 
   const dump = await dumpAll();
   expect(dump.length).toBeGreaterThan(20);

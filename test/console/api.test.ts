@@ -10,6 +10,7 @@ import { Metering } from '../../core/billing/index.ts';
 import { CatalogueStore } from '../../core/catalogue/index.ts';
 import { loadConfig } from '../../core/config.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
+import { Team } from '../../core/team.ts';
 import { Users } from '../../core/users.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
@@ -40,7 +41,8 @@ beforeAll(async () => {
   for (const name of ['ann', 'bob'] as const) {
     const account = await new Accounts(r).create({ name, country: 'US' });
     const email = `${name}-${randomBytes(3).toString('hex')}@example.com`;
-    await new Users(r).create({ email, password: PASSWORD, accountId: account.id });
+    const user = await new Users(r).create({ email, password: PASSWORD, accountId: account.id });
+    await new Team(r).add(account.id, user.id, 'owner');
     people[name] = { email, accountId: account.id };
   }
   app = await buildConsoleApp({ config, redis: r, logger: false });

@@ -11,6 +11,7 @@ import { buildConsoleApp } from '../../console/app.ts';
 import { Accounts } from '../../core/accounts.ts';
 import { loadConfig } from '../../core/config.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
+import { Team } from '../../core/team.ts';
 import { Users } from '../../core/users.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
@@ -33,7 +34,8 @@ beforeAll(async () => {
   const config = loadConfig({ REDIS_URL: redis.url, MODELPLANE_KEK: randomBytes(32).toString('hex') });
   keys = new ApiKeys(r, { brand: config.MODELPLANE_BRAND, kek: config.kek });
   const account = await new Accounts(r).create({ name: 'Browser Co', country: 'US' });
-  await new Users(r).create({ email: EMAIL, password: PASSWORD, accountId: account.id });
+  const user = await new Users(r).create({ email: EMAIL, password: PASSWORD, accountId: account.id });
+  await new Team(r).add(account.id, user.id, 'owner');
   app = await buildConsoleApp({ config, redis: r, logger: false });
   origin = await app.listen({ host: '127.0.0.1', port: 0 });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
