@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { invitationLink, ROLES, type Role } from '../../core/team.ts';
 import { noExtraPositionals, optional, positionals, required, UsageError } from '../args.ts';
-import { type Context, requireAccount } from '../context.ts';
+import { requireAccount } from '../context.ts';
 import type { Command } from './types.ts';
 
 function role(value: string | undefined, fallback: Role): Role {
