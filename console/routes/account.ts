@@ -11,6 +11,7 @@ import type { ApiKeys } from '../../core/keys/index.ts';
 import { formatNano } from '../../core/money.ts';
 import { usageReport } from '../../core/usage.ts';
 import { requireSession } from '../plugins/session.ts';
+import { groupUsage, usageCsv } from '../usage-table.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -39,6 +40,18 @@ export async function accountRoutes(
 ) {
   app.addHook('onRequest', requireSession);
 
+  const usage = async (accountId: string, q: z.infer<typeof usageQuery>) => {
+    const to = q.to ?? Date.now();
+    const from = q.from ?? to - 30 * DAY_MS;
+    const [rows, keys, account] = await Promise.all([
+      usageReport(d.redis, { accountId, fromMs: from, toMs: to, ...(q.keyId ? { keyId: q.keyId } : {}) }),
+      d.keys.list(accountId, { includeDeleted: true }),
+      d.accounts.get(accountId),
+    ]);
+    const names = new Map(keys.map((k) => [k.id, k.status === 'deleted' ? `${k.name} (deleted)` : k.name]));
+    return { currency: account?.currency ?? null, rows: groupUsage(rows, q.group, names) };
+  };
+
   app.get(
     '/usage',
     {
@@ -48,54 +61,25 @@ export async function accountRoutes(
         response: { 200: z.object({ currency: z.string().nullable(), rows: z.array(usageRow) }) },
       },
     },
-    async (request) => {
+    async (request) => usage(request.session!.accountId, request.query as z.infer<typeof usageQuery>),
+  );
+
+  app.get(
+    '/usage.csv',
+    {
+      schema: {
+        summary: 'The same usage as CSV (a download)',
+        querystring: usageQuery,
+        produces: ['text/csv'],
+      },
+    },
+    async (request, reply) => {
       const q = request.query as z.infer<typeof usageQuery>;
-      const accountId = request.session!.accountId;
-      const to = q.to ?? Date.now();
-      const from = q.from ?? to - 30 * DAY_MS;
-      const [rows, keys, account] = await Promise.all([
-        usageReport(d.redis, { accountId, fromMs: from, toMs: to, ...(q.keyId ? { keyId: q.keyId } : {}) }),
-        d.keys.list(accountId, { includeDeleted: true }),
-        d.accounts.get(accountId),
-      ]);
-      const names = new Map(keys.map((k) => [k.id, k.status === 'deleted' ? `${k.name} (deleted)` : k.name]));
-      const groups = new Map<string, z.infer<typeof usageRow> & { nano: number }>();
-      for (const r of rows) {
-        const group =
-          q.group === 'key'
-            ? (r.keyId ?? '')
-            : q.group === 'model'
-              ? r.model
-              : new Date(r.hourStartMs).toISOString().slice(0, 10);
-        let g = groups.get(group);
-        if (!g) {
-          const label = q.group === 'key' ? (names.get(group) ?? group) : group;
-          g = {
-            group,
-            label,
-            requests: 0,
-            inputTokens: 0,
-            cachedTokens: 0,
-            outputTokens: 0,
-            images: 0,
-            videoSeconds: 0,
-            cost: '0',
-            nano: 0,
-          };
-          groups.set(group, g);
-        }
-        g.requests += r.requests;
-        g.inputTokens += r.inputTokens;
-        g.cachedTokens += r.cachedTokens;
-        g.outputTokens += r.outputTokens;
-        g.images += r.images;
-        g.videoSeconds += r.videoSeconds;
-        g.nano += r.cost;
-      }
-      return {
-        currency: account?.currency ?? null,
-        rows: [...groups.values()].map(({ nano, ...g }) => ({ ...g, cost: formatNano(nano) })),
-      };
+      const report = await usage(request.session!.accountId, q);
+      reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="usage-by-${q.group}.csv"`);
+      return usageCsv(report.rows, report.currency, q.group);
     },
   );
 
@@ -116,6 +100,13 @@ export async function accountRoutes(
                 price: z
                   .record(z.string(), z.string())
                   .describe('input / cachedInput / output per 1M tokens; perImage; perSecond'),
+                capabilities: z.object({
+                  tools: z.boolean(),
+                  vision: z.boolean(),
+                  reasoning: z.boolean(),
+                  edit: z.boolean(),
+                  imageToVideo: z.boolean(),
+                }),
               }),
             ),
           }),
@@ -140,6 +131,7 @@ export async function accountRoutes(
             availability: e.availability,
             contextLength: e.contextLength ?? null,
             price: priceFor(e, viewer.currency) as unknown as Record<string, string>,
+            capabilities: e.capabilities,
           })),
       };
     },
