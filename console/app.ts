@@ -1,9 +1,7 @@
 // The console's server (issue "Console"): session sign-in and the console JSON API over core/,
 // every route with a schema. Built from injected clients and config, like the proxy, so tests
 // build the very same app. The React app that uses this API comes in a later step.
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Accounts } from '../core/accounts.ts';
@@ -22,6 +20,7 @@ import { sessionPlugin } from './plugins/session.ts';
 import { accountRoutes } from './routes/account.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { keysRoutes } from './routes/keys.ts';
+import { pageRoutes } from './routes/pages.ts';
 import { profileRoutes } from './routes/profile.ts';
 import { meView, sessionRoutes } from './routes/session.ts';
 import { teamRoutes } from './routes/team.ts';
@@ -102,24 +101,9 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     { prefix: '/api' },
   );
   app.get('/healthz', async () => ({ status: 'ok' }));
-  await serveWebApp(app, deps.webDir ?? fileURLToPath(new URL('./web/dist/', import.meta.url)));
+  await app.register(pageRoutes, {
+    webDir: deps.webDir ?? fileURLToPath(new URL('./web/dist/', import.meta.url)),
+    openApiUrl: `${new URL(config.CONSOLE_API_BASE_URL).origin}/openapi.json`,
+  });
   return app;
-}
-
-/**
- * The web app (console/web, built by `vite build`): its assets, and index.html for the pages the
- * app routes itself (`/`, `/api` — API Management —, `/signin`). Without a build, the pages say
- * how to make one; the JSON API works either way.
- */
-async function serveWebApp(app: FastifyInstance, dir: string): Promise<void> {
-  if (!existsSync(`${dir}/index.html`)) {
-    for (const page of ['/', '/api', '/signin'])
-      app.get(page, { schema: { hide: true } as object }, async (_request, reply) =>
-        reply.code(503).type('text/plain').send('The console web app is not built: run `make console-web`.'),
-      );
-    return;
-  }
-  await app.register(fastifyStatic, { root: dir, wildcard: false, index: false });
-  for (const page of ['/', '/api', '/signin'])
-    app.get(page, (_request, reply) => reply.sendFile('index.html'));
 }

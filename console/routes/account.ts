@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Accounts } from '../../core/accounts.ts';
 import type { Metering } from '../../core/billing/index.ts';
-import { type CatalogueStore, isDisplayableTo, priceFor } from '../../core/catalogue/index.ts';
+import { type CatalogueStore, isCallableBy, isDisplayableTo, priceFor } from '../../core/catalogue/index.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import { formatNano } from '../../core/money.ts';
 import { usageReport } from '../../core/usage.ts';
@@ -96,6 +96,9 @@ export async function accountRoutes(
                 id: z.string(),
                 kind: z.string(),
                 availability: z.string(),
+                callable: z
+                  .boolean()
+                  .describe('The account can call it now (available, or invite-only and granted)'),
                 contextLength: z.number().nullable(),
                 price: z
                   .record(z.string(), z.string())
@@ -129,6 +132,7 @@ export async function accountRoutes(
             id: e.id,
             kind: e.kind,
             availability: e.availability,
+            callable: isCallableBy(e, viewer),
             contextLength: e.contextLength ?? null,
             price: priceFor(e, viewer.currency) as unknown as Record<string, string>,
             capabilities: e.capabilities,

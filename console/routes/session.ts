@@ -14,6 +14,7 @@ import type { SignInThrottle } from '../throttle.ts';
 const signIn = z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(1024) });
 const role = z.enum(['owner', 'member']);
 export const meSchema = z.object({
+  signedIn: z.literal(true),
   user: z.object({ id: z.string(), email: z.string() }),
   account: z.object({
     id: z.string(),
@@ -63,6 +64,7 @@ export function meView(d: Pick<SessionDeps, 'config' | 'users' | 'accounts' | 't
     const current = accounts.find((a) => a.id === session.accountId);
     if (!user || !current) throw notSignedIn();
     return {
+      signedIn: true as const,
       user: { id: user.id, email: user.email },
       account: {
         id: current.id,
@@ -130,12 +132,12 @@ export async function sessionRoutes(app: FastifyInstance, d: SessionDeps) {
       // Removed from the account the session acted for: carry on in another of the user's accounts
       // (a read, so nothing was about to change in the wrong account).
       const left = request.signedIn;
-      if (left === null) throw new ApiError('invalid_api_key', 'Sign in first.');
+      if (left === null) return { signedIn: false as const };
       const user = await d.users.get(left.userId);
       const next = user ? firstAccount(user.accountId, await d.team.accountsOf(user.id)) : undefined;
       if (next === undefined) {
         await d.sessions.revoke(left.id);
-        throw new ApiError('invalid_api_key', 'You are no longer a member of any account.');
+        return { signedIn: false as const };
       }
       await d.sessions.switchAccount(left.id, next);
       return view({ ...left, accountId: next });

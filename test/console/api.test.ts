@@ -99,7 +99,9 @@ describe('sign-in', () => {
     const s = { cookie: cookie.split(';')[0]!, csrf: (me as unknown as { csrfToken: string }).csrfToken };
     expect((await call(s, 'GET', '/session')).status).toBe(200);
     expect((await call(s, 'DELETE', '/session')).status).toBe(200);
-    expect((await call(s, 'GET', '/session')).status).toBe(401); // revoked, not just forgotten by the browser
+    // Revoked, not just forgotten by the browser: the cookie no longer names a session.
+    expect(await (await call(s, 'GET', '/session')).json()).toEqual({ signedIn: false });
+    expect((await call(s, 'GET', '/keys')).status).toBe(401);
   });
 
   it('a wrong password is a 401; failed sign-ins past the limit are throttled even with the right password', async () => {

@@ -15,6 +15,7 @@ afterAll(async () => h?.stop());
 /** Routes that are public on purpose, with why. */
 const PUBLIC = new Map([
   ['POST /api/session', 'sign-in'],
+  ['GET /api/session', 'tells whether the browser is signed in ({"signedIn": false} without a session)'],
   ['GET /api/invitations/:token', 'the link’s token is the credential'],
   [
     'POST /api/invitations/accept',

@@ -1,9 +1,15 @@
-// The console server's JSON API, with the session's CSRF token on every call that needs it.
+// The console server's JSON API (console/routes), with the session's CSRF token on every call that
+// needs it. Money arrives as decimal strings in the account currency.
+export type Role = 'owner' | 'member';
+
 export interface Me {
+  signedIn: true;
   user: { id: string; email: string };
-  account: { id: string; name: string; currency: string | null };
+  account: { id: string; name: string; country: string | null; currency: string | null; role: Role };
+  accounts: { id: string; name: string; role: Role }[];
   csrfToken: string;
   apiBaseUrl: string;
+  messagesBaseUrl: string;
 }
 
 export interface KeyRow {
@@ -11,11 +17,104 @@ export interface KeyRow {
   name: string;
   key: string;
   createdAt: string;
+  spendLimit?: string | null;
+  monthSpend?: string;
 }
 
-export class ApiError extends Error {}
+export interface UsageRow {
+  group: string;
+  label: string;
+  requests: number;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  images: number;
+  videoSeconds: number;
+  cost: string;
+}
+export type UsageGroup = 'key' | 'model' | 'day';
+export interface UsageQuery {
+  from: number;
+  to: number;
+  keyId?: string;
+  group: UsageGroup;
+}
+
+export interface PricedModel {
+  id: string;
+  kind: string;
+  availability: string;
+  callable: boolean;
+  contextLength: number | null;
+  price: Record<string, string>;
+  capabilities: { tools: boolean; vision: boolean; reasoning: boolean; edit: boolean; imageToVideo: boolean };
+}
+
+export interface Balance {
+  currency: string | null;
+  balance: string;
+  held: string;
+  available: string;
+}
+
+export interface Ledger {
+  currency: string | null;
+  topUps: { id: string; at: string; amount: string; note: string; source: string }[];
+  charges: { day: string; model: string; requests: number; amount: string }[];
+  refunds: { id: string; at: string; amount: string; of: string; model: string }[];
+  service: { id: string; at: string; type: string; amount: string; description: string }[];
+}
+
+export interface TopUpRequest {
+  id: string;
+  provider: string;
+  status: string;
+  amount: string;
+  createdAt: string;
+  decidedAt?: string | null;
+}
+
+export type TopUpStart =
+  | { provider: 'stripe'; url: string }
+  | { provider: 'approval'; request: TopUpRequest };
+
+export interface Profile {
+  account: { id: string; name: string; country: string | null; currency: string | null };
+  user: { email: string };
+  countries: { code: string; currency: string }[];
+}
+
+export interface TeamView {
+  members: { userId: string; email: string; role: Role; you: boolean }[];
+  invitations: { id: string; email: string; role: Role; createdAt: string; expiresAt: string }[];
+}
+
+export interface InvitationOffer {
+  accountName: string;
+  email: string;
+  role: Role;
+  expiresAt: string;
+  userExists: boolean;
+}
+
+/** A refused call: the server's message (it names the field), the code, and the field. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string | null,
+    readonly param: string | null,
+  ) {
+    super(message);
+  }
+}
 
 let csrf = '';
+/** The session ended under the page (signed out elsewhere, removed from the account): back to sign-in. */
+let onSignedOut: () => void = () => {};
+export const whenSignedOut = (f: () => void) => {
+  onSignedOut = f;
+};
 
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`/api${path}`, {
@@ -26,31 +125,84 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
     },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  const json = (await res.json().catch(() => ({}))) as { error?: { message?: string } };
-  if (!res.ok) throw new ApiError(json.error?.message ?? `request failed (${res.status})`);
+  const json = (await res.json().catch(() => ({}))) as {
+    error?: { message?: string; code?: string; param?: string };
+  };
+  if (!res.ok) {
+    if (res.status === 401 && path !== '/session') onSignedOut();
+    throw new ApiError(
+      json.error?.message ?? `The request failed (${res.status}).`,
+      res.status,
+      json.error?.code ?? null,
+      json.error?.param ?? null,
+    );
+  }
   return json as T;
 }
 
+const remember = (me: Me) => {
+  csrf = me.csrfToken;
+  return me;
+};
+
+const query = (q: Record<string, string | number | undefined>) =>
+  new URLSearchParams(
+    Object.entries(q)
+      .filter((e): e is [string, string | number] => e[1] !== undefined && e[1] !== '')
+      .map(([k, v]) => [k, String(v)]),
+  ).toString();
+
+export const usageQueryString = (q: UsageQuery) => query({ ...q });
+
 export const api = {
   async me(): Promise<Me | null> {
-    try {
-      const me = await call<Me>('GET', '/session');
-      csrf = me.csrfToken;
-      return me;
-    } catch {
-      return null;
-    }
+    const me = await call<Me | { signedIn: false }>('GET', '/session');
+    return me.signedIn ? remember(me) : null;
   },
-  async signIn(email: string, password: string): Promise<Me> {
-    const me = await call<Me>('POST', '/session', { email, password });
-    csrf = me.csrfToken;
-    return me;
-  },
+  signIn: async (email: string, password: string) =>
+    remember(await call<Me>('POST', '/session', { email, password })),
   signOut: () => call('DELETE', '/session'),
+  switchAccount: async (accountId: string) =>
+    remember(await call<Me>('POST', '/session/account', { accountId })),
+
   keys: async () => (await call<{ data: KeyRow[] }>('GET', '/keys')).data,
   ensureDefault: () => call<{ minted: { key: KeyRow; secret: string } | null }>('POST', '/keys/default'),
-  create: (name: string) => call<{ key: KeyRow; secret: string }>('POST', '/keys', { name }),
+  create: (name: string, spendLimit?: string) =>
+    call<{ key: KeyRow; secret: string }>('POST', '/keys', spendLimit ? { name, spendLimit } : { name }),
+  setLimit: (id: string, spendLimit: string | null) =>
+    call<{ key: KeyRow }>('PATCH', `/keys/${id}`, { spendLimit }),
   show: async (id: string) => (await call<{ secret: string }>('GET', `/keys/${id}/secret`)).secret,
   rotate: (id: string) => call<{ key: KeyRow; secret: string }>('POST', `/keys/${id}/rotate`),
   remove: (id: string) => call('DELETE', `/keys/${id}`),
+
+  usage: (q: UsageQuery) =>
+    call<{ currency: string | null; rows: UsageRow[] }>('GET', `/usage?${usageQueryString(q)}`),
+  pricing: () => call<{ currency: string | null; models: PricedModel[] }>('GET', '/pricing'),
+
+  balance: () => call<Balance>('GET', '/billing'),
+  ledger: (from: number, to: number) => call<Ledger>('GET', `/billing/ledger?${query({ from, to })}`),
+  providers: async () => (await call<{ providers: string[] }>('GET', '/billing/providers')).providers,
+  topUp: (amount: string, provider: string) =>
+    call<TopUpStart>('POST', '/billing/topups', { amount, provider }),
+  topUps: async () => (await call<{ data: TopUpRequest[] }>('GET', '/billing/topups')).data,
+
+  profile: () => call<Profile>('GET', '/profile'),
+  saveProfile: (p: { name?: string; country?: string | null }) => call<Profile>('PUT', '/profile', p),
+
+  team: () => call<TeamView>('GET', '/team'),
+  invite: (email: string, role: Role) =>
+    call<{ invitation: TeamView['invitations'][number]; link: string }>('POST', '/team/invitations', {
+      email,
+      role,
+    }),
+  withdraw: (id: string) => call('DELETE', `/team/invitations/${id}`),
+  setRole: (userId: string, role: Role) => call('PATCH', `/team/members/${userId}`, { role }),
+  removeMember: (userId: string, revokeKeys: boolean) =>
+    call<{ revokedKeyIds: string[] }>('POST', `/team/members/${userId}/remove`, { revokeKeys }),
+
+  invitation: (token: string) => call<InvitationOffer>('GET', `/invitations/${encodeURIComponent(token)}`),
+  accept: async (token: string, password?: string) =>
+    remember(
+      await call<Me>('POST', '/invitations/accept', password === undefined ? { token } : { token, password }),
+    ),
 };

@@ -1,70 +1,63 @@
-// The console's web app: sign-in, then API Management at /api.
+// The console's web app: sign-in, the invitation page, and the signed-in pages in one frame.
 import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { ApiManagement } from './ApiManagement.tsx';
-import { api, type Me } from './api.ts';
+import { api, type Me, whenSignedOut } from './api.ts';
+import { Layout } from './Layout.tsx';
+import { ApiManagement } from './pages/ApiManagement.tsx';
+import { Billing } from './pages/Billing.tsx';
+import { Invite } from './pages/Invite.tsx';
+import { NotFound } from './pages/NotFound.tsx';
+import { Pricing } from './pages/Pricing.tsx';
+import { Profile } from './pages/Profile.tsx';
+import { SignIn } from './pages/SignIn.tsx';
+import { Team } from './pages/Team.tsx';
+import { Usage } from './pages/Usage.tsx';
+import { navigate, useLocation } from './router.tsx';
 
-function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
-  const [error, setError] = useState('');
-  useEffect(() => {
-    document.title = 'Sign in';
-  }, []);
-  return (
-    <main>
-      <h1>Sign in</h1>
-      <form
-        onSubmit={async (e) => {
-          e.preventDefault();
-          const form = new FormData(e.currentTarget);
-          try {
-            onSignedIn(await api.signIn(String(form.get('email')), String(form.get('password'))));
-          } catch (err) {
-            setError((err as Error).message);
-          }
-        }}
-      >
-        <label>
-          Email
-          <input name="email" type="email" autoComplete="username" required />
-        </label>
-        <label>
-          Password
-          <input name="password" type="password" autoComplete="current-password" required />
-        </label>
-        <p className="error" role="alert">
-          {error}
-        </p>
-        <button type="submit">Sign in</button>
-      </form>
-    </main>
-  );
+function Page({ me, path, onMe }: { me: Me; path: string; onMe: (me: Me) => void }) {
+  switch (path) {
+    case '/':
+    case '/api':
+      return <ApiManagement me={me} />;
+    case '/usage':
+      return <Usage me={me} />;
+    case '/pricing':
+      return <Pricing me={me} />;
+    case '/billing':
+      return <Billing me={me} />;
+    case '/team':
+      return <Team me={me} />;
+    case '/profile':
+      return <Profile me={me} onMe={onMe} />;
+    default:
+      return <NotFound />;
+  }
 }
 
 function App() {
+  const { path } = useLocation();
   const [me, setMe] = useState<Me | null | undefined>(undefined);
   useEffect(() => {
     void api.me().then(setMe);
+    whenSignedOut(() => setMe(null));
   }, []);
+  if (path.startsWith('/invite/'))
+    return <Invite token={decodeURIComponent(path.slice('/invite/'.length))} me={me ?? null} onMe={setMe} />;
   if (me === undefined) return null;
-  if (me === null) return <SignIn onSignedIn={setMe} />;
+  if (me === null)
+    return (
+      <SignIn
+        onSignedIn={(m) => {
+          setMe(m);
+          if (path === '/signin') navigate('/api');
+        }}
+      />
+    );
   return (
-    <>
-      <header>
-        <span>
-          {me.account.name} · {me.user.email}
-        </span>
-        <button
-          type="button"
-          onClick={async () => {
-            await api.signOut();
-            setMe(null);
-          }}
-        >
-          Sign out
-        </button>
-      </header>
-      <ApiManagement me={me} />
-    </>
+    <Layout me={me} path={path} onMe={setMe}>
+      {/* A new account, a new page: nothing of the previous account's state survives a switch. */}
+      <Page key={`${me.account.id} ${path}`} me={me} path={path} onMe={setMe} />
+    </Layout>
   );
 }
 

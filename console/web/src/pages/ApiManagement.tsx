@@ -1,0 +1,334 @@
+// API Management (SPEC "What the service does" 7, the API key state table): the API Endpoint row,
+// the keys table (Name, Key masked, Created Date, Actions) and Generate New Key; a new or rotated
+// secret is shown once, in the "API Key Created" dialog; Sample API Implementation below.
+import { useCallback, useEffect, useState } from 'react';
+import { ApiError, api, type KeyRow, type Me } from '../api.ts';
+import { CopyButton } from '../copy.tsx';
+import { Dialog } from '../Dialog.tsx';
+import { date, money } from '../format.ts';
+import { navigate } from '../router.tsx';
+import { Snippets } from '../Snippets.tsx';
+import { useTitle } from '../title.ts';
+
+type Open =
+  | { kind: 'none' }
+  | { kind: 'generate' }
+  | { kind: 'created'; title: string; secret: string }
+  | { kind: 'shown'; name: string; secret: string }
+  | { kind: 'limit'; key: KeyRow }
+  | { kind: 'confirm'; action: 'rotate' | 'delete'; key: KeyRow };
+
+export function ApiManagement({ me }: { me: Me }) {
+  useTitle('API Management');
+  const [keys, setKeys] = useState<KeyRow[] | null>(null);
+  const [open, setOpen] = useState<Open>({ kind: 'none' });
+  const [error, setError] = useState('');
+  const close = useCallback(() => setOpen({ kind: 'none' }), []);
+  const reload = useCallback(async () => setKeys(await api.keys()), []);
+  const currency = me.account.currency;
+
+  useEffect(() => {
+    void (async () => {
+      // Opening the page mints `Default` once for an account that never had a key.
+      const { minted } = await api.ensureDefault();
+      if (minted) setOpen({ kind: 'created', title: 'API Key Created', secret: minted.secret });
+      await reload();
+    })();
+  }, [reload]);
+
+  const act = async (f: () => Promise<void>) => {
+    setError('');
+    try {
+      await f();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+
+  return (
+    <>
+      <h1>API Management</h1>
+      <section aria-labelledby="endpoint-label" className="row endpoint">
+        <strong id="endpoint-label">API Endpoint</strong>
+        <code data-testid="endpoint">{me.apiBaseUrl}</code>
+        <CopyButton text={me.apiBaseUrl} label="Copy the API endpoint" />
+      </section>
+      <p className="muted small">
+        Anthropic SDKs and editor tools: base address <code>{me.messagesBaseUrl}</code> (without{' '}
+        <code>/v1</code>), the key as the Anthropic key. <a href="/docs">API Reference</a>
+      </p>
+      <div className="row spread">
+        <h2>API Keys</h2>
+        <button type="button" className="primary" onClick={() => setOpen({ kind: 'generate' })}>
+          Generate New Key
+        </button>
+      </div>
+      <p className="error" role="alert">
+        {error}
+      </p>
+      <div className="scroll">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Key</th>
+              <th scope="col">Created Date</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(keys ?? []).map((k) => (
+              <tr key={k.id} data-key-id={k.id}>
+                <td>
+                  {k.name}
+                  {k.spendLimit != null && (
+                    <div className="muted small" data-testid="limit">
+                      {money(k.monthSpend ?? '0', currency)} of {money(k.spendLimit, currency)} this month
+                    </div>
+                  )}
+                </td>
+                <td>
+                  <code>{k.key}</code>
+                </td>
+                <td>{date(k.createdAt)}</td>
+                <td className="actions">
+                  <button
+                    type="button"
+                    onClick={() =>
+                      act(async () => setOpen({ kind: 'shown', name: k.name, secret: await api.show(k.id) }))
+                    }
+                  >
+                    Show Key
+                  </button>
+                  <button
+                    type="button"
+                    onClick={() => setOpen({ kind: 'confirm', action: 'rotate', key: k })}
+                  >
+                    Rotate Key
+                  </button>
+                  <button
+                    type="button"
+                    onClick={() => setOpen({ kind: 'confirm', action: 'delete', key: k })}
+                  >
+                    Delete Key
+                  </button>
+                  <button type="button" onClick={() => navigate(`/usage?keyId=${encodeURIComponent(k.id)}`)}>
+                    View Usage
+                  </button>
+                  <button type="button" onClick={() => setOpen({ kind: 'limit', key: k })}>
+                    Spend Limit
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {keys !== null && keys.length === 0 && <p>No active keys. Generate one to call the API.</p>}
+
+      <Snippets base={me.apiBaseUrl} />
+
+      {open.kind === 'generate' && (
+        <GenerateKey
+          currency={currency}
+          onCancel={close}
+          onCreated={async (secret) => {
+            setOpen({ kind: 'created', title: 'API Key Created', secret });
+            await reload();
+          }}
+        />
+      )}
+      {(open.kind === 'created' || open.kind === 'shown') && (
+        <Dialog title={open.kind === 'created' ? open.title : `Key: ${open.name}`} onClose={close}>
+          {open.kind === 'created' && <p>Copy it now: it is shown this once.</p>}
+          <code data-testid="secret" className="secret">
+            {open.secret}
+          </code>
+          <div className="row">
+            <CopyButton text={open.secret} label="Copy the key" />
+            <button type="button" onClick={close}>
+              Done
+            </button>
+          </div>
+        </Dialog>
+      )}
+      {open.kind === 'limit' && (
+        <SpendLimit
+          keyRow={open.key}
+          currency={currency}
+          onCancel={close}
+          onSaved={async () => {
+            close();
+            await reload();
+          }}
+        />
+      )}
+      {open.kind === 'confirm' && (
+        <Dialog title={open.action === 'rotate' ? 'Rotate Key?' : 'Delete Key?'} onClose={close}>
+          <p>
+            {open.action === 'rotate'
+              ? `The current secret of "${open.key.name}" stops working at once; requests using it fail. The key keeps its name and usage.`
+              : `"${open.key.name}" stops working at once and cannot be restored. Its usage stays in reports.`}
+          </p>
+          <div className="row">
+            <button type="button" onClick={close}>
+              Cancel
+            </button>
+            <button
+              type="button"
+              className="danger"
+              onClick={() =>
+                act(async () => {
+                  const key = open.key;
+                  if (open.action === 'rotate') {
+                    const { secret } = await api.rotate(key.id);
+                    setOpen({ kind: 'created', title: 'API Key Rotated', secret });
+                  } else {
+                    await api.remove(key.id);
+                    close();
+                  }
+                  await reload();
+                })
+              }
+            >
+              {open.action === 'rotate' ? 'Rotate' : 'Delete'}
+            </button>
+          </div>
+        </Dialog>
+      )}
+    </>
+  );
+}
+
+/** The name field: Enter submits, Esc cancels (the dialog's own key handling); errors inline. */
+function GenerateKey(props: {
+  currency: string | null;
+  onCancel: () => void;
+  onCreated: (secret: string) => void;
+}) {
+  const [name, setName] = useState('');
+  const [limit, setLimit] = useState('');
+  const [error, setError] = useState<{ message: string; param: string | null } | null>(null);
+  const submit = async () => {
+    try {
+      props.onCreated((await api.create(name.trim(), limit.trim() || undefined)).secret);
+    } catch (err) {
+      setError({ message: (err as Error).message, param: err instanceof ApiError ? err.param : null });
+    }
+  };
+  const limitError = error?.param === 'spendLimit';
+  return (
+    <Dialog title="Generate New Key" onClose={props.onCancel}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void submit();
+        }}
+      >
+        <label>
+          Name
+          <input
+            name="name"
+            value={name}
+            maxLength={1000}
+            aria-invalid={error !== null && !limitError}
+            aria-describedby="generate-error"
+            onChange={(e) => {
+              setName(e.target.value);
+              setError(null);
+            }}
+          />
+        </label>
+        <label>
+          Monthly spend limit{props.currency ? ` (${props.currency})` : ''}, optional
+          <input
+            name="spendLimit"
+            inputMode="decimal"
+            value={limit}
+            placeholder="no limit"
+            aria-invalid={limitError}
+            aria-describedby="generate-error"
+            onChange={(e) => {
+              setLimit(e.target.value);
+              setError(null);
+            }}
+          />
+        </label>
+        <p id="generate-error" className="error" role="alert">
+          {error?.message}
+        </p>
+        <div className="row">
+          <button type="button" onClick={props.onCancel}>
+            Cancel
+          </button>
+          <button type="submit" className="primary">
+            Create
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function SpendLimit(props: {
+  keyRow: KeyRow;
+  currency: string | null;
+  onCancel: () => void;
+  onSaved: () => void;
+}) {
+  const [limit, setLimit] = useState(props.keyRow.spendLimit ?? '');
+  const [error, setError] = useState('');
+  const save = async (value: string | null) => {
+    try {
+      await api.setLimit(props.keyRow.id, value);
+      props.onSaved();
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  };
+  return (
+    <Dialog title={`Spend Limit: ${props.keyRow.name}`} onClose={props.onCancel}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save(limit.trim() === '' ? null : limit.trim());
+        }}
+      >
+        <p className="small">
+          A call that would pass the limit is refused with 429 <code>insufficient_quota</code>. The month is
+          the calendar month (UTC).
+        </p>
+        <label>
+          Monthly spend limit{props.currency ? ` (${props.currency})` : ''}
+          <input
+            name="spendLimit"
+            inputMode="decimal"
+            value={limit}
+            placeholder="no limit"
+            aria-describedby="limit-error"
+            onChange={(e) => {
+              setLimit(e.target.value);
+              setError('');
+            }}
+          />
+        </label>
+        <p id="limit-error" className="error" role="alert">
+          {error}
+        </p>
+        <div className="row">
+          <button type="button" onClick={props.onCancel}>
+            Cancel
+          </button>
+          {props.keyRow.spendLimit != null && (
+            <button type="button" onClick={() => void save(null)}>
+              Remove Limit
+            </button>
+          )}
+          <button type="submit" className="primary">
+            Save
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

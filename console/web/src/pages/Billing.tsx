@@ -1,0 +1,271 @@
+// Billing (issue "Console" item 5; CON-12): the balance (held by running calls and available), a
+// ledger of top-ups, charges (by day and model), refunds and other products' charges on the same
+// credits; Top up through the providers the install offers (Stripe Checkout, operator approval).
+import { useCallback, useEffect, useState } from 'react';
+import { api, type Balance, type Ledger, type Me, type TopUpRequest } from '../api.ts';
+import { count, dateTime, isoDay, money } from '../format.ts';
+import { useLocation } from '../router.tsx';
+import { useTitle } from '../title.ts';
+
+const DAY = 86_400_000;
+const PROVIDER_NAMES: Record<string, string> = {
+  stripe: 'Card (Stripe)',
+  approval: 'Request from the operator',
+};
+
+export function Billing({ me }: { me: Me }) {
+  useTitle('Billing');
+  const { query } = useLocation();
+  const currency = me.account.currency;
+  const [balance, setBalance] = useState<Balance | null>(null);
+  const [ledger, setLedger] = useState<Ledger | null>(null);
+  const [requests, setRequests] = useState<TopUpRequest[]>([]);
+  const [providers, setProviders] = useState<string[]>([]);
+  const [from, setFrom] = useState(isoDay(Date.now() - 29 * DAY));
+  const [to, setTo] = useState(isoDay(Date.now()));
+  const reload = useCallback(async () => {
+    const range = { from: Date.parse(`${from}T00:00:00Z`), to: Date.parse(`${to}T00:00:00Z`) + DAY - 1 };
+    const [b, l, r] = await Promise.all([api.balance(), api.ledger(range.from, range.to), api.topUps()]);
+    setBalance(b);
+    setLedger(l);
+    setRequests(r);
+  }, [from, to]);
+  useEffect(() => {
+    void reload();
+  }, [reload]);
+  useEffect(() => {
+    void api.providers().then(setProviders);
+  }, []);
+  const returned = query.get('topup');
+
+  return (
+    <>
+      <h1>Billing</h1>
+      {returned === 'success' && (
+        <p className="notice" role="status">
+          Payment received. The credits appear as soon as the payment provider confirms it.
+        </p>
+      )}
+      {returned === 'cancelled' && (
+        <p className="notice" role="status">
+          The payment was cancelled; nothing was charged.
+        </p>
+      )}
+      <section aria-labelledby="balance-heading" className="cards">
+        <h2 id="balance-heading" className="visually-hidden">
+          Balance
+        </h2>
+        <div className="card">
+          <div className="muted small">Balance</div>
+          <div className="big" data-testid="balance">
+            {balance ? money(balance.balance, currency) : '…'}
+          </div>
+        </div>
+        <div className="card">
+          <div className="muted small">Held by running calls</div>
+          <div className="big">{balance ? money(balance.held, currency) : '…'}</div>
+        </div>
+        <div className="card">
+          <div className="muted small">Available</div>
+          <div className="big" data-testid="available">
+            {balance ? money(balance.available, currency) : '…'}
+          </div>
+        </div>
+      </section>
+
+      {currency ? (
+        <TopUp currency={currency} providers={providers} onRequested={reload} />
+      ) : (
+        <p>Set the country in the profile before topping up: it decides the currency of the credits.</p>
+      )}
+
+      {requests.length > 0 && (
+        <section aria-labelledby="requests-heading">
+          <h2 id="requests-heading">Top-up requests</h2>
+          <div className="scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Requested</th>
+                  <th scope="col">Amount</th>
+                  <th scope="col">How</th>
+                  <th scope="col">Status</th>
+                </tr>
+              </thead>
+              <tbody>
+                {requests.map((r) => (
+                  <tr key={r.id}>
+                    <td>{dateTime(r.createdAt)}</td>
+                    <td>{money(r.amount, currency)}</td>
+                    <td>{PROVIDER_NAMES[r.provider] ?? r.provider}</td>
+                    <td data-testid="topup-status">{r.status}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </section>
+      )}
+
+      <section aria-labelledby="ledger-heading">
+        <h2 id="ledger-heading">Ledger</h2>
+        <div className="row filters">
+          <label className="inline">
+            From
+            <input type="date" value={from} max={to} onChange={(e) => setFrom(e.target.value)} />
+          </label>
+          <label className="inline">
+            To
+            <input type="date" value={to} min={from} onChange={(e) => setTo(e.target.value)} />
+          </label>
+        </div>
+        <h3>Top-ups</h3>
+        <LedgerTable
+          empty="No top-ups in this range."
+          head={['When', 'Amount', 'Note']}
+          rows={(ledger?.topUps ?? []).map((t) => [
+            t.id,
+            dateTime(t.at),
+            money(t.amount, currency),
+            t.note || t.source,
+          ])}
+        />
+        <h3>Charges by day and model</h3>
+        <LedgerTable
+          empty="No charges in this range."
+          head={['Day', 'Model', 'Calls', 'Amount']}
+          rows={(ledger?.charges ?? []).map((c) => [
+            `${c.day} ${c.model}`,
+            c.day,
+            c.model,
+            count(c.requests),
+            money(c.amount, currency),
+          ])}
+        />
+        <h3>Refunds</h3>
+        <LedgerTable
+          empty="No refunds in this range."
+          head={['When', 'Model', 'Amount']}
+          rows={(ledger?.refunds ?? []).map((r) => [
+            r.id,
+            dateTime(r.at),
+            r.model,
+            money(r.amount, currency),
+          ])}
+        />
+        {(ledger?.service.length ?? 0) > 0 && (
+          <>
+            <h3>Other products (GPU rentals and the like)</h3>
+            <LedgerTable
+              empty=""
+              head={['When', 'What', 'Kind', 'Amount']}
+              rows={ledger!.service.map((s) => [
+                s.id,
+                dateTime(s.at),
+                s.description,
+                s.type,
+                money(s.amount, currency),
+              ])}
+            />
+          </>
+        )}
+      </section>
+    </>
+  );
+}
+
+/** A ledger table; each row is [react key, ...cells]. */
+function LedgerTable(props: { head: string[]; rows: string[][]; empty: string }) {
+  if (props.rows.length === 0) return <p className="muted">{props.empty}</p>;
+  return (
+    <div className="scroll">
+      <table>
+        <thead>
+          <tr>
+            {props.head.map((h) => (
+              <th scope="col" key={h}>
+                {h}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map(([key, ...cells]) => (
+            <tr key={key}>
+              {cells.map((c, i) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: cells of a fixed column order
+                <td key={i}>{c}</td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function TopUp(props: { currency: string; providers: string[]; onRequested: () => Promise<void> }) {
+  const [amount, setAmount] = useState('');
+  const [provider, setProvider] = useState('');
+  const [error, setError] = useState('');
+  const [status, setStatus] = useState('');
+  const chosen = provider || props.providers[0] || '';
+  if (props.providers.length === 0) return null;
+  return (
+    <section aria-labelledby="topup-heading">
+      <h2 id="topup-heading">Top up</h2>
+      <form
+        className="row"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          setError('');
+          setStatus('');
+          try {
+            const started = await api.topUp(amount.trim(), chosen);
+            if (started.provider === 'stripe') {
+              location.assign(started.url);
+              return;
+            }
+            setStatus(
+              `Requested ${started.request.amount} ${props.currency}: it is credited once an operator approves it.`,
+            );
+            setAmount('');
+            await props.onRequested();
+          } catch (err) {
+            setError((err as Error).message);
+          }
+        }}
+      >
+        <label className="inline">
+          Amount ({props.currency})
+          <input
+            name="amount"
+            inputMode="decimal"
+            required
+            value={amount}
+            onChange={(e) => setAmount(e.target.value)}
+          />
+        </label>
+        {props.providers.length > 1 && (
+          <label className="inline">
+            How
+            <select value={chosen} onChange={(e) => setProvider(e.target.value)}>
+              {props.providers.map((p) => (
+                <option key={p} value={p}>
+                  {PROVIDER_NAMES[p] ?? p}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        <button type="submit" className="primary">
+          Top up
+        </button>
+      </form>
+      <p className="error" role="alert">
+        {error}
+      </p>
+      <p role="status">{status}</p>
+    </section>
+  );
+}
