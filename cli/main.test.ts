@@ -72,6 +72,35 @@ describe('modelplane CLI', () => {
     expect(await json('keys', 'list', acct.id, '--all')).toHaveLength(1);
   });
 
+  it("keys create --spend-limit and keys limit set, change and remove a key's monthly spend limit", async () => {
+    const acct = await json('accounts', 'create', '--name', 'Capped', '--country', 'US', '--credits', '10');
+    const created = await json('keys', 'create', acct.id, '--name', 'tool', '--spend-limit', '5');
+    expect(created.spendLimit).toBe('5');
+    // This month's spend so far counts toward a limit set later, and the listing shows both.
+    const m = new Metering(redis.client());
+    await m.reserve({ accountId: acct.id, holdId: 'req_1', min: 1, max: 1_500_000_000, ttlMs: 60_000 });
+    await m.settle({
+      accountId: acct.id,
+      holdId: 'req_1',
+      cost: 1_250_000_000,
+      usage: { keyId: created.id, model: 'M', kind: 'chat' },
+    });
+    expect(await json('keys', 'list', acct.id)).toEqual([
+      expect.objectContaining({ id: created.id, spendLimit: '5', monthSpend: '1.25' }),
+    ]);
+    expect(await json('keys', 'limit', acct.id, created.id, '2.5')).toMatchObject({
+      spendLimit: '2.5',
+      monthSpend: '1.25',
+    });
+    expect(await redis.client().hget(accountKeys(acct.id).key(created.id), 'spendLimit')).toBe('2500000000');
+    expect(await json('keys', 'limit', acct.id, created.id, 'none')).toMatchObject({ spendLimit: null });
+    expect(await run('keys', 'limit', acct.id, created.id, 'lots')).toBe(2);
+    expect(err.join('\n')).toMatch(/<amount\|none>/);
+    expect(await run('keys', 'limit', acct.id, 'key_nope', '1')).toBe(2);
+    expect(await run('keys', 'create', acct.id, '--name', 'x', '--spend-limit', '1.0000000001')).toBe(2);
+    expect(err.join('\n')).toMatch(/--spend-limit/);
+  });
+
   it('grants an invite-only model and creates a console user bound to the account', async () => {
     const acct = await json('accounts', 'create', '--name', 'Grants', '--country', 'GB');
     expect(await json('models', 'grant', acct.id, 'Org/Secret-Model')).toMatchObject({ granted: true });

@@ -1,6 +1,7 @@
 // The one error catalogue: every status/code pair of SPEC.md "Errors", used by every route of both
 // dialects and by the console. Dialect-specific body shapes are rendered from an ApiError at the
 // edge (proxy/errors), never built ad hoc in a route.
+import { displayNano } from './money.ts';
 
 export const errorCatalogue = {
   invalid_request: { status: 400, type: 'invalid_request_error' },
@@ -89,6 +90,23 @@ export const insufficientQuota = () =>
     'insufficient_quota',
     'Your credit balance is too low for this request. Top up credits in the console billing page. This is not a rate limit.',
   );
+
+/**
+ * The key's monthly spend limit cannot cover the call (the balance could): its message names the
+ * limit, so whoever holds this key knows it was this key's cap, not the account's credit. Amounts
+ * in nano-units of `currency`; `held` is what the key's running calls hold.
+ */
+export const keySpendLimitReached = (
+  k: { limit: number; spent: number; held: number },
+  currency: string | null,
+) => {
+  const unit = currency === null ? '' : ` ${currency}`;
+  const running = k.held > 0 ? `, ${displayNano(k.held)}${unit} held by its calls in progress` : '';
+  return new ApiError(
+    'insufficient_quota',
+    `This API key's monthly spend limit of ${displayNano(k.limit)}${unit} is reached (${displayNano(k.spent)}${unit} spent this month${running}). Raise the key's limit in the console, or use another key.`,
+  );
+};
 
 /** The proxy cannot bill right now (settlements are not reaching Redis): retry shortly. */
 export const billingUnavailable = () =>

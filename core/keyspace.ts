@@ -28,8 +28,21 @@ export const accountKeys = (accountId: string) => {
     rollupHours: `${t}:rollup:hours`,
     /** set of key ids */
     keys: `${t}:keys`,
-    /** hash: one API key record */
+    /** hash: one API key record (`spendLimit`: the key's monthly spend limit in nano, absent = none) */
     key: (keyId: string) => `${t}:key:${keyId}`,
+    /**
+     * hash of what the account's keys spend, for their monthly spend limits (core/billing/key-spend.ts),
+     * written by the metering scripts in the same step as the balance:
+     * - `spent:<keyId>:<YYYYMM>` → net charged by that key in that UTC month (charges − refunds), by
+     *   the report clock the rollups use. Every key is counted, limited or not, so a limit set
+     *   mid-month counts what the key already spent that month.
+     * - `held:<keyId>` → the sum of the open holds of a key that has a limit (absent = 0);
+     * - `h:<holdId>` → the limited key that hold belongs to, so its settle, release or void takes its
+     *   share off `held:<keyId>`.
+     * One hash per account rather than keys per key: every script that charges already touches the
+     * account's slot, and this adds one key to each, not one per key id.
+     */
+    keySpend: `${t}:keyspend`,
     /** hash lower(name) → keyId of active keys (name uniqueness) */
     keyNames: `${t}:keynames`,
     /** hash userId → role (owner, member): the account's team (core/team.ts) */
@@ -94,6 +107,12 @@ export const channels = {
   keyInvalidated: 'mp:keys:invalidated',
   /** payload: lowercased model id that changed, or '*' */
   catalogueChanged: 'mp:catalogue:changed',
+  /**
+   * payload: sha256 hex of a secret whose key's settings changed (its spend limit): proxies drop the
+   * cached lookup so the next request sees the change. Unlike keyInvalidated the key still works, so
+   * in-flight requests made with it go on.
+   */
+  keyChanged: 'mp:keys:changed',
   /** payload: account id whose currency or model grants changed (proxies drop cached views) */
   accountChanged: 'mp:accounts:changed',
   /**

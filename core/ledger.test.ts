@@ -1,10 +1,11 @@
 // The ledger check finds every kind of difference it promises to (and none on a clean ledger):
 // a balance written around the scripts, a running balance that breaks, held that is not the sum of
 // the holds, a hold stranded past its expiry, a hold the sweeper cannot find, a refund beyond its
-// charge. ledgerOfRequest finds one call's entries.
+// charge, keys' spend that does not add up. ledgerOfRequest finds one call's entries.
 import { describe, expect, it } from 'vitest';
 import { redisForFile } from '../test/helpers/redis-per-file.ts';
 import { Accounts } from './accounts.ts';
+import { spendMonth } from './billing/key-spend.ts';
 import { LeaseMetering } from './billing/leases.ts';
 import { Metering } from './billing/metering.ts';
 import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
@@ -106,6 +107,27 @@ describe('ledger check', () => {
       ]),
     );
     expect(problems).toHaveLength(4);
+  });
+
+  it("names a key's month spend that is not its charges − refunds, a key's held that is not its holds, a key hold that is gone", async () => {
+    const { accountId, m } = await busyAccount();
+    const k = accountKeys(accountId);
+    await r.redis.hset(k.key('key_cap'), 'spendLimit', '10000');
+    await m.reserve({ accountId, holdId: 'req_cap', min: 1, max: 400, ttlMs: 60_000, keyId: 'key_cap' });
+    expect((await checkAccountLedger(r.redis, accountId, { toleranceMs: 0 })).problems).toEqual([]);
+    const month = spendMonth(Date.now());
+    await r.redis.hincrby(k.keySpend, `spent:key_1:${month}`, 7);
+    await r.redis.hincrby(k.keySpend, 'held:key_cap', 1);
+    await r.redis.hset(k.keySpend, 'h:req_gone', 'key_cap');
+    const { problems } = await checkAccountLedger(r.redis, accountId, { toleranceMs: 0 });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        `key key_1 spent 307 in ${month}, but its charges − refunds in the usage stream that month are 300`,
+        'key key_cap holds 401, but the open holds filed under it sum to 400',
+        'hold req_gone is gone, but it is still filed under key key_cap',
+      ]),
+    );
+    expect(problems).toHaveLength(3);
   });
 
   it('names refunds beyond their charge (written around the refund script)', async () => {

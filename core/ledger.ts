@@ -2,8 +2,12 @@
 // is what its usage stream says (top-ups − charges + refunds, each entry's running balance
 // included), what is held is the sum of its open holds and leases, no hold outlived its expiry
 // unswept, every hold is in the sweeper's index, and no charge was refunded beyond what it took.
+// The keys' spend (keySpend, for their monthly spend limits) adds up too: each key's month spend is
+// its charges − refunds in the stream that month, and each limited key's `held` is the sum of its
+// open holds, with no hold filed under a key after it is gone.
 // `ledgerOfRequest` finds one call's entries (`modelplane ledger show`).
 import type { Redis } from 'ioredis';
+import { spendMonth } from './billing/key-spend.ts';
 import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
 import { balanceEffect, ledgerEntries, type UsageEntry } from './usage.ts';
 
@@ -42,6 +46,7 @@ export async function checkAccountLedger(
     .zrange(k.holdExpiry, 0, -1, 'WITHSCORES')
     .xrevrange(k.usage, '+', '-', 'COUNT', 1)
     .time()
+    .hgetall(k.keySpend)
     .exec();
   if (snap === null) throw new Error('the ledger snapshot was aborted');
   for (const [err] of snap) if (err) throw err;
@@ -50,6 +55,7 @@ export async function checkAccountLedger(
   const expiryRaw = snap[2]![1] as string[];
   const last = snap[3]![1] as [string, string[]][];
   const [sec, usec] = snap[4]![1] as [string, string];
+  const keySpendRaw = snap[5]![1] as Record<string, string>;
   const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
 
   const problems: string[] = [];
@@ -66,6 +72,8 @@ export async function checkAccountLedger(
   let voids = 0;
   const charged = new Map<string, number>();
   const refunded = new Map<string, number>();
+  /** `<keyId>:<YYYYMM>` → the stream's charges − refunds of that key in that month. */
+  const keyMonths = new Map<string, number>();
   if (lastId !== undefined) {
     for await (const e of ledgerEntries(redis, accountId)) {
       if (compareIds(e.id, lastId) > 0) break;
@@ -83,6 +91,10 @@ export async function checkAccountLedger(
       } else if (e.type === 'void') voids++;
       else if (e.type === 'refund' && e.refundOf !== null)
         refunded.set(e.refundOf, (refunded.get(e.refundOf) ?? 0) + e.amount);
+      if (e.keyId !== null && (e.type === 'charge' || e.type === 'refund')) {
+        const km = `${e.keyId}:${spendMonth(e.atMs)}`;
+        keyMonths.set(km, (keyMonths.get(km) ?? 0) + (e.type === 'charge' ? e.amount : -e.amount));
+      }
     }
   }
   if (running !== BigInt(balance)) {
@@ -116,6 +128,7 @@ export async function checkAccountLedger(
   for (const id of expiries.keys()) {
     if (!(id in holdsRaw)) problems.push(`expiry entry ${id} has no hold`);
   }
+  problems.push(...keySpendProblems(keySpendRaw, keyMonths, holdsRaw));
   if (holds.length > 0) {
     const scores = await redis.zmscore(globalKeys.holdsDue, ...holds.map((h) => dueMember(accountId, h.id)));
     holds.forEach((h, i) => {
@@ -123,6 +136,50 @@ export async function checkAccountLedger(
     });
   }
   return { accountId, balance, held, holds, entries, uncollected, voids, problems };
+}
+
+/**
+ * The keySpend hash against the stream's per key and month sums and the open holds: `spent:` equals
+ * the stream (a missing field is 0), `held:` the sum of the holds filed under the key with `h:`,
+ * and every `h:` names a hold that is still open.
+ */
+function keySpendProblems(
+  raw: Record<string, string>,
+  streamMonths: ReadonlyMap<string, number>,
+  holds: Record<string, string>,
+): string[] {
+  const problems: string[] = [];
+  const spent = new Map<string, number>();
+  const held = new Map<string, number>();
+  const holdsOfKey = new Map<string, number>();
+  for (const [field, value] of Object.entries(raw)) {
+    if (field.startsWith('spent:')) spent.set(field.slice(6), Number(value));
+    else if (field.startsWith('held:')) held.set(field.slice(5), Number(value));
+    else if (field.startsWith('h:')) {
+      const holdId = field.slice(2);
+      const amount = holds[holdId];
+      if (amount === undefined)
+        problems.push(`hold ${holdId} is gone, but it is still filed under key ${value}`);
+      else holdsOfKey.set(value, (holdsOfKey.get(value) ?? 0) + Number(amount));
+    } else problems.push(`unknown key spend field '${field}'`);
+  }
+  for (const km of new Set([...spent.keys(), ...streamMonths.keys()])) {
+    const recorded = spent.get(km) ?? 0;
+    const summed = streamMonths.get(km) ?? 0;
+    if (recorded !== summed) {
+      const sep = km.lastIndexOf(':');
+      problems.push(
+        `key ${km.slice(0, sep)} spent ${recorded} in ${km.slice(sep + 1)}, but its charges − refunds in the usage stream that month are ${summed}`,
+      );
+    }
+  }
+  for (const key of new Set([...held.keys(), ...holdsOfKey.keys()])) {
+    const recorded = held.get(key) ?? 0;
+    const summed = holdsOfKey.get(key) ?? 0;
+    if (recorded !== summed)
+      problems.push(`key ${key} holds ${recorded}, but the open holds filed under it sum to ${summed}`);
+  }
+  return problems;
 }
 
 /** Every account's ledger (or one account's). */

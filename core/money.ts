@@ -28,6 +28,17 @@ export function formatNano(nano: number | bigint): string {
   return `${neg ? '-' : ''}${whole}${frac ? `.${frac}` : ''}`;
 }
 
+/**
+ * For people: at least two decimals ("5.00", "4.99"), more only where the amount has them
+ * ("0.000123"), so a message never rounds money away.
+ */
+export function displayNano(nano: number | bigint): string {
+  const s = formatNano(nano);
+  const dot = s.indexOf('.');
+  if (dot === -1) return `${s}.00`;
+  return s.length - dot - 1 < 2 ? `${s}0` : s;
+}
+
 export function isDecimalString(value: string): boolean {
   return DECIMAL.test(value);
 }

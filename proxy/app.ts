@@ -201,7 +201,8 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
 
 /**
  * Rotate and delete publish the dead secret's hash; applying it aborts this replica's requests
- * made with it. A currency or grant change names the account: its cached principals are dropped so
+ * made with it. A spend-limit change publishes the key's hash on keyChanged: the cached lookup is
+ * dropped and its requests go on. A currency or grant change names the account: its cached principals are dropped so
  * the next request sees the change. After a reconnect, messages may have been missed, so the whole cache is dropped.
  */
 async function subscribeInvalidations(
@@ -211,6 +212,7 @@ async function subscribeInvalidations(
 ): Promise<void> {
   subscriber.on('message', (channel: string, message: string) => {
     if (channel === channels.keyInvalidated) keyCache.invalidate(message);
+    else if (channel === channels.keyChanged) keyCache.refresh(message);
     else if (channel === channels.accountChanged) keyCache.forgetAccount(message);
   });
   let connectedOnce = false;
@@ -220,5 +222,5 @@ async function subscribeInvalidations(
   });
   if (subscriber.status === 'ready') connectedOnce = true;
   subscriber.on('error', onError);
-  await subscriber.subscribe(channels.keyInvalidated, channels.accountChanged);
+  await subscriber.subscribe(channels.keyInvalidated, channels.keyChanged, channels.accountChanged);
 }

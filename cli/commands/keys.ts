@@ -1,12 +1,23 @@
 import { readFileSync } from 'node:fs';
 import type { ApiKeyRecord } from '../../core/keys/index.ts';
 import { maskSecret } from '../../core/keys/index.ts';
-import { optional, positionals, required } from '../args.ts';
+import { formatNano } from '../../core/money.ts';
+import { amount, optional, positionals, required } from '../args.ts';
 import { requireAccount } from '../context.ts';
 import type { Command } from './types.ts';
 
-const row = (k: ApiKeyRecord) =>
-  `${k.id}  ${k.name.padEnd(20)}  ${maskSecret(k.last4)}  ${k.createdAt.slice(0, 10)}  ${k.status}${k.format === 'legacy' ? ' (legacy)' : ''}`;
+const row = (k: ApiKeyRecord, monthSpend?: number) =>
+  `${k.id}  ${k.name.padEnd(20)}  ${maskSecret(k.last4)}  ${k.createdAt.slice(0, 10)}  ${k.status}${k.format === 'legacy' ? ' (legacy)' : ''}${k.spendLimit === null ? '' : `  limit=${formatNano(k.spendLimit)}/month`}${monthSpend === undefined ? '' : `  spent this month=${formatNano(monthSpend)}`}`;
+
+/** A key as --json prints it: money as decimal strings of the account currency, like balances. */
+const view = (k: ApiKeyRecord) => ({
+  ...k,
+  spendLimit: k.spendLimit === null ? null : formatNano(k.spendLimit),
+});
+
+/** `<amount>` in the account currency, or `none` for no limit (null). */
+const spendLimitArg = (value: string, what: string): number | null =>
+  value === 'none' ? null : amount(value, what, { zero: true });
 
 /** A secret given on the command line lands in shell history; read it from stdin instead. */
 function readSecretFromStdin(): string {
@@ -19,27 +30,47 @@ function readSecretFromStdin(): string {
 export const keyCommands: Command[] = [
   {
     name: 'keys create',
-    usage: 'keys create <accountId> --name <name> [--created-by <userId>]',
-    summary: 'create an API key; the secret is printed once',
-    flags: { name: { type: 'string' }, 'created-by': { type: 'string' } },
+    usage: 'keys create <accountId> --name <name> [--created-by <userId>] [--spend-limit <amount>]',
+    summary:
+      'create an API key, optionally with a monthly spend limit in the account currency; the secret is printed once',
+    flags: { name: { type: 'string' }, 'created-by': { type: 'string' }, 'spend-limit': { type: 'string' } },
     prepare(p) {
       const [accountId] = positionals(p, 'accountId');
       const name = required(p, 'name');
       const createdBy = optional(p, 'created-by');
+      const limitArg = optional(p, 'spend-limit');
+      const spendLimit = limitArg === undefined ? null : spendLimitArg(limitArg, '--spend-limit');
       return async (ctx) => {
         await requireAccount(ctx, accountId);
         const { key, secret } = await ctx.keys.create(accountId, {
           name,
+          spendLimit,
           ...(createdBy ? { createdBy } : {}),
         });
-        ctx.print(`${row(key)}\nsecret (shown once): ${secret}`, { ...key, secret });
+        ctx.print(`${row(key)}\nsecret (shown once): ${secret}`, { ...view(key), secret });
+      };
+    },
+  },
+  {
+    name: 'keys limit',
+    usage: 'keys limit <accountId> <keyId> <amount|none>',
+    summary:
+      "set a key's monthly spend limit in the account currency (this month's spend so far counts), or remove it with none",
+    flags: {},
+    prepare(p) {
+      const [accountId, keyId, value] = positionals(p, 'accountId', 'keyId', 'amount|none');
+      const spendLimit = spendLimitArg(value, '<amount|none>');
+      return async (ctx) => {
+        const key = await ctx.keys.setSpendLimit(accountId, keyId, spendLimit);
+        const spent = (await ctx.keys.monthSpend(accountId, [keyId])).get(keyId) ?? 0;
+        ctx.print(row(key, spent), { ...view(key), monthSpend: formatNano(spent) });
       };
     },
   },
   {
     name: 'keys list',
     usage: 'keys list <accountId> [--all]',
-    summary: 'list keys (masked); --all includes deleted keys',
+    summary: "list keys (masked) with their spend limits and this month's spend; --all includes deleted keys",
     flags: { all: { type: 'boolean' } },
     prepare(p) {
       const [accountId] = positionals(p, 'accountId');
@@ -47,7 +78,15 @@ export const keyCommands: Command[] = [
       return async (ctx) => {
         await requireAccount(ctx, accountId);
         const list = await ctx.keys.list(accountId, { includeDeleted });
-        ctx.print(list.map(row).join('\n') || '(no keys)', list);
+        const spent = await ctx.keys.monthSpend(
+          accountId,
+          list.map((k) => k.id),
+        );
+        const spentOf = (k: ApiKeyRecord) => spent.get(k.id) ?? 0;
+        ctx.print(
+          list.map((k) => row(k, spentOf(k))).join('\n') || '(no keys)',
+          list.map((k) => ({ ...view(k), monthSpend: formatNano(spentOf(k)) })),
+        );
       };
     },
   },
@@ -73,7 +112,7 @@ export const keyCommands: Command[] = [
       const [accountId, keyId] = positionals(p, 'accountId', 'keyId');
       return async (ctx) => {
         const { key, secret } = await ctx.keys.rotate(accountId, keyId);
-        ctx.print(`${row(key)}\nnew secret (shown once): ${secret}`, { ...key, secret });
+        ctx.print(`${row(key)}\nnew secret (shown once): ${secret}`, { ...view(key), secret });
       };
     },
   },
@@ -107,7 +146,7 @@ export const keyCommands: Command[] = [
           secret,
           ...(createdBy ? { createdBy } : {}),
         });
-        ctx.print(row(key), key);
+        ctx.print(row(key), view(key));
       };
     },
   },

@@ -1,5 +1,7 @@
+export { type KeySpend, keyMonthSpend, spendMonth, spentField } from './key-spend.ts';
 export { LeaseMetering, type LeaseSettleRecord, type LeaseSettleResult } from './leases.ts';
 export {
+  type ChargeResult,
   Metering,
   type MeteringOptions,
   nano,

@@ -5,6 +5,7 @@
 // operation is one Lua script over the account's tag.
 import type { Redis } from 'ioredis';
 import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
+import { spendMonth } from './key-spend.ts';
 import { nano, ttl, type UsageRecord, usageArgs, type Voided } from './metering.ts';
 import { scripts } from './scripts.ts';
 
@@ -72,7 +73,7 @@ export class LeaseMetering {
     );
     const extended = scripts.extendLease.run(
       this.redis,
-      [k.account, k.holds, k.holdExpiry, k.usage],
+      [k.account, k.holds, k.holdExpiry, k.usage, k.keySpend],
       [a.leaseId, a.add, a.den, a.min ?? 0, a.ttlMs, SWEEP_LIMIT],
     );
     const [, r] = (await Promise.all([indexed, extended])) as [unknown, number[]];
@@ -104,9 +105,18 @@ export class LeaseMetering {
       k.rollup(hour),
       k.rollupHours,
       k.done(`settle-batch:${a.leaseId}:${a.batchId}`),
+      k.keySpend,
     ];
     ttl(a.ttlMs);
-    const args: (string | number)[] = [a.leaseId, now, hour, this.settleDoneTtlMs, a.ttlMs, a.records.length];
+    const args: (string | number)[] = [
+      a.leaseId,
+      now,
+      hour,
+      this.settleDoneTtlMs,
+      a.ttlMs,
+      a.records.length,
+      spendMonth(now),
+    ];
     for (const rec of a.records) {
       nano('cost', rec.cost);
       nano('carved', rec.carved);

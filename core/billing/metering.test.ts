@@ -48,6 +48,7 @@ describe('Metering', () => {
       held: 400,
       available: 600,
       voided: { holds: 0, leases: 0 },
+      keyLimit: null,
     });
     expect(await m.balance(a)).toEqual({ balance: 1_000, held: 400, available: 600 });
     const s = await m.settle({ accountId: a, holdId: 'h1', cost: 250, usage: chat('key_a') });
@@ -66,12 +67,14 @@ describe('Metering', () => {
       ok: false,
       available: 300,
       voided: { holds: 0, leases: 0 },
+      keyLimit: null,
     });
     expect(await m.reserve({ accountId: a, holdId: 'h3', min: 100, max: 900, ttlMs: 60_000 })).toEqual({
       ok: true,
       held: 300,
       available: 0,
       voided: { holds: 0, leases: 0 },
+      keyLimit: null,
     });
   });
 
@@ -180,6 +183,7 @@ describe('Metering', () => {
       charged: 0,
       balance: 1_000,
       duplicate: false,
+      keyLimit: null,
     });
     await m.release(a, 'h');
     expect(await m.charge({ accountId: a, chargeId: 'c1', cost: 800, usage })).toEqual({
@@ -187,6 +191,7 @@ describe('Metering', () => {
       charged: 800,
       balance: 200,
       duplicate: false,
+      keyLimit: null,
     });
     expect(await m.charge({ accountId: a, chargeId: 'c1', cost: 800, usage })).toMatchObject({
       ok: true,
@@ -224,6 +229,7 @@ describe('Metering', () => {
       held: 1_000,
       available: 0,
       voided: { holds: 1, leases: 0 },
+      keyLimit: null,
     });
     const [voidEntry] = (await usageRecords(redis, a, { count: 5 })).filter((e) => e.type === 'void');
     expect(voidEntry).toMatchObject({

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { ApiError } from '../errors.ts';
 import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
+import { type KeySpend, spendMonth } from './key-spend.ts';
 import { scripts } from './scripts.ts';
 
 export interface UsageRecord {
@@ -25,9 +26,22 @@ export interface Voided {
   leases: number;
 }
 
+/**
+ * `keyLimit` is the key's standing when its monthly spend limit decided the answer: it lowered the
+ * hold (ok) or refused it (not ok; otherwise the balance did); null when the limit played no part.
+ */
 export type ReserveResult =
-  | { ok: true; held: number; available: number; voided: Voided }
-  | { ok: false; available: number; voided: Voided };
+  | { ok: true; held: number; available: number; voided: Voided; keyLimit: KeySpend | null }
+  | { ok: false; available: number; voided: Voided; keyLimit: KeySpend | null };
+
+/** Metering.charge's answer; `keyLimit` as in ReserveResult (set when the key's limit refused it). */
+export interface ChargeResult {
+  ok: boolean;
+  charged: number;
+  balance: number;
+  duplicate: boolean;
+  keyLimit: KeySpend | null;
+}
 
 export interface SettleResult {
   charged: number;
@@ -71,6 +85,8 @@ export class Metering {
   /**
    * Holds up to `max` (at least `min`) for `ttlMs` of Redis time; the owner renews it while its call
    * runs. available = balance − active holds; the returned `available` is what is left after it.
+   * With `keyId`, a key that has a monthly spend limit is held to it in the same script: the hold is
+   * at most what the key may still spend this month (by the report clock), refused below `min`.
    */
   async reserve(a: {
     accountId: string;
@@ -78,6 +94,7 @@ export class Metering {
     min: number;
     max: number;
     ttlMs: number;
+    keyId?: string | null;
   }): Promise<ReserveResult> {
     nano('min', a.min);
     nano('max', a.max);
@@ -88,16 +105,28 @@ export class Metering {
     // a hold the sweeper cannot find is never left behind, whatever happens between the two.
     const member = dueMember(a.accountId, a.holdId);
     const indexed = this.redis.zadd(globalKeys.holdsDue, Date.now() + a.ttlMs, member);
+    const keyId = a.keyId ?? '';
     const reserved = scripts.reserve.run(
       this.redis,
-      [k.account, k.holds, k.holdExpiry, k.done(`settle:${a.holdId}`), k.usage],
-      [a.holdId, a.min, a.max, a.ttlMs, RESERVE_SWEEP_LIMIT],
+      [k.account, k.holds, k.holdExpiry, k.done(`settle:${a.holdId}`), k.usage, k.keySpend, k.key(keyId)],
+      [a.holdId, a.min, a.max, a.ttlMs, RESERVE_SWEEP_LIMIT, keyId, spendMonth(this.now())],
     );
     const [, r] = (await Promise.all([indexed, reserved])) as [unknown, number[]];
     if (r[0] === 1)
-      return { ok: true, held: r[1]!, available: r[2]!, voided: { holds: r[3]!, leases: r[4]! } };
+      return {
+        ok: true,
+        held: r[1]!,
+        available: r[2]!,
+        voided: { holds: r[3]!, leases: r[4]! },
+        keyLimit: r[5] === 1 ? keySpendAt(r, 6) : null,
+      };
     this.unindex(member);
-    return { ok: false, available: r[1]!, voided: { holds: r[2]!, leases: r[3]! } };
+    return {
+      ok: false,
+      available: r[1]!,
+      voided: { holds: r[2]!, leases: r[3]! },
+      keyLimit: r[0] === 2 ? keySpendAt(r, 4) : null,
+    };
   }
 
   /** Pushes the expiry of the given holds `ttlMs` past now (Redis time); returns those that are gone. */
@@ -132,8 +161,9 @@ export class Metering {
         k.usage,
         k.rollup(hour),
         k.rollupHours,
+        k.keySpend,
       ],
-      [a.holdId, a.cost, now, hour, this.settleDoneTtlMs, ...usageArgs(a.usage)],
+      [a.holdId, a.cost, now, hour, this.settleDoneTtlMs, ...usageArgs(a.usage), spendMonth(now)],
     )) as number[];
     this.unindex(dueMember(a.accountId, a.holdId));
     return { charged: r[0]!, balance: r[1]!, duplicate: r[2] === 1, short: r[3]! };
@@ -144,14 +174,17 @@ export class Metering {
     const k = accountKeys(accountId);
     const released = (await scripts.release.run(
       this.redis,
-      [k.account, k.holds, k.holdExpiry],
+      [k.account, k.holds, k.holdExpiry, k.keySpend],
       [holdId],
     )) as number;
     this.unindex(dueMember(accountId, holdId));
     return released;
   }
 
-  /** Reserve and settle at once (video at job creation); ok:false when available < cost. */
+  /**
+   * Reserve and settle at once (video at job creation); ok:false when available < cost, or when the
+   * usage's key has a monthly spend limit that cannot cover the cost (then `keyLimit` says so).
+   */
   async charge(a: {
     accountId: string;
     chargeId: string;
@@ -163,11 +196,19 @@ export class Metering {
      * charge's time. Not written when the charge is refused.
      */
     record?: { key: string; index: string; id: string; fields: Record<string, string | number> };
-  }): Promise<{ ok: boolean; charged: number; balance: number; duplicate: boolean }> {
+  }): Promise<ChargeResult> {
     nano('cost', a.cost);
     const k = accountKeys(a.accountId);
     const { now, hour } = this.clock();
-    const keys = [k.account, k.done(`charge:${a.chargeId}`), k.usage, k.rollup(hour), k.rollupHours];
+    const keys = [
+      k.account,
+      k.done(`charge:${a.chargeId}`),
+      k.usage,
+      k.rollup(hour),
+      k.rollupHours,
+      k.keySpend,
+      k.key(a.usage.keyId ?? ''),
+    ];
     const args: (string | number)[] = [
       a.chargeId,
       a.cost,
@@ -175,13 +216,20 @@ export class Metering {
       hour,
       this.ledgerDoneTtlMs,
       ...usageArgs(a.usage),
+      spendMonth(now),
     ];
     if (a.record) {
       keys.push(a.record.key, a.record.index);
       args.push(a.record.id, ...Object.entries(a.record.fields).flat());
     }
     const r = (await scripts.charge.run(this.redis, keys, args)) as number[];
-    return { ok: r[0] === 1, charged: r[1]!, balance: r[2]!, duplicate: r[3] === 1 };
+    return {
+      ok: r[0] === 1,
+      charged: r[1]!,
+      balance: r[2]!,
+      duplicate: r[3] === 1,
+      keyLimit: r[0] === 2 ? keySpendAt(r, 4) : null,
+    };
   }
 
   /**
@@ -210,8 +258,9 @@ export class Metering {
           k.rollupHours,
           k.done(a.of),
           k.refunded(a.of),
+          k.keySpend,
         ],
-        [a.refundId, a.amount, now, hour, this.ledgerDoneTtlMs, ...usageArgs(a.usage), a.of],
+        [a.refundId, a.amount, now, hour, this.ledgerDoneTtlMs, ...usageArgs(a.usage), a.of, spendMonth(now)],
       ),
     )) as number[];
     return { refunded: r[0]!, balance: r[1]!, duplicate: r[2] === 1 };
@@ -253,6 +302,11 @@ export class Metering {
     const now = this.now();
     return { now, hour: String(now - (now % HOUR_MS)) };
   }
+}
+
+/** A script's limit, spent, held triple from index `i` of its reply. */
+function keySpendAt(r: readonly number[], i: number): KeySpend {
+  return { limit: r[i]!, spent: r[i + 1]!, held: r[i + 2]! };
 }
 
 export function nano(name: string, v: number): void {

@@ -38,7 +38,7 @@ export async function sweepDueHolds(redis: Redis, opts: { batch?: number } = {})
       const k = accountKeys(accountId);
       const r = (await scripts.sweep.run(
         redis,
-        [k.account, k.holds, k.holdExpiry, k.usage],
+        [k.account, k.holds, k.holdExpiry, k.usage, k.keySpend],
         ids,
       )) as number[];
       ids.forEach((holdId, i) => {

@@ -1,4 +1,10 @@
-export { type ApiKeyRecord, type AuthenticatedKey, MAX_KEY_NAME_LENGTH, validateKeyName } from './records.ts';
+export {
+  type ApiKeyRecord,
+  type AuthenticatedKey,
+  MAX_KEY_NAME_LENGTH,
+  validateKeyName,
+  validateSpendLimit,
+} from './records.ts';
 export {
   currentKeyPattern,
   generateSecret,

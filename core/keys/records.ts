@@ -4,6 +4,7 @@
 import type { Redis } from 'ioredis';
 import { invalidRequest } from '../errors.ts';
 import { accountKeys, channels, globalKeys } from '../keyspace.ts';
+import { MAX_SAFE_NANO } from '../money.ts';
 import { deleteKeyScript } from './scripts.ts';
 
 export interface ApiKeyRecord {
@@ -17,12 +18,19 @@ export interface ApiKeyRecord {
   last4: string;
   rotatedAt: string | null;
   deletedAt: string | null;
+  /**
+   * The key's monthly spend limit in nano-units of the account currency, or null: what calls made
+   * with it may be charged per UTC calendar month, enforced by the metering scripts.
+   */
+  spendLimit: number | null;
 }
 
 export interface AuthenticatedKey {
   accountId: string;
   keyId: string;
   secretHash: string;
+  /** As in ApiKeyRecord: the proxy reserves per call for a key that has one. */
+  spendLimit: number | null;
 }
 
 export const MAX_KEY_NAME_LENGTH = 100;
@@ -45,6 +53,28 @@ export function validateKeyName(name: unknown): { name: string; nameKey: string 
   return { name, nameKey: name.normalize('NFC').toLowerCase() };
 }
 
+/**
+ * Checks a monthly spend limit (nano; null = none): a non-negative integer below 2^53, the bound
+ * of every amount the metering scripts handle. 0 is allowed: a key that may not spend at all.
+ */
+export function validateSpendLimit(limit: unknown): number | null {
+  if (limit === null) return null;
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 0 || limit > MAX_SAFE_NANO) {
+    throw invalidRequest(
+      'spendLimit must be null or a non-negative whole number of nano-units below 2^53',
+      'spendLimit',
+    );
+  }
+  return limit;
+}
+
+/** A stored spendLimit field → the limit (absent or unreadable = none). */
+export function parseSpendLimit(v: string | null | undefined): number | null {
+  if (v === null || v === undefined || v === '') return null;
+  const n = Number(v);
+  return Number.isSafeInteger(n) && n >= 0 ? n : null;
+}
+
 /** Stored hash → record; null for a missing or foreign hash. */
 export function parseKeyRecord(h: Record<string, string>): ApiKeyRecord | null {
   if (!h.id || !h.accountId || !h.name || !h.createdAt) return null;
@@ -59,6 +89,7 @@ export function parseKeyRecord(h: Record<string, string>): ApiKeyRecord | null {
     last4: h.last4 ?? '',
     rotatedAt: h.rotatedAt || null,
     deletedAt: h.deletedAt || null,
+    spendLimit: parseSpendLimit(h.spendLimit),
   };
 }
 

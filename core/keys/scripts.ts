@@ -44,3 +44,20 @@ redis.call('HDEL', KEYS[1], 'sealed', 'hash')
 if cur[3] and redis.call('HGET', KEYS[2], cur[3]) == cur[4] then redis.call('HDEL', KEYS[2], cur[3]) end
 return {'ok', cur[2]}
 `);
+
+/**
+ * KEYS: key hash. ARGV: the spend limit (nano) or '' to remove it.
+ * Returns {'ok', secretHash} or {'not_found'} (no such key, or deleted). The reserve and charge
+ * scripts read the limit from this field, so it binds the next reserve the moment this commits;
+ * the hash names the cached lookups that proxies drop (they choose the call's hold path by it).
+ */
+export const setSpendLimitScript = new LuaScript(`
+local cur = redis.call('HMGET', KEYS[1], 'status', 'hash')
+if cur[1] ~= 'active' then return {'not_found'} end
+if ARGV[1] == '' then
+  redis.call('HDEL', KEYS[1], 'spendLimit')
+else
+  redis.call('HSET', KEYS[1], 'spendLimit', ARGV[1])
+end
+return {'ok', cur[2]}
+`);

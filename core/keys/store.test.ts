@@ -16,6 +16,8 @@ let redis: Redis;
 let keys: ApiKeys;
 let sub: Redis;
 const published: string[] = [];
+/** Hashes published on keyChanged (a live key's settings changed). */
+const changed: string[] = [];
 
 beforeAll(async () => {
   server = await startRedis();
@@ -24,8 +26,9 @@ beforeAll(async () => {
   sub = server.client();
   sub.on('message', (channel: string, message: string) => {
     if (channel === channels.keyInvalidated) published.push(message);
+    else if (channel === channels.keyChanged) changed.push(message);
   });
-  await sub.subscribe(channels.keyInvalidated);
+  await sub.subscribe(channels.keyInvalidated, channels.keyChanged);
 });
 afterAll(async () => {
   await sub.unsubscribe();
@@ -35,9 +38,9 @@ afterAll(async () => {
 const account = () => newId('acct');
 
 /** Waits until pub/sub delivered `hash` (delivery is asynchronous to the PUBLISH reply). */
-async function published_(hash: string): Promise<boolean> {
-  for (let i = 0; i < 100 && !published.includes(hash); i++) await new Promise((r) => setTimeout(r, 10));
-  return published.includes(hash);
+async function published_(hash: string, on: string[] = published): Promise<boolean> {
+  for (let i = 0; i < 100 && !on.includes(hash); i++) await new Promise((r) => setTimeout(r, 10));
+  return on.includes(hash);
 }
 
 async function rejects(promise: Promise<unknown>, code: string, param?: string): Promise<ApiError> {
@@ -68,6 +71,7 @@ describe('ApiKeys', () => {
       accountId: a,
       keyId: key.id,
       secretHash: hashSecret(secret),
+      spendLimit: null,
     });
     expect(await redis.get(globalKeys.keyByHash(hashSecret(secret)))).toBe(`${a}:${key.id}`);
   });
@@ -195,6 +199,54 @@ describe('ApiKeys', () => {
     expect(await redis.hget(accountKeys(a).key(key.id), 'sealed')).toBeNull();
     expect(await keys.list(a)).toHaveLength(0);
     await rejects(keys.importLegacy(account(), { name: 'revive', secret }), 'invalid_request', 'secret');
+  });
+
+  it('a key carries an optional monthly spend limit, set at creation or later, on its record and its authentication', async () => {
+    const a = account();
+    const { key, secret } = await keys.create(a, { name: 'capped', spendLimit: 5_000_000_000 });
+    expect(key.spendLimit).toBe(5_000_000_000);
+    const { key: plain } = await keys.create(a, { name: 'plain' });
+    expect(plain.spendLimit).toBeNull();
+    // Sorted by name: the two may share a createdAt millisecond, and the listing breaks ties by id.
+    const listed = (await keys.list(a)).map((k) => [k.name, k.spendLimit]).sort();
+    expect(listed).toEqual([
+      ['capped', 5_000_000_000],
+      ['plain', null],
+    ]);
+    expect(await keys.authenticate(secret)).toMatchObject({ keyId: key.id, spendLimit: 5_000_000_000 });
+
+    const raised = await keys.setSpendLimit(a, key.id, 7_500_000_000);
+    expect(raised).toMatchObject({ id: key.id, spendLimit: 7_500_000_000 });
+    expect(await keys.get(a, key.id)).toEqual(raised);
+    expect(await keys.authenticate(secret)).toMatchObject({ spendLimit: 7_500_000_000 });
+    // Proxies are told on their own channel: the key still works, so nothing is invalidated.
+    expect(await published_(hashSecret(secret), changed)).toBe(true);
+    expect(published).not.toContain(hashSecret(secret));
+    expect((await keys.setSpendLimit(a, key.id, 0)).spendLimit).toBe(0);
+    expect((await keys.setSpendLimit(a, key.id, null)).spendLimit).toBeNull();
+    expect(await redis.hexists(accountKeys(a).key(key.id), 'spendLimit')).toBe(0);
+    // Rotation keeps the limit (same key, new secret).
+    await keys.setSpendLimit(a, key.id, 1_000);
+    expect((await keys.rotate(a, key.id)).key.spendLimit).toBe(1_000);
+  });
+
+  it('a spend limit must be null or a non-negative whole number of nano below 2^53 (400 naming spendLimit); only active keys have one', async () => {
+    const a = account();
+    const { key } = await keys.create(a, { name: 'k' });
+    for (const bad of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, '5' as unknown as number]) {
+      await rejects(keys.setSpendLimit(a, key.id, bad), 'invalid_request', 'spendLimit');
+      await rejects(
+        keys.create(a, { name: `bad ${String(bad)}`, spendLimit: bad }),
+        'invalid_request',
+        'spendLimit',
+      );
+    }
+    expect((await keys.list(a)).map((k) => k.name)).toEqual(['k']);
+    expect((await keys.get(a, key.id))!.spendLimit).toBeNull();
+    await rejects(keys.setSpendLimit(a, 'key_missing', 5), 'not_found');
+    await rejects(keys.setSpendLimit(account(), key.id, 5), 'not_found'); // another account's id
+    await keys.delete(a, key.id);
+    await rejects(keys.setSpendLimit(a, key.id, 5), 'not_found');
   });
 
   it('KEY-8 an account holds 500 keys', async () => {

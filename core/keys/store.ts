@@ -9,20 +9,23 @@
 //   or deleted secret fails the instant the record script commits; the lookup entry is removed
 //   right after and the invalidation is published.
 import type { Redis } from 'ioredis';
+import { keyMonthSpend } from '../billing/key-spend.ts';
 import { open, seal } from '../crypto.ts';
 import { ApiError, invalidRequest } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { accountKeys, globalKeys } from '../keyspace.ts';
+import { accountKeys, channels, globalKeys } from '../keyspace.ts';
 import {
   type ApiKeyRecord,
   type AuthenticatedKey,
   getKeyRecord,
   listKeyRecords,
+  parseSpendLimit,
   retireSecretHash,
   softDeleteKey,
   validateKeyName,
+  validateSpendLimit,
 } from './records.ts';
-import { createKeyScript, rotateKeyScript } from './scripts.ts';
+import { createKeyScript, rotateKeyScript, setSpendLimitScript } from './scripts.ts';
 import {
   BRAND_PATTERN,
   currentKeyPattern,
@@ -47,6 +50,7 @@ interface InsertInput {
   secret: string;
   /** Only when the account has never had a key (ensureDefaultKey). */
   onlyIfFirst: boolean;
+  spendLimit?: unknown;
 }
 
 const keyNotFound = (keyId: string) => new ApiError('not_found', `No API key '${keyId}' in this account.`);
@@ -70,10 +74,13 @@ export class ApiKeys {
     this.pattern = currentKeyPattern(opts.brand);
   }
 
-  /** Generate New Key. The secret is returned once here and otherwise only by show(). */
+  /**
+   * Generate New Key. The secret is returned once here and otherwise only by show(). `spendLimit`
+   * (nano per UTC calendar month, null or absent = none) caps what calls made with it are charged.
+   */
   async create(
     accountId: string,
-    input: { name: string; createdBy?: string | null },
+    input: { name: string; createdBy?: string | null; spendLimit?: number | null },
   ): Promise<{ key: ApiKeyRecord; secret: string }> {
     const secret = generateSecret(this.brand);
     const key = await this.insert(accountId, {
@@ -81,8 +88,32 @@ export class ApiKeys {
       createdBy: input.createdBy ?? null,
       secret,
       onlyIfFirst: false,
+      spendLimit: input.spendLimit ?? null,
     });
     return { key: key!, secret };
+  }
+
+  /**
+   * Sets (nano per UTC calendar month) or removes (null) an active key's monthly spend limit. The
+   * month's earlier spend counts at once (every key's spend is kept, limited or not). Proxies drop
+   * their cached lookup of the key, so the next call sees the change; calls already running go on.
+   */
+  async setSpendLimit(accountId: string, keyId: string, spendLimit: number | null): Promise<ApiKeyRecord> {
+    const limit = validateSpendLimit(spendLimit);
+    const result = (await setSpendLimitScript.run(
+      this.redis,
+      [accountKeys(accountId).key(keyId)],
+      [limit === null ? '' : limit],
+    )) as [string, string?];
+    if (result[0] !== 'ok') throw keyNotFound(keyId);
+    if (result[1]) await this.redis.publish(channels.keyChanged, result[1]);
+    const key = await this.get(accountId, keyId);
+    return key!;
+  }
+
+  /** Each key's net spend in the UTC calendar month of `nowMs` (nano), for the keys table. */
+  monthSpend(accountId: string, keyIds: readonly string[], nowMs?: number): Promise<Map<string, number>> {
+    return keyMonthSpend(this.redis, accountId, keyIds, nowMs);
   }
 
   /** Registers a secret issued elsewhere (e.g. `sk-abc...` from another gateway) so it keeps working (KEY-9). */
@@ -185,9 +216,14 @@ export class ApiKeys {
     if (sep <= 0) return null;
     const accountId = ref.slice(0, sep);
     const keyId = ref.slice(sep + 1);
-    const [status, storedHash] = await this.redis.hmget(accountKeys(accountId).key(keyId), 'status', 'hash');
+    const [status, storedHash, spendLimit] = await this.redis.hmget(
+      accountKeys(accountId).key(keyId),
+      'status',
+      'hash',
+      'spendLimit',
+    );
     if (status !== 'active' || storedHash !== secretHash) return null;
-    return { accountId, keyId, secretHash };
+    return { accountId, keyId, secretHash, spendLimit: parseSpendLimit(spendLimit) };
   }
 
   private async claimLookup(hash: string, ref: string): Promise<void> {
@@ -199,6 +235,7 @@ export class ApiKeys {
   /** Returns null only when onlyIfFirst and the account already had a key. */
   private async insert(accountId: string, input: InsertInput): Promise<ApiKeyRecord | null> {
     const { name, nameKey } = validateKeyName(input.name);
+    const spendLimit = validateSpendLimit(input.spendLimit ?? null);
     const k = accountKeys(accountId);
     const keyId = newId('key');
     const hash = hashSecret(input.secret);
@@ -213,6 +250,7 @@ export class ApiKeys {
       last4: lastFour(input.secret),
       rotatedAt: null,
       deletedAt: null,
+      spendLimit,
     };
     const fields: Record<string, string> = {
       id: record.id,
@@ -227,6 +265,7 @@ export class ApiKeys {
       sealed: seal(this.kek, input.secret, sealAad(accountId, keyId)),
     };
     if (record.createdBy) fields.createdBy = record.createdBy;
+    if (spendLimit !== null) fields.spendLimit = String(spendLimit);
     await this.claimLookup(hash, `${accountId}:${keyId}`);
     let outcome: unknown;
     try {

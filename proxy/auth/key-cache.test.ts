@@ -8,6 +8,7 @@ const principal = (secret: string): Principal => ({
   secretHash: hashSecret(secret),
   currency: 'USD',
   grants: new Set(),
+  spendLimit: null,
 });
 
 function setup(valid: Set<string>, ttlMs = 1000) {
@@ -108,6 +109,23 @@ describe('KeyCache', () => {
     cache.clear();
     await cache.resolve('good');
     expect(lookups()).toBe(3);
+  });
+
+  it('a refreshed key (its spend limit changed) is looked up again and its in-flight requests go on', async () => {
+    const { cache, lookups } = setup(new Set(['good']));
+    const p = (await cache.resolve('good'))!;
+    const lease = cache.track(p.secretHash);
+    let died = false;
+    lease.onDead = () => {
+      died = true;
+    };
+    cache.refresh(p.secretHash);
+    expect(await cache.resolve('good')).toEqual(p);
+    expect(lookups()).toBe(2);
+    expect(died).toBe(false);
+    expect(lease.reason).toBeNull();
+    expect(cache.trackedCount()).toBe(1);
+    lease.untrack();
   });
 
   it('KEY-5 a lease calls its onDead once, aborts its signal, and untrack is idempotent', async () => {

@@ -3,7 +3,9 @@
 // Valid and invalid answers are both cached for `ttlMs`, so a brute force of wrong keys cannot
 // hammer Redis; invalid answers are capped in number so it cannot fill memory either.
 // Rotate and delete publish the dead secret's hash: `invalidate` drops it at once and aborts every
-// in-flight request (open streams included) that authenticated with it (SPEC KEY-5).
+// in-flight request (open streams included) that authenticated with it (SPEC KEY-5). A change of a
+// live key's settings (its spend limit) publishes its hash too, on another channel: `refresh` drops
+// the cached answer only, and the key's running requests go on.
 import { hashSecret } from '../../core/keys/index.ts';
 
 export interface Principal {
@@ -14,6 +16,11 @@ export interface Principal {
   currency: string | null;
   /** Lowercased ids of invite-only models granted to the account. */
   grants: ReadonlySet<string>;
+  /**
+   * The key's monthly spend limit (nano) or null. The scripts enforce it from Redis whatever this
+   * says; the proxy reads it to hold per call (reserve first) for a limited key.
+   */
+  spendLimit: number | null;
 }
 
 export type PrincipalLookup = (secret: string) => Promise<Principal | null>;
@@ -105,6 +112,16 @@ export class KeyCache {
     if (!leases) return;
     this.inFlight.delete(secretHash);
     for (const lease of leases) lease.kill(new KeyInvalidatedError());
+  }
+
+  /**
+   * The key with this secret hash changed (its spend limit) but still works: forget the cached
+   * answer so the next request reads it again; in-flight requests go on. Racing lookups are redone.
+   */
+  refresh(secretHash: string): void {
+    this.epoch++;
+    this.remove(secretHash);
+    this.pending.delete(secretHash);
   }
 
   /**

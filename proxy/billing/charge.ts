@@ -15,6 +15,10 @@
 //    - reserved alongside the engine call, when the balance is far above the hold: metering adds no
 //      round trip to the first byte. A short reserve cancels the engine call before anything
 //      reached the client and the call runs again as above, as a new engine attempt.
+//    A key with a monthly spend limit always reserves first: the reserve script checks the limit
+//    with the balance, atomically, and lowers the hold (so the allowance) to what the key may still
+//    spend; a lease carve or a reserve alongside would run before that check. When the key's limit,
+//    not the balance, refuses the call, the 429 names the limit (and no lease is reclaimed for it).
 //    A reserved hold is renewed while the call runs (HoldRenewer); a lease renews itself. Only a
 //    hold whose proxy died reaches its expiry, and the sweeper voids it in the ledger.
 // 3. settle(cost, counts, deliver) when the call's answer is complete: the settlement goes into the
@@ -24,8 +28,8 @@
 //    The true cost is charged: the hold first, any excess from the spare balance, and what cannot
 //    be collected is recorded beside it (short) and counted.
 // 4. release() when nothing billable happened: the hold goes back.
-import type { Metering, UsageRecord, Voided } from '../../core/billing/index.ts';
-import { insufficientQuota } from '../../core/errors.ts';
+import type { KeySpend, Metering, UsageRecord, Voided } from '../../core/billing/index.ts';
+import { insufficientQuota, keySpendLimitReached } from '../../core/errors.ts';
 import type { Principal } from '../auth/key-cache.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import type { BalanceView } from './balance-view.ts';
@@ -104,6 +108,8 @@ export class CallCharge {
   private state: 'open' | 'held' | 'done' = 'open';
   private leased = false;
   private held = 0;
+  /** The key's standing when its spend limit lowered or refused the last reserve, else null. */
+  private keyLimit: KeySpend | null = null;
 
   constructor(
     private readonly b: ChargeDeps,
@@ -211,6 +217,7 @@ export class CallCharge {
 
   private async holdAndRun<T>(h: HeldRun<T>): Promise<T> {
     const { quote } = this;
+    if (this.call.principal.spendLimit !== null) return this.runWith(await this.reserve(), h);
     if (this.b.leases?.tryCarve(this.accountId, quote.max)) {
       this.state = 'held';
       this.leased = true;
@@ -247,7 +254,11 @@ export class CallCharge {
 
   private runWith<T>(allowance: number, h: HeldRun<T>): Promise<T> {
     // A call that may generate output but is allowed none is not worth making (output is billed).
-    if (allowance === NOT_COVERED || (this.quote.full > 0 && allowance < 1)) throw insufficientQuota();
+    if (allowance === NOT_COVERED || (this.quote.full > 0 && allowance < 1)) {
+      throw this.keyLimit === null
+        ? insufficientQuota()
+        : keySpendLimitReached(this.keyLimit, this.call.principal.currency);
+    }
     this.allowance = allowance;
     return h.run(allowance, this.call.cancel);
   }
@@ -256,7 +267,9 @@ export class CallCharge {
   private async reserve(): Promise<number> {
     const { quote } = this;
     let r = await this.reserveOnce();
-    if ((!r.ok || r.held < quote.max) && this.b.reclaim !== null) {
+    // Leases hold the account's money, not the key's: when the key's limit is what fell short,
+    // reclaiming them cannot help.
+    if ((!r.ok || r.held < quote.max) && r.keyLimit === null && this.b.reclaim !== null) {
       // Near the limit: leases (this replica's and the others') may sit on money the balance has.
       // They give it back first, so a lease never lowers max_tokens or refuses a call it covers.
       if (r.ok) await this.dropHold();
@@ -264,6 +277,7 @@ export class CallCharge {
       r = await this.reserveOnce();
     }
     this.b.balances.set(this.accountId, r.available);
+    this.keyLimit = r.keyLimit;
     if (!r.ok) return NOT_COVERED;
     return r.held >= quote.max ? quote.full : quote.allowance(r.held);
   }
@@ -276,6 +290,8 @@ export class CallCharge {
         min: this.quote.min,
         max: this.quote.max,
         ttlMs: this.b.holdTtlMs,
+        // Always named, so the key's limit binds even if this replica's cached principal is stale.
+        keyId: this.call.principal.keyId,
       });
       this.b.observeVoids(r.voided);
       if (r.ok && this.state === 'done') {
@@ -283,7 +299,7 @@ export class CallCharge {
         this.b.metering
           .release(this.accountId, this.call.requestId)
           .catch((err) => this.b.onError(err, 'release'));
-        return { ok: false as const, available: r.available, voided: r.voided };
+        return { ok: false as const, available: r.available, voided: r.voided, keyLimit: null };
       }
       if (r.ok) {
         this.state = 'held';

@@ -5,7 +5,7 @@
 // VIDEO_CLAIM_MS ahead and names its claimant, so one replica polls a job at a time and a dead
 // replica's jobs come due again.
 import type { Redis } from 'ioredis';
-import { Metering, videoCost } from '../../core/billing/index.ts';
+import { type KeySpend, Metering, videoCost } from '../../core/billing/index.ts';
 import type { VideoPrice } from '../../core/catalogue/index.ts';
 import { accountKeys, globalKeys } from '../../core/keyspace.ts';
 import { LuaScript } from '../../core/lua.ts';
@@ -68,8 +68,9 @@ export class VideoJobs {
   }
 
   /**
-   * Charges `seconds × price` and records the job at once; false when the balance cannot cover
-   * it (no job). The job is filed for polling first, so no job exists that no poller can find.
+   * Charges `seconds × price` and records the job at once; false when the balance, or the key's
+   * monthly spend limit (then `keyLimit` says where the key stands), cannot cover it (no job). The
+   * job is filed for polling first, so no job exists that no poller can find.
    */
   async create(j: {
     accountId: string;
@@ -82,7 +83,7 @@ export class VideoJobs {
     size: string;
     prompt: string;
     inputRef: string;
-  }): Promise<{ ok: boolean; job: JobRecord }> {
+  }): Promise<{ ok: boolean; job: JobRecord; keyLimit: KeySpend | null }> {
     const cost = videoCost(j.price, j.seconds);
     const m = member(j.accountId, j.id);
     // Filed a little ahead: a poller that found no job yet would take it for a refused one and
@@ -119,7 +120,7 @@ export class VideoJobs {
     });
     if (r.ok) await this.redis.zadd(globalKeys.videosActive, 'XX', Date.now(), m);
     else await this.redis.zrem(globalKeys.videosActive, m);
-    return { ok: r.ok, job };
+    return { ok: r.ok, job, keyLimit: r.keyLimit };
   }
 
   async get(accountId: string, id: string): Promise<JobRecord | null> {

@@ -8,7 +8,7 @@ import { extname } from 'node:path';
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
-import { ApiError, insufficientQuota, invalidRequest } from '../../core/errors.ts';
+import { ApiError, insufficientQuota, invalidRequest, keySpendLimitReached } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { ProxyContext } from '../context.ts';
 import { type JobRecord, VideoJobs, videoView } from '../media/video-jobs.ts';
@@ -214,7 +214,7 @@ async function createVideo(ctx: ProxyContext, jobs: VideoJobs, request: FastifyR
     const seconds = Number(parsed.data.seconds ?? '4');
     if (!(seconds > 0 && seconds <= 120))
       throw invalidRequest('seconds must be more than 0 and at most 120.', 'seconds');
-    const { ok, job } = await jobs.create({
+    const { ok, job, keyLimit } = await jobs.create({
       accountId: request.principal.accountId,
       keyId: request.principal.keyId,
       requestId: request.id,
@@ -226,7 +226,10 @@ async function createVideo(ctx: ProxyContext, jobs: VideoJobs, request: FastifyR
       prompt: parsed.data.prompt,
       inputRef,
     });
-    if (!ok) throw insufficientQuota();
+    if (!ok)
+      throw keyLimit === null
+        ? insufficientQuota()
+        : keySpendLimitReached(keyLimit, request.principal.currency);
     ctx.metrics.videoSeconds.inc({ model: entry.id }, seconds);
     return videoView(job);
   } catch (err) {

@@ -1,14 +1,18 @@
 -- charge: reserve and settle at once (video is charged when the job is created). Refused when
--- the available balance is below the cost; a refusal is not recorded, so a retry after a
--- top-up can succeed.
--- With KEYS[6] and KEYS[7] it also records what was bought, in the same step: a video job's hash
--- (field/value pairs from ARGV[17]) and its place in the account's list (ARGV[16] its id, scored
+-- the available balance is below the cost, or when the key has a monthly spend limit and what it
+-- may still spend this month (limit − spent − its open holds) is below the cost; a refusal is not
+-- recorded, so a retry after a top-up (or a raised limit) can succeed. The charge counts toward
+-- the key's spend of the month.
+-- With KEYS[8] and KEYS[9] it also records what was bought, in the same step: a video job's hash
+-- (field/value pairs from ARGV[18]) and its place in the account's list (ARGV[17] its id, scored
 -- by nowMs), so a job exists exactly when its charge does.
--- KEYS: account, done(charge:<id>), usage, rollup(hour), rollupHours[, record hash, record index]
--- ARGV: chargeId, cost, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6])
---       [, record id, field, value, ...]
--- Returns {ok(0|1), charged, balance, duplicate(0|1)}.
-local account, done = KEYS[1], KEYS[2]
+-- KEYS: account, done(charge:<id>), usage, rollup(hour), rollupHours, keySpend, key record
+--       [, record hash, record index]
+-- ARGV: chargeId, cost, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6]),
+--       month (YYYYMM of nowMs) [, record id, field, value, ...]
+-- Returns {1, charged, balance, duplicate(0|1)}, {0, 0, balance, 0} (the balance) or
+-- {2, 0, balance, 0, limit, spent, keyHeld} (the key's spend limit).
+local account, done, keyspend = KEYS[1], KEYS[2], KEYS[6]
 local cost = tonumber(ARGV[2])
 
 local prev_charged, prev_balance = read_done(done)
@@ -17,17 +21,22 @@ if prev_charged then return { 1, prev_charged, prev_balance, 1 } end
 local totals = redis.call('HMGET', account, 'balance', 'held')
 local balance, held = num(totals[1]), num(totals[2])
 if balance - held < cost then return { 0, 0, balance, 0 } end
+local u = read_usage(6)
+if u.key ~= '' then
+  local room, limit, spent, key_held = key_room(KEYS[7], keyspend, u.key, ARGV[16])
+  if room and room < cost then return { 2, 0, balance, 0, limit, spent, key_held } end
+end
 balance = redis.call('HINCRBY', account, 'balance', int(-cost))
 
-local u = read_usage(6)
 append_entry(KEYS[3], usage_fields(u, {
   't', 'charge', 'op', 'charge:' .. ARGV[1], 'amt', int(cost), 'cost', ARGV[2],
   'bal', int(balance), 'ts', ARGV[3],
 }))
 add_rollup(KEYS[4], KEYS[5], ARGV[4], u, charge_metrics(u, cost))
+add_spent(keyspend, u.key, ARGV[16], cost)
 write_done(done, cost, balance, ARGV[5])
-if KEYS[6] then
-  redis.call('HSET', KEYS[6], unpack(ARGV, 17))
-  redis.call('ZADD', KEYS[7], ARGV[3], ARGV[16])
+if KEYS[8] then
+  redis.call('HSET', KEYS[8], unpack(ARGV, 18))
+  redis.call('ZADD', KEYS[9], ARGV[3], ARGV[17])
 end
 return { 1, cost, balance, 0 }

@@ -112,16 +112,53 @@ local function is_lease(id)
   return string.sub(id, 1, #LEASE_PREFIX) == LEASE_PREFIX
 end
 
+-- Per-key spend (keyspace.ts keySpend, one hash per account). `month` is YYYYMM of the report
+-- clock the caller passes (the clock of the rollups), so a key's month spend equals its rollups'
+-- net cost over that month. A call without a key ('') is counted nowhere.
+local function add_spent(keyspend, key, month, amount)
+  if key ~= '' and amount ~= 0 then
+    redis.call('HINCRBY', keyspend, 'spent:' .. key .. ':' .. month, int(amount))
+  end
+end
+
+-- What a key may still spend this month, or nil when it has no spend limit: its limit − what it
+-- spent this month − what its open holds hold. Also returns the three, for the refusal's message.
+-- A key record that does not exist (a call without a key) has no limit.
+local function key_room(keyrec, keyspend, key, month)
+  local limit = redis.call('HGET', keyrec, 'spendLimit')
+  if not limit then return nil end
+  local s = redis.call('HMGET', keyspend, 'spent:' .. key .. ':' .. month, 'held:' .. key)
+  local spent, held = num(s[1]), num(s[2])
+  limit = tonumber(limit)
+  return limit - spent - held, limit, spent, held
+end
+
+-- Hold `id` (of `amount`) is settled, released or voided: if it belonged to a key with a limit,
+-- its share comes off that key's `held` (a field at 0 is dropped, so the hash keeps only live ones).
+local function drop_key_hold(keyspend, id, amount)
+  local f = 'h:' .. id
+  local key = redis.call('HGET', keyspend, f)
+  if not key then return end
+  redis.call('HDEL', keyspend, f)
+  if amount > 0 then
+    local hf = 'held:' .. key
+    if redis.call('HINCRBY', keyspend, hf, int(-amount)) == 0 then redis.call('HDEL', keyspend, hf) end
+  end
+end
+
 -- Voids hold `id`: its owner stopped renewing it (the proxy crashed, or was cut off from Redis for
--- longer than the hold's ttl). Its money goes back to the available balance, and the ledger says
--- so in an entry of its own, with the reason: a void is never a silent "free". Returns the amount.
-local function void_hold(account, holds, expiry, stream, id, now)
+-- longer than the hold's ttl). Its money goes back to the available balance (and to its key's
+-- room under a spend limit), and the ledger says so in an entry of its own, with the reason: a
+-- void is never a silent "free". Returns the amount.
+local function void_hold(account, holds, expiry, stream, keyspend, id, now)
   local amount = num(redis.call('HGET', holds, id))
   redis.call('HDEL', holds, id)
   redis.call('ZREM', expiry, id)
   if amount > 0 then redis.call('HINCRBY', account, 'held', int(-amount)) end
-  local balance = num(redis.call('HGET', account, 'balance'))
   local lease = is_lease(id)
+  -- A lease is never a limited key's hold (the proxy reserves per call for those).
+  if not lease then drop_key_hold(keyspend, id, amount) end
+  local balance = num(redis.call('HGET', account, 'balance'))
   append_entry(stream, {
     't', 'void', 'op', 'void:' .. id, 'amt', int(amount), 'bal', int(balance), 'ts', int(now),
     'reason', lease and 'lease_expired' or 'hold_expired', lease and 'lease' or 'req', id,
@@ -131,11 +168,11 @@ end
 
 -- Voids up to `limit` holds of one account whose expiry has passed. Returns how many calls' holds
 -- and how many leases.
-local function void_expired(account, holds, expiry, stream, now, limit)
+local function void_expired(account, holds, expiry, stream, keyspend, now, limit)
   local ids = redis.call('ZRANGEBYSCORE', expiry, '-inf', now, 'LIMIT', 0, limit)
   local leases = 0
   for _, id in ipairs(ids) do
-    void_hold(account, holds, expiry, stream, id, now)
+    void_hold(account, holds, expiry, stream, keyspend, id, now)
     if is_lease(id) then leases = leases + 1 end
   end
   return #ids - leases, leases

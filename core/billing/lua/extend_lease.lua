@@ -4,7 +4,7 @@
 -- balance, and never past 1/den of what the account has outside other holds, so other replicas can
 -- still reserve; growth below `min` is not worth having and is skipped. The ttl (Redis time) is
 -- refreshed either way.
--- KEYS: account, holds, holdExpiry, usage
+-- KEYS: account, holds, holdExpiry, usage, keySpend (a void on the way frees a limited key's hold)
 -- ARGV: leaseId, add, den, min, ttlMs, sweepLimit
 -- Returns {leaseHeld, grown, availableAfter, voidedHolds, voidedLeases}.
 local account, holds, expiry = KEYS[1], KEYS[2], KEYS[3]
@@ -12,7 +12,7 @@ local lease_id = ARGV[1]
 local add, den, min = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
 
-local vh, vl = void_expired(account, holds, expiry, KEYS[4], now, tonumber(ARGV[6]))
+local vh, vl = void_expired(account, holds, expiry, KEYS[4], KEYS[5], now, tonumber(ARGV[6]))
 
 local totals = redis.call('HMGET', account, 'balance', 'held')
 local balance, held = num(totals[1]), num(totals[2])

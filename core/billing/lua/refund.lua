@@ -1,9 +1,12 @@
 -- refund: give back part or all of one charge (a failed video job), exactly once per refundId. The
 -- refund names the charge it refunds (`of`, the charge's op id: charge:<id> or settle:<holdId>) and
 -- all refunds of one charge together never exceed what it charged. It is an audit entry of its own
--- and lowers the hour's net cost in the rollups of the key and model.
--- KEYS: account, done(refund:<id>), usage, rollup(hour), rollupHours, done(<of>), refunded(<of>)
--- ARGV: refundId, amount, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6]), of
+-- and lowers the hour's net cost in the rollups of the key and model, and the key's spend of the
+-- month the refund is made in (as the rollups do: a month's spend is its rollups' net cost).
+-- KEYS: account, done(refund:<id>), usage, rollup(hour), rollupHours, done(<of>), refunded(<of>),
+--       keySpend
+-- ARGV: refundId, amount, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6]), of,
+--       month (YYYYMM of nowMs)
 -- Returns {refunded, balance, duplicate(0|1)}.
 local account, done = KEYS[1], KEYS[2]
 local amount = tonumber(ARGV[2])
@@ -26,6 +29,7 @@ append_entry(KEYS[3], usage_fields(u, {
   'ts', ARGV[3],
 }))
 add_rollup(KEYS[4], KEYS[5], ARGV[4], u, { 'cost', int(-amount), 'refund', ARGV[2] })
+add_spent(KEYS[8], u.key, ARGV[17], -amount)
 redis.call('SET', KEYS[7], int(already + amount), 'PX', ARGV[5])
 write_done(done, amount, balance, ARGV[5])
 return { amount, balance, 0 }

@@ -1,31 +1,55 @@
 -- reserve: hold up to `max` (at least `min`) of the available balance until settle or release. The
 -- owner renews the hold while its call runs (renew.lua); only a hold whose owner stopped renewing it
 -- reaches its expiry and is voided.
--- KEYS: account, holds, holdExpiry, done(settle:<holdId>), usage
--- ARGV: holdId, min, max, ttlMs, sweepLimit
--- Returns {1, held, availableAfter, voidedHolds, voidedLeases} or {0, available, voidedHolds,
--- voidedLeases}.
-local account, holds, expiry, done = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local hold_id = ARGV[1]
+-- A key with a monthly spend limit (its record's `spendLimit`) is held to it in the same step: the
+-- hold is also at most what the key may still spend this month (limit − spent − its open holds),
+-- refused with its own answer when that is below `min`, so the proxy can say it was the key's
+-- limit and not the balance; the hold is then filed as the key's (keySpend `h:`/`held:`).
+-- KEYS: account, holds, holdExpiry, done(settle:<holdId>), usage, keySpend, key record
+-- ARGV: holdId, min, max, ttlMs, sweepLimit, keyId ('' for none), month (YYYYMM)
+-- Returns {1, held, availableAfter, voidedHolds, voidedLeases, keyBound(0|1), limit, spent, keyHeld}
+-- (keyBound: the key's limit lowered the hold; the last three are the key's, 0 without a limit),
+-- {0, available, voidedHolds, voidedLeases} (the balance), or
+-- {2, available, voidedHolds, voidedLeases, limit, spent, keyHeld} (the key's spend limit).
+local account, holds, expiry, done, keyspend = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
+local hold_id, key = ARGV[1], ARGV[6]
 local min, max = tonumber(ARGV[2]), tonumber(ARGV[3])
 local now = now_ms()
 
 -- Expired holds are voided here too, so a crashed proxy's hold never blocks an account that the
 -- sweeper has not reached yet.
-local vh, vl = void_expired(account, holds, expiry, KEYS[5], now, tonumber(ARGV[5]))
+local vh, vl = void_expired(account, holds, expiry, KEYS[5], keyspend, now, tonumber(ARGV[5]))
 
 local totals = redis.call('HMGET', account, 'balance', 'held')
 local balance, held = num(totals[1]), num(totals[2])
 
 -- A retried reserve returns the hold it already made instead of holding twice.
 local existing = redis.call('HGET', holds, hold_id)
-if existing then return { 1, tonumber(existing), balance - held, vh, vl } end
+if existing then return { 1, tonumber(existing), balance - held, vh, vl, 0, 0, 0, 0 } end
 if redis.call('EXISTS', done) == 1 then return redis.error_reply('MP_HOLD_SETTLED') end
 
 local available = balance - held
 if available < min then return { 0, available, vh, vl } end
 local amount = math.min(max, available)
+
+local room, limit, spent, key_held = nil, 0, 0, 0
+if key ~= '' then room, limit, spent, key_held = key_room(KEYS[7], keyspend, key, ARGV[7]) end
+local bound = 0
+if room then
+  if room < min then return { 2, available, vh, vl, limit, spent, key_held } end
+  if room < amount then
+    amount = room
+    bound = 1
+  end
+  if amount > 0 then
+    redis.call('HSET', keyspend, 'h:' .. hold_id, key)
+    redis.call('HINCRBY', keyspend, 'held:' .. key, int(amount))
+  end
+else
+  limit, spent, key_held = 0, 0, 0
+end
+
 redis.call('HSET', holds, hold_id, int(amount))
 redis.call('ZADD', expiry, now + tonumber(ARGV[4]), hold_id)
 redis.call('HINCRBY', account, 'held', int(amount))
-return { 1, amount, available - amount, vh, vl }
+return { 1, amount, available - amount, vh, vl, bound, limit, spent, key_held }

@@ -2,8 +2,11 @@
 -- hourly rollups, all at once, exactly once per holdId. The hold covers first; a cost above it (the
 -- hold was an estimate) or a hold that is gone (voided before the settle arrived) is charged from
 -- the spare balance, never below what stays held; what cannot be collected is recorded as `short`.
--- KEYS: account, holds, holdExpiry, done(settle:<holdId>), usage, rollup(hour), rollupHours
--- ARGV: holdId, cost, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6])
+-- What was charged counts toward the key's spend of the month (keySpend `spent:`), and a hold of a
+-- key with a spend limit stops counting against it (`held:`).
+-- KEYS: account, holds, holdExpiry, done(settle:<holdId>), usage, rollup(hour), rollupHours, keySpend
+-- ARGV: holdId, cost, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6]),
+--       month (YYYYMM of nowMs)
 -- Returns {charged, balance, duplicate(0|1), short}.
 local account, holds, expiry, done = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local hold_id, cost = ARGV[1], tonumber(ARGV[2])
@@ -20,10 +23,12 @@ if hold then
   redis.call('HDEL', holds, hold_id)
   redis.call('ZREM', expiry, hold_id)
   if held > 0 then redis.call('HINCRBY', account, 'held', int(-held)) end
+  drop_key_hold(KEYS[8], hold_id, held)
 end
 balance = redis.call('HINCRBY', account, 'balance', int(-charged))
 
 local u = read_usage(6)
+add_spent(KEYS[8], u.key, ARGV[16], charged)
 append_entry(KEYS[5], usage_fields(u, {
   't', 'charge', 'op', 'settle:' .. hold_id, 'amt', int(charged), 'cost', ARGV[2],
   'short', short > 0 and int(short) or '', 'held', int(held), 'src', hold and 'hold' or 'none',

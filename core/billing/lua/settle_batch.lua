@@ -13,9 +13,12 @@
 -- its ttl refreshed (Redis time).
 -- The batch's rollup increments are summed per field first and written once per field (a batch
 -- is mostly one key and model): one HINCRBY per record and metric was most of the script's time.
+-- Each key's spend of the month (keySpend `spent:`) is summed the same way: one HINCRBY per key in
+-- the batch. A leased call is never a limited key's (the proxy reserves per call for those), so
+-- no record has a key hold (`h:`) to drop.
 -- KEYS: account, holds, holdExpiry, usage, rollup(hour), rollupHours,
---       done(settle-batch:<leaseId>:<batchId>)
--- ARGV: leaseId, nowMs, hourStartMs, doneTtlMs, ttlMs, n,
+--       done(settle-batch:<leaseId>:<batchId>), keySpend
+-- ARGV: leaseId, nowMs, hourStartMs, doneTtlMs, ttlMs, n, month (YYYYMM of nowMs),
 --       then per record: holdId, cost, carved, usage block (10 values)
 -- Returns {leaseHeldAfter, balanceAfter, duplicate, charged_1, short_1, ..., charged_n, short_n}.
 local account, holds, expiry = KEYS[1], KEYS[2], KEYS[3]
@@ -39,6 +42,7 @@ end
 local out = { 0, 0, 0 }
 local total, from_lease_total = 0, 0
 local rollup, fields = {}, {}
+local spent, spent_keys = {}, {}
 local src = lease_raw and 'lease' or 'none'
 
 -- Per record this script is the hot path of every leased request, so it builds the entry's XADD
@@ -63,19 +67,21 @@ local function rollup_names(key, model)
   return names
 end
 
-local function add_to_rollup(f, v)
-  local cur = rollup[f]
+-- Adds v to sums[f], listing f in `order` the first time: the batch's increments (rollup fields,
+-- keys' spend) are summed here and each written once after the loop.
+local function add_to(sums, order, f, v)
+  local cur = sums[f]
   if cur == nil then
-    fields[#fields + 1] = f
-    rollup[f] = v
+    order[#order + 1] = f
+    sums[f] = v
   else
-    rollup[f] = cur + v
+    sums[f] = cur + v
   end
 end
 
 local charges = {}
 for i = 1, n do
-  local base = 7 + (i - 1) * RECORD
+  local base = 8 + (i - 1) * RECORD
   local hold_id, cost_s, carved_s = ARGV[base], ARGV[base + 1], ARGV[base + 2]
   local cost = tonumber(cost_s)
   local covered = math.min(tonumber(carved_s), lease)
@@ -110,12 +116,15 @@ for i = 1, n do
   end
   redis.call('XADD', unpack(args))
   local names = rollup_names(ARGV[u], ARGV[u + 1])
-  add_to_rollup(names.req, 1)
+  add_to(rollup, fields, names.req, 1)
   for j = 1, #ROLLUP_USAGE, 2 do
     local v = ARGV[u + ROLLUP_USAGE[j + 1]]
-    if v ~= '' and v ~= '0' then add_to_rollup(names[ROLLUP_USAGE[j]], tonumber(v)) end
+    if v ~= '' and v ~= '0' then add_to(rollup, fields, names[ROLLUP_USAGE[j]], tonumber(v)) end
   end
-  if charged ~= 0 then add_to_rollup(names.cost, charged) end
+  if charged ~= 0 then
+    add_to(rollup, fields, names.cost, charged)
+    if ARGV[u] ~= '' then add_to(spent, spent_keys, ARGV[u], charged) end
+  end
   out[#out + 1] = charged
   out[#out + 1] = short
   charges[i] = amt
@@ -123,6 +132,7 @@ end
 redis.call('SET', KEYS[7], table.concat(charges, ','), 'PX', ARGV[4])
 for _, f in ipairs(fields) do redis.call('HINCRBY', KEYS[5], f, int(rollup[f])) end
 if #fields > 0 then redis.call('ZADD', KEYS[6], ARGV[3], ARGV[3]) end
+for _, key in ipairs(spent_keys) do add_spent(KEYS[8], key, ARGV[7], spent[key]) end
 if total > 0 then redis.call('HINCRBY', account, 'balance', int(-total)) end
 if from_lease_total > 0 then
   redis.call('HINCRBY', account, 'held', int(-from_lease_total))
