@@ -7,10 +7,11 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Accounts } from '../core/accounts.ts';
-import { Metering } from '../core/billing/index.ts';
+import { Metering, ServiceLedger } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
 import { ApiKeys } from '../core/keys/index.ts';
+import { createPayments } from '../core/payments/index.ts';
 import { Users } from '../core/users.ts';
 // The proxy's generic plugins: request ids, one error catalogue rendering, JSON bodies, zod schemas.
 import { errorsPlugin } from '../proxy/plugins/errors.ts';
@@ -19,8 +20,11 @@ import { genRequestId, requestIdPlugin } from '../proxy/plugins/request-id.ts';
 import { applyZodSchemas } from '../proxy/schemas/validation.ts';
 import { sessionPlugin } from './plugins/session.ts';
 import { accountRoutes } from './routes/account.ts';
+import { billingRoutes } from './routes/billing.ts';
 import { keysRoutes } from './routes/keys.ts';
+import { ledgerApiRoutes } from './routes/ledger-api.ts';
 import { sessionRoutes } from './routes/session.ts';
+import { stripeWebhookRoutes } from './routes/stripe-webhook.ts';
 import { Sessions } from './sessions.ts';
 import { SignInThrottle } from './throttle.ts';
 
@@ -37,7 +41,12 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   const app = Fastify({
     logger: deps.logger ?? {
       level: config.LOG_LEVEL,
-      redact: ['req.headers.cookie', 'req.headers["x-csrf-token"]'],
+      redact: [
+        'req.headers.cookie',
+        'req.headers["x-csrf-token"]',
+        'req.headers.authorization',
+        'req.headers["stripe-signature"]',
+      ],
     },
     genReqId: genRequestId,
     requestIdHeader: false,
@@ -46,6 +55,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   });
   applyZodSchemas(app);
   const sessions = new Sessions(redis, config.CONSOLE_SESSION_TTL_MS);
+  const payments = createPayments(config, redis);
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin);
   await app.register(jsonBodyPlugin, { maxDepth: config.PROXY_JSON_MAX_DEPTH });
@@ -72,9 +82,18 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
         metering: new Metering(redis),
         catalogue: new CatalogueStore(redis),
       });
+      await api.register(billingRoutes, { redis, accounts: new Accounts(redis), payments, config });
     },
     { prefix: '/api' },
   );
+  if (payments.stripe) await app.register(stripeWebhookRoutes, { stripe: payments.stripe });
+  await app.register(ledgerApiRoutes, {
+    prefix: '/ledger/v1',
+    token: config.CONSOLE_SERVICE_TOKEN,
+    accounts: new Accounts(redis),
+    metering: payments.metering,
+    ledger: new ServiceLedger(redis, payments.metering),
+  });
   app.get('/healthz', async () => ({ status: 'ok' }));
   await serveWebApp(app, deps.webDir ?? fileURLToPath(new URL('./web/dist/', import.meta.url)));
   return app;
