@@ -24,6 +24,7 @@ test-deps: $(NPM_STAMP)
 	@test/k8s/build-kube-apiserver.sh >/dev/null
 	@test/s3/build-s3-server.sh >/dev/null
 	@test/s3/build-minio.sh >/dev/null
+	@test/stripe/build-stripe-mock.sh >/dev/null
 
 dev: deps console-web
 	npx tsx cli/dev.ts

@@ -6,6 +6,7 @@ import { accountCommands } from './commands/accounts.ts';
 import { keyCommands } from './commands/keys.ts';
 import { ledgerCommands } from './commands/ledger.ts';
 import { modelCommands } from './commands/models.ts';
+import { topUpCommands } from './commands/topups.ts';
 import type { Command } from './commands/types.ts';
 import { usageCommands } from './commands/usage.ts';
 import { userCommands } from './commands/users.ts';
@@ -18,6 +19,7 @@ export const commands: Command[] = [
   ...userCommands,
   ...usageCommands,
   ...ledgerCommands,
+  ...topUpCommands,
 ];
 
 export function help(): string {

@@ -5,10 +5,11 @@ import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Accounts } from '../core/accounts.ts';
-import { Metering } from '../core/billing/index.ts';
+import { Metering, ServiceLedger } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
 import { ApiKeys } from '../core/keys/index.ts';
+import { createPayments } from '../core/payments/index.ts';
 import { Team } from '../core/team.ts';
 import { Users } from '../core/users.ts';
 // The proxy's generic plugins: request ids, one error catalogue rendering, JSON bodies, zod schemas.
@@ -18,11 +19,14 @@ import { genRequestId, requestIdPlugin } from '../proxy/plugins/request-id.ts';
 import { applyZodSchemas } from '../proxy/schemas/validation.ts';
 import { sessionPlugin } from './plugins/session.ts';
 import { accountRoutes } from './routes/account.ts';
+import { billingRoutes } from './routes/billing.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { keysRoutes } from './routes/keys.ts';
+import { ledgerApiRoutes } from './routes/ledger-api.ts';
 import { pageRoutes } from './routes/pages.ts';
 import { profileRoutes } from './routes/profile.ts';
 import { meView, sessionRoutes } from './routes/session.ts';
+import { stripeWebhookRoutes } from './routes/stripe-webhook.ts';
 import { teamRoutes } from './routes/team.ts';
 import { Sessions } from './sessions.ts';
 import { SignInThrottle } from './throttle.ts';
@@ -51,7 +55,12 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   const app = Fastify({
     logger: deps.logger ?? {
       level: config.LOG_LEVEL,
-      redact: ['req.headers.cookie', 'req.headers["x-csrf-token"]'],
+      redact: [
+        'req.headers.cookie',
+        'req.headers["x-csrf-token"]',
+        'req.headers.authorization',
+        'req.headers["stripe-signature"]',
+      ],
     },
     genReqId: genRequestId,
     requestIdHeader: false,
@@ -76,6 +85,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     config.CONSOLE_SIGNIN_FAILURES_PER_EMAIL,
     config.CONSOLE_SIGNIN_FAILURES_PER_ADDRESS,
   );
+  const payments = createPayments(config, redis);
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin);
   await app.register(jsonBodyPlugin, { maxDepth: config.PROXY_JSON_MAX_DEPTH });
@@ -97,9 +107,18 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       });
       await api.register(profileRoutes, { accounts, users });
       await api.register(teamRoutes, { config, team, users });
+      await api.register(billingRoutes, { redis, accounts, payments, config });
     },
     { prefix: '/api' },
   );
+  if (payments.stripe) await app.register(stripeWebhookRoutes, { stripe: payments.stripe });
+  await app.register(ledgerApiRoutes, {
+    prefix: '/ledger/v1',
+    token: config.CONSOLE_SERVICE_TOKEN,
+    accounts,
+    metering: payments.metering,
+    ledger: new ServiceLedger(redis, payments.metering),
+  });
   app.get('/healthz', async () => ({ status: 'ok' }));
   await app.register(pageRoutes, {
     webDir: deps.webDir ?? fileURLToPath(new URL('./web/dist/', import.meta.url)),

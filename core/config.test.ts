@@ -33,3 +33,54 @@ describe('configuration: media storage', () => {
     expect(loadConfig({ ...KEK, S3_FORCE_PATH_STYLE: '1' }).S3_FORCE_PATH_STYLE).toBe(true);
   });
 });
+
+describe('configuration: billing', () => {
+  it('defaults to approval top-ups, no service ledger API, the console on localhost', () => {
+    const c = loadConfig(KEK);
+    expect(c.CONSOLE_PAYMENT_PROVIDERS).toEqual(['approval']);
+    expect(c.CONSOLE_SERVICE_TOKEN).toBeUndefined();
+    expect(c.CONSOLE_PUBLIC_URL).toBe('http://localhost:3000');
+    expect([c.CONSOLE_TOPUP_MIN, c.CONSOLE_TOPUP_MAX]).toEqual(['5', '10000']);
+  });
+
+  it('takes Stripe with both of its keys; the public URL loses a trailing slash', () => {
+    const c = loadConfig({
+      ...KEK,
+      CONSOLE_PAYMENT_PROVIDERS: 'stripe, approval,stripe',
+      STRIPE_SECRET_KEY: 'sk_test_x',
+      STRIPE_WEBHOOK_SECRET: 'whsec_x',
+      CONSOLE_PUBLIC_URL: 'https://console.example.com/',
+    });
+    expect(c.CONSOLE_PAYMENT_PROVIDERS).toEqual(['stripe', 'approval']);
+    expect(c.CONSOLE_PUBLIC_URL).toBe('https://console.example.com');
+  });
+
+  it.each([
+    [
+      'stripe without its secret key',
+      { CONSOLE_PAYMENT_PROVIDERS: 'stripe', STRIPE_WEBHOOK_SECRET: 'whsec_x' },
+      /STRIPE_SECRET_KEY: required when CONSOLE_PAYMENT_PROVIDERS includes stripe/,
+    ],
+    [
+      'stripe without its webhook secret',
+      { CONSOLE_PAYMENT_PROVIDERS: 'stripe', STRIPE_SECRET_KEY: 'sk_test_x' },
+      /STRIPE_WEBHOOK_SECRET: required/,
+    ],
+    ['a publishable key for the secret one', { STRIPE_SECRET_KEY: 'pk_test_x' }, /STRIPE_SECRET_KEY/],
+    ['an unknown provider', { CONSOLE_PAYMENT_PROVIDERS: 'paypal' }, /CONSOLE_PAYMENT_PROVIDERS/],
+    [
+      'no provider at all',
+      { CONSOLE_PAYMENT_PROVIDERS: ' , ' },
+      /CONSOLE_PAYMENT_PROVIDERS: name at least one/,
+    ],
+    ['a short service token', { CONSOLE_SERVICE_TOKEN: 'secret' }, /CONSOLE_SERVICE_TOKEN: at least 32/],
+    [
+      'a minimum above the maximum',
+      { CONSOLE_TOPUP_MIN: '50', CONSOLE_TOPUP_MAX: '10' },
+      /CONSOLE_TOPUP_MAX: must not be below/,
+    ],
+    ['a Stripe API URL that is not http(s)', { STRIPE_API_URL: 'localhost:12111' }, /STRIPE_API_URL/],
+  ])('refuses %s, naming the variable', (_, env, message) => {
+    expect(() => loadConfig({ ...KEK, ...env })).toThrow(message);
+  });
+});

@@ -1,6 +1,7 @@
 // Typed configuration, parsed once from the environment at start-up. Every variable is listed in
 // README.md "Configuration". A bad value stops the process with a message naming the variable.
 import { z } from 'zod';
+import { parseDecimalToNano } from './money.ts';
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 const csv = z
@@ -121,8 +122,6 @@ const schema = z.object({
   CONSOLE_HOST: z.string().default('0.0.0.0'),
   CONSOLE_PORT: port(3000),
   CONSOLE_API_BASE_URL: z.string().url().default('http://localhost:8080/v1'),
-  /** The console's own public address: invitation links and payment return pages point here. */
-  CONSOLE_PUBLIC_URL: z.string().url().default('http://localhost:3000'),
   /** A session lasts this long from sign-in (revocable at any time: sign-out, or deleting it in Redis). */
   CONSOLE_SESSION_TTL_MS: z.coerce
     .number()
@@ -137,6 +136,60 @@ const schema = z.object({
   /** Failed sign-ins allowed per email, and per client address, in 15 minutes. */
   CONSOLE_SIGNIN_FAILURES_PER_EMAIL: z.coerce.number().int().min(1).default(5),
   CONSOLE_SIGNIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
+  // Billing (console/routes/billing.ts, core/payments): top-ups and the service ledger API.
+  /**
+   * The console's address as browsers reach it: invitation links point here, and Stripe Checkout
+   * sends the payer back to `<it>/billing`.
+   */
+  CONSOLE_PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: 'an http(s) URL such as https://console.example.com' })
+    .default('http://localhost:3000')
+    .transform((u) => u.replace(/\/+$/, '')),
+  /** How accounts top up: `approval` (an operator approves with the CLI), `stripe` (Checkout), or both. */
+  CONSOLE_PAYMENT_PROVIDERS: z
+    .string()
+    .default('approval')
+    .transform((s) => [
+      ...new Set(
+        s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+      ),
+    ])
+    .pipe(z.array(z.enum(['stripe', 'approval'])).min(1, 'name at least one of stripe, approval')),
+  /** Stripe's secret (or restricted) API key; required when the providers include stripe. */
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_\S+$/, 'a secret key (sk_...) or restricted key (rk_...), not a publishable pk_ key')
+    .optional(),
+  /** The signing secret of the webhook endpoint (`whsec_...`), which proves an event came from Stripe. */
+  STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_\S+$/, 'the endpoint signing secret, whsec_...')
+    .optional(),
+  /** Another address for Stripe's API (stripe-mock in tests); unset: api.stripe.com. */
+  STRIPE_API_URL: z
+    .url({ protocol: /^https?$/, error: 'an http(s) URL such as http://127.0.0.1:12111' })
+    .optional(),
+  /** Smallest and largest top-up, in units of the account currency (decimal strings). */
+  CONSOLE_TOPUP_MIN: z
+    .string()
+    .regex(/^\d{1,7}(\.\d{1,9})?$/, 'a decimal amount such as "5" or "2.5"')
+    .default('5'),
+  CONSOLE_TOPUP_MAX: z
+    .string()
+    .regex(/^\d{1,7}(\.\d{1,9})?$/, 'a decimal amount such as "10000"')
+    .default('10000'),
+  /**
+   * The bearer token of the service ledger API (/ledger/v1), for the operator's other products that
+   * spend the same credits. Unset: the API is off (404). At least 32 characters: openssl rand -hex 32.
+   */
+  CONSOLE_SERVICE_TOKEN: z
+    .string()
+    .min(32, 'at least 32 characters; generate with: openssl rand -hex 32')
+    .regex(/^\S+$/, 'no spaces: it is sent as `Authorization: Bearer <token>`')
+    .optional(),
   // Media (images, videos). Where the files live: MEDIA_STORE and friends (core/storage).
   /** Where generated media is kept: `fs` (MEDIA_DIR; one replica or a shared volume) or `s3`. */
   MEDIA_STORE: z.enum(['fs', 's3']).default('fs'),
@@ -186,6 +239,21 @@ const checked = schema.superRefine((c, ctx) => {
     ctx.addIssue({ code: 'custom', path: ['S3_BUCKET'], message: 'required when MEDIA_STORE=s3' });
   if ((c.S3_ACCESS_KEY_ID === undefined) !== (c.S3_SECRET_ACCESS_KEY === undefined))
     ctx.addIssue({ code: 'custom', path: ['S3_SECRET_ACCESS_KEY'], message: 'set both S3 keys, or neither' });
+  if (c.CONSOLE_PAYMENT_PROVIDERS.includes('stripe')) {
+    for (const name of ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET'] as const)
+      if (c[name] === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'required when CONSOLE_PAYMENT_PROVIDERS includes stripe',
+        });
+  }
+  if (parseDecimalToNano(c.CONSOLE_TOPUP_MIN) > parseDecimalToNano(c.CONSOLE_TOPUP_MAX))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['CONSOLE_TOPUP_MAX'],
+      message: 'must not be below CONSOLE_TOPUP_MIN',
+    });
 });
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

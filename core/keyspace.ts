@@ -56,6 +56,16 @@ export const accountKeys = (accountId: string) => {
     video: (videoId: string) => `${t}:video:${videoId}`,
     /** string flag: the account has had a key (ensureDefaultKey mints only once) */
     hadKey: `${t}:hadkey`,
+    /** zset top-up request id → created ms (core/payments: the account's requests, newest last) */
+    topUps: `${t}:topups`,
+    /** hash: one top-up request (amount, provider, status, who decided, the Stripe session) */
+    topUp: (requestId: string) => `${t}:topup:${requestId}`,
+    /** zset caller's charge id → ms: the service ledger's charges (written by the charge script) */
+    serviceCharges: `${t}:svc:charges`,
+    /** hash: one service ledger charge (amount, product, description): its answer to a repeated id */
+    serviceCharge: (chargeId: string) => `${t}:svc:charge:${chargeId}`,
+    /** hash: one service ledger refund (amount, the charge, description) */
+    serviceRefund: (refundId: string) => `${t}:svc:refund:${refundId}`,
   };
 };
 
@@ -99,6 +109,12 @@ export const globalKeys = {
   session: (sessionId: string) => `mp:session:${sessionId}`,
   /** console: failed sign-ins in the current window, per email and per client address (expiring) */
   signInFailures: (what: 'email' | 'addr', value: string) => `mp:signin-fail:${what}:${value}`,
+  /** string per top-up request id → its account id (`modelplane topups approve <id>` has only the id) */
+  topUpAccount: (requestId: string) => `mp:topup-account:${requestId}`,
+  /** zset `<accountId> <requestId>` → created ms: top-up requests waiting for a decision */
+  topUpsPending: 'mp:topups:pending',
+  /** string per Stripe event id handled (expiring): a webhook delivered again is answered at once */
+  stripeEvent: (eventId: string) => `mp:stripe-event:${eventId}`,
 } as const;
 
 /** Pub/sub channels. */

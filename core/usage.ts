@@ -139,12 +139,20 @@ export async function usageRecords(
   return out;
 }
 
-/** Every entry of the account's stream, oldest first, a page at a time. */
-export async function* ledgerEntries(redis: Redis, accountId: string): AsyncGenerator<UsageEntry> {
+/**
+ * Every entry of the account's stream, oldest first, a page at a time; with `range`, only those
+ * whose stream id lies in it (ids are `<Redis ms>-<seq>`, so a bare ms bound is a time bound).
+ */
+export async function* ledgerEntries(
+  redis: Redis,
+  accountId: string,
+  range: { start?: string; end?: string } = {},
+): AsyncGenerator<UsageEntry> {
   const stream = accountKeys(accountId).usage;
-  let start = '-';
+  let start = range.start ?? '-';
+  const end = range.end ?? '+';
   for (;;) {
-    const page = await redis.xrange(stream, start, '+', 'COUNT', PAGE);
+    const page = await redis.xrange(stream, start, end, 'COUNT', PAGE);
     for (const [id, fields] of page) yield parseEntry(id, fields);
     if (page.length < PAGE) return;
     start = `(${page[page.length - 1]![0]}`;

@@ -19,4 +19,11 @@ export {
   textHold,
   videoCost,
 } from './pricing.ts';
+export {
+  DEFAULT_SERVICE_PRODUCT,
+  type ServiceCharge,
+  ServiceLedger,
+  type ServiceRefund,
+  serviceChargeOp,
+} from './service-ledger.ts';
 export * from './sweeper.ts';

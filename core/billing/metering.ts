@@ -11,7 +11,8 @@ import { scripts } from './scripts.ts';
 export interface UsageRecord {
   keyId: string | null;
   model: string;
-  kind: 'chat' | 'embedding' | 'image' | 'video';
+  /** `service`: a charge of the service ledger API (not an API call; kept out of the rollups). */
+  kind: 'chat' | 'embedding' | 'image' | 'video' | 'service';
   inputTokens?: number;
   cachedTokens?: number;
   outputTokens?: number;

@@ -61,7 +61,11 @@ local function usage_fields(u, fields)
 end
 
 -- Hourly rollup fields `<keyId>|<model>|<metric>`; zero and empty metrics are skipped (absent = 0).
+-- The service ledger's charges and refunds (kind 'service': the operator's other products spending
+-- the same credits) are not API calls: they are in the usage stream, the audit trail, but not in
+-- the rollups, which are Inference API Usage and the keys' spend.
 local function add_rollup(rollup, hours, hour, u, metrics)
+  if u.kind == 'service' then return end
   local prefix = u.key .. '|' .. u.model .. '|'
   for i = 1, #metrics, 2 do
     local v = metrics[i + 1]
