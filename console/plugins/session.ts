@@ -7,6 +7,7 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Config } from '../../core/config.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { Role, Team } from '../../core/team.ts';
 import { csrfMatches, type Session, type Sessions } from '../sessions.ts';
@@ -48,6 +49,27 @@ export const sessionPlugin = fp(
   },
   { name: 'console-session' },
 );
+
+/**
+ * Starts a session for the user acting for the account and sets its cookie: HttpOnly (no script
+ * reads it), SameSite=Lax (no cross-site POST carries it), Secure behind TLS.
+ */
+export async function startSession(
+  reply: FastifyReply,
+  d: { sessions: Sessions; config: Pick<Config, 'CONSOLE_SECURE_COOKIES' | 'CONSOLE_SESSION_TTL_MS'> },
+  userId: string,
+  accountId: string,
+): Promise<Session> {
+  const session = await d.sessions.create(userId, accountId);
+  reply.setCookie(SESSION_COOKIE, session.id, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: d.config.CONSOLE_SECURE_COOKIES,
+    path: '/',
+    maxAge: Math.floor(d.config.CONSOLE_SESSION_TTL_MS / 1000),
+  });
+  return session;
+}
 
 /**
  * onRequest guard for every route that needs a signed-in user. It runs before the body is parsed

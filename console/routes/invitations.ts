@@ -2,14 +2,14 @@
 // accepting joins the account — as the signed-in user when their email is the invited one, as an
 // existing user after their password, or as a new user who sets a password here. Public routes:
 // the link's token is the credential.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Accounts } from '../../core/accounts.ts';
 import type { Config } from '../../core/config.ts';
 import { ApiError } from '../../core/errors.ts';
 import { ROLES, type Team } from '../../core/team.ts';
 import { MIN_PASSWORD_LENGTH, type Users } from '../../core/users.ts';
-import { SESSION_COOKIE } from '../plugins/session.ts';
+import { startSession } from '../plugins/session.ts';
 import { csrfMatches, type Sessions } from '../sessions.ts';
 import type { SignInThrottle } from '../throttle.ts';
 import { meSchema } from './session.ts';
@@ -35,18 +35,6 @@ export interface InvitationDeps {
 const gone = () => new ApiError('not_found', 'This invitation link is unknown, used or expired.');
 
 export async function invitationRoutes(app: FastifyInstance, d: InvitationDeps) {
-  const startSession = async (reply: FastifyReply, userId: string, accountId: string) => {
-    const session = await d.sessions.create(userId, accountId);
-    reply.setCookie(SESSION_COOKIE, session.id, {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: d.config.CONSOLE_SECURE_COOKIES,
-      path: '/',
-      maxAge: Math.floor(d.config.CONSOLE_SESSION_TTL_MS / 1000),
-    });
-    return session;
-  };
-
   app.get(
     '/invitations/:token',
     {
@@ -144,7 +132,7 @@ export async function invitationRoutes(app: FastifyInstance, d: InvitationDeps) 
         await d.team.joinByInvitation(claimed, user.id);
         userId = user.id;
       }
-      const session = await startSession(reply, userId, inv.accountId);
+      const session = await startSession(reply, d, userId, inv.accountId);
       return d.me(session);
     },
   );

@@ -2,7 +2,9 @@
 // session's account — an id from another account is simply not found.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { invalidRequest } from '../../core/errors.ts';
 import { type ApiKeyRecord, type ApiKeys, MAX_KEY_NAME_LENGTH } from '../../core/keys/index.ts';
+import { formatNano, parseDecimalToNano } from '../../core/money.ts';
 import { requireSession } from '../plugins/session.ts';
 
 const keyView = z.object({
@@ -11,16 +13,38 @@ const keyView = z.object({
   key: z.string().describe('Masked to the last four characters'),
   createdAt: z.string(),
   rotatedAt: z.string().nullable(),
+  spendLimit: z.string().nullable().describe('Monthly spend limit in the account currency; null: none'),
+  monthSpend: z.string().describe("The key's spend this calendar month (UTC), in the account currency"),
 });
+/** A limit as typed: a decimal amount of the account currency, or null for none. */
+const spendLimitField = z
+  .string()
+  .max(40)
+  .nullable()
+  .describe('A decimal amount of the account currency, e.g. "25" or "7.50"; null: no limit');
+
+function parseLimit(value: string | null | undefined): number | null {
+  if (value === null || value === undefined || value.trim() === '') return null;
+  try {
+    return parseDecimalToNano(value.trim());
+  } catch {
+    throw invalidRequest(
+      `spendLimit '${value}' is not an amount: write it like 25 or 7.50 (at most 9 decimals)`,
+      'spendLimit',
+    );
+  }
+}
 const withSecret = z.object({ key: keyView, secret: z.string().describe('Shown once') });
 const keyParams = z.object({ id: z.string().min(1).max(64) });
 
-const view = (k: ApiKeyRecord) => ({
+const view = (k: ApiKeyRecord, spent = 0) => ({
   id: k.id,
   name: k.name,
   key: `sk-…${k.last4}`,
   createdAt: k.createdAt,
   rotatedAt: k.rotatedAt,
+  spendLimit: k.spendLimit === null ? null : formatNano(k.spendLimit),
+  monthSpend: formatNano(spent),
 });
 
 export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) {
@@ -36,9 +60,14 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
         response: { 200: z.object({ data: z.array(keyView) }) },
       },
     },
-    async (request) => ({
-      data: (await keys.list(account(request))).map(view),
-    }),
+    async (request) => {
+      const list = await keys.list(account(request));
+      const spent = await keys.monthSpend(
+        account(request),
+        list.map((k) => k.id),
+      );
+      return { data: list.map((k) => view(k, spent.get(k.id) ?? 0)) };
+    },
   );
 
   app.post(
@@ -46,15 +75,19 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
     {
       schema: {
         summary: 'Generate New Key',
-        body: z.object({ name: z.string().max(MAX_KEY_NAME_LENGTH + 1_000) }),
+        body: z.object({
+          name: z.string().max(MAX_KEY_NAME_LENGTH + 1_000),
+          spendLimit: spendLimitField.optional(),
+        }),
         response: { 200: withSecret },
       },
     },
     async (request) => {
-      const { name } = request.body as { name: string };
+      const { name, spendLimit } = request.body as { name: string; spendLimit?: string | null };
       const { key, secret } = await keys.create(account(request), {
         name,
         createdBy: request.session!.userId,
+        spendLimit: parseLimit(spendLimit),
       });
       return { key: view(key), secret };
     },
@@ -95,6 +128,28 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
     async (request) => {
       const { key, secret } = await keys.rotate(account(request), (request.params as { id: string }).id);
       return { key: view(key), secret };
+    },
+  );
+
+  app.patch(
+    '/keys/:id',
+    {
+      schema: {
+        summary: "Set or remove a key's monthly spend limit (the month's earlier spend counts at once)",
+        params: keyParams,
+        body: z.object({ spendLimit: spendLimitField }),
+        response: { 200: z.object({ key: keyView }) },
+      },
+    },
+    async (request) => {
+      const id = (request.params as { id: string }).id;
+      const key = await keys.setSpendLimit(
+        account(request),
+        id,
+        parseLimit((request.body as { spendLimit: string | null }).spendLimit),
+      );
+      const spent = await keys.monthSpend(account(request), [id]);
+      return { key: view(key, spent.get(id) ?? 0) };
     },
   );
 

@@ -7,7 +7,7 @@ import type { Config } from '../../core/config.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { Membership, Team } from '../../core/team.ts';
 import type { Users } from '../../core/users.ts';
-import { requireSession, SESSION_COOKIE } from '../plugins/session.ts';
+import { requireSession, SESSION_COOKIE, startSession } from '../plugins/session.ts';
 import { csrfMatches, type Session, type Sessions } from '../sessions.ts';
 import type { SignInThrottle } from '../throttle.ts';
 
@@ -107,15 +107,7 @@ export async function sessionRoutes(app: FastifyInstance, d: SessionDeps) {
           'forbidden',
           'This user is not a member of any account. Ask an owner to invite you.',
         );
-      const session = await d.sessions.create(user.id, accountId);
-      reply.setCookie(SESSION_COOKIE, session.id, {
-        httpOnly: true,
-        sameSite: 'lax',
-        secure: d.config.CONSOLE_SECURE_COOKIES,
-        path: '/',
-        maxAge: Math.floor(d.config.CONSOLE_SESSION_TTL_MS / 1000),
-      });
-      return view(session);
+      return view(await startSession(reply, d, user.id, accountId));
     },
   );
 

@@ -1,88 +1,28 @@
 // The console's JSON API (issue "Console"): sign-in with a revocable session cookie, CSRF on every
 // state-changing call, throttled failures, and API Management's key lifecycle — always inside the
 // signed-in account. Real Redis, real HTTP on loopback.
-import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsoleApp } from '../../console/app.ts';
-import { Accounts } from '../../core/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { CatalogueStore } from '../../core/catalogue/index.ts';
-import { loadConfig } from '../../core/config.ts';
-import { ApiKeys } from '../../core/keys/index.ts';
-import { Team } from '../../core/team.ts';
-import { Users } from '../../core/users.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import type { ApiKeys } from '../../core/keys/index.ts';
+import { type ConsoleHarness, type Person, type Signed, startConsole } from './harness.ts';
 
-let redis: TestRedis;
-let app: FastifyInstance;
-let origin: string;
+let h: ConsoleHarness;
 let keys: ApiKeys;
-const PASSWORD = 'correct horse battery';
-
-interface Who {
-  email: string;
-  accountId: string;
-}
-const people: Record<'ann' | 'bob', Who> = {
-  ann: { email: '', accountId: '' },
-  bob: { email: '', accountId: '' },
-};
+const people = {} as Record<'ann' | 'bob', Person>;
 
 beforeAll(async () => {
-  redis = await startRedis();
-  const config = loadConfig({
-    REDIS_URL: redis.url,
-    MODELPLANE_KEK: randomBytes(32).toString('hex'),
-    CONSOLE_SIGNIN_FAILURES_PER_EMAIL: '3',
-  });
-  const r = redis.client();
-  keys = new ApiKeys(r, { brand: config.MODELPLANE_BRAND, kek: config.kek });
-  for (const name of ['ann', 'bob'] as const) {
-    const account = await new Accounts(r).create({ name, country: 'US' });
-    const email = `${name}-${randomBytes(3).toString('hex')}@example.com`;
-    const user = await new Users(r).create({ email, password: PASSWORD, accountId: account.id });
-    await new Team(r).add(account.id, user.id, 'owner');
-    people[name] = { email, accountId: account.id };
-  }
-  app = await buildConsoleApp({ config, redis: r, logger: false });
-  origin = await app.listen({ host: '127.0.0.1', port: 0 });
+  h = await startConsole({ CONSOLE_SIGNIN_FAILURES_PER_EMAIL: '3' });
+  keys = h.keys;
+  people.ann = await h.newOwner('ann');
+  people.bob = await h.newOwner('bob');
 });
-afterAll(async () => {
-  await app?.close();
-  await redis?.stop();
-});
+afterAll(async () => h?.stop());
 
-interface Signed {
-  cookie: string;
-  csrf: string;
-}
-
-async function signIn(who: Who, password = PASSWORD): Promise<Response> {
-  return fetch(`${origin}/api/session`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: who.email, password }),
-  });
-}
-
-async function session(who: Who): Promise<Signed> {
-  const res = await signIn(who);
-  expect(res.status).toBe(200);
-  const setCookie = res.headers.get('set-cookie')!;
-  return { cookie: setCookie.split(';')[0]!, csrf: ((await res.json()) as { csrfToken: string }).csrfToken };
-}
-
+const signIn = (who: Person, password?: string) => h.signIn(who.email, password);
+const session = (who: Person): Promise<Signed> => h.session(who);
 const call = (s: Signed | null, method: string, path: string, body?: unknown, csrf = true) =>
-  fetch(`${origin}/api${path}`, {
-    method,
-    headers: {
-      ...(s ? { cookie: s.cookie } : {}),
-      ...(s && csrf ? { 'x-csrf-token': s.csrf } : {}),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
+  h.call(s, method, path, body, csrf);
 
 describe('sign-in', () => {
   it('a right password gives an HttpOnly SameSite=Lax session cookie; who-am-I and sign-out work', async () => {
@@ -110,8 +50,8 @@ describe('sign-in', () => {
     const blocked = await signIn(who);
     expect(blocked.status).toBe(429);
     expect(((await blocked.json()) as { error: { code: string } }).error.code).toBe('sign_in_throttled');
-    await redis.client().del(`mp:signin-fail:email:${who.email}`);
-    await redis.client().del('mp:signin-fail:addr:127.0.0.1');
+    await h.redis.del(`mp:signin-fail:email:${who.email}`);
+    await h.redis.del('mp:signin-fail:addr:127.0.0.1');
   });
 });
 
@@ -202,9 +142,46 @@ describe('API Management keys', () => {
   });
 });
 
+describe('spend limits on keys', () => {
+  it('a limit set at creation or later, shown with the month’s spend; a bad amount is a 400 naming spendLimit', async () => {
+    const s = await session(people.bob);
+    const bad = await call(s, 'POST', '/keys', { name: 'capped?', spendLimit: '5,00' });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { param: string } }).error.param).toBe('spendLimit');
+    const { key, secret } = (await (
+      await call(s, 'POST', '/keys', { name: 'capped', spendLimit: '5' })
+    ).json()) as {
+      key: { id: string; spendLimit: string | null };
+      secret: string;
+    };
+    expect(key.spendLimit).toBe('5');
+    expect((await keys.authenticate(secret))?.spendLimit).toBe(5_000_000_000);
+
+    const metering = new Metering(h.redis);
+    await metering.topUp({ accountId: people.bob.accountId, topUpId: 'limit-top', amount: 3_000_000_000 });
+    await metering.charge({
+      accountId: people.bob.accountId,
+      chargeId: 'limit-charge',
+      cost: 1_250_000_000,
+      usage: { keyId: key.id, model: 'Org/M', kind: 'video', videoSeconds: 1 },
+    });
+    const listed = (await (await call(s, 'GET', '/keys')).json()) as {
+      data: { id: string; spendLimit: string | null; monthSpend: string }[];
+    };
+    expect(listed.data.find((k) => k.id === key.id)).toMatchObject({ spendLimit: '5', monthSpend: '1.25' });
+
+    const raised = await call(s, 'PATCH', `/keys/${key.id}`, { spendLimit: '7.5' });
+    expect(((await raised.json()) as { key: { spendLimit: string } }).key.spendLimit).toBe('7.5');
+    const cleared = await call(s, 'PATCH', `/keys/${key.id}`, { spendLimit: null });
+    expect(((await cleared.json()) as { key: { spendLimit: string | null } }).key.spendLimit).toBeNull();
+    expect((await keys.authenticate(secret))?.spendLimit).toBeNull();
+    expect((await call(s, 'PATCH', `/keys/${key.id}`, { spendLimit: '-1' })).status).toBe(400);
+  });
+});
+
 describe('usage, pricing, billing', () => {
   it('usage by key (deleted keys labelled), model and day comes straight from the rollups; only the own account', async () => {
-    const r = redis.client();
+    const r = h.redis;
     const s = await session(people.ann);
     const { key } = (await (await call(s, 'POST', '/keys', { name: 'metered' })).json()) as {
       key: { id: string };
@@ -245,7 +222,7 @@ describe('usage, pricing, billing', () => {
   });
 
   it('pricing lists what the account may see, in its currency; billing shows balance, held and available', async () => {
-    const r = redis.client();
+    const r = h.redis;
     await new CatalogueStore(r).put({
       id: 'Org/Priced',
       kind: 'chat',

@@ -15,6 +15,7 @@ import { Accounts } from '../../core/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { type Config, loadConfig } from '../../core/config.ts';
 import { TopUpRequests } from '../../core/payments/index.ts';
+import { Team } from '../../core/team.ts';
 import { Users } from '../../core/users.ts';
 import { consoleCall, type Signed, signedIn } from '../helpers/console-client.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
@@ -101,7 +102,8 @@ beforeAll(async () => {
   for (const name of ['ann', 'bob', 'jun'] as const) {
     const account = await new Accounts(r).create({ name, country: countries[name] });
     const email = `${name}-${randomBytes(3).toString('hex')}@example.com`;
-    await new Users(r).create({ email, password: PASSWORD, accountId: account.id });
+    const user = await new Users(r).create({ email, password: PASSWORD, accountId: account.id });
+    await new Team(r).add(account.id, user.id, 'owner');
     people[name] = { email, accountId: account.id };
   }
   app = await buildConsoleApp({ config, redis: r, logger: false });

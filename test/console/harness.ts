@@ -10,6 +10,7 @@ import { type Config, loadConfig } from '../../core/config.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
 import { type Role, Team } from '../../core/team.ts';
 import { Users } from '../../core/users.ts';
+import { consoleCall, type Signed } from '../helpers/console-client.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 export const PASSWORD = 'correct horse battery';
@@ -20,10 +21,7 @@ export interface Person {
   accountId: string;
 }
 
-export interface Signed {
-  cookie: string;
-  csrf: string;
-}
+export type { Signed };
 
 export interface ConsoleHarness {
   origin: string;
@@ -69,15 +67,7 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
   };
 
   const call = (s: Signed | null, method: string, path: string, body?: unknown, csrf = true) =>
-    fetch(`${origin}/api${path}`, {
-      method,
-      headers: {
-        ...(s ? { cookie: s.cookie } : {}),
-        ...(s && csrf ? { 'x-csrf-token': s.csrf } : {}),
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
+    consoleCall(origin, s, method, path, body, csrf);
 
   const signIn = (email: string, password = PASSWORD) =>
     fetch(`${origin}/api/session`, {
