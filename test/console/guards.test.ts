@@ -101,7 +101,9 @@ describe("one account never reaches another's things", () => {
     for (const r of withParams) {
       const url = r.url.replace(/:(\w+)/g, (_m, name: string) => paramFor(r.url, name));
       const body =
-        r.method === 'GET' || r.method === 'DELETE' ? undefined : { revokeKeys: true, role: 'member', spendLimit: '1' };
+        r.method === 'GET' || r.method === 'DELETE'
+          ? undefined
+          : { revokeKeys: true, role: 'member', spendLimit: '1' };
       const res = await h.call(bobS, r.method, url.slice('/api'.length), body);
       expect([r.method, r.url, [403, 404].includes(res.status)]).toEqual([r.method, r.url, true]);
     }
