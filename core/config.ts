@@ -65,7 +65,10 @@ const schema = z.object({
   PROXY_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(120_000),
   /** An idle keep-alive connection is closed after this long. */
   PROXY_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(65_000),
-  /** A stream whose client stops reading for this long is ended (engine call aborted, the generated part billed). */
+  /**
+   * A stream whose client stops reading for this long is ended (engine call aborted, the generated
+   * part billed); so is a large reply or a /files download (proxy/plugins/write-stall.ts).
+   */
   PROXY_STREAM_STALL_MS: z.coerce.number().int().min(100).default(30_000),
   /** Deepest JSON nesting a request body may have (a deeper one is a 400 naming the limit). */
   PROXY_JSON_MAX_DEPTH: z.coerce.number().int().min(8).max(1_000).default(64),

@@ -27,6 +27,7 @@ import { clientError, errorsPlugin, frameworkError } from './plugins/errors.ts';
 import { jsonBodyPlugin } from './plugins/json-body.ts';
 import { createProxyMetrics, metricsPlugin } from './plugins/metrics.ts';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
+import { writeStallPlugin } from './plugins/write-stall.ts';
 import { lazyChildLogger, requestForLog } from './request-logger.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { embeddingsRoutes } from './routes/embeddings.ts';
@@ -94,8 +95,9 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,
     // Requests must arrive in time (headers, then the whole body); responses are not timed here:
-    // an engine may think for minutes (PROXY_ENGINE_*_TIMEOUT_MS bound it) and a stream whose
-    // client stops reading is ended after PROXY_STREAM_STALL_MS (routes/chat-stream.ts).
+    // an engine may think for minutes (PROXY_ENGINE_*_TIMEOUT_MS bound it), and a stream or a
+    // large reply whose client stops reading is ended after PROXY_STREAM_STALL_MS
+    // (routes/chat-stream.ts, plugins/write-stall.ts).
     connectionTimeout: 0,
     requestTimeout: config.PROXY_REQUEST_TIMEOUT_MS,
     keepAliveTimeout: config.PROXY_KEEP_ALIVE_TIMEOUT_MS,
@@ -181,6 +183,10 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   await app.register(jsonBodyPlugin, { maxDepth: config.PROXY_JSON_MAX_DEPTH });
   await app.register(corsPlugin, { origins: config.PROXY_CORS_ORIGINS });
   await app.register(metricsPlugin, { metrics });
+  await app.register(writeStallPlugin, {
+    stallMs: config.PROXY_STREAM_STALL_MS,
+    onStall: () => metrics.responsesStalled.inc(),
+  });
   await app.register(
     async (api) => {
       await api.register(authPlugin, { keyCache, retired: new RetiredKeys(deps.redis) });

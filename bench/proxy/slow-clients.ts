@@ -1,7 +1,8 @@
 // Slow and idle clients against the compiled proxy (issue "Hardening"): the chat latency of a
 // normal client at one connection, idle, then with 500 idle keep-alive connections and a stream
 // whose reader stopped reading held open beside it, as a ratio in the same run; and the proxy's
-// peak RSS meanwhile.
+// resident memory at each step (what 500 idle connections cost, what the stalled stream costs)
+// and its peak.
 //   npx tsx bench/proxy/slow-clients.ts      (part of `make bench`; ~30 s)
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -11,8 +12,10 @@ import { startStack } from './stack.ts';
 const IDLE = 500;
 const PROBE_MS = 4_000;
 
-const peakRss = (pid: number) =>
-  Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+/** MB of the process's resident memory now (VmRSS) or at its peak (VmHWM). */
+const memory = (pid: number, field: 'VmRSS' | 'VmHWM') =>
+  Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) /
+  1024;
 
 async function main() {
   const stack = await startStack({ proxyEnv: { PROXY_STREAM_STALL_MS: '600000' } });
@@ -32,7 +35,9 @@ async function main() {
       );
     await probe(); // warm-up
     const idle = await probe();
-    const rssBefore = peakRss(stack.proxy.pid);
+    const pid = stack.proxy.pid;
+    const rssIdle = memory(pid, 'VmRSS');
+    const peakIdle = memory(pid, 'VmHWM');
 
     // 500 keep-alive connections, each after one request, then silent.
     const request = `GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: ${stack.headers.authorization}\r\n\r\n`;
@@ -48,6 +53,8 @@ async function main() {
           }),
       ),
     );
+    await new Promise((r) => setTimeout(r, 500));
+    const rssConnections = memory(pid, 'VmRSS');
     // A stream whose reader stops reading (the proxy holds it until PROXY_STREAM_STALL_MS).
     const body = JSON.stringify({
       model: JSON.parse(stack.plain).model,
@@ -66,8 +73,10 @@ async function main() {
     await new Promise((r) => setTimeout(r, 300));
     stalled.pause();
     await new Promise((r) => setTimeout(r, 1_000));
+    const rssStalled = memory(pid, 'VmRSS');
     const loaded = await probe();
-    const rssAfter = peakRss(stack.proxy.pid);
+    const rssLoaded = memory(pid, 'VmRSS');
+    const peakLoaded = memory(pid, 'VmHWM');
     console.log('| measure | idle | 500 idle connections + a stalled reader | ratio |');
     console.log('| --- | ---: | ---: | ---: |');
     console.log(
@@ -76,7 +85,16 @@ async function main() {
     console.log(
       `| chat p99 at one connection | ${idle.p99.toFixed(3)} ms | ${loaded.p99.toFixed(3)} ms | ×${(loaded.p99 / idle.p99).toFixed(2)} |`,
     );
-    console.log(`| proxy peak RSS (VmHWM) | ${rssBefore.toFixed(0)} MB | ${rssAfter.toFixed(0)} MB | |`);
+    console.log(`| proxy peak RSS (VmHWM) | ${peakIdle.toFixed(0)} MB | ${peakLoaded.toFixed(0)} MB | |`);
+    console.log();
+    console.log('| proxy RSS (VmRSS) | MB |');
+    console.log('| --- | ---: |');
+    console.log(`| after the idle probe | ${rssIdle.toFixed(1)} |`);
+    console.log(
+      `| + ${IDLE} idle connections | ${rssConnections.toFixed(1)} (${(((rssConnections - rssIdle) * 1024) / IDLE).toFixed(1)} KB each) |`,
+    );
+    console.log(`| + the stalled stream | ${rssStalled.toFixed(1)} |`);
+    console.log(`| after the loaded probe | ${rssLoaded.toFixed(1)} |`);
   } finally {
     for (const s of sockets) s.destroy();
     await stack.stop();

@@ -114,6 +114,11 @@ export function createProxyMetrics() {
       help: 'Streams ended because their client stopped reading for PROXY_STREAM_STALL_MS (billed for what was generated)',
       registers: r,
     }),
+    responsesStalled: new Counter({
+      name: 'mp_proxy_responses_stalled_total',
+      help: 'Large replies and file downloads ended because their client stopped reading for PROXY_STREAM_STALL_MS',
+      registers: r,
+    }),
     images: new Counter({
       name: 'mp_proxy_images_total',
       help: 'Images generated and delivered (generations and edits), by model',

@@ -2,6 +2,7 @@
 // money path (./text-call.ts) with the answer passed through in this dialect: the engine's JSON
 // (model echoed canonical) or its relayed stream.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { invalidRequest } from '../../core/errors.ts';
 import type { ProxyContext } from '../context.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
 import {
@@ -12,8 +13,9 @@ import {
   commonErrors,
 } from '../schemas/openai.ts';
 import { relayStream } from './chat-stream.ts';
+import { checkOutputBound } from './context-fit.ts';
 import { tokenModel } from './resolve-model.ts';
-import { checkOutputBound, runTextCall } from './text-call.ts';
+import { runTextCall } from './text-call.ts';
 
 export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
   const { ctx } = opts;
@@ -39,6 +41,14 @@ function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: FastifyRe
   const perChoiceField = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
   const asked = body.max_completion_tokens ?? body.max_tokens;
   if (asked != null) checkOutputBound(entry, asked, perChoiceField);
+  const perChoice = asked ?? entry.maxOutputTokens ?? ctx.config.PROXY_DEFAULT_MAX_TOKENS;
+  if (body.min_tokens != null && body.min_tokens > perChoice)
+    throw invalidRequest(
+      asked != null
+        ? `min_tokens must be at most ${perChoiceField} (${perChoice}), got ${body.min_tokens}.`
+        : `min_tokens must be at most the default output bound, ${perChoice} tokens (or set max_tokens), got ${body.min_tokens}.`,
+      'min_tokens',
+    );
   const prompt = JSON.stringify(body.messages);
   const promptBytes =
     Buffer.byteLength(prompt) + (body.tools ? Buffer.byteLength(JSON.stringify(body.tools)) : 0);
@@ -53,8 +63,9 @@ function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: FastifyRe
       prompt,
       promptBytes,
       fields: body,
-      perChoice: asked ?? entry.maxOutputTokens ?? ctx.config.PROXY_DEFAULT_MAX_TOKENS,
+      perChoice,
       perChoiceField,
+      asked: asked != null,
       n: body.n ?? 1,
       stream: body.stream === true,
       affinityKey: affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS),

@@ -20,6 +20,7 @@ import {
   embeddingsRequest,
   embeddingsResponse,
 } from '../schemas/openai.ts';
+import { checkEmbeddingInputs } from './context-fit.ts';
 import { tokenModel } from './resolve-model.ts';
 import { requestFailure } from './text-call.ts';
 
@@ -44,6 +45,7 @@ async function handleEmbeddings(ctx: ProxyContext, request: FastifyRequest, repl
   const body = request.body as EmbeddingsRequest;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'embedding');
   request.metricModel = entry.id;
+  checkEmbeddingInputs(entry, body.input);
   // Token ids and text alike: the serialized input's bytes bound its token count from above.
   const inputs = Array.isArray(body.input) ? body.input.length : 1;
   const quote = textQuote(

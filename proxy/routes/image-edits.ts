@@ -20,6 +20,7 @@ import { callEngine } from '../engine/call.ts';
 import { imageEditFields, imageEditForm, imagesResponse } from '../schemas/media.ts';
 import { commonErrors } from '../schemas/openai.ts';
 import { zodToApiError } from '../schemas/validation.ts';
+import { formFields, takeField } from './form-fields.ts';
 import { runImageCall } from './images.ts';
 import { mediaModel } from './resolve-model.ts';
 
@@ -63,10 +64,14 @@ export async function handleImageEdit(app: FastifyInstance, ctx: ProxyContext) {
 }
 
 async function handleEdit(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
-  if (!request.isMultipart()) throw invalidRequest('images/edits takes multipart/form-data.', 'image');
+  if (!request.isMultipart())
+    throw new ApiError(
+      'unsupported_media_type',
+      `Content-Type '${request.headers['content-type'] ?? ''}': images/edits takes multipart/form-data.`,
+    );
   const dir = join(ctx.config.PROXY_DATA_DIR, 'uploads', `${request.id}-${randomBytes(4).toString('hex')}`);
   const files: Spooled[] = [];
-  const fields: Record<string, string> = {};
+  const fields = formFields();
   let model: { entry: CatalogueEntry; price: ImagePrice } | null = null;
   const resolve = (id: string) => {
     model ??= mediaModel(ctx.catalogue, request.principal, id, 'image');
@@ -84,7 +89,7 @@ async function handleEdit(ctx: ProxyContext, request: FastifyRequest, reply: Fas
     try {
       for await (const part of request.parts()) {
         if (part.type === 'field') {
-          fields[part.fieldname] = String(part.value);
+          takeField(fields, part.fieldname, part.value);
           if (part.fieldname === 'model') resolve(fields.model!);
           continue;
         }

@@ -10,10 +10,8 @@ import { estimatedPromptTokens } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { type ChatForm, toChatRequest } from '../dialects/messages/request.ts';
 import { messageId, toMessage } from '../dialects/messages/response.ts';
-import { callEngine } from '../engine/call.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
 import { sendError } from '../plugins/errors.ts';
-import { linkRequestAbort } from '../request-abort.ts';
 import {
   type CountTokensRequest,
   countTokensRequest,
@@ -24,9 +22,11 @@ import {
   messagesRequest,
   messagesStreamEvent,
 } from '../schemas/messages.ts';
+import { checkOutputBound } from './context-fit.ts';
 import { relayMessages } from './messages-stream.ts';
 import { tokenModel } from './resolve-model.ts';
-import { checkOutputBound, runTextCall } from './text-call.ts';
+import { runTextCall } from './text-call.ts';
+import { engineTokenCount } from './token-count.ts';
 
 // Editor tools call `{base_url}/v1/messages?beta=true`; the flag changes nothing here.
 const betaQuery = z.looseObject({ beta: z.string().optional().describe('Sent by some clients; ignored') });
@@ -95,6 +95,7 @@ function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: Fasti
       fields: chat.fields,
       perChoice: body.max_tokens,
       perChoiceField: 'max_tokens',
+      asked: true,
       n: 1,
       stream: body.stream === true,
       // A cache_control breakpoint asks for its prefix to stay warm: equal prefixes go to the
@@ -149,47 +150,8 @@ async function handleCountTokens(ctx: ProxyContext, request: FastifyRequest, rep
   request.metricModel = entry.id;
   const chat = toChatRequest(body, entry.capabilities);
   const { prompt, promptBytes } = chatPrompt(chat);
-  const counted = await engineCount(ctx, request, reply, entry, chat, prompt);
+  const counted = await engineTokenCount(ctx, request, reply, entry, prompt, chat.fields.tools);
   const source = counted === null ? 'estimate' : 'engine';
   const inputTokens = counted ?? estimatedPromptTokens(entry, chat.messages, promptBytes);
   return reply.header('x-token-count-source', source).send({ input_tokens: inputTokens });
-}
-
-async function engineCount(
-  ctx: ProxyContext,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  entry: Parameters<typeof callEngine>[1]['entry'],
-  chat: ChatForm,
-  prompt: string,
-): Promise<number | null> {
-  const abort = linkRequestAbort(request, reply);
-  let payload = `{"model":${JSON.stringify(entry.servedName ?? entry.id)},"messages":${prompt}`;
-  if (chat.fields.tools) payload += `,"tools":${JSON.stringify(chat.fields.tools)}`;
-  payload += ',"add_generation_prompt":true}';
-  try {
-    const call = await callEngine(ctx.engine, {
-      entry,
-      path: '/tokenize',
-      payload,
-      cancel: abort.cancel,
-      tried: new Set(),
-    });
-    try {
-      if (call.statusCode !== 200) return null; // no tokenizer endpoint on this engine
-      const json = JSON.parse((await call.body.bytes()).toString('utf8')) as { count?: unknown };
-      return typeof json.count === 'number' && Number.isSafeInteger(json.count) && json.count >= 0
-        ? json.count
-        : null;
-    } finally {
-      call.body.destroy();
-      call.release();
-    }
-  } catch (err) {
-    if (abort.cancel.aborted) throw abort.cancel.reason ?? err;
-    request.log.info({ err }, 'no engine tokenizer answered; counting with the estimate');
-    return null;
-  } finally {
-    abort.dispose();
-  }
 }

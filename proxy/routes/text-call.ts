@@ -29,6 +29,8 @@ import { callEngine, type EngineCall, engineClientError } from '../engine/call.t
 import type { Cancel } from '../engine/cancel.ts';
 import { ClientClosedError, linkRequestAbort, type RequestAbort } from '../request-abort.ts';
 import { firstStreamEvent, type StreamStart } from './chat-stream.ts';
+import { outputThatFits, promptTextBytes, tokensAtLeast } from './context-fit.ts';
+import { engineTokenCount } from './token-count.ts';
 
 /** Body keys the proxy writes itself (or, max_completion_tokens, folds into max_tokens). */
 const NOT_FORWARDED = new Set([
@@ -39,23 +41,6 @@ const NOT_FORWARDED = new Set([
   'stream',
   'stream_options',
 ]);
-
-/** Output tokens a call may ask for when the catalogue gives the model no bound of its own. */
-export const MAX_OUTPUT_TOKENS = 1_000_000;
-
-/**
- * Refuses an output bound the model cannot honour, as OpenAI does (400 naming the field) rather
- * than lowering it silently: above the model's maxOutputTokens, else its context length, else
- * MAX_OUTPUT_TOKENS.
- */
-export function checkOutputBound(entry: CatalogueEntry, requested: number, field: string): void {
-  const limit = entry.maxOutputTokens ?? entry.contextLength ?? MAX_OUTPUT_TOKENS;
-  if (requested > limit)
-    throw invalidRequest(
-      `${field} is too large: ${requested}. This model supports at most ${limit} completion tokens, whereas you provided ${requested}.`,
-      field,
-    );
-}
 
 export interface TextCall {
   entry: CatalogueEntry;
@@ -71,6 +56,11 @@ export interface TextCall {
   perChoice: number;
   /** The request field that set perChoice (named when the hold cannot be made of it). */
   perChoiceField: string;
+  /**
+   * Whether the caller asked for perChoice (refused if it does not fit beside the prompt in the
+   * model's context) or it is a default (lowered to what the context leaves).
+   */
+  asked: boolean;
   n: number;
   stream: boolean;
   affinityKey: string | undefined;
@@ -99,14 +89,28 @@ export async function runTextCall(
 ): Promise<FastifyReply> {
   const { entry } = t;
   request.metricModel = entry.id;
+  const promptAtMost = chatPromptTokens(entry, t.messages, t.promptBytes);
+  let perChoice = t.perChoice;
+  // When the prompt's upper bound and the output may not fit the context together, the engine's
+  // tokenizer says exactly (one more round trip, for such calls only); where none answers, only
+  // what the text's lower bound proves too long is refused.
+  const context = entry.contextLength;
+  if (context !== undefined && promptAtMost + perChoice > context) {
+    const counted = await engineTokenCount(ctx, request, reply, entry, t.prompt, t.fields.tools);
+    const prompt =
+      counted === null
+        ? { tokens: tokensAtLeast(promptTextBytes(t.messages)), exact: false }
+        : { tokens: counted, exact: true };
+    perChoice = outputThatFits(context, prompt, perChoice, t.asked ? t.perChoiceField : null);
+  }
   let quote: ReturnType<typeof textQuote>;
   try {
-    quote = textQuote(t.price, chatPromptTokens(entry, t.messages, t.promptBytes), t.perChoice * t.n);
+    quote = textQuote(t.price, promptAtMost, perChoice * t.n);
   } catch (err) {
     // Past 2^53 nano (or tokens): no hold can be made of it, whatever the balance.
     if (err instanceof RangeError)
       throw invalidRequest(
-        `${t.perChoiceField} × n is too large to be paid for: ${t.perChoice} × ${t.n}.`,
+        `${t.perChoiceField} × n is too large to be paid for: ${perChoice} × ${t.n}.`,
         t.perChoiceField,
       );
     throw err;

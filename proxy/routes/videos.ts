@@ -24,6 +24,7 @@ import {
 } from '../schemas/media.ts';
 import { commonErrors } from '../schemas/openai.ts';
 import { zodToApiError } from '../schemas/validation.ts';
+import { formFields, takeField } from './form-fields.ts';
 import { MAX_EDIT_FILE_BYTES } from './image-edits.ts';
 import { publicOrigin } from './images.ts';
 import { mediaModel } from './resolve-model.ts';
@@ -156,14 +157,14 @@ async function createVideo(ctx: ProxyContext, jobs: VideoJobs, request: FastifyR
     model ??= mediaModel(ctx.catalogue, request.principal, modelId, 'video');
     return model;
   };
-  const fields: Record<string, string> = {};
+  const fields = formFields();
   let inputRef = '';
   try {
     if (request.isMultipart()) {
       try {
         for await (const part of request.parts()) {
           if (part.type === 'field') {
-            fields[part.fieldname] = String(part.value);
+            takeField(fields, part.fieldname, part.value);
             if (part.fieldname === 'model') resolve(fields.model!);
             continue;
           }

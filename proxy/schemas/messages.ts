@@ -3,7 +3,7 @@
 // the top level is strict: SPEC.md says nothing this surface cannot carry is ever dropped silently,
 // so an unknown parameter, block type, role or a server-side tool is a 400 naming it.
 import { z } from 'zod';
-import { MAX_MESSAGES, modelId } from './openai.ts';
+import { MAX_MESSAGES, MAX_OUTPUT_TOKENS, modelId } from './openai.ts';
 
 const cacheControl = z
   .looseObject({ type: z.literal('ephemeral'), ttl: z.string().optional() })
@@ -149,7 +149,12 @@ const promptFields = {
 export const messagesRequest = z.strictObject({
   ...promptFields,
   cache_control: cacheControl.describe('Automatic caching: the whole prompt is a breakpoint'),
-  max_tokens: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  max_tokens: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_OUTPUT_TOKENS)
+    .describe("At most the model's output limit, and the prompt plus this must fit its context"),
   stream: z.boolean().optional(),
   stop_sequences: z.array(z.string().min(1)).max(16).optional(),
   temperature: z.number().min(0).max(1).optional(),

@@ -33,6 +33,14 @@ const tool = z.looseObject({
 /** Messages per request: far above any real conversation, far below what would stall the parser. */
 export const MAX_MESSAGES = 10_000;
 
+/**
+ * Output tokens any request may ask for, whatever the model; the model's own bound (its
+ * maxOutputTokens, else its context length) is checked by the route, which knows the model.
+ */
+export const MAX_OUTPUT_TOKENS = 1_000_000;
+
+const outputTokens = () => z.number().int().min(1).max(MAX_OUTPUT_TOKENS);
+
 export const FINISH_REASONS = ['stop', 'length', 'tool_calls', 'content_filter', 'function_call'] as const;
 
 export const chatCompletionRequest = z
@@ -46,9 +54,11 @@ export const chatCompletionRequest = z
         continuous_usage_stats: nullish(z.boolean()).describe('vLLM: usage on every frame'),
       }),
     ),
-    max_tokens: nullish(z.number().int().positive()),
-    max_completion_tokens: nullish(z.number().int().positive()),
-    n: nullish(z.number().int().min(1).max(16)),
+    max_tokens: nullish(outputTokens()).describe(
+      "Per choice; at most the model's output limit, and the prompt plus this must fit its context",
+    ),
+    max_completion_tokens: nullish(outputTokens()).describe('Takes precedence over max_tokens'),
+    n: nullish(z.number().int().min(1).max(16)).describe('Choices, 1 to 16'),
     temperature: nullish(z.number().min(0).max(2)),
     top_p: nullish(z.number().min(0).max(1)),
     stop: nullish(z.union([z.string(), z.array(z.string()).max(4)])),
@@ -91,7 +101,7 @@ export const chatCompletionRequest = z
     top_k: nullish(z.number().int().min(-1)).describe('vLLM'),
     min_p: nullish(z.number().min(0).max(1)).describe('vLLM'),
     repetition_penalty: nullish(z.number().positive()).describe('vLLM'),
-    min_tokens: nullish(z.number().int().min(0)).describe('vLLM'),
+    min_tokens: nullish(z.number().int().min(0).max(MAX_OUTPUT_TOKENS)).describe('vLLM; at most max_tokens'),
     ignore_eos: nullish(z.boolean()).describe('vLLM'),
     chat_template_kwargs: nullish(z.record(z.string(), z.unknown())).describe(
       'vLLM, e.g. {"enable_thinking": true}',
@@ -153,19 +163,42 @@ export const chatCompletionChunk = z
       'precedes the terminator data: [DONE]. A failure after the first frame is data: {"error": {...}}.',
   );
 
+/** Inputs per embeddings request, as OpenAI allows. */
+export const MAX_EMBEDDING_INPUTS = 2048;
+/** The largest token id (vocabularies are far smaller; the catalogue does not know each one's size). */
+export const MAX_TOKEN_ID = 2 ** 31 - 1;
+/**
+ * `dimensions` any request may ask for: the catalogue does not know each model's width, and the
+ * widest embedding models are 4096 wide; the engine refuses more than its model has.
+ */
+export const MAX_EMBEDDING_DIMENSIONS = 8192;
+
+const tokenIds = z.array(z.number().int().min(0).max(MAX_TOKEN_ID)).min(1);
+
 export const embeddingsRequest = z.looseObject({
   model: modelId,
-  input: z.union([
-    z.string(),
-    z.array(z.string()).min(1),
-    z.array(z.number().int()).min(1),
-    z.array(z.array(z.number().int()).min(1)).min(1),
-  ]),
+  input: z
+    .union([
+      z.string().min(1),
+      z.array(z.string().min(1)).min(1).max(MAX_EMBEDDING_INPUTS),
+      tokenIds,
+      z.array(tokenIds).min(1).max(MAX_EMBEDDING_INPUTS),
+    ])
+    .describe(
+      `Text, up to ${MAX_EMBEDDING_INPUTS} texts, token ids, or up to ${MAX_EMBEDDING_INPUTS} arrays of token ids; ` +
+        "each input at most the model's context length in tokens",
+    ),
   encoding_format: z
     .enum(['float', 'base64'])
     .optional()
     .describe('base64 is the little-endian float32 bytes of the vector'),
-  dimensions: z.number().int().positive().optional(),
+  dimensions: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_EMBEDDING_DIMENSIONS)
+    .optional()
+    .describe("At most the model's own width"),
   user: z.string().optional(),
 });
 export type EmbeddingsRequest = z.infer<typeof embeddingsRequest>;

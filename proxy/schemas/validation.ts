@@ -21,7 +21,8 @@ type Issue = z.core.$ZodIssue;
 /**
  * The issue that says what is wrong. A union (`content`: a string or blocks) fails as a whole with
  * "Invalid input"; the branch worth naming is the one whose failure is deeper than a mismatched
- * type at the union itself (an unknown block type three levels down).
+ * type at the union itself (an unknown block type three levels down), or, of several such, the
+ * only one that failed on something other than a type.
  */
 function telling(issue: Issue): Issue {
   if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
@@ -30,8 +31,12 @@ function telling(issue: Issue): Issue {
       errs.length > 0 &&
       !(errs.length === 1 && errs[0]!.code === 'invalid_type' && errs[0]!.path.length === 0),
   );
-  if (branches.length !== 1) return issue;
-  const inner = telling(branches[0]![0]!);
+  // Several branches may be close (an array of strings or of token ids): the one meant is the one
+  // whose values have the right types and break a bound (a negative id, 3000 texts).
+  const meant =
+    branches.length > 1 ? branches.filter((errs) => errs.some((e) => e.code !== 'invalid_type')) : branches;
+  if (meant.length !== 1) return issue;
+  const inner = telling(meant[0]![0]!);
   return { ...inner, path: [...issue.path, ...inner.path] };
 }
 
