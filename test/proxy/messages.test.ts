@@ -448,6 +448,26 @@ describe('Messages: authentication and errors', () => {
     expect(((await listed.json()) as { data: { id: string }[] }).data.map((m) => m.id)).toContain(CHAT_MODEL);
   });
 
+  it('MSG-8 ERR-1 request-id by the dialect-of-path rule: any spelling of /v1/messages, and a URL the router refused', async () => {
+    for (const [path, status] of [
+      ['/V1/Messages', 404],
+      ['/v1/MESSAGES/count_tokens', 404],
+      ['/v1/messages/%zz', 400],
+    ] as const) {
+      const { res, json } = await raw({}, {}, path);
+      expect([path, res.status]).toEqual([path, status]);
+      expect(json.type).toBe('error');
+      expect(json.request_id).toMatch(/^req_[0-9a-f]{24}$/);
+      expect(res.headers.get('x-request-id')).toBe(json.request_id);
+      expect(res.headers.get('request-id')).toBe(json.request_id);
+    }
+    // The chat-completions surface keeps its own shape and no request-id header.
+    const chat = await fetch(`${base}/v1/chat/%zz`, { method: 'POST' });
+    expect(chat.status).toBe(400);
+    expect(chat.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(chat.headers.get('request-id')).toBeNull();
+  });
+
   it('AUTH-4 a malformed x-api-key beside a valid Bearer is 401: x-api-key decides', async () => {
     const { res, json } = await raw(
       { model: CHAT_MODEL, max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] },
