@@ -155,6 +155,13 @@ async function handleCountTokens(ctx: ProxyContext, request: FastifyRequest, rep
   return reply.header('x-token-count-source', source).send({ input_tokens: inputTokens });
 }
 
+/**
+ * The fields of the chat request that change the prompt the engine renders, so /tokenize counts
+ * what the call would send: the tools, the template's switches (thinking) and a prefill's
+ * continuation.
+ */
+const TOKENIZE_FIELDS = ['tools', 'chat_template_kwargs', 'add_generation_prompt', 'continue_final_message'];
+
 async function engineCount(
   ctx: ProxyContext,
   request: FastifyRequest,
@@ -165,8 +172,12 @@ async function engineCount(
 ): Promise<number | null> {
   const abort = linkRequestAbort(request, reply);
   let payload = `{"model":${JSON.stringify(entry.servedName ?? entry.id)},"messages":${prompt}`;
-  if (chat.fields.tools) payload += `,"tools":${JSON.stringify(chat.fields.tools)}`;
-  payload += ',"add_generation_prompt":true}';
+  for (const key of TOKENIZE_FIELDS) {
+    const value = chat.fields[key];
+    if (value !== undefined) payload += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+  }
+  if (chat.fields.add_generation_prompt === undefined) payload += ',"add_generation_prompt":true';
+  payload += '}';
   try {
     const call = await callEngine(ctx.engine, {
       entry,

@@ -361,6 +361,61 @@ describe('Messages: tool use', () => {
   });
 });
 
+describe('Messages: carried, never dropped', () => {
+  it('a final assistant turn is a prefill: the engine continues it and the answer carries on from it, streamed or not', async () => {
+    const question: Anthropic.MessageParam = { role: 'user', content: 'Describe the harbour at dawn' };
+    const whole = await anthropic().messages.create({
+      model: CHAT_MODEL,
+      max_tokens: 100,
+      messages: [question],
+    });
+    const text = (whole.content[0] as Anthropic.TextBlock).text;
+    const prefill = text.split(' ').slice(0, 2).join(' ');
+    const params = {
+      model: CHAT_MODEL,
+      max_tokens: 100,
+      messages: [question, { role: 'assistant' as const, content: prefill }],
+    };
+    let continued: Anthropic.Message | undefined;
+    const [sent] = await sentDuring(async () => {
+      continued = await anthropic().messages.create(params);
+    });
+    expect(sent).toMatchObject({ continue_final_message: true, add_generation_prompt: false });
+    expect((sent!.messages as unknown[]).at(-1)).toEqual({ role: 'assistant', content: prefill });
+    // Like Anthropic's, the answer holds only the continuation.
+    expect(prefill + (continued!.content[0] as Anthropic.TextBlock).text).toBe(text);
+    const streamed = await anthropic().messages.stream(params).finalMessage();
+    expect(prefill + (streamed.content[0] as Anthropic.TextBlock).text).toBe(text);
+    // count_tokens renders the prompt the same way (no reply header), so it still equals the call's.
+    const counted = await anthropic().messages.countTokens({ model: CHAT_MODEL, messages: params.messages });
+    expect(counted.input_tokens).toBe(
+      continued!.usage.input_tokens + continued!.usage.cache_read_input_tokens!,
+    );
+  });
+
+  it('strict reaches the engine as function.strict, input_examples in its description; eager_input_streaming accepted', async () => {
+    const tool = {
+      ...weatherTool,
+      strict: true,
+      input_examples: [{ city: 'Paris' }],
+      eager_input_streaming: true,
+    } as Anthropic.Tool;
+    const [sent] = (await sentDuring(() =>
+      anthropic().messages.create({
+        model: CHAT_MODEL,
+        max_tokens: 64,
+        tools: [tool],
+        messages: [{ role: 'user', content: 'Please call get_weather for Paris' }],
+      }),
+    )) as { tools: { function: Record<string, unknown> }[] }[];
+    expect(sent!.tools[0]!.function).toMatchObject({
+      name: 'get_weather',
+      strict: true,
+      description: 'Current weather for a city\n\nInput examples:\n{"city":"Paris"}',
+    });
+  });
+});
+
 describe('Messages: caching and counting', () => {
   it('a repeated long system prompt with a cache_control breakpoint earns cached-input pricing on the next calls', async () => {
     const a = await h.newAccount();
@@ -511,8 +566,88 @@ describe('Messages: authentication and errors', () => {
   });
 
   const user = (content: unknown) => [{ role: 'user', content }];
+  const ask = { model: CHAT_MODEL, max_tokens: 5, messages: user('hi') };
+  const serverTools: [string, string][] = [
+    ['web search', 'web_search_20250305'],
+    ['web fetch', 'web_fetch_20250910'],
+    ['code execution', 'code_execution_20250522'],
+    ['computer use', 'computer_20250124'],
+    ['text editor', 'text_editor_20250728'],
+    ['bash', 'bash_20250124'],
+    ['memory', 'memory_20250818'],
+  ];
   const rejections: [string, Record<string, unknown>, RegExp][] = [
-    ['MSG-3 max_tokens missing', { model: CHAT_MODEL, messages: user('hi') }, /max_tokens/],
+    ['MSG-3 max_tokens missing', { model: CHAT_MODEL, messages: user('hi') }, /'max_tokens'/],
+    ['model missing', { max_tokens: 5, messages: user('hi') }, /Missing required parameter: 'model'/],
+    ['messages missing', { model: CHAT_MODEL, max_tokens: 5 }, /Missing required parameter: 'messages'/],
+    ...serverTools.map(([what, type]): [string, Record<string, unknown>, RegExp] => [
+      `MSG-4 a server-side tool (${what}, ${type})`,
+      // With the fields such a tool has (display size, max uses): the type is what is named.
+      { ...ask, tools: [{ type, name: what.replace(' ', '_'), max_uses: 2, display_width_px: 1024 }] },
+      new RegExp(`'tools\\[0\\]\\.type'.*server-side tool "${type}"`),
+    ]),
+    [
+      'MSG-5 a thinking block in a user turn',
+      { ...ask, messages: user([{ type: 'thinking', thinking: 'hmm', signature: 's' }]) },
+      /thinking block cannot appear in a user turn/,
+    ],
+    [
+      'MSG-5 a redacted_thinking block in a user turn',
+      { ...ask, messages: user([{ type: 'redacted_thinking', data: 'xyz' }]) },
+      /redacted_thinking block cannot appear in a user turn/,
+    ],
+    [
+      'MSG-5 an unknown key inside a block, named by its path',
+      {
+        ...ask,
+        messages: user([
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b', foo: 1 },
+        ]),
+      },
+      /messages\[0\]\.content\[1\]\.foo/,
+    ],
+    [
+      'an unknown tool_choice type',
+      { ...ask, tools: [weatherTool], tool_choice: { type: 'sometimes' } },
+      /'tool_choice\.type'.*tool_choice type "sometimes" is not supported/,
+    ],
+    [
+      'an unknown thinking type',
+      { ...ask, thinking: { type: 'deep', budget_tokens: 2048 } },
+      /'thinking\.type'.*thinking type "deep" is not supported/,
+    ],
+    [
+      'a deferred tool (it needs the server-side tool search)',
+      { ...ask, tools: [{ ...weatherTool, defer_loading: true }] },
+      /'tools\[0\]\.defer_loading'.*tool search/,
+    ],
+    [
+      'citations pointing at documents',
+      {
+        ...ask,
+        messages: [
+          { role: 'user', content: 'hi' },
+          {
+            role: 'assistant',
+            content: [{ type: 'text', text: 'Yes', citations: [{ type: 'char_location' }] }],
+          },
+          { role: 'user', content: 'more' },
+        ],
+      },
+      /'messages\[1\]\.content\[0\]\.citations'/,
+    ],
+    [
+      'a prefill ending in whitespace',
+      {
+        ...ask,
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'Well, ' },
+        ],
+      },
+      /trailing whitespace/,
+    ],
     [
       'MSG-6 an unknown role',
       { model: CHAT_MODEL, max_tokens: 5, messages: [{ role: 'system', content: 'x' }] },
@@ -531,26 +666,6 @@ describe('Messages: authentication and errors', () => {
         messages: user([{ type: 'document', source: { type: 'text', data: 'x', media_type: 'text/plain' } }]),
       },
       /"document" is not supported/,
-    ],
-    [
-      'MSG-4 a server-side tool (web search)',
-      {
-        model: CHAT_MODEL,
-        max_tokens: 5,
-        tools: [{ type: 'web_search_20250305', name: 'web_search' }],
-        messages: user('hi'),
-      },
-      /tools\[0\]\.type.*server-side tool "web_search_20250305"/,
-    ],
-    [
-      'MSG-4 a server-side tool (bash)',
-      {
-        model: CHAT_MODEL,
-        max_tokens: 5,
-        tools: [{ type: 'bash_20250124', name: 'bash' }],
-        messages: user('hi'),
-      },
-      /server-side tool "bash_20250124"/,
     ],
     [
       'an unknown top-level parameter',
@@ -632,10 +747,14 @@ describe('Messages: authentication and errors', () => {
     const a = await h.newAccount();
     const { res, json } = await raw(body, { 'x-api-key': a.secret });
     expect(res.status).toBe(400);
-    expect(json.error.type).toBe('invalid_request_error');
+    expect(json.type).toBe('error');
+    expect(json.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
     expect(json.error.message).toMatch(message);
-    expect(json.request_id).toBe(res.headers.get('x-request-id'));
+    expect(json.request_id).toMatch(/^req_[0-9a-f]{24}$/);
+    expect(res.headers.get('x-request-id')).toBe(json.request_id);
+    expect(res.headers.get('request-id')).toBe(json.request_id);
     expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1); // the top-up only
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
   it('thinking maps to the engine where it can reason (chat_template_kwargs.enable_thinking)', async () => {
@@ -649,6 +768,7 @@ describe('Messages: authentication and errors', () => {
       expect(m.content.length).toBeGreaterThan(0);
     });
     expect(sent!.chat_template_kwargs).toEqual({ enable_thinking: true });
+    expect(sent!.thinking_token_budget).toBe(1024);
     await expectLedgerClean(h.redis.client());
   });
 });
