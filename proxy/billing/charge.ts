@@ -101,6 +101,12 @@ const noop = () => {};
 export class CallCharge {
   /** What the engine call was allowed once held (text: output tokens, all choices together). */
   allowance = 0;
+  /**
+   * The hold covers the engine call now running: a 429 can no longer come of it, so an answer may
+   * be committed to (a stream's head written) before the engine has said anything. False while a
+   * reservation made alongside the call is on its way, or came back short (the call runs again).
+   */
+  covered = false;
   private state: 'open' | 'held' | 'done' = 'open';
   private leased = false;
   private held = 0;
@@ -225,6 +231,7 @@ export class CallCharge {
     reservation.then(
       (allowance) => {
         if (allowance < quote.full) attempt.abort(new ReservationShortError());
+        else this.covered = true;
       },
       (err) => attempt.abort(err),
     );
@@ -249,6 +256,7 @@ export class CallCharge {
     // A call that may generate output but is allowed none is not worth making (output is billed).
     if (allowance === NOT_COVERED || (this.quote.full > 0 && allowance < 1)) throw insufficientQuota();
     this.allowance = allowance;
+    this.covered = true;
     return h.run(allowance, this.call.cancel);
   }
 

@@ -40,14 +40,19 @@ export function errorHeaders(err: ApiError): Record<string, string> {
   return h;
 }
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {
-  const err = toApiError(thrown);
-  // Errors raised before the request-id hook ran (a URL the router refused) still carry the id.
-  if (!reply.hasHeader(REQUEST_ID_HEADER)) setRequestIdHeaders(request, reply);
+/** Logs a failed request: 5xx at error level, a client that left at info, the rest not at all. */
+export function logFailure(request: FastifyRequest, thrown: unknown, err: ApiError): void {
   // A client that left before its answer is no failure of ours (metrics count it as 499); at error
   // level it would page someone every time a user closed a tab.
   if (thrown instanceof ClientClosedError) request.log.info('client closed the connection before the answer');
   else if (err.status >= 500) request.log.error({ err: err.cause ?? err }, 'request failed');
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {
+  const err = toApiError(thrown);
+  // Errors raised before the request-id hook ran (a URL the router refused) still carry the id.
+  if (!reply.hasHeader(REQUEST_ID_HEADER)) setRequestIdHeaders(request, reply);
+  logFailure(request, thrown, err);
   return reply
     .code(err.status)
     .headers(errorHeaders(err))

@@ -10,6 +10,7 @@ import { estimatedPromptTokens } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { type ChatForm, toChatRequest } from '../dialects/messages/request.ts';
 import { messageId, toMessage } from '../dialects/messages/response.ts';
+import { MessagesStream } from '../dialects/messages/stream.ts';
 import { callEngine } from '../engine/call.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
 import { sendError } from '../plugins/errors.ts';
@@ -24,7 +25,7 @@ import {
   messagesRequest,
   messagesStreamEvent,
 } from '../schemas/messages.ts';
-import { relayMessages } from './messages-stream.ts';
+import { MessagesStreamHead, relayMessages } from './messages-stream.ts';
 import { tokenModel } from './resolve-model.ts';
 import { checkOutputBound, runTextCall } from './text-call.ts';
 
@@ -125,15 +126,20 @@ function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: Fasti
         });
         r.type('application/json').send(JSON.stringify(message));
       },
+      awaitFirstFrame: (charge) =>
+        new MessagesStreamHead(
+          request,
+          reply,
+          new MessagesStream({ id, model: entry.id, stopSequences: body.stop_sequences }),
+          {
+            charge,
+            estimateInput: () => estimatedPromptTokens(entry, chat.messages, promptBytes),
+            pingMs: ctx.config.PROXY_MESSAGES_PING_MS,
+          },
+        ),
+      // runTextCall made the head with awaitFirstFrame before the engine was asked.
       stream: (relay) =>
-        relayMessages(ctx, request, reply, {
-          ...relay,
-          entry,
-          price,
-          promptBytes,
-          id,
-          stopSequences: body.stop_sequences,
-        }),
+        relayMessages(ctx, request, reply, { ...relay, entry, price, promptBytes, head: relay.wait! }),
     },
   );
 }

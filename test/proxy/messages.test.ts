@@ -2,7 +2,8 @@
 // @anthropic-ai/sdk as the client against the real proxy, Redis and simulator engines.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { parseDecimalToNano } from '../../core/money.ts';
+import { type UsageEntry, usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
 
@@ -66,6 +67,47 @@ async function sentDuring(run: () => Promise<unknown>): Promise<Record<string, u
     .flatMap((s, i) => s.received().slice(before[i]))
     .filter((r) => r.path === '/v1/chat/completions')
     .map((r) => r.json as Record<string, unknown>);
+}
+
+/** What CHAT_MODEL's USD prices (input 1, cached input 0.5, output 2 per 1M tokens) make of a record. */
+function chatModelCost(r: UsageEntry): number {
+  const [input, cached, output] = ['1', '0.5', '2'].map((v) => BigInt(parseDecimalToNano(v))) as [
+    bigint,
+    bigint,
+    bigint,
+  ];
+  const inTokens = BigInt(r.inputTokens!);
+  const cachedTokens = BigInt(r.cachedTokens ?? 0);
+  const scaled = (inTokens - cachedTokens) * input + cachedTokens * cached + BigInt(r.outputTokens!) * output;
+  return Number((scaled + 999_999n) / 1_000_000n); // rounded up to the nano, once
+}
+
+/** The events of a raw Messages stream, each with the milliseconds since the request was sent. */
+async function timedEvents(body: Record<string, unknown>, apiKey = h.secret) {
+  const t0 = performance.now();
+  const res = await fetch(`${base}/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+  const events: { at: number; type: string; data: Record<string, unknown> }[] = [];
+  const decoder = new TextDecoder();
+  let buffered = '';
+  const reader = res.body!.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    const at = performance.now() - t0;
+    buffered += decoder.decode(r.value, { stream: true });
+    let cut = buffered.indexOf('\n\n');
+    while (cut !== -1) {
+      const [ev, data] = buffered.slice(0, cut).split('\n');
+      buffered = buffered.slice(cut + 2);
+      const parsed = JSON.parse(data!.slice('data: '.length)) as Record<string, unknown>;
+      expect(ev).toBe(`event: ${parsed.type as string}`);
+      events.push({ at, type: parsed.type as string, data: parsed });
+      cut = buffered.indexOf('\n\n');
+    }
+  }
+  return { res, events };
 }
 
 async function raw(body: unknown, headers: Record<string, string> = {}, path = '/v1/messages') {
@@ -206,6 +248,111 @@ describe('Messages: text', () => {
     const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
     expect(rec!.outputTokens).toBeGreaterThan(0);
     expect(rec!.outputTokens).toBeLessThan(40);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('MSG-7 a slow engine (time to first token past the ping interval): message_start and pings before the first token, true usage in message_delta, billed as reported', async () => {
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ ttftMs: 400 });
+    let timed: Awaited<ReturnType<typeof timedEvents>>;
+    let final: Anthropic.Message;
+    try {
+      const body = {
+        model: CHAT_MODEL,
+        max_tokens: 8,
+        messages: [{ role: 'user' as const, content: 'Think, then answer' }],
+      };
+      timed = await timedEvents(body, a.secret);
+      final = await anthropic(a.secret).messages.stream(body).finalMessage();
+    } finally {
+      for (const s of h.sims) s.setOptions({ ttftMs: 5 });
+    }
+    const { res, events } = timed;
+    expect(res.status).toBe(200);
+    expect(res.headers.get('request-id')).toMatch(/^req_/);
+    const first = events.findIndex((e) => e.type === 'content_block_start');
+    expect(events[0]!.type).toBe('message_start');
+    // The head went out after one to two 40 ms intervals, long before the engine's first token.
+    expect(events[0]!.at).toBeLessThan(250);
+    expect(events[first]!.at).toBeGreaterThan(380);
+    expect(events.slice(1, first).filter((e) => e.type === 'ping').length).toBeGreaterThanOrEqual(3);
+    expect(events.slice(1, first).every((e) => e.type === 'ping')).toBe(true);
+    const started = (events[0]!.data.message as Anthropic.Message).usage;
+    expect(started.input_tokens).toBeGreaterThan(0); // the proxy's estimate at that point
+    const delta = events.find((e) => e.type === 'message_delta')!.data.usage as Anthropic.MessageDeltaUsage;
+    expect(events.at(-1)!.type).toBe('message_stop');
+    await h.settled(a.accountId);
+    const [second, firstRec] = await usageRecords(h.redis.client(), a.accountId, { count: 2 });
+    // message_delta carries the engine's true counts, exactly what was billed — streamed raw or by the SDK.
+    for (const [rec, usage] of [
+      [firstRec!, delta],
+      [second!, final.usage],
+    ] as const) {
+      expect(rec.inputTokens).toBe(usage.input_tokens! + usage.cache_read_input_tokens!);
+      expect(rec.outputTokens).toBe(usage.output_tokens);
+      expect(rec.cost).toBe(chatModelCost(rec));
+    }
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('MSG-7 ERR-3 an engine failing before its first token, once the head is out: event: error (api_error), raised by the SDK, nothing charged', async () => {
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ ttftMs: 200, failBeforeFirstByte: 1 });
+    let timed: Awaited<ReturnType<typeof timedEvents>>;
+    let raised: unknown;
+    try {
+      const body = { model: CHAT_MODEL, max_tokens: 8, messages: [{ role: 'user' as const, content: 'hi' }] };
+      timed = await timedEvents(body, a.secret);
+      raised = await anthropic(a.secret)
+        .messages.stream(body)
+        .finalMessage()
+        .catch((e: unknown) => e);
+    } finally {
+      for (const s of h.sims) s.setOptions({ ttftMs: 5, failBeforeFirstByte: 0 });
+    }
+    const { res, events } = timed;
+    expect(res.status).toBe(200);
+    expect(events[0]!.type).toBe('message_start');
+    expect(events.slice(1, -1).every((e) => e.type === 'ping')).toBe(true);
+    const last = events.at(-1)!;
+    expect(last.type).toBe('error');
+    expect(last.data).toMatchObject({
+      type: 'error',
+      error: { type: 'api_error', code: 'server_error' },
+      request_id: res.headers.get('x-request-id'),
+    });
+    expect(raised).toBeInstanceOf(Anthropic.APIError);
+    expect(String(raised)).toMatch(/No engine could serve/);
+    await h.settled(a.accountId);
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1); // the top-up only
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('ERR-2 ERR-3 engines failing before anything was written → a real 500 api_error, retryable, nothing charged, streamed or not', async () => {
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ ttftMs: 0, failBeforeFirstByte: 1 });
+    try {
+      for (const stream of [false, true]) {
+        const { res, json } = await raw(
+          { model: CHAT_MODEL, max_tokens: 8, stream, messages: [{ role: 'user', content: 'hi' }] },
+          { 'x-api-key': a.secret },
+        );
+        expect([stream, res.status]).toEqual([stream, 500]);
+        expect(res.headers.get('content-type')).toContain('application/json');
+        expect(res.headers.get('x-should-retry')).not.toBe('false');
+        expect(json).toMatchObject({ type: 'error', error: { type: 'api_error', code: 'server_error' } });
+        expect(json.request_id).toBe(res.headers.get('x-request-id'));
+        expect(res.headers.get('request-id')).toBe(json.request_id);
+      }
+      const err = await anthropic(a.secret)
+        .messages.create({ model: CHAT_MODEL, max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Anthropic.InternalServerError);
+    } finally {
+      for (const s of h.sims) s.setOptions({ ttftMs: 5, failBeforeFirstByte: 0 });
+    }
+    await h.settled(a.accountId);
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1); // the top-up only
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
