@@ -151,6 +151,24 @@ describe('Messages: text', () => {
     expect(m._request_id).toMatch(/^req_[0-9a-f]{24}$/);
   });
 
+  it('usage billed equals usage reported, not streamed: the record, its cost at the model’s rates', async () => {
+    const a = await h.newAccount();
+    const m = await anthropic(a.secret).messages.create({
+      model: CHAT_MODEL,
+      max_tokens: 20,
+      messages: [{ role: 'user', content: 'Tell me about rivers' }],
+    });
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec).toMatchObject({ type: 'charge', keyId: a.keyId, model: CHAT_MODEL });
+    expect(rec!.inputTokens).toBe(m.usage.input_tokens + m.usage.cache_read_input_tokens!);
+    expect(rec!.cachedTokens ?? 0).toBe(m.usage.cache_read_input_tokens);
+    expect(rec!.outputTokens).toBe(m.usage.output_tokens);
+    expect(rec!.cost).toBe(chatModelCost(rec!));
+    expect(rec!.amount).toBe(rec!.cost);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
   it('MSG-7 streams through messages.stream(): finalMessage() equals the streamed text; usage billed equals usage reported', async () => {
     const a = await h.newAccount();
     const stream = anthropic(a.secret).messages.stream({
@@ -353,6 +371,48 @@ describe('Messages: text', () => {
     }
     await h.settled(a.accountId);
     expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1); // the top-up only
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('MSG-7 a client that disconnects mid-stream stops the engine request and pays for what was generated', async () => {
+    const a = await h.newAccount();
+    const params = {
+      model: CHAT_MODEL,
+      max_tokens: 200,
+      messages: [{ role: 'user' as const, content: 'Write a very long story' }],
+    };
+    const uncut = await anthropic().messages.create(params);
+    const before = h.sims.map((s) => s.stats());
+    let seen = 0;
+    for (const s of h.sims) s.setOptions({ itlMs: 25 });
+    try {
+      const stream = await anthropic(a.secret).messages.create({ ...params, stream: true });
+      for await (const ev of stream) {
+        if (ev.type === 'content_block_delta' && ++seen === 5) break; // the SDK aborts the request
+      }
+    } finally {
+      for (const s of h.sims) s.setOptions({ itlMs: 1 });
+    }
+    // The engine saw its client (the proxy) go away and stopped generating.
+    const stats = async () => {
+      for (let i = 0; i < 100; i++) {
+        const now = h.sims.map((s) => s.stats());
+        if (now.reduce((n, x, k) => n + x.aborted - before[k]!.aborted, 0) === 1) return now;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error('the engine request was never aborted');
+    };
+    const after = await stats();
+    const generated = after.reduce((n, x, k) => n + x.generationTokens - before[k]!.generationTokens, 0);
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec).toMatchObject({ type: 'charge', keyId: a.keyId, model: CHAT_MODEL });
+    // Billed the engine's last count: all it generated, but for a token in flight at the cut.
+    expect(rec!.outputTokens).toBeGreaterThanOrEqual(seen);
+    expect(rec!.outputTokens).toBeLessThanOrEqual(generated);
+    expect(rec!.outputTokens).toBeGreaterThanOrEqual(generated - 1);
+    expect(generated).toBeLessThan(uncut.usage.output_tokens);
+    expect(rec!.cost).toBe(chatModelCost(rec!));
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
@@ -587,8 +647,18 @@ describe('Messages: caching and counting', () => {
     // Without routing by the breakpoint, each call has even odds of the other (cold) engine.
     for (const m of calls.slice(1)) expect(m.usage.cache_read_input_tokens).toBeGreaterThan(1000);
     await h.settled(a.accountId);
-    const recs = await usageRecords(h.redis.client(), a.accountId, { count: 4 });
-    expect(recs.every((r) => (r.cachedTokens ?? 0) > 0 || r === recs.at(-1))).toBe(true);
+    const recs = (await usageRecords(h.redis.client(), a.accountId, { count: 4 })).reverse();
+    recs.forEach((r, i) => {
+      expect(r.cachedTokens ?? 0).toBe(calls[i]!.usage.cache_read_input_tokens);
+      // BILL-1 BILL-2: the cached tokens at the cached-input rate (0.5), the rest of the input at 1.
+      expect(r.cost).toBe(chatModelCost(r));
+      expect(r.amount).toBe(r.cost);
+    });
+    // Each later call costs less than its input at the full rate would have.
+    for (const r of recs.slice(1))
+      expect(r.cost).toBeLessThan(
+        chatModelCost({ ...r, cachedTokens: 0 }) - Math.floor((r.cachedTokens! * 1000) / 4),
+      );
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
