@@ -696,6 +696,69 @@ describe('Messages: caching and counting', () => {
   });
 });
 
+describe('Messages: count_tokens, the other ways', () => {
+  const params = {
+    model: CHAT_MODEL,
+    system: 'Be brief.',
+    messages: [{ role: 'user' as const, content: 'How many tokens is this question, roughly speaking?' }],
+  };
+
+  it('falls back to the proxy’s estimate where no engine has /tokenize, and says so; still free', async () => {
+    const a = await h.newAccount();
+    const engine = await raw(params, { 'x-api-key': a.secret }, '/v1/messages/count_tokens');
+    expect(engine.res.headers.get('x-token-count-source')).toBe('engine');
+    for (const s of h.sims) s.setOptions({ tokenizeEndpoint: false });
+    let estimate: Awaited<ReturnType<typeof raw>>;
+    try {
+      estimate = await raw(params, { 'x-api-key': a.secret }, '/v1/messages/count_tokens');
+    } finally {
+      for (const s of h.sims) s.setOptions({ tokenizeEndpoint: true });
+    }
+    expect(estimate.res.status).toBe(200);
+    expect(estimate.res.headers.get('x-token-count-source')).toBe('estimate');
+    const counted = (engine.json as unknown as { input_tokens: number }).input_tokens;
+    const estimated = (estimate.json as unknown as { input_tokens: number }).input_tokens;
+    // About four bytes a token plus the template's share: the same order as the engine's count.
+    expect(estimated).toBeGreaterThan(counted / 2);
+    expect(estimated).toBeLessThan(counted * 4);
+    await h.settled(a.accountId);
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1); // the top-up only
+  });
+
+  it('asks /tokenize with the chat template’s switches (thinking), so it counts what the call sends', async () => {
+    const before = h.sims.map((s) => s.received().length);
+    const counted = await anthropic().messages.countTokens({
+      ...params,
+      model: THINKING_MODEL,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+    });
+    expect(counted.input_tokens).toBeGreaterThan(0);
+    const [sent] = h.sims
+      .flatMap((s, i) => s.received().slice(before[i]))
+      .filter((r) => r.path === '/tokenize')
+      .map((r) => r.json as Record<string, unknown>);
+    expect(sent).toMatchObject({
+      chat_template_kwargs: { enable_thinking: true },
+      add_generation_prompt: true,
+    });
+  });
+
+  it('AUTH-5 MSG-8 an unknown key is a 401 on count_tokens too, in this dialect’s shape', async () => {
+    const { res, json } = await raw(params, { 'x-api-key': 'sk-service-wrong' }, '/v1/messages/count_tokens');
+    expect(res.status).toBe(401);
+    expect(json).toMatchObject({
+      type: 'error',
+      error: { type: 'authentication_error', code: 'invalid_api_key' },
+    });
+    expect(json.request_id).toBe(res.headers.get('x-request-id'));
+    expect(res.headers.get('request-id')).toBe(json.request_id);
+    const err = await anthropic('sk-service-wrong')
+      .messages.countTokens(params)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.AuthenticationError);
+  });
+});
+
 describe('Messages: authentication and errors', () => {
   it('AUTH-3 x-api-key and Authorization: Bearer both authenticate', async () => {
     const viaKey = await anthropic().messages.create({
