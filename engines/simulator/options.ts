@@ -36,6 +36,8 @@ export interface SimulatorOptions {
   videoMsPerSecond: number;
   /** Largest request body accepted, in bytes (multipart image edits carry up to 10 × 20 MB). */
   maxBodyBytes: number;
+  /** Serves vLLM's POST /tokenize; false answers it 404, as an engine without a tokenizer endpoint. */
+  tokenizeEndpoint: boolean;
 }
 
 export const defaultOptions: SimulatorOptions = {
@@ -58,6 +60,7 @@ export const defaultOptions: SimulatorOptions = {
   videoQueueMs: 200,
   videoMsPerSecond: 100,
   maxBodyBytes: 210 * 1024 * 1024,
+  tokenizeEndpoint: true,
 };
 
 export function resolveOptions(partial: Partial<SimulatorOptions>): SimulatorOptions {

@@ -105,6 +105,12 @@ const noop = () => {};
 export class CallCharge {
   /** What the engine call was allowed once held (text: output tokens, all choices together). */
   allowance = 0;
+  /**
+   * The hold covers the engine call now running: a 429 can no longer come of it, so an answer may
+   * be committed to (a stream's head written) before the engine has said anything. False while a
+   * reservation made alongside the call is on its way, or came back short (the call runs again).
+   */
+  covered = false;
   private state: 'open' | 'held' | 'done' = 'open';
   private leased = false;
   private held = 0;
@@ -232,6 +238,7 @@ export class CallCharge {
     reservation.then(
       (allowance) => {
         if (allowance < quote.full) attempt.abort(new ReservationShortError());
+        else this.covered = true;
       },
       (err) => attempt.abort(err),
     );
@@ -260,6 +267,7 @@ export class CallCharge {
         : keySpendLimitReached(this.keyLimit, this.call.principal.currency);
     }
     this.allowance = allowance;
+    this.covered = true;
     return h.run(allowance, this.call.cancel);
   }
 

@@ -9,7 +9,12 @@ import fp from 'fastify-plugin';
 import { ApiError, invalidRequest, isApiError } from '../../core/errors.ts';
 import { dialectOf, dialectOfPath, errorBody } from '../dialects/index.ts';
 import { ClientClosedError } from '../request-abort.ts';
-import { genRequestId, REQUEST_ID_HEADER } from './request-id.ts';
+import {
+  genRequestId,
+  MESSAGES_REQUEST_ID_HEADER,
+  REQUEST_ID_HEADER,
+  setRequestIdHeaders,
+} from './request-id.ts';
 
 export function toApiError(err: unknown): ApiError {
   if (isApiError(err)) return err;
@@ -35,14 +40,19 @@ export function errorHeaders(err: ApiError): Record<string, string> {
   return h;
 }
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {
-  const err = toApiError(thrown);
-  // Errors raised before the request-id hook ran (a URL the router refused) still carry the id.
-  if (!reply.hasHeader(REQUEST_ID_HEADER)) reply.header(REQUEST_ID_HEADER, request.id);
+/** Logs a failed request: 5xx at error level, a client that left at info, the rest not at all. */
+export function logFailure(request: FastifyRequest, thrown: unknown, err: ApiError): void {
   // A client that left before its answer is no failure of ours (metrics count it as 499); at error
   // level it would page someone every time a user closed a tab.
   if (thrown instanceof ClientClosedError) request.log.info('client closed the connection before the answer');
   else if (err.status >= 500) request.log.error({ err: err.cause ?? err }, 'request failed');
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, thrown: unknown): FastifyReply {
+  const err = toApiError(thrown);
+  // Errors raised before the request-id hook ran (a URL the router refused) still carry the id.
+  if (!reply.hasHeader(REQUEST_ID_HEADER)) setRequestIdHeaders(request, reply);
+  logFailure(request, thrown, err);
   return reply
     .code(err.status)
     .headers(errorHeaders(err))
@@ -133,8 +143,9 @@ export function clientError(error: Error, socket: Socket): void {
     err.rawPacket?.toString('latin1', 0, Math.min(err.rawPacket.length, 2048)).split('\r\n')[0] ?? '';
   const path = /^[A-Z]+ (\S+) HTTP\//.exec(requestLine)?.[1];
   const id = genRequestId();
-  const body = JSON.stringify(errorBody(dialectOfPath(path), apiErr, id));
-  const extra = path?.startsWith('/v1/messages') ? `request-id: ${id}\r\n` : '';
+  const dialect = dialectOfPath(path);
+  const body = JSON.stringify(errorBody(dialect, apiErr, id));
+  const extra = dialect === 'messages' ? `${MESSAGES_REQUEST_ID_HEADER}: ${id}\r\n` : '';
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${apiErr.status} ${STATUS_CODES[apiErr.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +

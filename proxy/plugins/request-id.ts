@@ -3,10 +3,13 @@
 // app.ts; a client-sent id is never trusted) and set as a header in the very first hook, so every
 // later exit path, even a hijacked stream, already has it.
 import { randomFillSync } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { dialectOfPath } from '../dialects/index.ts';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
+/** The Anthropic SDKs surface the id from `request-id` (error.requestID, message._request_id). */
+export const MESSAGES_REQUEST_ID_HEADER = 'request-id';
 
 // Same formats as core/ids newRequestId and newId, but drawn from a pool of random bytes refilled
 // 1024 ids at a time: one crypto call per id was a measurable share of the proxy's CPU (a request
@@ -34,12 +37,22 @@ export function fastId(prefix: string): string {
   return `${prefix}_${pooledHex(8)}`;
 }
 
+/**
+ * The request's id headers: X-Request-Id always, and `request-id` too when the request belongs to
+ * the Messages dialect by its path — the rule unrouted errors' bodies follow (dialects/index.ts),
+ * so `/V1/Messages` and a URL the router refused get it like `/v1/messages` does. By path, not
+ * the route's config: request.routeOptions builds an object on every read, and this runs on every
+ * request.
+ */
+export function setRequestIdHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header(REQUEST_ID_HEADER, request.id);
+  if (dialectOfPath(request.url) === 'messages') reply.header(MESSAGES_REQUEST_ID_HEADER, request.id);
+}
+
 export const requestIdPlugin = fp(
   async (app: FastifyInstance) => {
     app.addHook('onRequest', (request, reply, done) => {
-      reply.header(REQUEST_ID_HEADER, request.id);
-      // The Anthropic SDKs surface the id from `request-id` (error.requestID, message._request_id).
-      if (request.url.startsWith('/v1/messages')) reply.header('request-id', request.id);
+      setRequestIdHeaders(request, reply);
       done();
     });
   },

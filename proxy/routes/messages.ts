@@ -10,6 +10,7 @@ import { estimatedPromptTokens } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { type ChatForm, toChatRequest } from '../dialects/messages/request.ts';
 import { messageId, toMessage } from '../dialects/messages/response.ts';
+import { MessagesStream } from '../dialects/messages/stream.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
 import { sendError } from '../plugins/errors.ts';
 import {
@@ -23,7 +24,7 @@ import {
   messagesStreamEvent,
 } from '../schemas/messages.ts';
 import { checkOutputBound } from './context-fit.ts';
-import { relayMessages } from './messages-stream.ts';
+import { MessagesStreamHead, relayMessages } from './messages-stream.ts';
 import { tokenModel } from './resolve-model.ts';
 import { runTextCall } from './text-call.ts';
 import { engineTokenCount } from './token-count.ts';
@@ -126,15 +127,20 @@ function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: Fasti
         });
         r.type('application/json').send(JSON.stringify(message));
       },
+      awaitFirstFrame: (charge) =>
+        new MessagesStreamHead(
+          request,
+          reply,
+          new MessagesStream({ id, model: entry.id, stopSequences: body.stop_sequences }),
+          {
+            charge,
+            estimateInput: () => estimatedPromptTokens(entry, chat.messages, promptBytes),
+            pingMs: ctx.config.PROXY_MESSAGES_PING_MS,
+          },
+        ),
+      // runTextCall made the head with awaitFirstFrame before the engine was asked.
       stream: (relay) =>
-        relayMessages(ctx, request, reply, {
-          ...relay,
-          entry,
-          price,
-          promptBytes,
-          id,
-          stopSequences: body.stop_sequences,
-        }),
+        relayMessages(ctx, request, reply, { ...relay, entry, price, promptBytes, head: relay.wait! }),
     },
   );
 }
@@ -150,7 +156,7 @@ async function handleCountTokens(ctx: ProxyContext, request: FastifyRequest, rep
   request.metricModel = entry.id;
   const chat = toChatRequest(body, entry.capabilities);
   const { prompt, promptBytes } = chatPrompt(chat);
-  const counted = await engineTokenCount(ctx, request, reply, entry, prompt, chat.fields.tools);
+  const counted = await engineTokenCount(ctx, request, reply, entry, prompt, chat.fields);
   const source = counted === null ? 'estimate' : 'engine';
   const inputTokens = counted ?? estimatedPromptTokens(entry, chat.messages, promptBytes);
   return reply.header('x-token-count-source', source).send({ input_tokens: inputTokens });

@@ -73,19 +73,37 @@ export interface StreamRelay {
   charge: CallCharge;
 }
 
-export interface TextRender {
-  /** Sends a whole answer; `usage` is what was billed (a dialect that reports usage reports this). */
-  json(reply: FastifyReply, result: CompletionOut, usage: TextUsage): void;
-  /** Relays a started stream and settles its charge (before its last bytes leave). */
-  stream(relay: StreamRelay): Promise<void>;
+/**
+ * A dialect's watch over a stream's wait for the engine's first frame (Messages: the head, then
+ * pings, while a slow engine queues or prefills).
+ */
+export interface FirstFrameWait {
+  /**
+   * The call failed before the engine's first frame. True when the failure is answered already
+   * (the stream's head was out, so it went in-band, or the client is gone); false when nothing
+   * was written and the error is to be sent as an ordinary response.
+   */
+  failed(err: unknown): boolean;
 }
 
-export async function runTextCall(
+export interface TextRender<W extends FirstFrameWait = FirstFrameWait> {
+  /** Sends a whole answer; `usage` is what was billed (a dialect that reports usage reports this). */
+  json(reply: FastifyReply, result: CompletionOut, usage: TextUsage): void;
+  /**
+   * Streams only, optional: called as the hold is sought and the engine asked, before its first
+   * frame; what it returns is handed to `stream`, or told the call failed.
+   */
+  awaitFirstFrame?(charge: CallCharge): W;
+  /** Relays a started stream and settles its charge (before its last bytes leave). */
+  stream(relay: StreamRelay & { wait: W | undefined }): Promise<void>;
+}
+
+export async function runTextCall<W extends FirstFrameWait>(
   ctx: ProxyContext,
   request: FastifyRequest,
   reply: FastifyReply,
   t: TextCall,
-  render: TextRender,
+  render: TextRender<W>,
 ): Promise<FastifyReply> {
   const { entry } = t;
   request.metricModel = entry.id;
@@ -96,7 +114,7 @@ export async function runTextCall(
   // what the text's lower bound proves too long is refused.
   const context = entry.contextLength;
   if (context !== undefined && promptAtMost + perChoice > context) {
-    const counted = await engineTokenCount(ctx, request, reply, entry, t.prompt, t.fields.tools);
+    const counted = await engineTokenCount(ctx, request, reply, entry, t.prompt, t.fields);
     const prompt =
       counted === null
         ? { tokens: tokensAtLeast(promptTextBytes(t.messages)), exact: false }
@@ -153,6 +171,7 @@ export async function runTextCall(
   };
 
   let charge: CallCharge | undefined;
+  let wait: W | undefined;
   try {
     charge = ctx.billing.open(
       {
@@ -182,6 +201,7 @@ export async function runTextCall(
       });
       return reply;
     }
+    wait = render.awaitFirstFrame?.(charge);
     const start = await charge.hold<StreamStart>({
       run: (out, cancel) => {
         const tried = new Set<string>();
@@ -189,12 +209,14 @@ export async function runTextCall(
       },
       discard: (s) => s.close(),
     });
-    await render.stream({ start, abort, charge });
+    await render.stream({ start, abort, charge, wait });
     return reply;
   } catch (err) {
     abort.dispose();
     charge?.release();
-    throw requestFailure(err, abort);
+    const failure = requestFailure(err, abort);
+    if (wait?.failed(failure)) return reply;
+    throw failure;
   }
 }
 

@@ -7,6 +7,13 @@ import type { ProxyContext } from '../context.ts';
 import { callEngine } from '../engine/call.ts';
 import { linkRequestAbort } from '../request-abort.ts';
 
+/**
+ * The fields of a chat request that change the prompt the engine renders, so /tokenize counts
+ * what the call would send: the tools, the template's switches (thinking) and a prefill's
+ * continuation.
+ */
+const TOKENIZE_FIELDS = ['tools', 'chat_template_kwargs', 'add_generation_prompt', 'continue_final_message'];
+
 /** The count, or null where no engine tokenizer answered (an engine without /tokenize). */
 export async function engineTokenCount(
   ctx: ProxyContext,
@@ -14,12 +21,16 @@ export async function engineTokenCount(
   reply: FastifyReply,
   entry: CatalogueEntry,
   prompt: string,
-  tools: unknown,
+  fields: Record<string, unknown>,
 ): Promise<number | null> {
   const abort = linkRequestAbort(request, reply);
   let payload = `{"model":${JSON.stringify(entry.servedName ?? entry.id)},"messages":${prompt}`;
-  if (tools) payload += `,"tools":${JSON.stringify(tools)}`;
-  payload += ',"add_generation_prompt":true}';
+  for (const key of TOKENIZE_FIELDS) {
+    const value = fields[key];
+    if (value !== undefined && value !== null) payload += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+  }
+  if (fields.add_generation_prompt === undefined) payload += ',"add_generation_prompt":true';
+  payload += '}';
   try {
     const call = await callEngine(ctx.engine, {
       entry,

@@ -44,6 +44,13 @@ export function zodToApiError(error: z.ZodError): ApiError {
   const first = error.issues[0];
   if (!first) return new ApiError('invalid_request', 'Invalid request.');
   const issue = telling(first);
+  if (issue.code === 'unrecognized_keys') {
+    // Named like OpenAI names an unknown parameter, with its whole path (`messages[0].content[1].foo`).
+    const names = issue.keys.map((k) => paramPath([...issue.path, k]));
+    return new ApiError('invalid_request', `Unrecognized request argument supplied: ${names.join(', ')}`, {
+      param: names[0]!,
+    });
+  }
   const param = paramPath(issue.path);
   if (param === '') return new ApiError('invalid_request', `Invalid request body: ${issue.message}`);
   const missing = issue.code === 'invalid_type' && /received undefined$/.test(issue.message);

@@ -2,7 +2,8 @@
 // @anthropic-ai/sdk as the client against the real proxy, Redis and simulator engines.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { parseDecimalToNano } from '../../core/money.ts';
+import { type UsageEntry, usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
 
@@ -68,6 +69,47 @@ async function sentDuring(run: () => Promise<unknown>): Promise<Record<string, u
     .map((r) => r.json as Record<string, unknown>);
 }
 
+/** What CHAT_MODEL's USD prices (input 1, cached input 0.5, output 2 per 1M tokens) make of a record. */
+function chatModelCost(r: UsageEntry): number {
+  const [input, cached, output] = ['1', '0.5', '2'].map((v) => BigInt(parseDecimalToNano(v))) as [
+    bigint,
+    bigint,
+    bigint,
+  ];
+  const inTokens = BigInt(r.inputTokens!);
+  const cachedTokens = BigInt(r.cachedTokens ?? 0);
+  const scaled = (inTokens - cachedTokens) * input + cachedTokens * cached + BigInt(r.outputTokens!) * output;
+  return Number((scaled + 999_999n) / 1_000_000n); // rounded up to the nano, once
+}
+
+/** The events of a raw Messages stream, each with the milliseconds since the request was sent. */
+async function timedEvents(body: Record<string, unknown>, apiKey = h.secret) {
+  const t0 = performance.now();
+  const res = await fetch(`${base}/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+  const events: { at: number; type: string; data: Record<string, unknown> }[] = [];
+  const decoder = new TextDecoder();
+  let buffered = '';
+  const reader = res.body!.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    const at = performance.now() - t0;
+    buffered += decoder.decode(r.value, { stream: true });
+    let cut = buffered.indexOf('\n\n');
+    while (cut !== -1) {
+      const [ev, data] = buffered.slice(0, cut).split('\n');
+      buffered = buffered.slice(cut + 2);
+      const parsed = JSON.parse(data!.slice('data: '.length)) as Record<string, unknown>;
+      expect(ev).toBe(`event: ${parsed.type as string}`);
+      events.push({ at, type: parsed.type as string, data: parsed });
+      cut = buffered.indexOf('\n\n');
+    }
+  }
+  return { res, events };
+}
+
 async function raw(body: unknown, headers: Record<string, string> = {}, path = '/v1/messages') {
   const res = await fetch(`${base}${path}`, {
     method: 'POST',
@@ -107,6 +149,24 @@ describe('Messages: text', () => {
     expect(m.usage.input_tokens).toBeGreaterThan(0);
     expect(m.usage.cache_creation_input_tokens).toBe(0);
     expect(m._request_id).toMatch(/^req_[0-9a-f]{24}$/);
+  });
+
+  it('usage billed equals usage reported, not streamed: the record, its cost at the model’s rates', async () => {
+    const a = await h.newAccount();
+    const m = await anthropic(a.secret).messages.create({
+      model: CHAT_MODEL,
+      max_tokens: 20,
+      messages: [{ role: 'user', content: 'Tell me about rivers' }],
+    });
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec).toMatchObject({ type: 'charge', keyId: a.keyId, model: CHAT_MODEL });
+    expect(rec!.inputTokens).toBe(m.usage.input_tokens + m.usage.cache_read_input_tokens!);
+    expect(rec!.cachedTokens ?? 0).toBe(m.usage.cache_read_input_tokens);
+    expect(rec!.outputTokens).toBe(m.usage.output_tokens);
+    expect(rec!.cost).toBe(chatModelCost(rec!));
+    expect(rec!.amount).toBe(rec!.cost);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
   it('MSG-7 streams through messages.stream(): finalMessage() equals the streamed text; usage billed equals usage reported', async () => {
@@ -206,6 +266,154 @@ describe('Messages: text', () => {
     const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
     expect(rec!.outputTokens).toBeGreaterThan(0);
     expect(rec!.outputTokens).toBeLessThan(40);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('MSG-7 a slow engine (time to first token past the ping interval): message_start and pings before the first token, true usage in message_delta, billed as reported', async () => {
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ ttftMs: 400 });
+    let timed: Awaited<ReturnType<typeof timedEvents>>;
+    let final: Anthropic.Message;
+    try {
+      const body = {
+        model: CHAT_MODEL,
+        max_tokens: 8,
+        messages: [{ role: 'user' as const, content: 'Think, then answer' }],
+      };
+      timed = await timedEvents(body, a.secret);
+      final = await anthropic(a.secret).messages.stream(body).finalMessage();
+    } finally {
+      for (const s of h.sims) s.setOptions({ ttftMs: 5 });
+    }
+    const { res, events } = timed;
+    expect(res.status).toBe(200);
+    expect(res.headers.get('request-id')).toMatch(/^req_/);
+    const first = events.findIndex((e) => e.type === 'content_block_start');
+    expect(events[0]!.type).toBe('message_start');
+    // The head went out after one to two 40 ms intervals, long before the engine's first token.
+    expect(events[0]!.at).toBeLessThan(250);
+    expect(events[first]!.at).toBeGreaterThan(380);
+    expect(events.slice(1, first).filter((e) => e.type === 'ping').length).toBeGreaterThanOrEqual(3);
+    expect(events.slice(1, first).every((e) => e.type === 'ping')).toBe(true);
+    const started = (events[0]!.data.message as Anthropic.Message).usage;
+    expect(started.input_tokens).toBeGreaterThan(0); // the proxy's estimate at that point
+    const delta = events.find((e) => e.type === 'message_delta')!.data.usage as Anthropic.MessageDeltaUsage;
+    expect(events.at(-1)!.type).toBe('message_stop');
+    await h.settled(a.accountId);
+    const [second, firstRec] = await usageRecords(h.redis.client(), a.accountId, { count: 2 });
+    // message_delta carries the engine's true counts, exactly what was billed — streamed raw or by the SDK.
+    for (const [rec, usage] of [
+      [firstRec!, delta],
+      [second!, final.usage],
+    ] as const) {
+      expect(rec.inputTokens).toBe(usage.input_tokens! + usage.cache_read_input_tokens!);
+      expect(rec.outputTokens).toBe(usage.output_tokens);
+      expect(rec.cost).toBe(chatModelCost(rec));
+    }
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('MSG-7 ERR-3 an engine failing before its first token, once the head is out: event: error (api_error), raised by the SDK, nothing charged', async () => {
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ ttftMs: 200, failBeforeFirstByte: 1 });
+    let timed: Awaited<ReturnType<typeof timedEvents>>;
+    let raised: unknown;
+    try {
+      const body = { model: CHAT_MODEL, max_tokens: 8, messages: [{ role: 'user' as const, content: 'hi' }] };
+      timed = await timedEvents(body, a.secret);
+      raised = await anthropic(a.secret)
+        .messages.stream(body)
+        .finalMessage()
+        .catch((e: unknown) => e);
+    } finally {
+      for (const s of h.sims) s.setOptions({ ttftMs: 5, failBeforeFirstByte: 0 });
+    }
+    const { res, events } = timed;
+    expect(res.status).toBe(200);
+    expect(events[0]!.type).toBe('message_start');
+    expect(events.slice(1, -1).every((e) => e.type === 'ping')).toBe(true);
+    const last = events.at(-1)!;
+    expect(last.type).toBe('error');
+    expect(last.data).toMatchObject({
+      type: 'error',
+      error: { type: 'api_error', code: 'server_error' },
+      request_id: res.headers.get('x-request-id'),
+    });
+    expect(raised).toBeInstanceOf(Anthropic.APIError);
+    expect(String(raised)).toMatch(/No engine could serve/);
+    await h.settled(a.accountId);
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1); // the top-up only
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('ERR-2 ERR-3 engines failing before anything was written → a real 500 api_error, retryable, nothing charged, streamed or not', async () => {
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ ttftMs: 0, failBeforeFirstByte: 1 });
+    try {
+      for (const stream of [false, true]) {
+        const { res, json } = await raw(
+          { model: CHAT_MODEL, max_tokens: 8, stream, messages: [{ role: 'user', content: 'hi' }] },
+          { 'x-api-key': a.secret },
+        );
+        expect([stream, res.status]).toEqual([stream, 500]);
+        expect(res.headers.get('content-type')).toContain('application/json');
+        expect(res.headers.get('x-should-retry')).not.toBe('false');
+        expect(json).toMatchObject({ type: 'error', error: { type: 'api_error', code: 'server_error' } });
+        expect(json.request_id).toBe(res.headers.get('x-request-id'));
+        expect(res.headers.get('request-id')).toBe(json.request_id);
+      }
+      const err = await anthropic(a.secret)
+        .messages.create({ model: CHAT_MODEL, max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Anthropic.InternalServerError);
+    } finally {
+      for (const s of h.sims) s.setOptions({ ttftMs: 5, failBeforeFirstByte: 0 });
+    }
+    await h.settled(a.accountId);
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1); // the top-up only
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('MSG-7 a client that disconnects mid-stream stops the engine request and pays for what was generated', async () => {
+    const a = await h.newAccount();
+    const params = {
+      model: CHAT_MODEL,
+      max_tokens: 200,
+      messages: [{ role: 'user' as const, content: 'Write a very long story' }],
+    };
+    const uncut = await anthropic().messages.create(params);
+    const before = h.sims.map((s) => s.stats());
+    let seen = 0;
+    for (const s of h.sims) s.setOptions({ itlMs: 25 });
+    try {
+      const stream = await anthropic(a.secret).messages.create({ ...params, stream: true });
+      for await (const ev of stream) {
+        if (ev.type === 'content_block_delta' && ++seen === 5) break; // the SDK aborts the request
+      }
+    } finally {
+      for (const s of h.sims) s.setOptions({ itlMs: 1 });
+    }
+    // The engine saw its client (the proxy) go away and stopped generating.
+    const stats = async () => {
+      for (let i = 0; i < 100; i++) {
+        const now = h.sims.map((s) => s.stats());
+        if (now.reduce((n, x, k) => n + x.aborted - before[k]!.aborted, 0) === 1) return now;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error('the engine request was never aborted');
+    };
+    const after = await stats();
+    const generated = after.reduce((n, x, k) => n + x.generationTokens - before[k]!.generationTokens, 0);
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec).toMatchObject({ type: 'charge', keyId: a.keyId, model: CHAT_MODEL });
+    // Billed the engine's last reported count: at least what the client got, never more than the
+    // engine made (tokens still in flight when the proxy cut the engine off are not billed: on a
+    // loaded machine that is a frame or two).
+    expect(rec!.outputTokens).toBeGreaterThanOrEqual(seen);
+    expect(rec!.outputTokens).toBeLessThanOrEqual(generated);
+    expect(generated).toBeLessThan(uncut.usage.output_tokens);
+    expect(rec!.cost).toBe(chatModelCost(rec!));
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
@@ -361,6 +569,61 @@ describe('Messages: tool use', () => {
   });
 });
 
+describe('Messages: carried, never dropped', () => {
+  it('a final assistant turn is a prefill: the engine continues it and the answer carries on from it, streamed or not', async () => {
+    const question: Anthropic.MessageParam = { role: 'user', content: 'Describe the harbour at dawn' };
+    const whole = await anthropic().messages.create({
+      model: CHAT_MODEL,
+      max_tokens: 100,
+      messages: [question],
+    });
+    const text = (whole.content[0] as Anthropic.TextBlock).text;
+    const prefill = text.split(' ').slice(0, 2).join(' ');
+    const params = {
+      model: CHAT_MODEL,
+      max_tokens: 100,
+      messages: [question, { role: 'assistant' as const, content: prefill }],
+    };
+    let continued: Anthropic.Message | undefined;
+    const [sent] = await sentDuring(async () => {
+      continued = await anthropic().messages.create(params);
+    });
+    expect(sent).toMatchObject({ continue_final_message: true, add_generation_prompt: false });
+    expect((sent!.messages as unknown[]).at(-1)).toEqual({ role: 'assistant', content: prefill });
+    // Like Anthropic's, the answer holds only the continuation.
+    expect(prefill + (continued!.content[0] as Anthropic.TextBlock).text).toBe(text);
+    const streamed = await anthropic().messages.stream(params).finalMessage();
+    expect(prefill + (streamed.content[0] as Anthropic.TextBlock).text).toBe(text);
+    // count_tokens renders the prompt the same way (no reply header), so it still equals the call's.
+    const counted = await anthropic().messages.countTokens({ model: CHAT_MODEL, messages: params.messages });
+    expect(counted.input_tokens).toBe(
+      continued!.usage.input_tokens + continued!.usage.cache_read_input_tokens!,
+    );
+  });
+
+  it('strict reaches the engine as function.strict, input_examples in its description; eager_input_streaming accepted', async () => {
+    const tool = {
+      ...weatherTool,
+      strict: true,
+      input_examples: [{ city: 'Paris' }],
+      eager_input_streaming: true,
+    } as Anthropic.Tool;
+    const [sent] = (await sentDuring(() =>
+      anthropic().messages.create({
+        model: CHAT_MODEL,
+        max_tokens: 64,
+        tools: [tool],
+        messages: [{ role: 'user', content: 'Please call get_weather for Paris' }],
+      }),
+    )) as { tools: { function: Record<string, unknown> }[] }[];
+    expect(sent!.tools[0]!.function).toMatchObject({
+      name: 'get_weather',
+      strict: true,
+      description: 'Current weather for a city\n\nInput examples:\n{"city":"Paris"}',
+    });
+  });
+});
+
 describe('Messages: caching and counting', () => {
   it('a repeated long system prompt with a cache_control breakpoint earns cached-input pricing on the next calls', async () => {
     const a = await h.newAccount();
@@ -385,8 +648,18 @@ describe('Messages: caching and counting', () => {
     // Without routing by the breakpoint, each call has even odds of the other (cold) engine.
     for (const m of calls.slice(1)) expect(m.usage.cache_read_input_tokens).toBeGreaterThan(1000);
     await h.settled(a.accountId);
-    const recs = await usageRecords(h.redis.client(), a.accountId, { count: 4 });
-    expect(recs.every((r) => (r.cachedTokens ?? 0) > 0 || r === recs.at(-1))).toBe(true);
+    const recs = (await usageRecords(h.redis.client(), a.accountId, { count: 4 })).reverse();
+    recs.forEach((r, i) => {
+      expect(r.cachedTokens ?? 0).toBe(calls[i]!.usage.cache_read_input_tokens);
+      // BILL-1 BILL-2: the cached tokens at the cached-input rate (0.5), the rest of the input at 1.
+      expect(r.cost).toBe(chatModelCost(r));
+      expect(r.amount).toBe(r.cost);
+    });
+    // Each later call costs less than its input at the full rate would have.
+    for (const r of recs.slice(1))
+      expect(r.cost).toBeLessThan(
+        chatModelCost({ ...r, cachedTokens: 0 }) - Math.floor((r.cachedTokens! * 1000) / 4),
+      );
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
@@ -423,6 +696,69 @@ describe('Messages: caching and counting', () => {
   });
 });
 
+describe('Messages: count_tokens, the other ways', () => {
+  const params = {
+    model: CHAT_MODEL,
+    system: 'Be brief.',
+    messages: [{ role: 'user' as const, content: 'How many tokens is this question, roughly speaking?' }],
+  };
+
+  it('falls back to the proxy’s estimate where no engine has /tokenize, and says so; still free', async () => {
+    const a = await h.newAccount();
+    const engine = await raw(params, { 'x-api-key': a.secret }, '/v1/messages/count_tokens');
+    expect(engine.res.headers.get('x-token-count-source')).toBe('engine');
+    for (const s of h.sims) s.setOptions({ tokenizeEndpoint: false });
+    let estimate: Awaited<ReturnType<typeof raw>>;
+    try {
+      estimate = await raw(params, { 'x-api-key': a.secret }, '/v1/messages/count_tokens');
+    } finally {
+      for (const s of h.sims) s.setOptions({ tokenizeEndpoint: true });
+    }
+    expect(estimate.res.status).toBe(200);
+    expect(estimate.res.headers.get('x-token-count-source')).toBe('estimate');
+    const counted = (engine.json as unknown as { input_tokens: number }).input_tokens;
+    const estimated = (estimate.json as unknown as { input_tokens: number }).input_tokens;
+    // About four bytes a token plus the template's share: the same order as the engine's count.
+    expect(estimated).toBeGreaterThan(counted / 2);
+    expect(estimated).toBeLessThan(counted * 4);
+    await h.settled(a.accountId);
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1); // the top-up only
+  });
+
+  it('asks /tokenize with the chat template’s switches (thinking), so it counts what the call sends', async () => {
+    const before = h.sims.map((s) => s.received().length);
+    const counted = await anthropic().messages.countTokens({
+      ...params,
+      model: THINKING_MODEL,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+    });
+    expect(counted.input_tokens).toBeGreaterThan(0);
+    const [sent] = h.sims
+      .flatMap((s, i) => s.received().slice(before[i]))
+      .filter((r) => r.path === '/tokenize')
+      .map((r) => r.json as Record<string, unknown>);
+    expect(sent).toMatchObject({
+      chat_template_kwargs: { enable_thinking: true },
+      add_generation_prompt: true,
+    });
+  });
+
+  it('AUTH-5 MSG-8 an unknown key is a 401 on count_tokens too, in this dialect’s shape', async () => {
+    const { res, json } = await raw(params, { 'x-api-key': 'sk-service-wrong' }, '/v1/messages/count_tokens');
+    expect(res.status).toBe(401);
+    expect(json).toMatchObject({
+      type: 'error',
+      error: { type: 'authentication_error', code: 'invalid_api_key' },
+    });
+    expect(json.request_id).toBe(res.headers.get('x-request-id'));
+    expect(res.headers.get('request-id')).toBe(json.request_id);
+    const err = await anthropic('sk-service-wrong')
+      .messages.countTokens(params)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.AuthenticationError);
+  });
+});
+
 describe('Messages: authentication and errors', () => {
   it('AUTH-3 x-api-key and Authorization: Bearer both authenticate', async () => {
     const viaKey = await anthropic().messages.create({
@@ -446,6 +782,26 @@ describe('Messages: authentication and errors', () => {
     const listed = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${h.secret}` } });
     expect(listed.status).toBe(200);
     expect(((await listed.json()) as { data: { id: string }[] }).data.map((m) => m.id)).toContain(CHAT_MODEL);
+  });
+
+  it('MSG-8 ERR-1 request-id by the dialect-of-path rule: any spelling of /v1/messages, and a URL the router refused', async () => {
+    for (const [path, status] of [
+      ['/V1/Messages', 404],
+      ['/v1/MESSAGES/count_tokens', 404],
+      ['/v1/messages/%zz', 400],
+    ] as const) {
+      const { res, json } = await raw({}, {}, path);
+      expect([path, res.status]).toEqual([path, status]);
+      expect(json.type).toBe('error');
+      expect(json.request_id).toMatch(/^req_[0-9a-f]{24}$/);
+      expect(res.headers.get('x-request-id')).toBe(json.request_id);
+      expect(res.headers.get('request-id')).toBe(json.request_id);
+    }
+    // The chat-completions surface keeps its own shape and no request-id header.
+    const chat = await fetch(`${base}/v1/chat/%zz`, { method: 'POST' });
+    expect(chat.status).toBe(400);
+    expect(chat.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(chat.headers.get('request-id')).toBeNull();
   });
 
   it('AUTH-4 a malformed x-api-key beside a valid Bearer is 401: x-api-key decides', async () => {
@@ -491,8 +847,88 @@ describe('Messages: authentication and errors', () => {
   });
 
   const user = (content: unknown) => [{ role: 'user', content }];
+  const ask = { model: CHAT_MODEL, max_tokens: 5, messages: user('hi') };
+  const serverTools: [string, string][] = [
+    ['web search', 'web_search_20250305'],
+    ['web fetch', 'web_fetch_20250910'],
+    ['code execution', 'code_execution_20250522'],
+    ['computer use', 'computer_20250124'],
+    ['text editor', 'text_editor_20250728'],
+    ['bash', 'bash_20250124'],
+    ['memory', 'memory_20250818'],
+  ];
   const rejections: [string, Record<string, unknown>, RegExp][] = [
-    ['MSG-3 max_tokens missing', { model: CHAT_MODEL, messages: user('hi') }, /max_tokens/],
+    ['MSG-3 max_tokens missing', { model: CHAT_MODEL, messages: user('hi') }, /'max_tokens'/],
+    ['model missing', { max_tokens: 5, messages: user('hi') }, /Missing required parameter: 'model'/],
+    ['messages missing', { model: CHAT_MODEL, max_tokens: 5 }, /Missing required parameter: 'messages'/],
+    ...serverTools.map(([what, type]): [string, Record<string, unknown>, RegExp] => [
+      `MSG-4 a server-side tool (${what}, ${type})`,
+      // With the fields such a tool has (display size, max uses): the type is what is named.
+      { ...ask, tools: [{ type, name: what.replace(' ', '_'), max_uses: 2, display_width_px: 1024 }] },
+      new RegExp(`'tools\\[0\\]\\.type'.*server-side tool "${type}"`),
+    ]),
+    [
+      'MSG-5 a thinking block in a user turn',
+      { ...ask, messages: user([{ type: 'thinking', thinking: 'hmm', signature: 's' }]) },
+      /thinking block cannot appear in a user turn/,
+    ],
+    [
+      'MSG-5 a redacted_thinking block in a user turn',
+      { ...ask, messages: user([{ type: 'redacted_thinking', data: 'xyz' }]) },
+      /redacted_thinking block cannot appear in a user turn/,
+    ],
+    [
+      'MSG-5 an unknown key inside a block, named by its path',
+      {
+        ...ask,
+        messages: user([
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b', foo: 1 },
+        ]),
+      },
+      /messages\[0\]\.content\[1\]\.foo/,
+    ],
+    [
+      'an unknown tool_choice type',
+      { ...ask, tools: [weatherTool], tool_choice: { type: 'sometimes' } },
+      /'tool_choice\.type'.*tool_choice type "sometimes" is not supported/,
+    ],
+    [
+      'an unknown thinking type',
+      { ...ask, thinking: { type: 'deep', budget_tokens: 2048 } },
+      /'thinking\.type'.*thinking type "deep" is not supported/,
+    ],
+    [
+      'a deferred tool (it needs the server-side tool search)',
+      { ...ask, tools: [{ ...weatherTool, defer_loading: true }] },
+      /'tools\[0\]\.defer_loading'.*tool search/,
+    ],
+    [
+      'citations pointing at documents',
+      {
+        ...ask,
+        messages: [
+          { role: 'user', content: 'hi' },
+          {
+            role: 'assistant',
+            content: [{ type: 'text', text: 'Yes', citations: [{ type: 'char_location' }] }],
+          },
+          { role: 'user', content: 'more' },
+        ],
+      },
+      /'messages\[1\]\.content\[0\]\.citations'/,
+    ],
+    [
+      'a prefill ending in whitespace',
+      {
+        ...ask,
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'Well, ' },
+        ],
+      },
+      /trailing whitespace/,
+    ],
     [
       'MSG-6 an unknown role',
       { model: CHAT_MODEL, max_tokens: 5, messages: [{ role: 'system', content: 'x' }] },
@@ -511,26 +947,6 @@ describe('Messages: authentication and errors', () => {
         messages: user([{ type: 'document', source: { type: 'text', data: 'x', media_type: 'text/plain' } }]),
       },
       /"document" is not supported/,
-    ],
-    [
-      'MSG-4 a server-side tool (web search)',
-      {
-        model: CHAT_MODEL,
-        max_tokens: 5,
-        tools: [{ type: 'web_search_20250305', name: 'web_search' }],
-        messages: user('hi'),
-      },
-      /tools\[0\]\.type.*server-side tool "web_search_20250305"/,
-    ],
-    [
-      'MSG-4 a server-side tool (bash)',
-      {
-        model: CHAT_MODEL,
-        max_tokens: 5,
-        tools: [{ type: 'bash_20250124', name: 'bash' }],
-        messages: user('hi'),
-      },
-      /server-side tool "bash_20250124"/,
     ],
     [
       'an unknown top-level parameter',
@@ -612,10 +1028,14 @@ describe('Messages: authentication and errors', () => {
     const a = await h.newAccount();
     const { res, json } = await raw(body, { 'x-api-key': a.secret });
     expect(res.status).toBe(400);
-    expect(json.error.type).toBe('invalid_request_error');
+    expect(json.type).toBe('error');
+    expect(json.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
     expect(json.error.message).toMatch(message);
-    expect(json.request_id).toBe(res.headers.get('x-request-id'));
+    expect(json.request_id).toMatch(/^req_[0-9a-f]{24}$/);
+    expect(res.headers.get('x-request-id')).toBe(json.request_id);
+    expect(res.headers.get('request-id')).toBe(json.request_id);
     expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1); // the top-up only
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
   it('thinking maps to the engine where it can reason (chat_template_kwargs.enable_thinking)', async () => {
@@ -629,6 +1049,7 @@ describe('Messages: authentication and errors', () => {
       expect(m.content.length).toBeGreaterThan(0);
     });
     expect(sent!.chat_template_kwargs).toEqual({ enable_thinking: true });
+    expect(sent!.thinking_token_budget).toBe(1024);
     await expectLedgerClean(h.redis.client());
   });
 });

@@ -363,4 +363,85 @@ describe('stop_reason and /tokenize (as vLLM)', () => {
     });
     expect(((await bare.json()) as { count: number }).count).toBe(3);
   });
+
+  it('continue_final_message continues a prefill: the reply is the rest of what it would have said, even mid-token', async () => {
+    const question = user('Tell me about the lighthouse');
+    const whole = (await client.chat.completions.create({ model: 'm', messages: question, max_tokens: 100 }))
+      .choices[0]!.message.content!;
+    const continued = async (prefill: string, stream = false) => {
+      const body = {
+        model: 'm',
+        messages: [...question, { role: 'assistant' as const, content: prefill }],
+        max_tokens: 100,
+        continue_final_message: true,
+        add_generation_prompt: false,
+      };
+      if (!stream) return (await client.chat.completions.create(body)).choices[0]!.message.content!;
+      const chunks = await collect(await client.chat.completions.create({ ...body, stream: true }));
+      return chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
+    };
+    const words = whole.split(' ');
+    const prefill = `${words[0]} ${words[1]}`;
+    expect(prefill + (await continued(prefill))).toBe(whole);
+    expect(prefill + (await continued(prefill, true))).toBe(whole);
+    const midToken = `${prefill} ${words[2]!.slice(0, 1)}`;
+    expect(midToken + (await continued(midToken))).toBe(whole);
+    // A prefill the reply would not have started with gets text of its own.
+    expect((await continued('Zebra')).length).toBeGreaterThan(0);
+  });
+
+  it('continue_final_message: refused beside add_generation_prompt, and without a final assistant message (as vLLM)', async () => {
+    const post = (body: Record<string, unknown>) =>
+      fetch(`${sim.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', ...body }),
+      });
+    const both = await post({
+      messages: [...user('hi'), { role: 'assistant', content: 'Well' }],
+      continue_final_message: true,
+    });
+    expect(both.status).toBe(400);
+    expect(((await both.json()) as { error: { param: string } }).error.param).toBe('continue_final_message');
+    const noAssistant = await post({
+      messages: user('hi'),
+      continue_final_message: true,
+      add_generation_prompt: false,
+    });
+    expect(noAssistant.status).toBe(400);
+  });
+
+  it('/tokenize counts without the reply header when add_generation_prompt is false, and can be switched off', async () => {
+    sim.setOptions({ templateTokens: 3 });
+    try {
+      const messages = [...user('hi there'), { role: 'assistant', content: 'Well' }];
+      const count = async (extra: Record<string, unknown>) => {
+        const res = await fetch(`${sim.url}/tokenize`, {
+          method: 'POST',
+          body: JSON.stringify({ model: 'm', messages, ...extra }),
+        });
+        return ((await res.json()) as { count: number }).count;
+      };
+      const open = await count({});
+      const continued = await count({ add_generation_prompt: false, continue_final_message: true });
+      expect(open - continued).toBe(3);
+      const done = await client.chat.completions.create({
+        model: 'm',
+        messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+        max_tokens: 2,
+        // vLLM's own fields, which the openai SDK passes through as sent.
+        ...({ add_generation_prompt: false, continue_final_message: true } as object),
+      });
+      expect(done.usage!.prompt_tokens).toBe(continued);
+    } finally {
+      sim.setOptions({ templateTokens: 0 });
+    }
+    sim.setOptions({ tokenizeEndpoint: false });
+    try {
+      const res = await fetch(`${sim.url}/tokenize`, { method: 'POST', body: '{"prompt":"x"}' });
+      expect(res.status).toBe(404);
+    } finally {
+      sim.setOptions({ tokenizeEndpoint: true });
+    }
+  });
 });

@@ -26,12 +26,14 @@ export function usageOf(promptTokens: number, cachedTokens: number, completionTo
   };
 }
 
-/** Images and the chat template are prompt tokens too (vLLM counts both in prompt_tokens). */
+/**
+ * Images and the chat template are prompt tokens too (vLLM counts both in prompt_tokens): the
+ * template's tokens around each message, and the reply's header unless add_generation_prompt is off.
+ */
 export function promptTokenCount(ctx: SimContext, chat: ChatRequest, textTokens: number): number {
   const images = chat.messages.reduce((n, m) => n + m.images, 0);
-  return (
-    textTokens + images * ctx.options.imageTokens + (chat.messages.length + 1) * ctx.options.templateTokens
-  );
+  const templated = chat.messages.length + (chat.addGenerationPrompt ? 1 : 0);
+  return textTokens + images * ctx.options.imageTokens + templated * ctx.options.templateTokens;
 }
 
 export interface ChatTiming {

@@ -70,6 +70,49 @@ function planTools(calls: PlannedToolCall[], budget: number): Omit<ChoicePlan, '
   };
 }
 
+/**
+ * The text of one choice: what the "model" says to the prompt. With continue_final_message the
+ * final assistant message is a prefill: when it is the start of what the model would have said to
+ * the prompt before it, the reply is the rest of that (cut mid-token where the prefill ends
+ * mid-token); any other prefill is continued with text of its own.
+ */
+function generateText(
+  req: ChatRequest,
+  key: string,
+  index: number,
+  maxTokens: number,
+): { tokens: string[]; hitLimit: boolean } {
+  const limits = { maxTokens, minTokens: req.minTokens, ignoreEos: req.ignoreEos };
+  const seed = (k: string) => `${k}\u0004${hash53(req.model)}`;
+  if (req.continueFinalMessage) {
+    const prefill = req.messages.at(-1)!.text;
+    const before = promptKey({ ...req, messages: req.messages.slice(0, -1) });
+    // Enough tokens for the prefill and the continuation's limit (a token is one character or more).
+    const whole = generateTokens(seed(before), index, { ...limits, maxTokens: maxTokens + prefill.length });
+    const rest = continuation(whole.tokens, prefill);
+    if (rest !== null) {
+      const cut = whole.naturalLength > whole.tokens.length;
+      return { tokens: rest.slice(0, maxTokens), hitLimit: req.ignoreEos || cut || rest.length > maxTokens };
+    }
+  }
+  const generated = generateTokens(seed(key), index, limits);
+  return { tokens: generated.tokens, hitLimit: req.ignoreEos || generated.naturalLength > maxTokens };
+}
+
+/** The tokens after `prefix` when the tokens' text starts with it (the first possibly cut), else null. */
+export function continuation(tokens: string[], prefix: string): string[] | null {
+  if (!tokens.join('').startsWith(prefix)) return null;
+  let used = 0;
+  for (const [i, t] of tokens.entries()) {
+    if (used + t.length > prefix.length) {
+      const rest = t.slice(prefix.length - used);
+      return [rest, ...tokens.slice(i + 1)];
+    }
+    used += t.length;
+  }
+  return [];
+}
+
 export function planChoices(req: ChatRequest, maxTokens: number): ChoicePlan[] {
   const key = promptKey(req);
   const plans: ChoicePlan[] = [];
@@ -79,13 +122,9 @@ export function planChoices(req: ChatRequest, maxTokens: number): ChoicePlan[] {
       plans.push({ index, ...planTools(calls, maxTokens) });
       continue;
     }
-    const generated = generateTokens(`${key}\u0004${hash53(req.model)}`, index, {
-      maxTokens,
-      minTokens: req.minTokens,
-      ignoreEos: req.ignoreEos,
-    });
+    const generated = generateText(req, key, index, maxTokens);
     const { tokens, stopped, matched } = applyStop(generated.tokens, req.stop);
-    const hitLimit = req.ignoreEos || generated.naturalLength > maxTokens;
+    const hitLimit = generated.hitLimit;
     plans.push({
       index,
       steps: tokens.map((text) => ({ kind: 'content', text, tokens: 1 })),

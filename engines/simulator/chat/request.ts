@@ -34,6 +34,10 @@ export interface ChatRequest {
   tools: ToolDefinition[];
   toolChoice: ToolChoice;
   parallelToolCalls: boolean;
+  /** vLLM: the template opens the reply's header after the messages (default true). */
+  addGenerationPrompt: boolean;
+  /** vLLM: the final (assistant) message is left open and the reply continues it (a prefill). */
+  continueFinalMessage: boolean;
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
@@ -48,6 +52,13 @@ function optionalInt(body: Record<string, unknown>, key: string, min: number, ma
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
     throw badRequest(`${key} must be an integer between ${min} and ${max}`, key);
   }
+  return v;
+}
+
+function optionalBool(body: Record<string, unknown>, key: string): boolean | null {
+  const v = body[key];
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'boolean') throw badRequest(`${key} must be a boolean`, key);
   return v;
 }
 
@@ -157,6 +168,16 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
   else if (stopRaw !== undefined && stopRaw !== null)
     throw badRequest('stop must be a string or strings', 'stop');
   const tools = parseTools(body.tools);
+  const addGenerationPrompt = optionalBool(body, 'add_generation_prompt') ?? true;
+  const continueFinalMessage = optionalBool(body, 'continue_final_message') ?? false;
+  if (continueFinalMessage && addGenerationPrompt)
+    // vLLM's own rule: a reply cannot both continue the last message and open a new one.
+    throw badRequest(
+      'Cannot set both `continue_final_message` and `add_generation_prompt` to True.',
+      'continue_final_message',
+    );
+  if (continueFinalMessage && messages.at(-1)!.role !== 'assistant')
+    throw badRequest('continue_final_message needs a final assistant message to continue', 'messages');
   return {
     model: body.model,
     messages,
@@ -172,5 +193,7 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
     tools,
     toolChoice: parseToolChoice(body.tool_choice, tools),
     parallelToolCalls: body.parallel_tool_calls !== false,
+    addGenerationPrompt,
+    continueFinalMessage,
   };
 }

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SimContext } from '../context.ts';
 import { hash53 } from '../hash.ts';
-import { badRequest, parseJsonObject, sendJson } from '../http.ts';
+import { badRequest, HttpError, parseJsonObject, sendJson } from '../http.ts';
 import { tokenize } from '../tokenizer.ts';
 import { promptTokenCount } from './handler.ts';
 import { promptText } from './plan.ts';
@@ -18,6 +18,8 @@ export async function handleTokenize(
   _params: Record<string, string>,
   body: Buffer,
 ): Promise<void> {
+  if (!ctx.options.tokenizeEndpoint)
+    throw new HttpError(404, 'no route for POST /tokenize', null, 'not_found');
   const json = parseJsonObject(body);
   let pieces: string[];
   let count: number;

@@ -2,6 +2,7 @@
 // the engine is sent.
 import { describe, expect, it } from 'vitest';
 import { messagesRequest } from '../../schemas/messages.ts';
+import { zodToApiError } from '../../schemas/validation.ts';
 import { type EngineAbilities, toChatRequest } from './request.ts';
 
 const all: EngineAbilities = { tools: true, vision: true, reasoning: true };
@@ -9,6 +10,13 @@ const parse = (body: Record<string, unknown>) =>
   messagesRequest.parse({ model: 'm', max_tokens: 10, ...body }) as Parameters<typeof toChatRequest>[0];
 const chat = (body: Record<string, unknown>, can = all) => toChatRequest(parse(body), can);
 const weather = { name: 'get_weather', description: 'Weather', input_schema: { type: 'object' } };
+const toolUse = (extra: Record<string, unknown> = {}) => ({
+  type: 'tool_use',
+  id: 't',
+  name: 'f',
+  input: {},
+  ...extra,
+});
 
 describe('Messages request → chat request', () => {
   it.each<[string, Record<string, unknown>, unknown[]]>([
@@ -93,6 +101,7 @@ describe('Messages request → chat request', () => {
               { type: 'tool_use', id: 'toolu_2', name: 'get_weather', input: { city: 'Oslo' } },
             ],
           },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '21C' }] },
         ],
       },
       [
@@ -113,17 +122,24 @@ describe('Messages request → chat request', () => {
             },
           ],
         },
+        { role: 'tool', tool_call_id: 'toolu_1', content: '21C' },
       ],
     ],
     [
       'an assistant turn of tool calls only has null content',
-      { messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }] }] },
+      {
+        messages: [
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'ok' }] },
+        ],
+      },
       [
         {
           role: 'assistant',
           content: null,
           tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '{}' } }],
         },
+        { role: 'tool', tool_call_id: 't', content: 'ok' },
       ],
     ],
     [
@@ -191,12 +207,88 @@ describe('Messages request → chat request', () => {
     ],
     ['metadata.user_id → user', { metadata: { user_id: 'u1' } }, { user: 'u1' }],
     [
-      'thinking enabled → chat template switch',
-      { max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 } },
+      'thinking enabled → chat template switch; budget_tokens → thinking_token_budget',
+      { max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024, display: 'summarized' } },
+      { chat_template_kwargs: { enable_thinking: true }, thinking_token_budget: 1024 },
+    ],
+    [
+      'thinking adaptive → chat template switch, no budget',
+      { thinking: { type: 'adaptive' } },
       { chat_template_kwargs: { enable_thinking: true } },
+    ],
+    [
+      'thinking disabled → chat template switch off',
+      { thinking: { type: 'disabled' } },
+      { chat_template_kwargs: { enable_thinking: false } },
+    ],
+    [
+      'strict → function.strict; input_examples → the description; transport hints need nothing',
+      {
+        tools: [
+          {
+            ...weather,
+            strict: true,
+            input_examples: [{ city: 'Paris' }, { city: 'Oslo' }],
+            eager_input_streaming: true,
+            defer_loading: false,
+            allowed_callers: ['direct'],
+            cache_control: { type: 'ephemeral', ttl: '1h' },
+          },
+        ],
+      },
+      {
+        tools: [
+          {
+            type: 'function',
+            function: {
+              name: 'get_weather',
+              description: 'Weather\n\nInput examples:\n{"city":"Paris"}\n{"city":"Oslo"}',
+              parameters: { type: 'object' },
+              strict: true,
+            },
+          },
+        ],
+      },
     ],
   ])('%s', (_name, body, fields) => {
     expect(chat({ messages: [{ role: 'user', content: 'x' }], ...body }).fields).toMatchObject(fields);
+  });
+
+  it('adaptive thinking sets no budget: the model decides', () => {
+    const fields = chat({
+      thinking: { type: 'adaptive' },
+      messages: [{ role: 'user', content: 'x' }],
+    }).fields;
+    expect(fields).not.toHaveProperty('thinking_token_budget');
+  });
+
+  it('a final assistant turn is a prefill the engine continues (vLLM continue_final_message)', () => {
+    const prefilled = chat({
+      messages: [
+        { role: 'user', content: 'JSON please' },
+        { role: 'assistant', content: [{ type: 'text', text: '{"a":', citations: null }] },
+      ],
+    });
+    expect(prefilled.messages.at(-1)).toEqual({ role: 'assistant', content: '{"a":' });
+    expect(prefilled.fields).toMatchObject({ continue_final_message: true, add_generation_prompt: false });
+    const open = chat({ messages: [{ role: 'user', content: 'x' }] }).fields;
+    expect(open).not.toHaveProperty('continue_final_message');
+    expect(open).not.toHaveProperty('add_generation_prompt');
+    // An answer echoed back as Anthropic returns it (caller, toolset_name) is accepted.
+    const echoed = chat({
+      messages: [
+        { role: 'user', content: 'weather?' },
+        {
+          role: 'assistant',
+          content: [toolUse({ caller: { type: 'direct' }, toolset_name: null })],
+        },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 't', content: 'ok', toolset_name: null }],
+        },
+      ],
+    });
+    expect(echoed.fields).not.toHaveProperty('continue_final_message');
   });
 
   it('the cache prefix is the rendered prompt up to the last breakpoint (tools, system, messages)', () => {
@@ -284,6 +376,50 @@ describe('Messages request → chat request', () => {
       /needs tools/,
       'tool_choice',
     ],
+    [
+      'a prefill with thinking on',
+      {
+        max_tokens: 2000,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: 'Well' },
+        ],
+      },
+      all,
+      /cannot be continued with thinking/,
+      'messages[1]',
+    ],
+    [
+      'a prefill ending in whitespace',
+      {
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: [{ type: 'text', text: 'Well ' }] },
+        ],
+      },
+      all,
+      /trailing whitespace/,
+      'messages[1].content',
+    ],
+    [
+      'a final assistant turn that calls a tool',
+      {
+        messages: [
+          { role: 'user', content: 'x' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'text', text: 'Calling' },
+              { type: 'tool_use', id: 't', name: 'f', input: {} },
+            ],
+          },
+        ],
+      },
+      all,
+      /send its tool_result/,
+      'messages[1].content[1]',
+    ],
   ])('refuses %s, naming it', (_name, body, can, message, param) => {
     expect(() => chat(body, can)).toThrow(message);
     try {
@@ -291,5 +427,136 @@ describe('Messages request → chat request', () => {
     } catch (err) {
       expect((err as { param: string }).param).toBe(param);
     }
+  });
+
+  const user = (content: unknown[]) => [{ role: 'user', content }];
+  const text = { type: 'text', text: 'x' };
+  it.each<[string, Record<string, unknown>, string, RegExp]>([
+    [
+      'an unknown key in a text block',
+      { messages: user([text, { ...text, foo: 1 }]) },
+      'messages[0].content[1].foo',
+      /Unrecognized/,
+    ],
+    [
+      'an unknown key in an image source',
+      {
+        messages: user([
+          { type: 'image', source: { type: 'url', url: 'https://x.test/a.png', detail: 'hi' } },
+        ]),
+      },
+      'messages[0].content[0].source.detail',
+      /Unrecognized/,
+    ],
+    [
+      'image transformations (not carried)',
+      {
+        messages: user([
+          { type: 'image', source: { type: 'url', url: 'https://x.test/a.png' }, transformations: {} },
+        ]),
+      },
+      'messages[0].content[0].transformations',
+      /Unrecognized/,
+    ],
+    [
+      'an unknown key in a message',
+      { messages: [{ role: 'user', content: 'x', name: 'bob' }] },
+      'messages[0].name',
+      /Unrecognized/,
+    ],
+    [
+      'an unknown key in a tool_result',
+      { messages: user([{ type: 'tool_result', tool_use_id: 't', content: 'x', extra: true }]) },
+      'messages[0].content[0].extra',
+      /Unrecognized/,
+    ],
+    [
+      'citations on a text block',
+      { messages: user([{ ...text, citations: [{ type: 'char_location' }] }]) },
+      'messages[0].content[0].citations',
+      /document or search_result/,
+    ],
+    [
+      'a tool_use made by a server-side tool',
+      {
+        messages: [
+          {
+            role: 'assistant',
+            content: [toolUse({ caller: { type: 'code_execution_20250825', tool_id: 'c' } })],
+          },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't' }] },
+        ],
+      },
+      'messages[0].content[0].caller.type',
+      /server-side tool/,
+    ],
+    [
+      'a toolset name',
+      { messages: user([{ type: 'tool_result', tool_use_id: 't', toolset_name: 'browser' }]) },
+      'messages[0].content[0].toolset_name',
+      /null/,
+    ],
+    [
+      'an unknown key in a tool',
+      { tools: [{ ...weather, foo: 1 }], messages: user([text]) },
+      'tools[0].foo',
+      /Unrecognized/,
+    ],
+    [
+      'a deferred tool',
+      { tools: [{ ...weather, defer_loading: true }], messages: user([text]) },
+      'tools[0].defer_loading',
+      /tool search/,
+    ],
+    [
+      'a tool callable from code execution',
+      {
+        tools: [{ ...weather, allowed_callers: ['direct', 'code_execution_20250825'] }],
+        messages: user([text]),
+      },
+      'tools[0].allowed_callers[1]',
+      /server-side tool/,
+    ],
+    [
+      'a server-side tool with its own fields: the type is named, not the fields',
+      { tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }], messages: user([text]) },
+      'tools[0].type',
+      /server-side tool "web_search_20250305"/,
+    ],
+    [
+      'an unknown key in tool_choice',
+      { tools: [weather], tool_choice: { type: 'auto', why: 1 }, messages: user([text]) },
+      'tool_choice.why',
+      /Unrecognized/,
+    ],
+    [
+      'an unknown key in thinking',
+      { thinking: { type: 'disabled', budget_tokens: 5 }, messages: user([text]) },
+      'thinking.budget_tokens',
+      /Unrecognized/,
+    ],
+    [
+      'thinking display omitted',
+      { thinking: { type: 'enabled', budget_tokens: 1024, display: 'omitted' }, messages: user([text]) },
+      'thinking.display',
+      /omitted/,
+    ],
+    [
+      'an unknown key in metadata',
+      { metadata: { user_id: 'u', org: 'o' }, messages: user([text]) },
+      'metadata.org',
+      /Unrecognized/,
+    ],
+    [
+      'an unknown key in cache_control',
+      { system: [{ ...text, cache_control: { type: 'ephemeral', scope: 'x' } }], messages: user([text]) },
+      'system[0].cache_control.scope',
+      /Unrecognized/,
+    ],
+  ])('the schema refuses %s, naming its path', (_name, body, param, message) => {
+    const r = messagesRequest.safeParse({ model: 'm', max_tokens: 10, ...body });
+    expect(r.success).toBe(false);
+    const err = zodToApiError(r.error!);
+    expect([err.param, err.message]).toEqual([param, expect.stringMatching(message)]);
   });
 });

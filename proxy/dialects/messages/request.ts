@@ -153,6 +153,19 @@ export function toChatRequest(req: MessagesRequest | CountTokensRequest, can: En
     if (breakpoint) cachedMessages = messages.length;
   });
 
+  const prefill = finalAssistantTurn(req);
+  if (prefill !== null) {
+    if (req.thinking !== undefined && req.thinking.type !== 'disabled')
+      throw invalid(
+        'a final assistant turn (a prefill) cannot be continued with thinking on; remove one of them',
+        prefill,
+      );
+    // vLLM continues the last message instead of opening a new one: the answer carries on from
+    // the prefill, as Anthropic's does, and holds only the continuation.
+    fields.continue_final_message = true;
+    fields.add_generation_prompt = false;
+  }
+
   if ('max_tokens' in req) {
     if (req.stop_sequences !== undefined && req.stop_sequences.length > 0) fields.stop = req.stop_sequences;
     if (req.temperature !== undefined) fields.temperature = req.temperature;
@@ -160,12 +173,16 @@ export function toChatRequest(req: MessagesRequest | CountTokensRequest, can: En
     if (req.top_k !== undefined) fields.top_k = req.top_k;
     if (typeof req.metadata?.user_id === 'string') fields.user = req.metadata.user_id;
   }
-  if (req.thinking?.type === 'enabled') {
+  const thinking = req.thinking;
+  if (thinking !== undefined && thinking.type !== 'disabled') {
     if (!can.reasoning)
       throw invalid('this model cannot think before answering; remove thinking', 'thinking');
-    // vLLM's reasoning models (Qwen3, …) switch thinking on through the chat template.
+    // vLLM's reasoning models (Qwen3, …) switch thinking on through the chat template; adaptive
+    // thinking leaves its length to the model, as such a model does anyway.
     fields.chat_template_kwargs = { enable_thinking: true };
-  } else if (req.thinking?.type === 'disabled' && can.reasoning) {
+    // vLLM caps the reasoning at this many tokens, then makes the model answer.
+    if (thinking.type === 'enabled') fields.thinking_token_budget = thinking.budget_tokens;
+  } else if (thinking?.type === 'disabled' && can.reasoning) {
     fields.chat_template_kwargs = { enable_thinking: false };
   }
 
@@ -179,15 +196,57 @@ export function toChatRequest(req: MessagesRequest | CountTokensRequest, can: En
   return { messages, fields, cachePrefix };
 }
 
+/**
+ * A custom tool as a chat function. `input_examples` have no field of their own in chat: they
+ * join the description, which the engine's chat template renders beside the schema.
+ * `eager_input_streaming` needs nothing: tool input always streams as the engine makes it.
+ */
 function chatTool(t: ToolParam) {
+  let description = t.description;
+  if (t.input_examples !== undefined && t.input_examples.length > 0) {
+    const examples = t.input_examples.map((e) => JSON.stringify(e)).join('\n');
+    description = `${description === undefined ? '' : `${description}\n\n`}Input examples:\n${examples}`;
+  }
   return {
     type: 'function',
     function: {
       name: t.name,
-      ...(t.description !== undefined ? { description: t.description } : {}),
+      ...(description !== undefined ? { description } : {}),
       parameters: t.input_schema ?? { type: 'object', properties: {} },
+      ...(t.strict !== undefined ? { strict: t.strict } : {}),
     },
   };
+}
+
+/**
+ * Where the request ends with an assistant turn (a prefill the answer continues): its path, or
+ * null. Refused as Anthropic refuses them: a prefill ending in whitespace, and a final turn that
+ * calls tools (a tool_use wants its tool_result in the next user turn, not a continuation).
+ */
+function finalAssistantTurn(req: MessagesRequest | CountTokensRequest): string | null {
+  const i = req.messages.length - 1;
+  const last = req.messages[i]!;
+  if (last.role !== 'assistant') return null;
+  const at = `messages[${i}]`;
+  let text: string;
+  if (typeof last.content === 'string') text = last.content;
+  else {
+    text = '';
+    for (const [j, b] of last.content.entries()) {
+      if (b.type === 'tool_use')
+        throw invalid(
+          'the final assistant turn calls a tool: send its tool_result in a user turn after it',
+          `${at}.content[${j}]`,
+        );
+      if (b.type === 'text') text += b.text;
+    }
+  }
+  if (/\s$/.test(text))
+    throw invalid(
+      'the final assistant turn (a prefill) cannot end with trailing whitespace',
+      `${at}.content`,
+    );
+  return at;
 }
 
 function hasBreakpoint(b: ContentBlock): boolean {
