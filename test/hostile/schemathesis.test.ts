@@ -48,7 +48,11 @@ describe('schemathesis', () => {
       '--generation-deterministic',
       '--no-color',
     ];
-    const run = await promisify(execFile)(st, args, { cwd, timeout: 280_000, maxBuffer: 64 * 1024 * 1024 }).then(
+    const run = await promisify(execFile)(st, args, {
+      cwd,
+      timeout: 280_000,
+      maxBuffer: 64 * 1024 * 1024,
+    }).then(
       (r) => ({ code: 0, out: r.stdout + r.stderr }),
       (e: { code?: number; stdout?: string; stderr?: string }) => ({
         code: e.code ?? -1,
