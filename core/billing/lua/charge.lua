@@ -2,9 +2,12 @@
 -- the available balance is below the cost; a refusal is not recorded, so a retry after a
 -- top-up can succeed.
 -- With KEYS[6] and KEYS[7] it also records what was bought, in the same step: a video job's hash
--- (field/value pairs from ARGV[17]) and its place in the account's list (ARGV[16] its id, scored
--- by nowMs), so a job exists exactly when its charge does.
--- KEYS: account, done(charge:<id>), usage, rollup(hour), rollupHours[, record hash, record index]
+-- (field/value pairs from ARGV[17]) and its place in the account's list (ARGV[16] its id), so a
+-- job exists exactly when its charge does. The place is nowMs, or with KEYS[8] (a counter that
+-- only grows) max(nowMs × 1000, the last place + 1): records of one millisecond stay in the order
+-- they were made in.
+-- KEYS: account, done(charge:<id>), usage, rollup(hour), rollupHours[, record hash, record index
+--       [, record sequence]]
 -- ARGV: chargeId, cost, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6])
 --       [, record id, field, value, ...]
 -- Returns {ok(0|1), charged, balance, duplicate(0|1)}.
@@ -28,6 +31,12 @@ add_rollup(KEYS[4], KEYS[5], ARGV[4], u, charge_metrics(u, cost))
 write_done(done, cost, balance, ARGV[5])
 if KEYS[6] then
   redis.call('HSET', KEYS[6], unpack(ARGV, 17))
-  redis.call('ZADD', KEYS[7], ARGV[3], ARGV[16])
+  local place = ARGV[3]
+  if KEYS[8] then
+    place = math.max(tonumber(ARGV[3]) * 1000, num(redis.call('GET', KEYS[8])) + 1)
+    redis.call('SET', KEYS[8], int(place))
+    place = int(place)
+  end
+  redis.call('ZADD', KEYS[7], place, ARGV[16])
 end
 return { 1, cost, balance, 0 }
