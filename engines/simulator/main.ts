@@ -32,6 +32,7 @@ const NUMERIC_FLAGS: Array<[flag: string, key: NumericOption, help: string]> = [
   ['embedding-dimensions', 'embeddingDimensions', 'default and maximum embedding dimensions'],
   ['video-queue-ms', 'videoQueueMs', 'time a video job stays queued'],
   ['video-ms-per-second', 'videoMsPerSecond', 'render time per second of video (in_progress phase)'],
+  ['video-create-ms', 'videoCreateMs', 'latency of accepting a video job'],
   ['max-body-bytes', 'maxBodyBytes', 'largest request body accepted'],
 ];
 

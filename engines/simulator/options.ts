@@ -34,6 +34,13 @@ export interface SimulatorOptions {
   /** Video job timing: time spent queued, then render time per second of output. */
   videoQueueMs: number;
   videoMsPerSecond: number;
+  /** Latency of accepting a video job (POST /v1/videos). */
+  videoCreateMs: number;
+  /**
+   * The next this many video creates make their job and then lose the answer (the connection is
+   * reset): what a client resending with the same Idempotency-Key must not turn into two jobs.
+   */
+  dropVideoCreates: number;
   /** Largest request body accepted, in bytes (multipart image edits carry up to 10 × 20 MB). */
   maxBodyBytes: number;
 }
@@ -57,6 +64,8 @@ export const defaultOptions: SimulatorOptions = {
   embeddingDimensions: 1024,
   videoQueueMs: 200,
   videoMsPerSecond: 100,
+  videoCreateMs: 0,
+  dropVideoCreates: 0,
   maxBodyBytes: 210 * 1024 * 1024,
 };
 
@@ -81,6 +90,8 @@ export function validateOptions(o: SimulatorOptions): void {
     'imageMs',
     'videoQueueMs',
     'videoMsPerSecond',
+    'videoCreateMs',
+    'dropVideoCreates',
     'prefixCacheBlocks',
     'imageTokens',
     'templateTokens',

@@ -44,6 +44,16 @@ export interface Simulator {
   stats(): SimulatorStats;
   /** The most recent requests (up to 200), oldest first. */
   received(): ReceivedRequest[];
+  /** Every video job it holds, oldest first: how often each was created (replays) and polled, by whom. */
+  videoJobs(): SimVideoJob[];
+}
+
+export interface SimVideoJob {
+  id: string;
+  prompt: string;
+  idempotencyKey: string | null;
+  creates: number;
+  polls: { atMs: number; by: string }[];
 }
 
 const RECEIVED_LIMIT = 200;
@@ -183,6 +193,14 @@ export async function startSimulator(
     },
     stats: () => ctx.metrics.stats(),
     received: () => [...received],
+    videoJobs: () =>
+      ctx.videos.all().map((j) => ({
+        id: j.id,
+        prompt: j.prompt,
+        idempotencyKey: j.idempotencyKey ?? null,
+        creates: j.creates,
+        polls: [...j.polls],
+      })),
   };
 }
 

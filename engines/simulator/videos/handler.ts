@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SimContext } from '../context.ts';
 import { chooseVideoFailure } from '../failure.ts';
-import { badRequest, HttpError, headerValue, parseJsonObject, sendJson } from '../http.ts';
+import { badRequest, HttpError, headerValue, parseJsonObject, sendJson, sleep } from '../http.ts';
 import { looksLikeImage, parseSize } from '../images.ts';
 import { gradientPng } from '../media/png.ts';
 import { multipartBoundary, multipartFields, parseMultipart } from '../multipart.ts';
@@ -33,6 +33,8 @@ export async function handleCreateVideo(
   raw: Buffer,
 ) {
   const { fields, salt } = readCreateBody(req, raw);
+  // As OpenAI's API takes it: a create resent with the same key answers the job made the first time.
+  const idempotencyKey = headerValue(req, 'idempotency-key');
   if (typeof fields.prompt !== 'string' || fields.prompt === '')
     throw badRequest('prompt is required', 'prompt');
   const model = typeof fields.model === 'string' && fields.model !== '' ? fields.model : 'sora-2';
@@ -55,8 +57,15 @@ export async function handleCreateVideo(
     renderMs: seconds * ctx.options.videoMsPerSecond,
     willFail: chooseVideoFailure(headerValue(req, 'x-sim-fail'), ctx.options.failVideo),
     salt: salt || refSalt,
+    ...(idempotencyKey ? { idempotencyKey } : {}),
   });
-  if (job.willFail) ctx.metrics.injectedFailures.video++;
+  if (job.willFail && job.creates === 1) ctx.metrics.injectedFailures.video++;
+  if (ctx.options.videoCreateMs > 0) await sleep(ctx.options.videoCreateMs);
+  if (ctx.options.dropVideoCreates > 0) {
+    ctx.options.dropVideoCreates--;
+    res.destroy();
+    return;
+  }
   sendJson(res, 200, ctx.videos.view(job));
 }
 
@@ -68,11 +77,13 @@ function findJob(ctx: SimContext, params: Record<string, string>): VideoJob {
 
 export async function handleGetVideo(
   ctx: SimContext,
-  _req: IncomingMessage,
+  req: IncomingMessage,
   res: ServerResponse,
   params: Record<string, string>,
 ) {
-  sendJson(res, 200, ctx.videos.view(findJob(ctx, params)));
+  const job = findJob(ctx, params);
+  job.polls.push({ atMs: Date.now(), by: headerValue(req, 'x-modelplane-replica') ?? '' });
+  sendJson(res, 200, ctx.videos.view(job));
 }
 
 export async function handleDeleteVideo(
