@@ -81,11 +81,14 @@ export async function videosRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
     },
     async (request) => {
       const q = request.query as { after?: string; limit?: number; order?: 'asc' | 'desc' };
-      const { jobs: page, hasMore } = await jobs.list(request.principal.accountId, {
+      const listed = await jobs.list(request.principal.accountId, {
         after: q.after,
         limit: q.limit ?? 20,
         order: q.order ?? 'desc',
       });
+      if (listed === null)
+        throw invalidRequest(`after: there is no video '${q.after}' to list after.`, 'after');
+      const { jobs: page, hasMore } = listed;
       const data = page.map(videoView);
       return {
         object: 'list',
