@@ -26,6 +26,8 @@ export interface SimulatorOptions {
   failMidStream: number;
   /** Probability (0..1) that a video job ends in status `failed`. */
   failVideo: number;
+  /** Images one request returns at most, whatever its `n` (0: as many as asked). */
+  maxImages: number;
   /** Latency of one embeddings request, and of one image request (all n images). */
   embeddingMs: number;
   imageMs: number;
@@ -59,6 +61,7 @@ export const defaultOptions: SimulatorOptions = {
   failBeforeFirstByte: 0,
   failMidStream: 0,
   failVideo: 0,
+  maxImages: 0,
   embeddingMs: 2,
   imageMs: 50,
   embeddingDimensions: 1024,
@@ -92,6 +95,7 @@ export function validateOptions(o: SimulatorOptions): void {
     'videoMsPerSecond',
     'videoCreateMs',
     'dropVideoCreates',
+    'maxImages',
     'prefixCacheBlocks',
     'imageTokens',
     'templateTokens',
