@@ -51,8 +51,15 @@ export const accountKeys = (accountId: string) => {
     invitations: `${t}:invitations`,
     /** set of lowercased model ids granted (invite-only access) */
     grants: `${t}:grants`,
-    /** zset videoId → created ms */
+    /**
+     * zset videoId → its place in creation order: max(created ms × 1000, the last place + 1), so
+     * jobs created in one millisecond keep the order they were made in (never the ids' order).
+     */
     videos: `${t}:videos`,
+    /** string: the last place given in `videos` (deletions never lower it) */
+    videoSeq: `${t}:videos:seq`,
+    /** zset videoId → place of deleted jobs (the newest 1000): a list can go on after one */
+    videosDeleted: `${t}:videos:deleted`,
     video: (videoId: string) => `${t}:video:${videoId}`,
     /** string flag: the account has had a key (ensureDefaultKey mints only once) */
     hadKey: `${t}:hadkey`,

@@ -142,11 +142,46 @@ describe('Metering', () => {
     const usage: UsageRecord = { keyId: 'k', model: 'vid', kind: 'video', videoSeconds: 4 };
     expect((await m.charge({ accountId: a, chargeId: 'v1', cost: 400, usage })).balance).toBe(100);
     const refund = { accountId: a, refundId: 'v1', of: 'charge:v1', amount: 400, usage };
-    expect(await m.refund(refund)).toEqual({ refunded: 400, balance: 500, duplicate: false });
-    expect(await m.refund(refund)).toEqual({ refunded: 400, balance: 500, duplicate: true });
+    expect(await m.refund(refund)).toEqual({
+      refunded: 400,
+      balance: 500,
+      duplicate: false,
+      finished: false,
+    });
+    expect(await m.refund(refund)).toEqual({ refunded: 400, balance: 500, duplicate: true, finished: false });
     expect(await m.balance(a)).toEqual({ balance: 500, held: 0, available: 500 });
     expect(await streamLength(a)).toBe(3);
     expect(await recomputeBalanceFromStream(redis, a)).toBe(500);
+  });
+
+  it('a refund with a record fails it in the same step; a finished or deleted record refunds nothing', async () => {
+    const a = await funded(1_000);
+    const usage: UsageRecord = { keyId: 'k', model: 'vid', kind: 'video', videoSeconds: 4 };
+    const k = accountKeys(a);
+    const job = (id: string) => ({ key: k.video(id), index: k.videos, id, fields: { id, status: 'queued' } });
+    for (const id of ['j1', 'j2', 'j3'])
+      await m.charge({ accountId: a, chargeId: id, cost: 100, usage, record: job(id) });
+    const fail = (id: string) =>
+      m.refund({
+        accountId: a,
+        refundId: id,
+        of: `charge:${id}`,
+        amount: 100,
+        usage,
+        record: { key: k.video(id), fields: { status: 'failed', error_code: 'x' } },
+      });
+    expect(await fail('j1')).toMatchObject({ refunded: 100, duplicate: false, finished: false });
+    expect(await redis.hgetall(k.video('j1'))).toMatchObject({ status: 'failed', error_code: 'x' });
+    // Failed already: nothing more.
+    expect(await fail('j1')).toMatchObject({ refunded: 0, finished: true });
+    await redis.hset(k.video('j2'), 'status', 'completed');
+    expect(await fail('j2')).toMatchObject({ refunded: 0, finished: true });
+    expect(await redis.hget(k.video('j2'), 'status')).toBe('completed');
+    await redis.del(k.video('j3'));
+    expect(await fail('j3')).toMatchObject({ refunded: 0, finished: true });
+    expect(await redis.exists(k.video('j3'))).toBe(0);
+    expect(await m.balance(a)).toMatchObject({ balance: 1_000 - 300 + 100 });
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(800);
   });
 
   it('a refund names the charge it refunds, and the refunds of a charge never exceed it', async () => {

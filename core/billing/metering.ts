@@ -196,7 +196,14 @@ export class Metering {
      * (`key`, with `fields`) listed in the account's sorted set `index` under `id`, scored by the
      * charge's time. Not written when the charge is refused.
      */
-    record?: { key: string; index: string; id: string; fields: Record<string, string | number> };
+    record?: {
+      key: string;
+      index: string;
+      id: string;
+      fields: Record<string, string | number>;
+      /** A counter key: the record's place is then max(ms × 1000, last + 1), never a tie. */
+      sequence?: string;
+    };
   }): Promise<ChargeResult> {
     nano('cost', a.cost);
     const k = accountKeys(a.accountId);
@@ -221,6 +228,7 @@ export class Metering {
     ];
     if (a.record) {
       keys.push(a.record.key, a.record.index);
+      if (a.record.sequence !== undefined) keys.push(a.record.sequence);
       args.push(a.record.id, ...Object.entries(a.record.fields).flat());
     }
     const r = (await scripts.charge.run(this.redis, keys, args)) as number[];
@@ -243,28 +251,43 @@ export class Metering {
     of: string;
     amount: number;
     usage: UsageRecord;
-  }): Promise<{ refunded: number; balance: number; duplicate: boolean }> {
+    /**
+     * What failed, written in the same script (a video job's hash of the account's, `key`, given
+     * `fields`): refunded and failed at once. A record that is gone or already finished (status
+     * completed or failed) is left alone and nothing is refunded (`finished`).
+     */
+    record?: { key: string; fields: Record<string, string | number> };
+  }): Promise<{ refunded: number; balance: number; duplicate: boolean; finished: boolean }> {
     nano('amount', a.amount);
     if (!/^(charge|settle):./.test(a.of)) throw new RangeError(`'${a.of}' is not a charge op id`);
     const k = accountKeys(a.accountId);
     const { now, hour } = this.clock();
-    const r = (await ledgerLimited(
-      scripts.refund.run(
-        this.redis,
-        [
-          k.account,
-          k.done(`refund:${a.refundId}`),
-          k.usage,
-          k.rollup(hour),
-          k.rollupHours,
-          k.done(a.of),
-          k.refunded(a.of),
-          k.keySpend,
-        ],
-        [a.refundId, a.amount, now, hour, this.ledgerDoneTtlMs, ...usageArgs(a.usage), a.of, spendMonth(now)],
-      ),
-    )) as number[];
-    return { refunded: r[0]!, balance: r[1]!, duplicate: r[2] === 1 };
+    const keys = [
+      k.account,
+      k.done(`refund:${a.refundId}`),
+      k.usage,
+      k.rollup(hour),
+      k.rollupHours,
+      k.done(a.of),
+      k.refunded(a.of),
+      k.keySpend,
+    ];
+    const args: (string | number)[] = [
+      a.refundId,
+      a.amount,
+      now,
+      hour,
+      this.ledgerDoneTtlMs,
+      ...usageArgs(a.usage),
+      a.of,
+      spendMonth(now),
+    ];
+    if (a.record) {
+      keys.push(a.record.key);
+      args.push(...Object.entries(a.record.fields).flat());
+    }
+    const r = (await ledgerLimited(scripts.refund.run(this.redis, keys, args))) as number[];
+    return { refunded: r[0]!, balance: r[1]!, duplicate: r[2] === 1, finished: r[2] === 2 };
   }
 
   async topUp(a: {

@@ -10,6 +10,12 @@ import type { VideoJobs } from './videos/jobs.ts';
 
 export const SYSTEM_FINGERPRINT = 'modelplane-simulator (not a real model)';
 
+/** What a multipart request carried, for tests: its text fields, and its files by size. */
+export interface ReceivedForm {
+  fields: Record<string, string>;
+  files: { name: string; filename: string | null; contentType: string | null; bytes: number }[];
+}
+
 export interface SimContext {
   options: SimulatorOptions;
   scheduler: Scheduler;
@@ -17,6 +23,8 @@ export interface SimContext {
   prefixCache: PrefixCache;
   files: FileStore;
   videos: VideoJobs;
+  /** Adds what a handler parsed of a multipart body to the request's entry in `received()`. */
+  noteForm(req: IncomingMessage, form: ReceivedForm): void;
 }
 
 export type RouteHandler = (

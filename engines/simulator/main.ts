@@ -29,9 +29,11 @@ const NUMERIC_FLAGS: Array<[flag: string, key: NumericOption, help: string]> = [
   ['fail-video', 'failVideo', 'probability 0..1 that a video job ends failed'],
   ['embedding-ms', 'embeddingMs', 'latency of one embeddings request'],
   ['image-ms', 'imageMs', 'latency of one image request'],
+  ['max-images', 'maxImages', 'images returned at most per request, whatever n (0 = as asked)'],
   ['embedding-dimensions', 'embeddingDimensions', 'default and maximum embedding dimensions'],
   ['video-queue-ms', 'videoQueueMs', 'time a video job stays queued'],
   ['video-ms-per-second', 'videoMsPerSecond', 'render time per second of video (in_progress phase)'],
+  ['video-create-ms', 'videoCreateMs', 'latency of accepting a video job'],
   ['max-body-bytes', 'maxBodyBytes', 'largest request body accepted'],
 ];
 

@@ -1,6 +1,7 @@
 // A small multipart/form-data parser over a fully buffered body (RFC 7578). Enough for image edits
 // and image-to-video: named text fields and file parts with their filename and content type.
 
+import type { ReceivedForm } from './context.ts';
 import { badRequest } from './http.ts';
 
 export interface MultipartPart {
@@ -55,4 +56,14 @@ export function multipartFields(parts: MultipartPart[]): Record<string, string> 
   const fields: Record<string, string> = {};
   for (const p of parts) if (p.filename === null) fields[p.name] = p.data.toString('utf8');
   return fields;
+}
+
+/** The parts as a request log keeps them: fields, and files by name and size (never their bytes). */
+export function formSummary(parts: MultipartPart[]): ReceivedForm {
+  return {
+    fields: multipartFields(parts),
+    files: parts
+      .filter((p) => p.filename !== null)
+      .map((p) => ({ name: p.name, filename: p.filename, contentType: p.contentType, bytes: p.data.length })),
+  };
 }

@@ -26,6 +26,8 @@ export interface SimulatorOptions {
   failMidStream: number;
   /** Probability (0..1) that a video job ends in status `failed`. */
   failVideo: number;
+  /** Images one request returns at most, whatever its `n` (0: as many as asked). */
+  maxImages: number;
   /** Latency of one embeddings request, and of one image request (all n images). */
   embeddingMs: number;
   imageMs: number;
@@ -34,6 +36,13 @@ export interface SimulatorOptions {
   /** Video job timing: time spent queued, then render time per second of output. */
   videoQueueMs: number;
   videoMsPerSecond: number;
+  /** Latency of accepting a video job (POST /v1/videos). */
+  videoCreateMs: number;
+  /**
+   * The next this many video creates make their job and then lose the answer (the connection is
+   * reset): what a client resending with the same Idempotency-Key must not turn into two jobs.
+   */
+  dropVideoCreates: number;
   /** Largest request body accepted, in bytes (multipart image edits carry up to 10 × 20 MB). */
   maxBodyBytes: number;
   /** Serves vLLM's POST /tokenize; false answers it 404, as an engine without a tokenizer endpoint. */
@@ -54,11 +63,14 @@ export const defaultOptions: SimulatorOptions = {
   failBeforeFirstByte: 0,
   failMidStream: 0,
   failVideo: 0,
+  maxImages: 0,
   embeddingMs: 2,
   imageMs: 50,
   embeddingDimensions: 1024,
   videoQueueMs: 200,
   videoMsPerSecond: 100,
+  videoCreateMs: 0,
+  dropVideoCreates: 0,
   maxBodyBytes: 210 * 1024 * 1024,
   tokenizeEndpoint: true,
 };
@@ -84,6 +96,9 @@ export function validateOptions(o: SimulatorOptions): void {
     'imageMs',
     'videoQueueMs',
     'videoMsPerSecond',
+    'videoCreateMs',
+    'dropVideoCreates',
+    'maxImages',
     'prefixCacheBlocks',
     'imageTokens',
     'templateTokens',

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { handleChat } from './chat/handler.ts';
 import { handleTokenize } from './chat/tokenize.ts';
-import type { RouteHandler, SimContext } from './context.ts';
+import type { ReceivedForm, RouteHandler, SimContext } from './context.ts';
 import { handleEmbeddings } from './embeddings.ts';
 import { FileStore } from './file-store.ts';
 import { HttpError, readBody, sendError, sendJson } from './http.ts';
@@ -34,6 +34,8 @@ export interface ReceivedRequest {
   headers: IncomingMessage['headers'];
   /** Parsed JSON body, when the body was JSON. */
   json: unknown;
+  /** A multipart body's fields and files (image edits, image-to-video), as the handler read it. */
+  form?: ReceivedForm;
 }
 
 export interface Simulator {
@@ -44,6 +46,16 @@ export interface Simulator {
   stats(): SimulatorStats;
   /** The most recent requests (up to 200), oldest first. */
   received(): ReceivedRequest[];
+  /** Every video job it holds, oldest first: how often each was created (replays) and polled, by whom. */
+  videoJobs(): SimVideoJob[];
+}
+
+export interface SimVideoJob {
+  id: string;
+  prompt: string;
+  idempotencyKey: string | null;
+  creates: number;
+  polls: { atMs: number; by: string }[];
 }
 
 const RECEIVED_LIMIT = 200;
@@ -121,8 +133,13 @@ export async function startSimulator(
     })),
     files: new FileStore(),
     videos: new VideoJobs(),
+    noteForm: (req, form) => {
+      const entry = entries.get(req);
+      if (entry !== undefined) entry.form = form;
+    },
   };
   const received: ReceivedRequest[] = [];
+  const entries = new WeakMap<IncomingMessage, ReceivedRequest>();
 
   const dispatch = async (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0]!;
@@ -136,7 +153,9 @@ export async function startSimulator(
     }
     if (path.startsWith('/v1/')) ctx.metrics.requests++;
     const body = method === 'POST' ? await readBody(req, options.maxBodyBytes) : Buffer.alloc(0);
-    received.push({ method, path, headers: req.headers, json: tryJson(req, body) });
+    const entry: ReceivedRequest = { method, path, headers: req.headers, json: tryJson(req, body) };
+    received.push(entry);
+    entries.set(req, entry);
     if (received.length > RECEIVED_LIMIT) received.shift();
     const params = { ...route.path.exec(path)?.groups };
     await route.handler(ctx, req, res, params, body);
@@ -183,6 +202,14 @@ export async function startSimulator(
     },
     stats: () => ctx.metrics.stats(),
     received: () => [...received],
+    videoJobs: () =>
+      ctx.videos.all().map((j) => ({
+        id: j.id,
+        prompt: j.prompt,
+        idempotencyKey: j.idempotencyKey ?? null,
+        creates: j.creates,
+        polls: [...j.polls],
+      })),
   };
 }
 

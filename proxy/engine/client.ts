@@ -38,13 +38,27 @@ export class EngineClient {
 
   constructor(private readonly options: EngineClientOptions) {}
 
-  /** POSTs JSON to `<baseUrl><path>`; resolves with the status once the response head is in. */
-  postJson(baseUrl: string, path: string, payload: string, cancel: Cancel): Promise<EngineResponse> {
+  /**
+   * POSTs JSON to `<baseUrl><path>`, with `headers` besides the usual ones (an idempotency key);
+   * resolves with the status once the response head is in.
+   */
+  postJson(
+    baseUrl: string,
+    path: string,
+    payload: string,
+    cancel: Cancel,
+    headers?: Record<string, string>,
+  ): Promise<EngineResponse> {
     const target = this.target(baseUrl);
     return new Promise((resolve, reject) => {
       const exchange = new Exchange(resolve, reject, cancel);
       target.pool.dispatch(
-        { method: 'POST', path: `${target.prefix}${path}`, headers: requestHeaders, body: payload },
+        {
+          method: 'POST',
+          path: `${target.prefix}${path}`,
+          headers: headers === undefined ? requestHeaders : { ...requestHeaders, ...headers },
+          body: payload,
+        },
         exchange,
       );
     });
@@ -60,6 +74,7 @@ export class EngineClient {
     path: string,
     body: { stream: Readable; contentType: string } | null,
     cancel: Cancel,
+    headers?: Record<string, string>,
   ): Promise<EngineResponse> {
     const target = this.target(baseUrl);
     return new Promise((resolve, reject) => {
@@ -68,9 +83,10 @@ export class EngineClient {
         {
           method,
           path: `${target.prefix}${path}`,
-          headers: body
-            ? { 'content-type': body.contentType, accept: 'application/json' }
-            : { accept: '*/*' },
+          headers: {
+            ...(body ? { 'content-type': body.contentType, accept: 'application/json' } : { accept: '*/*' }),
+            ...headers,
+          },
           body: body?.stream ?? null,
         },
         exchange,

@@ -1,11 +1,13 @@
-// Video jobs in Redis (VID-*). A job is a hash per account, listed in the account's sorted set by
-// creation time, created in the same script that charges it (core/billing/lua/charge.lua), so a
-// job exists exactly when its charge does. Unfinished jobs are also in one fleet-wide sorted set
+// Video jobs in Redis (VID-*). A job is a hash per account, listed in the account's sorted set in
+// creation order, created in the same script that charges it (core/billing/lua/charge.lua), so a
+// job exists exactly when its charge does, and failed in the same script that refunds it
+// (refund.lua), so it is failed exactly when it is refunded. A finished job (completed or failed)
+// never changes again, whoever writes late. Unfinished jobs are also in one fleet-wide sorted set
 // of due times that pollers claim from (./video-worker.ts): a claim moves the job's due time
-// VIDEO_CLAIM_MS ahead and names its claimant, so one replica polls a job at a time and a dead
-// replica's jobs come due again.
+// VIDEO_CLAIM_MS ahead and names its claimant, the claimant renews it while it works on the job,
+// so one replica polls a job at a time and a dead replica's jobs come due again.
 import type { Redis } from 'ioredis';
-import { type KeySpend, Metering, videoCost } from '../../core/billing/index.ts';
+import { type KeySpend, Metering, type MeteringOptions, videoCost } from '../../core/billing/index.ts';
 import type { VideoPrice } from '../../core/catalogue/index.ts';
 import { accountKeys, globalKeys } from '../../core/keyspace.ts';
 import { LuaScript } from '../../core/lua.ts';
@@ -47,13 +49,43 @@ return 1`,
   'video-unclaim',
 );
 
-/** KEYS: job. ARGV: field, value, ... Writes only to a job that still exists (not deleted). */
+/** KEYS: active, claims. ARGV: member, token, claimMs. 1 when the claim was still ours (and is renewed). */
+const renew = new LuaScript(
+  `${NOW}
+if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[3]), ARGV[1])
+return 1`,
+  'video-renew',
+);
+
+/**
+ * KEYS: job. ARGV: field, value, ... Writes only to a job that exists (not deleted) and is not
+ * finished: 1 written, 0 gone, 2 finished (a replica that lost its claim writes nothing).
+ */
 const update = new LuaScript(
-  `if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+  `local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return 0 end
+if status == 'completed' or status == 'failed' then return 2 end
 redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1`,
   'video-update',
 );
+
+/** KEYS: index, deleted. ARGV: id, keep. Moves a job's place from the list to the deleted ones. */
+const unlist = new LuaScript(
+  `local place = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not place then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], place, ARGV[1])
+redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -1 - tonumber(ARGV[2]))
+return 1`,
+  'video-unlist',
+);
+
+/** How many deleted jobs' places are kept, so a list can go on after one of them. */
+const DELETED_KEPT = 1000;
+
+export type UpdateResult = 'written' | 'gone' | 'finished';
 
 /** How far ahead of its charge a job is filed for polling (see create). */
 const FILED_AHEAD_MS = 5_000;
@@ -63,8 +95,12 @@ export const member = (accountId: string, videoId: string) => `${accountId} ${vi
 export class VideoJobs {
   readonly metering: Metering;
 
-  constructor(private readonly redis: Redis) {
-    this.metering = new Metering(redis);
+  /** `metering`: its options (tests give a clock). */
+  constructor(
+    private readonly redis: Redis,
+    metering: MeteringOptions = {},
+  ) {
+    this.metering = new Metering(redis, metering);
   }
 
   /**
@@ -116,7 +152,7 @@ export class VideoJobs {
         videoSeconds: j.seconds,
         requestId: j.requestId,
       },
-      record: { key: k.video(j.id), index: k.videos, id: j.id, fields: job },
+      record: { key: k.video(j.id), index: k.videos, id: j.id, fields: job, sequence: k.videoSeq },
     });
     if (r.ok) await this.redis.zadd(globalKeys.videosActive, 'XX', Date.now(), m);
     else await this.redis.zrem(globalKeys.videosActive, m);
@@ -128,26 +164,33 @@ export class VideoJobs {
     return job.id === undefined ? null : job;
   }
 
-  /** The account's jobs by creation time, a page after `after` (a job id). */
+  /**
+   * The account's jobs in creation order, a page after `after` (a job id; a deleted job's place is
+   * remembered, so a list goes on past a job deleted meanwhile). null: `after` names no job of the
+   * account's.
+   */
   async list(
     accountId: string,
     o: { after?: string | undefined; limit: number; order: 'asc' | 'desc' },
-  ): Promise<{ jobs: JobRecord[]; hasMore: boolean }> {
+  ): Promise<{ jobs: JobRecord[]; hasMore: boolean } | null> {
     const k = accountKeys(accountId);
-    let start = 0;
-    if (o.after !== undefined) {
-      const rank =
+    const take = o.limit + 1; // one more than asked: is there a next page?
+    let ids: string[];
+    if (o.after === undefined) {
+      ids =
         o.order === 'desc'
-          ? await this.redis.zrevrank(k.videos, o.after)
-          : await this.redis.zrank(k.videos, o.after);
-      if (rank === null) return { jobs: [], hasMore: false };
-      start = rank + 1;
+          ? await this.redis.zrevrange(k.videos, 0, take - 1)
+          : await this.redis.zrange(k.videos, 0, take - 1);
+    } else {
+      const place =
+        (await this.redis.zscore(k.videos, o.after)) ?? (await this.redis.zscore(k.videosDeleted, o.after));
+      if (place === null) return null;
+      // Places are unique (charge.lua): past `after` by place is past it in the list.
+      ids =
+        o.order === 'desc'
+          ? await this.redis.zrevrangebyscore(k.videos, `(${place}`, '-inf', 'LIMIT', 0, take)
+          : await this.redis.zrangebyscore(k.videos, `(${place}`, '+inf', 'LIMIT', 0, take);
     }
-    const stop = start + o.limit; // one more than asked: is there a next page?
-    const ids =
-      o.order === 'desc'
-        ? await this.redis.zrevrange(k.videos, start, stop)
-        : await this.redis.zrange(k.videos, start, stop);
     const page = ids.slice(0, o.limit);
     const pipe = this.redis.pipeline();
     for (const id of page) pipe.hgetall(k.video(id));
@@ -155,15 +198,21 @@ export class VideoJobs {
     return { jobs: rows, hasMore: ids.length > o.limit };
   }
 
-  /** Writes fields of a job that still exists; false when it was deleted meanwhile. */
-  async update(accountId: string, id: string, fields: Record<string, string | number>): Promise<boolean> {
+  /** Writes fields of a job that exists and is not finished (see UpdateResult). */
+  async update(
+    accountId: string,
+    id: string,
+    fields: Record<string, string | number>,
+  ): Promise<UpdateResult> {
     const args = Object.entries(fields).flatMap(([f, v]) => [f, String(v)]);
-    return (await update.run(this.redis, [accountKeys(accountId).video(id)], args)) === 1;
+    const r = await update.run(this.redis, [accountKeys(accountId).video(id)], args);
+    return r === 1 ? 'written' : r === 2 ? 'finished' : 'gone';
   }
 
   async delete(accountId: string, id: string): Promise<void> {
     const k = accountKeys(accountId);
-    await this.redis.multi().del(k.video(id)).zrem(k.videos, id).exec();
+    await unlist.run(this.redis, [k.videos, k.videosDeleted], [id, DELETED_KEPT]);
+    await this.redis.del(k.video(id));
     const m = member(accountId, id);
     await this.redis.multi().zrem(globalKeys.videosActive, m).hdel(globalKeys.videoClaims, m).exec();
   }
@@ -181,6 +230,16 @@ export class VideoJobs {
     });
   }
 
+  /** Keeps a claim while its holder works on the job; false when it is no longer ours. */
+  async renew(accountId: string, id: string, token: string, claimMs: number): Promise<boolean> {
+    const r = await renew.run(
+      this.redis,
+      [globalKeys.videosActive, globalKeys.videoClaims],
+      [member(accountId, id), token, claimMs],
+    );
+    return r === 1;
+  }
+
   /** Gives a claim back: the job comes due again after `delayMs`, or (-1) leaves the queue. */
   async unclaim(accountId: string, id: string, token: string, delayMs: number): Promise<boolean> {
     const r = await unclaim.run(
@@ -192,11 +251,12 @@ export class VideoJobs {
   }
 
   /**
-   * Gives a failed job's charge back, once (the refund's id is the job's): a second failure
-   * report, or a replica taking the job over, refunds nothing more.
+   * Fails a job and gives its charge back, in one script (the refund's id is the job's): false
+   * when the job had already finished (completed, or failed and refunded) or was deleted — a
+   * second failure report, or a replica that lost its claim, changes and refunds nothing.
    */
-  async refund(accountId: string, job: JobRecord): Promise<void> {
-    await this.metering.refund({
+  async fail(accountId: string, job: JobRecord, error: { code: string; message: string }): Promise<boolean> {
+    const r = await this.metering.refund({
       accountId,
       refundId: `video:${job.id}`,
       of: `charge:${job.charge_id}`,
@@ -208,7 +268,12 @@ export class VideoJobs {
         videoSeconds: Number(job.seconds),
         requestId: job.request_id ?? '',
       },
+      record: {
+        key: accountKeys(accountId).video(job.id!),
+        fields: { status: 'failed', error_code: error.code, error_message: error.message },
+      },
     });
+    return !r.finished;
   }
 
   /** Unfinished jobs fleet-wide, and the age of the oldest (for /metrics). */

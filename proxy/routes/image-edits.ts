@@ -1,26 +1,25 @@
 // POST /v1/images/edits (multipart, IMG-*): `image` or repeated `image[]` (both spellings), up to
-// 10 files of at most 20 MB each, an optional `mask`, and the fields of a generation. Limits are
-// decided while the body streams in: files are spooled to disk as they arrive (never all in
-// memory), and a body past a limit is cut off there with a 400 naming the limit. A model that
-// cannot edit is refused (400 edit_unsupported) before any file is read when the form names the
-// model first, as the official SDKs do.
+// 10 files of at most 20 MB each, an optional `mask`, and the fields of a generation. The form is
+// read as it streams in (../media/upload-form.ts): files spooled to disk, never all in memory, and a
+// body past a limit cut off on the byte that passes it with a 400 naming the limit. A model that
+// cannot edit is refused (400 edit_unsupported) as soon as the form names it: before any file is
+// read when `model` comes first (as the official SDKs send it), else the moment it arrives, the
+// rest of the body unread.
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FormDataStream from 'form-data';
 import type { CatalogueEntry, ImagePrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import type { ProxyContext } from '../context.ts';
 import { callEngine } from '../engine/call.ts';
+import { acceptUploads, isMultipartForm, readUploadForm, type UploadLimits } from '../media/upload-form.ts';
 import { imageEditFields, imageEditForm, imagesResponse } from '../schemas/media.ts';
 import { commonErrors } from '../schemas/openai.ts';
 import { zodToApiError } from '../schemas/validation.ts';
-import { formFields, takeField } from './form-fields.ts';
 import { runImageCall } from './images.ts';
 import { mediaModel } from './resolve-model.ts';
 
@@ -28,29 +27,21 @@ export const MAX_EDIT_FILES = 10;
 export const MAX_EDIT_FILE_BYTES = 20 * 1024 * 1024;
 const FILE_FIELDS = new Set(['image', 'image[]', 'mask']);
 
-interface Spooled {
-  field: string;
-  filename: string;
-  mimetype: string;
-  path: string;
-}
+/** The edit form's bounds: the images and a mask, the fields, and the whole body (225 MB: the files and 5 MB). */
+export const EDIT_LIMITS: UploadLimits = {
+  fileBytes: MAX_EDIT_FILE_BYTES,
+  files: MAX_EDIT_FILES + 1,
+  fields: 32,
+  fieldBytes: 128 * 1024,
+  totalBytes: (MAX_EDIT_FILES + 1) * MAX_EDIT_FILE_BYTES + 5 * 1024 * 1024,
+};
 
 export async function handleImageEdit(app: FastifyInstance, ctx: ProxyContext) {
-  await app.register(multipart, {
-    limits: {
-      fileSize: MAX_EDIT_FILE_BYTES,
-      files: MAX_EDIT_FILES + 1, // the images and a mask
-      fields: 32,
-      fieldSize: 128 * 1024,
-      parts: 64,
-    },
-  });
+  acceptUploads(app);
   app.post(
     '/images/edits',
     {
       config: { dialect: 'openai' },
-      // The files are streamed to disk under their own limits; this only bounds the whole body.
-      bodyLimit: (MAX_EDIT_FILES + 1) * MAX_EDIT_FILE_BYTES + 1024 * 1024,
       schema: {
         summary: 'Edit images (multipart/form-data)',
         tags: ['media'],
@@ -64,14 +55,12 @@ export async function handleImageEdit(app: FastifyInstance, ctx: ProxyContext) {
 }
 
 async function handleEdit(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
-  if (!request.isMultipart())
+  if (!isMultipartForm(request))
     throw new ApiError(
       'unsupported_media_type',
       `Content-Type '${request.headers['content-type'] ?? ''}': images/edits takes multipart/form-data.`,
     );
   const dir = join(ctx.config.PROXY_DATA_DIR, 'uploads', `${request.id}-${randomBytes(4).toString('hex')}`);
-  const files: Spooled[] = [];
-  const fields = formFields();
   let model: { entry: CatalogueEntry; price: ImagePrice } | null = null;
   const resolve = (id: string) => {
     model ??= mediaModel(ctx.catalogue, request.principal, id, 'image');
@@ -79,44 +68,31 @@ async function handleEdit(ctx: ProxyContext, request: FastifyRequest, reply: Fas
       throw new ApiError(
         'edit_unsupported',
         `The model '${model.entry.id}' cannot edit images; choose an edit-capable model.`,
-        {
-          param: 'model',
-        },
+        { param: 'model' },
       );
     return model;
   };
-  try {
-    try {
-      for await (const part of request.parts()) {
-        if (part.type === 'field') {
-          takeField(fields, part.fieldname, part.value);
-          if (part.fieldname === 'model') resolve(fields.model!);
-          continue;
-        }
-        if (!FILE_FIELDS.has(part.fieldname))
-          throw invalidRequest(`Unexpected file field '${part.fieldname}'.`, part.fieldname);
-        if (fields.model !== undefined) resolve(fields.model);
-        const images = files.filter((f) => f.field !== 'mask').length;
-        if (part.fieldname !== 'mask' && images === MAX_EDIT_FILES)
-          throw invalidRequest(`At most ${MAX_EDIT_FILES} images may be edited at once.`, part.fieldname);
-        if (part.fieldname === 'mask' && files.some((f) => f.field === 'mask'))
+  const form = await readUploadForm(request, reply, {
+    dir,
+    limits: EDIT_LIMITS,
+    checks: {
+      field: (name, value) => {
+        if (name === 'model') resolve(value);
+      },
+      file: (field, _part, f) => {
+        if (!FILE_FIELDS.has(field)) throw invalidRequest(`Unexpected file field '${field}'.`, field);
+        if (f.fields.model !== undefined) resolve(f.fields.model);
+        const images = f.files.filter((s) => s.field !== 'mask').length;
+        if (field !== 'mask' && images === MAX_EDIT_FILES)
+          throw invalidRequest(`At most ${MAX_EDIT_FILES} images may be edited at once.`, field);
+        if (field === 'mask' && f.files.some((s) => s.field === 'mask'))
           throw invalidRequest('Only one mask may be sent.', 'mask');
-        await mkdir(dir, { recursive: true });
-        const path = join(dir, String(files.length));
-        await pipeline(part.file, createWriteStream(path));
-        files.push({
-          field: part.fieldname,
-          filename: part.filename || 'image.png',
-          mimetype: part.mimetype,
-          path,
-        });
-      }
-    } catch (err) {
-      // Past a limit the rest of the body is not read: the connection closes after the answer.
-      reply.header('connection', 'close');
-      throw limitError(err);
-    }
-    const parsed = imageEditFields.safeParse(fields);
+      },
+    },
+  });
+  try {
+    const files = form.files;
+    const parsed = imageEditFields.safeParse(form.fields);
     if (!parsed.success) throw zodToApiError(parsed.error);
     if (!files.some((f) => f.field !== 'mask'))
       throw invalidRequest("Missing required parameter: 'image'.", 'image');
@@ -124,10 +100,9 @@ async function handleEdit(ctx: ProxyContext, request: FastifyRequest, reply: Fas
     request.metricModel = entry.id;
     const n = parsed.data.n ?? 1;
     const multiple = files.filter((f) => f.field !== 'mask').length > 1;
-    const sizes = await Promise.all(files.map(async (f) => (await stat(f.path)).size));
     // Each engine attempt streams a fresh form from the spooled files (Node streams, 1 MB reads:
     // a WHATWG FormData body cost the proxy about three times the CPU per uploaded byte).
-    const form = () => {
+    const engineForm = () => {
       const fd = new FormDataStream();
       fd.append('model', entry.servedName ?? entry.id);
       fd.append('prompt', parsed.data.prompt);
@@ -135,17 +110,17 @@ async function handleEdit(ctx: ProxyContext, request: FastifyRequest, reply: Fas
       fd.append('response_format', 'b64_json');
       if (parsed.data.size) fd.append('size', parsed.data.size);
       if (parsed.data.quality) fd.append('quality', parsed.data.quality);
-      files.forEach((f, i) => {
+      for (const f of files) {
         fd.append(
           f.field === 'mask' ? 'mask' : multiple ? 'image[]' : 'image',
           createReadStream(f.path, { highWaterMark: 1 << 20 }),
           {
-            filename: f.filename,
+            filename: f.filename || 'image.png',
             contentType: f.mimetype,
-            knownLength: sizes[i]!,
+            knownLength: f.size,
           },
         );
-      });
+      }
       const stream = new PassThrough({ highWaterMark: 1 << 20 });
       fd.on('error', (err) => stream.destroy(err));
       fd.pipe(stream);
@@ -157,27 +132,15 @@ async function handleEdit(ctx: ProxyContext, request: FastifyRequest, reply: Fas
       n,
       format: parsed.data.response_format ?? 'url',
       call: (cancel) =>
-        callEngine(ctx.engine, { entry, path: '/v1/images/edits', payload: form, cancel, tried: new Set() }),
+        callEngine(ctx.engine, {
+          entry,
+          path: '/v1/images/edits',
+          payload: engineForm,
+          cancel,
+          tried: new Set(),
+        }),
     });
   } finally {
     await rm(dir, { recursive: true, force: true });
-  }
-}
-
-function limitError(err: unknown): unknown {
-  const code = (err as { code?: string } | null)?.code;
-  switch (code) {
-    case 'FST_REQ_FILE_TOO_LARGE':
-      return invalidRequest(`Each file may be at most ${MAX_EDIT_FILE_BYTES / 1024 / 1024} MB.`, 'image');
-    case 'FST_FILES_LIMIT':
-      return invalidRequest(`At most ${MAX_EDIT_FILES} images (and one mask) may be sent.`, 'image');
-    case 'FST_PARTS_LIMIT':
-    case 'FST_FIELDS_LIMIT':
-      return invalidRequest('The form has too many fields.', 'image');
-    default:
-      // busboy's own refusals (no boundary, a malformed part) are the client's body, not our fault.
-      return err instanceof ApiError
-        ? err
-        : invalidRequest(`The multipart body could not be read: ${(err as Error).message}.`);
   }
 }

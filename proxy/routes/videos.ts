@@ -4,13 +4,17 @@
 // pagination), retrieve, content (302 to a signed MP4 link while it is kept), delete. Jobs are
 // advanced by the fleet's video workers (../media/video-worker.ts). Another account's job is a
 // 404, the same as an unknown one.
-import { extname } from 'node:path';
-import multipart from '@fastify/multipart';
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { extname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
 import { ApiError, insufficientQuota, invalidRequest, keySpendLimitReached } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { ProxyContext } from '../context.ts';
+import { formFields } from '../media/form-fields.ts';
+import { acceptUploads, isMultipartForm, readUploadForm, type UploadLimits } from '../media/upload-form.ts';
 import { type JobRecord, VideoJobs, videoView } from '../media/video-jobs.ts';
 import { videoKey } from '../media/video-worker.ts';
 import {
@@ -24,19 +28,25 @@ import {
 } from '../schemas/media.ts';
 import { commonErrors } from '../schemas/openai.ts';
 import { zodToApiError } from '../schemas/validation.ts';
-import { formFields, takeField } from './form-fields.ts';
 import { MAX_EDIT_FILE_BYTES } from './image-edits.ts';
 import { publicOrigin } from './images.ts';
 import { mediaModel } from './resolve-model.ts';
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/gif']);
 
+/** A multipart create: one input_reference image and a few short fields. */
+export const VIDEO_FORM_LIMITS: UploadLimits = {
+  fileBytes: MAX_EDIT_FILE_BYTES,
+  files: 1,
+  fields: 16,
+  fieldBytes: 64 * 1024,
+  totalBytes: MAX_EDIT_FILE_BYTES + 2 * 1024 * 1024,
+};
+
 export async function videosRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
   const { ctx } = opts;
   const jobs = new VideoJobs(ctx.media.redis);
-  await app.register(multipart, {
-    limits: { fileSize: MAX_EDIT_FILE_BYTES, files: 1, fields: 16, fieldSize: 64 * 1024 },
-  });
+  acceptUploads(app);
   const notFound = (id: string) =>
     new ApiError('not_found', `No video found with id '${id}'.`, { param: 'video_id' });
   const owned = async (request: FastifyRequest): Promise<JobRecord> => {
@@ -72,11 +82,14 @@ export async function videosRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
     },
     async (request) => {
       const q = request.query as { after?: string; limit?: number; order?: 'asc' | 'desc' };
-      const { jobs: page, hasMore } = await jobs.list(request.principal.accountId, {
+      const listed = await jobs.list(request.principal.accountId, {
         after: q.after,
         limit: q.limit ?? 20,
         order: q.order ?? 'desc',
       });
+      if (listed === null)
+        throw invalidRequest(`after: there is no video '${q.after}' to list after.`, 'after');
+      const { jobs: page, hasMore } = listed;
       const data = page.map(videoView);
       return {
         object: 'list',
@@ -160,40 +173,45 @@ async function createVideo(ctx: ProxyContext, jobs: VideoJobs, request: FastifyR
   const fields = formFields();
   let inputRef = '';
   try {
-    if (request.isMultipart()) {
+    if (isMultipartForm(request)) {
+      const dir = join(
+        ctx.config.PROXY_DATA_DIR,
+        'uploads',
+        `${request.id}-${randomBytes(4).toString('hex')}`,
+      );
+      const form = await readUploadForm(request, reply, {
+        dir,
+        limits: VIDEO_FORM_LIMITS,
+        checks: {
+          // A reference sent before the model is refused the moment the model is known.
+          field: (name, value, f) => {
+            if (name !== 'model') return;
+            const { entry } = resolve(value);
+            if (f.files.length > 0) refuseReference(entry);
+          },
+          file: (field, part, f) => {
+            if (field !== 'input_reference') throw invalidRequest(`Unexpected file field '${field}'.`, field);
+            if (f.fields.model !== undefined) refuseReference(resolve(f.fields.model).entry);
+            if (!IMAGE_TYPES.has(part.mimetype))
+              throw invalidRequest(
+                'input_reference must be a PNG, JPEG, WebP or GIF image.',
+                'input_reference',
+              );
+          },
+        },
+      });
       try {
-        for await (const part of request.parts()) {
-          if (part.type === 'field') {
-            takeField(fields, part.fieldname, part.value);
-            if (part.fieldname === 'model') resolve(fields.model!);
-            continue;
-          }
-          if (part.fieldname !== 'input_reference')
-            throw invalidRequest(`Unexpected file field '${part.fieldname}'.`, part.fieldname);
-          if (fields.model !== undefined) refuseReference(resolve(fields.model).entry);
-          if (!IMAGE_TYPES.has(part.mimetype))
-            throw invalidRequest(
-              'input_reference must be a PNG, JPEG, WebP or GIF image.',
-              'input_reference',
-            );
-          inputRef = `videos/${id}-ref${
-            extname(part.filename || '')
-              .toLowerCase()
-              .replace(/[^.a-z0-9]/g, '') || '.png'
-          }`;
-          await ctx.media.store.put(inputRef, part.file, part.mimetype);
-          if (part.file.truncated)
-            throw invalidRequest('input_reference may be at most 20 MB.', 'input_reference');
+        Object.assign(fields, form.fields);
+        const file = form.files[0];
+        if (file !== undefined) {
+          const ext = extname(file.filename || '')
+            .toLowerCase()
+            .replace(/[^.a-z0-9]/g, '');
+          inputRef = `videos/${id}-ref${ext || '.png'}`;
+          await ctx.media.store.put(inputRef, createReadStream(file.path), file.mimetype);
         }
-      } catch (err) {
-        reply.header('connection', 'close');
-        if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE')
-          throw invalidRequest('input_reference may be at most 20 MB.', 'input_reference');
-        if ((err as { code?: string }).code === 'FST_FILES_LIMIT')
-          throw invalidRequest('Only one input_reference file may be sent.', 'input_reference');
-        if (err instanceof ApiError) throw err;
-        // busboy's own refusals (no boundary, a malformed part) are the client's body, not our fault.
-        throw invalidRequest(`The multipart body could not be read: ${(err as Error).message}.`);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
       }
     } else {
       const body = request.body;

@@ -1,7 +1,10 @@
 // Chaos: two proxy replicas (real processes) share Redis and one media folder and advance 20
 // video jobs; one is SIGKILLed midway. Every job completes, none is lost: the dead replica's
 // claimed jobs come due again when its claims lapse (VIDEO_CLAIM_MS) and the other takes them
-// over. Each job is charged once and never refunded; the ledger check is clean.
+// over. Each job is sent to an engine exactly once (one engine job per job: a create resent after
+// the kill carries the job's Idempotency-Key to the same engine), and no job is ever polled by two
+// replicas at once — the engines log every poll with the replica that sent it. Each job is charged
+// once and never refunded; the ledger check is clean.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +50,7 @@ describe('video jobs across two replicas, one killed midway', () => {
       }
       expect(claimants.size).toBe(2);
       await sleep(200);
+      const killedAt = Date.now();
       b.proc.kill('SIGKILL');
       await b.exited;
       expect(await r.zcard(globalKeys.videosActive)).toBeGreaterThan(0); // work was left when it died
@@ -71,15 +75,31 @@ describe('video jobs across two replicas, one killed midway', () => {
       const entries = await usageRecords(r, fleet.accountId, { count: 100 });
       expect(entries.filter((e) => e.type === 'charge' && e.kind === 'video')).toHaveLength(20);
       expect(entries.filter((e) => e.type === 'refund')).toHaveLength(0);
-      // No job was sent to an engine twice, except one the killed replica may have sent in the
-      // moment between the engine's answer and recording it (the engine has no idempotency key).
-      let sent = 0;
-      for (const sim of fleet.sims) {
-        const engine = new OpenAI({ apiKey: 'unused', baseURL: `${sim.url}/v1`, maxRetries: 0 });
-        for await (const _ of engine.videos.list({ limit: 100 })) sent++;
+      // Each job was made by an engine exactly once, whatever was resent.
+      const made = fleet.sims.flatMap((sim) => sim.videoJobs());
+      expect(made.map((j) => j.idempotencyKey).sort()).toEqual([...ids].sort());
+      // Polls per job per replica. A job goes back to the queue between polls and either replica
+      // may take the next one, but never both: consecutive polls of a job are a poll interval
+      // apart (a job polled twice shows two polls within a few ms), and after the kill only the
+      // survivor polls.
+      const pollsBy = new Map<string, number>();
+      const after = new Set<string>();
+      for (const job of made) {
+        const polls = [...job.polls].sort((x, y) => x.atMs - y.atMs);
+        expect(polls.length).toBeGreaterThan(0);
+        for (let i = 1; i < polls.length; i++)
+          expect(
+            polls[i]!.atMs - polls[i - 1]!.atMs,
+            `${job.idempotencyKey} polled twice`,
+          ).toBeGreaterThanOrEqual(Number(env.VIDEO_POLL_MS) / 2);
+        for (const p of polls) {
+          expect(p.by).not.toBe('');
+          pollsBy.set(p.by, (pollsBy.get(p.by) ?? 0) + 1);
+          if (p.atMs > killedAt + 200) after.add(p.by);
+        }
       }
-      expect(sent).toBeGreaterThanOrEqual(20);
-      expect(sent).toBeLessThanOrEqual(21);
+      expect(pollsBy.size).toBe(2); // both replicas polled
+      expect(after.size).toBe(1); // then only the survivor
       expect(await r.zcard(globalKeys.videosActive)).toBe(0);
       await expectLedgerClean(r, [fleet.accountId]);
     } finally {

@@ -6,9 +6,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { globalKeys } from '../../core/keyspace.ts';
 import { usageRecords } from '../../core/usage.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
+import { VideoJobs } from '../../proxy/media/video-jobs.ts';
+import { VideoWorker } from '../../proxy/media/video-worker.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { type Harness, startHarness } from './harness.ts';
 
@@ -18,7 +21,13 @@ const I2V_MODEL = 'Vid/From-Image';
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness(
-    { VIDEO_POLL_MS: '40', VIDEO_RETENTION_MS: '4000', MEDIA_SWEEP_INTERVAL_MS: '100' },
+    // Claims shorter than a slow engine's create (below): they must be renewed while it runs.
+    {
+      VIDEO_POLL_MS: '40',
+      VIDEO_CLAIM_MS: '300',
+      VIDEO_RETENTION_MS: '4000',
+      MEDIA_SWEEP_INTERVAL_MS: '100',
+    },
     {
       entries: (endpoints) => [
         {
@@ -67,7 +76,7 @@ async function finished(client: OpenAI, id: string) {
 }
 
 describe('videos', () => {
-  it('VID-1 VID-5 BILL-4 create (JSON) → queued and charged at once → completed → the MP4 downloads without a key and ffprobe reads it', async () => {
+  it('VID-1 VID-5 BILL-4 create through the SDK (multipart, as openai 6.x sends it) → queued and charged at once → completed → the MP4 downloads without a key and ffprobe reads it', async () => {
     const a = await h.newAccount();
     const client = h.client(a.secret);
     const created = await client.videos.create({
@@ -123,6 +132,51 @@ describe('videos', () => {
     const open = await fetch(redirect.headers.get('location')!);
     expect(open.status).toBe(200);
     expect(open.headers.get('content-type')).toBe('video/mp4');
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('VID-1 VID-5 BILL-4 create as JSON → queued and charged at once → completed → the content redirect serves the MP4', async () => {
+    const a = await h.newAccount();
+    const res = await fetch(`${h.baseURL}/videos`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: VIDEO_MODEL, prompt: 'a json kite', seconds: '2', size: '640x360' }),
+    });
+    expect(res.status).toBe(200);
+    const created = (await res.json()) as OpenAI.Videos.Video;
+    expect(created).toMatchObject({
+      object: 'video',
+      status: 'queued',
+      seconds: '2',
+      size: '640x360',
+      error: null,
+    });
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec).toMatchObject({ type: 'charge', kind: 'video', videoSeconds: 2, amount: 200_000_000 });
+    const done = await finished(h.client(a.secret), created.id);
+    expect(done).toMatchObject({ status: 'completed', progress: 100 });
+    // The engine was sent JSON with the served name, the prompt, seconds and size.
+    const sent = h.sims
+      .flatMap((sim) => sim.received())
+      .filter(
+        (r) =>
+          r.path === '/v1/videos' && (r.json as { prompt?: string } | undefined)?.prompt === 'a json kite',
+      );
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.json).toEqual({
+      model: VIDEO_MODEL,
+      prompt: 'a json kite',
+      seconds: '2',
+      size: '640x360',
+    });
+    expect(sent[0]!.headers['idempotency-key']).toBe(created.id);
+    const redirect = await fetch(`${h.baseURL}/videos/${created.id}/content`, {
+      headers: { authorization: `Bearer ${a.secret}` },
+      redirect: 'manual',
+    });
+    expect(redirect.status).toBe(302);
+    const mp4 = Buffer.from(await (await fetch(redirect.headers.get('location')!)).arrayBuffer());
+    expect(mp4.subarray(4, 8).toString('latin1')).toBe('ftyp');
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
@@ -212,17 +266,21 @@ describe('videos', () => {
     const client = h.client(a.secret);
     for (const s of h.sims) s.setOptions({ failVideo: 1 });
     let id: string;
+    let done: OpenAI.Videos.Video;
     try {
       id = (await client.videos.create({ model: VIDEO_MODEL, prompt: 'doomed', seconds: '4' })).id;
-      const done = await finished(client, id);
+      done = await finished(client, id);
       expect(done.status).toBe('failed');
       expect(done.error?.code).toBeTruthy();
     } finally {
       for (const s of h.sims) s.setOptions({ failVideo: 0 });
     }
-    // Reporting the failure again refunds nothing more.
+    // Reporting the failure again changes and refunds nothing more.
     const job = (await h.proxy.videoWorker.jobs.get(a.accountId, id))!;
-    await h.proxy.videoWorker.jobs.refund(a.accountId, job);
+    expect(await h.proxy.videoWorker.jobs.fail(a.accountId, job, { code: 'again', message: 'again' })).toBe(
+      false,
+    );
+    expect((await h.proxy.videoWorker.jobs.get(a.accountId, id))!.error_code).toBe(done.error!.code);
     const entries = await usageRecords(h.redis.client(), a.accountId, { count: 10 });
     expect(entries.filter((e) => e.type === 'refund')).toHaveLength(1);
     expect(entries.filter((e) => e.type === 'refund')[0]).toMatchObject({
@@ -230,6 +288,77 @@ describe('videos', () => {
       refundOf: `charge:${id}`,
     });
     expect((await h.metering.balance(a.accountId)).balance).toBe(100_000_000_000);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('VID-2 the failure-and-refund step fails once (Redis gone): the job is not left failed unrefunded; the retry fails and refunds it exactly once', async () => {
+    const a = await h.newAccount();
+    const client = h.client(a.secret);
+    const jobs = h.proxy.videoWorker.jobs;
+    const seen: (string | undefined)[] = [];
+    const spy = vi.spyOn(jobs, 'fail').mockImplementationOnce(async (accountId, job) => {
+      seen.push((await jobs.get(accountId, job.id!))?.status);
+      throw new Error('the connection to Redis was lost');
+    });
+    for (const sim of h.sims) sim.setOptions({ failVideo: 1 });
+    try {
+      const { id } = await client.videos.create({ model: VIDEO_MODEL, prompt: 'fails twice', seconds: '4' });
+      expect((await finished(client, id)).status).toBe('failed');
+      expect(spy).toHaveBeenCalledTimes(2);
+      // When the step threw, nothing had been written: no failed job without its refund.
+      expect(seen).toEqual(['in_progress']);
+      const entries = await usageRecords(h.redis.client(), a.accountId, { count: 10 });
+      expect(entries.filter((e) => e.type === 'refund')).toEqual([
+        expect.objectContaining({ amount: 400_000_000, refundOf: `charge:${id}` }),
+      ]);
+    } finally {
+      spy.mockRestore();
+      for (const sim of h.sims) sim.setOptions({ failVideo: 0 });
+    }
+    expect((await h.metering.balance(a.accountId)).balance).toBe(100_000_000_000);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('VID-1 a step longer than the claim (an engine slow to accept) keeps its claim: a second replica never sends the job again', async () => {
+    const second = new VideoWorker({
+      config: h.config,
+      redis: h.redis.client(),
+      catalogue: h.snapshot,
+      engine: h.proxy.ctx.engine,
+      store: h.proxy.ctx.media.store,
+      metrics: h.proxy.ctx.metrics,
+      log: h.proxy.app.log,
+    });
+    second.start();
+    for (const sim of h.sims) sim.setOptions({ videoCreateMs: 1_000 }); // the claim is 300 ms
+    try {
+      const { id } = await h
+        .client()
+        .videos.create({ model: VIDEO_MODEL, prompt: 'slow to accept', seconds: '4' });
+      expect((await finished(h.client(), id)).status).toBe('completed');
+      const made = h.sims.flatMap((sim) => sim.videoJobs()).filter((j) => j.prompt === 'slow to accept');
+      expect(made).toEqual([expect.objectContaining({ idempotencyKey: id, creates: 1 })]);
+    } finally {
+      for (const sim of h.sims) sim.setOptions({ videoCreateMs: 0 });
+      await second.stop();
+    }
+  });
+
+  it('VID-1 a create whose answer was lost is sent again to the same engine with the same Idempotency-Key: one engine job, charged once', async () => {
+    const a = await h.newAccount();
+    for (const sim of h.sims) sim.setOptions({ dropVideoCreates: 1 });
+    try {
+      const { id } = await h
+        .client(a.secret)
+        .videos.create({ model: VIDEO_MODEL, prompt: 'answer lost', seconds: '4' });
+      expect((await finished(h.client(a.secret), id)).status).toBe('completed');
+      const made = h.sims.flatMap((sim) => sim.videoJobs()).filter((j) => j.prompt === 'answer lost');
+      expect(made).toEqual([expect.objectContaining({ idempotencyKey: id, creates: 2 })]);
+    } finally {
+      for (const sim of h.sims) sim.setOptions({ dropVideoCreates: 0 });
+    }
+    const entries = await usageRecords(h.redis.client(), a.accountId, { count: 10 });
+    expect(entries.map((e) => e.type)).toEqual(['charge', 'topup']);
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
@@ -266,16 +395,97 @@ describe('videos', () => {
     expect((gone as InstanceType<typeof OpenAI.APIError>).status).toBe(404);
   });
 
-  it('/metrics: video seconds charged, jobs finished, the queue depth and the oldest job age', async () => {
-    const v = await h.client().videos.create({ model: VIDEO_MODEL, prompt: 'counted', seconds: '4' });
-    await finished(h.client(), v.id);
-    const text = await (await fetch(h.baseURL.replace(/\/v1$/, '/metrics'))).text();
-    expect(text).toMatch(new RegExp(`mp_proxy_video_seconds_total\\{model="${VIDEO_MODEL}"\\} \\d+`));
-    expect(text).toMatch(
-      new RegExp(`mp_proxy_video_jobs_finished_total\\{model="${VIDEO_MODEL}",status="completed"\\} \\d+`),
-    );
-    expect(text).toMatch(/mp_proxy_video_queue_depth \d+/);
-    expect(text).toMatch(/mp_proxy_video_oldest_job_age_seconds \d/);
+  it('/metrics: the queue depth rises to the jobs waiting and falls back as they finish; the oldest job ages; seconds and jobs counted', async () => {
+    const scrape = async () => {
+      const text = await (await fetch(h.baseURL.replace(/\/v1$/, '/metrics'))).text();
+      const value = (name: string) =>
+        Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+      return {
+        depth: value('mp_proxy_video_queue_depth'),
+        oldest: value('mp_proxy_video_oldest_job_age_seconds'),
+        seconds: value(`mp_proxy_video_seconds_total\\{model="${VIDEO_MODEL}"\\}`),
+        completed: value(`mp_proxy_video_jobs_finished_total\\{model="${VIDEO_MODEL}",status="completed"\\}`),
+      };
+    };
+    const r = h.redis.client();
+    await until(async () => ((await r.zcard(globalKeys.videosActive)) === 0 ? true : undefined), {
+      timeoutMs: 15_000,
+    });
+    const before = await scrape();
+    expect(before).toMatchObject({ depth: 0, oldest: 0 });
+    const client = h.client();
+    await h.proxy.videoWorker.stop(); // nothing advances: the jobs wait in the queue
+    const ids: string[] = [];
+    try {
+      for (let i = 0; i < 3; i++)
+        ids.push(
+          (await client.videos.create({ model: VIDEO_MODEL, prompt: `queued ${i}`, seconds: '4' })).id,
+        );
+      expect((await scrape()).depth).toBe(3);
+      await new Promise((res) => setTimeout(res, 1_100));
+      const waiting = await scrape();
+      expect(waiting.depth).toBe(3);
+      expect(waiting.oldest).toBeGreaterThanOrEqual(1);
+      expect(waiting.seconds).toBe(before.seconds + 12);
+    } finally {
+      h.proxy.videoWorker.start();
+    }
+    for (const id of ids) expect((await finished(client, id)).status).toBe('completed');
+    const after = await scrape();
+    expect(after).toMatchObject({ depth: 0, oldest: 0, completed: before.completed + 3 });
+  });
+
+  it('VID-3 a list goes on after a job deleted meanwhile, from its place; an unknown `after` is a 400 naming it', async () => {
+    const a = await h.newAccount();
+    const client = h.client(a.secret);
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++)
+      ids.push((await client.videos.create({ model: VIDEO_MODEL, prompt: `page ${i}`, seconds: '4' })).id);
+    const first = await client.videos.list({ limit: 2 });
+    expect(first.data.map((v) => v.id)).toEqual([ids[4], ids[3]]);
+    await client.videos.delete(ids[3]!); // the page's last id, the next page's cursor
+    const next = await client.videos.list({ limit: 2, after: ids[3]! });
+    expect(next.data.map((v) => v.id)).toEqual([ids[2], ids[1]]);
+    const asc = await client.videos.list({ order: 'asc', after: ids[3]! });
+    expect(asc.data.map((v) => v.id)).toEqual([ids[4]]);
+    const res = await fetch(`${h.baseURL}/videos?after=video_0000000000000000`, {
+      headers: { authorization: `Bearer ${a.secret}` },
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { param: string } }).error.param).toBe('after');
+    // Another account's job is no cursor either.
+    const other = await fetch(`${h.baseURL}/videos?after=${ids[0]}`, {
+      headers: { authorization: `Bearer ${h.secret}` },
+    });
+    expect(other.status).toBe(400);
+  });
+
+  it('VID-3 jobs made within one millisecond list in the order they were made, newest first (not by their ids)', async () => {
+    const a = await h.newAccount();
+    const jobs = new VideoJobs(h.redis.client(), { now: () => 1_750_000_000_000 });
+    // Ids whose alphabetical order is the opposite of the order they are made in.
+    const made = ['video_fff', 'video_bbb', 'video_999', 'video_111'];
+    for (const id of made) {
+      const { ok } = await jobs.create({
+        accountId: a.accountId,
+        keyId: a.keyId,
+        requestId: `req_${id}`,
+        id,
+        model: VIDEO_MODEL,
+        price: { perSecond: '0.1' },
+        seconds: 1,
+        size: '720x1280',
+        prompt: id,
+        inputRef: '',
+      });
+      expect(ok).toBe(true);
+    }
+    const client = h.client(a.secret);
+    expect((await client.videos.list()).data.map((v) => v.id)).toEqual([...made].reverse());
+    expect((await client.videos.list({ order: 'asc' })).data.map((v) => v.id)).toEqual(made);
+    const paged: string[] = [];
+    for await (const v of client.videos.list({ limit: 1 })) paged.push(v.id);
+    expect(paged).toEqual([...made].reverse());
   });
 
   it('bad input: seconds not a number, a chat model, JSON input_reference → 400 naming it, nothing charged', async () => {

@@ -4,10 +4,12 @@
 -- recorded, so a retry after a top-up (or a raised limit) can succeed. The charge counts toward
 -- the key's spend of the month.
 -- With KEYS[8] and KEYS[9] it also records what was bought, in the same step: a video job's hash
--- (field/value pairs from ARGV[18]) and its place in the account's list (ARGV[17] its id, scored
--- by nowMs), so a job exists exactly when its charge does.
+-- (field/value pairs from ARGV[18]) and its place in the account's list (ARGV[17] its id), so a
+-- job exists exactly when its charge does. The place is nowMs, or with KEYS[10] (a counter that
+-- only grows) max(nowMs × 1000, the last place + 1): records of one millisecond stay in the order
+-- they were made in.
 -- KEYS: account, done(charge:<id>), usage, rollup(hour), rollupHours, keySpend, key record
---       [, record hash, record index]
+--       [, record hash, record index [, record sequence]]
 -- ARGV: chargeId, cost, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6]),
 --       month (YYYYMM of nowMs) [, record id, field, value, ...]
 -- Returns {1, charged, balance, duplicate(0|1)}, {0, 0, balance, 0} (the balance) or
@@ -37,6 +39,12 @@ add_spent(keyspend, u.key, ARGV[16], cost)
 write_done(done, cost, balance, ARGV[5])
 if KEYS[8] then
   redis.call('HSET', KEYS[8], unpack(ARGV, 18))
-  redis.call('ZADD', KEYS[9], ARGV[3], ARGV[17])
+  local place = ARGV[3]
+  if KEYS[10] then
+    place = math.max(tonumber(ARGV[3]) * 1000, num(redis.call('GET', KEYS[10])) + 1)
+    redis.call('SET', KEYS[10], int(place))
+    place = int(place)
+  end
+  redis.call('ZADD', KEYS[9], place, ARGV[17])
 end
 return { 1, cost, balance, 0 }

@@ -1,27 +1,27 @@
 // /v1/videos routes, shaped like OpenAI's Videos API. POST accepts JSON or multipart (the official
 // client always sends multipart; an `input_reference` file makes it image-to-video).
 
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SimContext } from '../context.ts';
 import { chooseVideoFailure } from '../failure.ts';
-import { badRequest, HttpError, headerValue, parseJsonObject, sendJson } from '../http.ts';
-import { looksLikeImage, parseSize } from '../images.ts';
+import { badRequest, HttpError, headerValue, parseJsonObject, sendJson, sleep } from '../http.ts';
+import { imageSalt, looksLikeImage, parseSize } from '../images.ts';
 import { gradientPng } from '../media/png.ts';
-import { multipartBoundary, multipartFields, parseMultipart } from '../multipart.ts';
+import { formSummary, multipartBoundary, multipartFields, parseMultipart } from '../multipart.ts';
 import type { VideoJob } from './jobs.ts';
 
 const MAX_SECONDS = 60;
 
-function readCreateBody(req: IncomingMessage, raw: Buffer) {
+function readCreateBody(ctx: SimContext, req: IncomingMessage, raw: Buffer) {
   const boundary = multipartBoundary(req.headers['content-type']);
   if (!boundary) return { fields: parseJsonObject(raw) as Record<string, unknown>, salt: '' };
   const parts = parseMultipart(raw, boundary);
+  ctx.noteForm(req, formSummary(parts));
   const image = parts.find((p) => p.name === 'input_reference' && p.filename !== null);
   if (image && !looksLikeImage(image.data)) {
     throw badRequest('input_reference must be a PNG, JPEG, WebP or GIF file', 'input_reference');
   }
-  const salt = image ? createHash('sha1').update(image.data).digest('hex') : '';
+  const salt = image ? imageSalt(image) : '';
   return { fields: multipartFields(parts) as Record<string, unknown>, salt };
 }
 
@@ -32,7 +32,9 @@ export async function handleCreateVideo(
   _params: Record<string, string>,
   raw: Buffer,
 ) {
-  const { fields, salt } = readCreateBody(req, raw);
+  const { fields, salt } = readCreateBody(ctx, req, raw);
+  // As OpenAI's API takes it: a create resent with the same key answers the job made the first time.
+  const idempotencyKey = headerValue(req, 'idempotency-key');
   if (typeof fields.prompt !== 'string' || fields.prompt === '')
     throw badRequest('prompt is required', 'prompt');
   const model = typeof fields.model === 'string' && fields.model !== '' ? fields.model : 'sora-2';
@@ -55,8 +57,15 @@ export async function handleCreateVideo(
     renderMs: seconds * ctx.options.videoMsPerSecond,
     willFail: chooseVideoFailure(headerValue(req, 'x-sim-fail'), ctx.options.failVideo),
     salt: salt || refSalt,
+    ...(idempotencyKey ? { idempotencyKey } : {}),
   });
-  if (job.willFail) ctx.metrics.injectedFailures.video++;
+  if (job.willFail && job.creates === 1) ctx.metrics.injectedFailures.video++;
+  if (ctx.options.videoCreateMs > 0) await sleep(ctx.options.videoCreateMs);
+  if (ctx.options.dropVideoCreates > 0) {
+    ctx.options.dropVideoCreates--;
+    res.destroy();
+    return;
+  }
   sendJson(res, 200, ctx.videos.view(job));
 }
 
@@ -68,11 +77,13 @@ function findJob(ctx: SimContext, params: Record<string, string>): VideoJob {
 
 export async function handleGetVideo(
   ctx: SimContext,
-  _req: IncomingMessage,
+  req: IncomingMessage,
   res: ServerResponse,
   params: Record<string, string>,
 ) {
-  sendJson(res, 200, ctx.videos.view(findJob(ctx, params)));
+  const job = findJob(ctx, params);
+  job.polls.push({ atMs: Date.now(), by: headerValue(req, 'x-modelplane-replica') ?? '' });
+  sendJson(res, 200, ctx.videos.view(job));
 }
 
 export async function handleDeleteVideo(

@@ -26,6 +26,12 @@ export interface VideoJob {
   /** Seed material from an input image (image-to-video), else ''. */
   salt: string;
   mp4?: Buffer;
+  /** The client's `Idempotency-Key`, if it sent one: a create with the same key gets this job. */
+  idempotencyKey?: string;
+  /** Creates that named this job: the first, and each replay of its idempotency key. */
+  creates: number;
+  /** Each GET of the job, with who sent it (the `x-modelplane-replica` header, else ''). */
+  polls: { atMs: number; by: string }[];
 }
 
 export interface VideoView {
@@ -47,23 +53,35 @@ export interface VideoView {
 
 export class VideoJobs {
   private readonly jobs = new Map<string, VideoJob>();
+  /** Idempotency-Key → job id. */
+  private readonly byKey = new Map<string, string>();
 
   constructor(
     private readonly now: () => number = Date.now,
     private readonly limit = 1000,
   ) {}
 
-  create(input: Omit<VideoJob, 'id' | 'createdAtMs'>): VideoJob {
+  /** A new job, or the job made earlier with the same `idempotencyKey` (counted as a replay). */
+  create(input: Omit<VideoJob, 'id' | 'createdAtMs' | 'creates' | 'polls'>): VideoJob {
+    const earlier = input.idempotencyKey === undefined ? undefined : this.byKey.get(input.idempotencyKey);
+    const replayed = earlier === undefined ? undefined : this.jobs.get(earlier);
+    if (replayed !== undefined) {
+      replayed.creates++;
+      return replayed;
+    }
     const job: VideoJob = {
       ...input,
       id: `video_${randomBytes(12).toString('hex')}`,
       createdAtMs: this.now(),
+      creates: 1,
+      polls: [],
     };
     this.jobs.set(job.id, job);
+    if (input.idempotencyKey !== undefined) this.byKey.set(input.idempotencyKey, job.id);
     while (this.jobs.size > this.limit) {
       const oldest = this.jobs.keys().next().value;
       if (oldest === undefined) break;
-      this.jobs.delete(oldest);
+      this.delete(oldest);
     }
     return job;
   }
@@ -73,7 +91,14 @@ export class VideoJobs {
   }
 
   delete(id: string): boolean {
+    const key = this.jobs.get(id)?.idempotencyKey;
+    if (key !== undefined) this.byKey.delete(key);
     return this.jobs.delete(id);
+  }
+
+  /** Every job, oldest first. */
+  all(): VideoJob[] {
+    return [...this.jobs.values()];
   }
 
   /** Newest first unless order is asc; cursor is the last id of the previous page. */

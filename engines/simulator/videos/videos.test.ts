@@ -110,3 +110,33 @@ describe('videos', () => {
     expect(bad.status).toBe(400);
   });
 });
+
+describe('video creates with an Idempotency-Key', () => {
+  const create = (key: string | null, prompt = 'same job') =>
+    fetch(`${sim.url}/v1/videos`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+      body: JSON.stringify({ prompt, seconds: '1' }),
+    });
+
+  it('a create resent with the same key gets the same job; polls are logged with who sent them', async () => {
+    const first = (await (await create('key-1')).json()) as { id: string };
+    const again = (await (await create('key-1')).json()) as { id: string };
+    const other = (await (await create('key-2')).json()) as { id: string };
+    const unkeyed = (await (await create(null)).json()) as { id: string };
+    expect(again.id).toBe(first.id);
+    expect(new Set([first.id, other.id, unkeyed.id]).size).toBe(3);
+    await fetch(`${sim.url}/v1/videos/${first.id}`, { headers: { 'x-modelplane-replica': 'r1' } });
+    const job = sim.videoJobs().find((j) => j.id === first.id)!;
+    expect(job).toMatchObject({ idempotencyKey: 'key-1', creates: 2, polls: [{ by: 'r1' }] });
+  });
+
+  it('dropVideoCreates: the job is made, the answer lost; the resend with its key finds it', async () => {
+    sim.setOptions({ dropVideoCreates: 1 });
+    await expect(create('key-drop', 'lost answer')).rejects.toThrow();
+    const resent = (await (await create('key-drop', 'lost answer')).json()) as { id: string };
+    expect(sim.videoJobs().filter((j) => j.prompt === 'lost answer')).toEqual([
+      expect.objectContaining({ id: resent.id, creates: 2 }),
+    ]);
+  });
+});

@@ -1,4 +1,4 @@
-// The text fields of a multipart form (image edits, videos), as a route reads them part by part.
+// The text fields of a multipart form (image edits, videos), as the upload reader takes them.
 import { invalidRequest } from '../../core/errors.ts';
 
 /** Field name → value; no prototype, so a field named `__proto__` or `constructor` is just a field. */
