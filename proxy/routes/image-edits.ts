@@ -18,7 +18,7 @@ import type { ProxyContext } from '../context.ts';
 import { callEngine } from '../engine/call.ts';
 import { acceptUploads, isMultipartForm, readUploadForm, type UploadLimits } from '../media/upload-form.ts';
 import { imageEditFields, imageEditForm, imagesResponse } from '../schemas/media.ts';
-import { commonErrors } from '../schemas/openai.ts';
+import { commonErrors, multipartOnly } from '../schemas/openai.ts';
 import { zodToApiError } from '../schemas/validation.ts';
 import { runImageCall } from './images.ts';
 import { mediaModel } from './resolve-model.ts';
@@ -47,7 +47,7 @@ export async function handleImageEdit(app: FastifyInstance, ctx: ProxyContext) {
         tags: ['media'],
         // Documented, not validated by fastify: the form is read as it streams (below).
         bodyDoc: { schema: imageEditForm, types: ['multipart/form-data'] },
-        response: { 200: imagesResponse, ...commonErrors },
+        response: { 200: imagesResponse, ...commonErrors, ...multipartOnly },
       },
     },
     (request, reply) => handleEdit(ctx, request, reply),

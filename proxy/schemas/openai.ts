@@ -250,3 +250,8 @@ export const commonErrors = {
   429: errorResponse.describe('insufficient_quota: credit balance too low (not a rate limit)'),
   500: errorResponse.describe('server_error; retry unless the response carries x-should-retry: false'),
 };
+
+/** A route that reads only multipart/form-data answers any other body with this. */
+export const multipartOnly = {
+  415: errorResponse.describe('unsupported_media_type: the body must be multipart/form-data'),
+};
