@@ -23,7 +23,7 @@ import { billingRoutes } from './routes/billing.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { keysRoutes } from './routes/keys.ts';
 import { ledgerApiRoutes } from './routes/ledger-api.ts';
-import { pageRoutes } from './routes/pages.ts';
+import { appNotFoundPage, pageRoutes } from './routes/pages.ts';
 import { profileRoutes } from './routes/profile.ts';
 import { meView, sessionRoutes } from './routes/session.ts';
 import { stripeWebhookRoutes } from './routes/stripe-webhook.ts';
@@ -87,7 +87,8 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   );
   const payments = createPayments(config, redis);
   await app.register(requestIdPlugin);
-  await app.register(errorsPlugin);
+  const webDir = deps.webDir ?? fileURLToPath(new URL('./web/dist/', import.meta.url));
+  await app.register(errorsPlugin, { notFoundPage: appNotFoundPage(webDir) });
   await app.register(jsonBodyPlugin, { maxDepth: config.PROXY_JSON_MAX_DEPTH });
   await app.register(sessionPlugin, { sessions, team });
   // The console's JSON API: every route needs a session (and the CSRF token to change anything),
@@ -121,7 +122,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   });
   app.get('/healthz', async () => ({ status: 'ok' }));
   await app.register(pageRoutes, {
-    webDir: deps.webDir ?? fileURLToPath(new URL('./web/dist/', import.meta.url)),
+    webDir,
     openApiUrl: `${new URL(config.CONSOLE_API_BASE_URL).origin}/openapi.json`,
   });
   return app;

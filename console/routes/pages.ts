@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors.ts';
 
 /** Every path the web app draws (console/web/src/main.tsx); /invite/<token> too. */
@@ -70,6 +70,27 @@ export async function pageRoutes(app: FastifyInstance, opts: { webDir: string; o
   app.get('/docs/init.js', async (_request, reply) => reply.type('text/javascript').send(DOCS_INIT));
 }
 
+/**
+ * A path no route knows, opened by a browser: the app with a 404 status, which draws "Page not
+ * found" inside the console's frame. A client that does not ask for HTML (and any /api/ path)
+ * gets the JSON 404 instead.
+ */
+export function appNotFoundPage(webDir: string) {
+  return (request: FastifyRequest, reply: FastifyReply): boolean => {
+    const index = `${webDir}/index.html`;
+    if (request.url.startsWith('/api/') || !request.headers.accept?.includes('text/html')) return false;
+    if (!existsSync(index)) return false;
+    void reply
+      .code(404)
+      .header('cache-control', 'no-cache')
+      .header('content-security-policy', APP_CSP)
+      .headers(SECURITY_HEADERS)
+      .type('text/html; charset=utf-8')
+      .send(readFileSync(index));
+    return true;
+  };
+}
+
 // No inline script (the CSP forbids it): init.js starts Redoc on the spec.
 const DOCS_HTML = `<!doctype html>
 <html lang="en">
@@ -77,6 +98,7 @@ const DOCS_HTML = `<!doctype html>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>API Reference</title>
+    <link rel="icon" href="data:," />
   </head>
   <body>
     <p style="margin:0.5rem 1rem;font-family:system-ui,sans-serif"><a href="/api">← API Management</a></p>

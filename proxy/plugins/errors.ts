@@ -96,8 +96,16 @@ export class RouteMethods {
   }
 }
 
+export interface ErrorsOptions {
+  /**
+   * A GET to no route, before it becomes the JSON 404: answers it (the console's web app, drawing
+   * "Page not found" for a browser) and returns true, or returns false to leave it to the 404.
+   */
+  notFoundPage?: (request: FastifyRequest, reply: FastifyReply) => boolean;
+}
+
 export const errorsPlugin = fp(
-  async (app: FastifyInstance) => {
+  async (app: FastifyInstance, opts: ErrorsOptions) => {
     const routes = new RouteMethods();
     app.addHook('onRoute', (r) => routes.add(r.url, r.method));
     app.setErrorHandler((err, request, reply) => sendError(request, reply, err));
@@ -115,6 +123,7 @@ export const errorsPlugin = fp(
           ),
         );
       }
+      if (request.method === 'GET' && opts.notFoundPage?.(request, reply)) return reply;
       return sendError(
         request,
         reply,

@@ -33,6 +33,24 @@ import { publicOrigin } from './images.ts';
 import { mediaModel } from './resolve-model.ts';
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/gif']);
+const IMAGE_EXTENSIONS: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.webp': 'image/webp',
+  '.gif': 'image/gif',
+};
+
+/**
+ * The image type of an input_reference: its Content-Type, or where that says nothing (the
+ * official TypeScript SDK sends a file stream as application/octet-stream) its file name's
+ * extension, as OpenAI's API reads it; null when neither names an image.
+ */
+export function referenceType(part: { filename: string; mimetype: string }): string | null {
+  if (IMAGE_TYPES.has(part.mimetype)) return part.mimetype;
+  if (part.mimetype !== '' && part.mimetype !== 'application/octet-stream') return null;
+  return IMAGE_EXTENSIONS[extname(part.filename || '').toLowerCase()] ?? null;
+}
 
 /** A multipart create: one input_reference image and a few short fields. */
 export const VIDEO_FORM_LIMITS: UploadLimits = {
@@ -192,9 +210,9 @@ async function createVideo(ctx: ProxyContext, jobs: VideoJobs, request: FastifyR
           file: (field, part, f) => {
             if (field !== 'input_reference') throw invalidRequest(`Unexpected file field '${field}'.`, field);
             if (f.fields.model !== undefined) refuseReference(resolve(f.fields.model).entry);
-            if (!IMAGE_TYPES.has(part.mimetype))
+            if (referenceType(part) === null)
               throw invalidRequest(
-                'input_reference must be a PNG, JPEG, WebP or GIF image.',
+                'input_reference must be a PNG, JPEG, WebP or GIF image (by its Content-Type, or its file name where the type is application/octet-stream).',
                 'input_reference',
               );
           },
@@ -208,7 +226,7 @@ async function createVideo(ctx: ProxyContext, jobs: VideoJobs, request: FastifyR
             .toLowerCase()
             .replace(/[^.a-z0-9]/g, '');
           inputRef = `videos/${id}-ref${ext || '.png'}`;
-          await ctx.media.store.put(inputRef, createReadStream(file.path), file.mimetype);
+          await ctx.media.store.put(inputRef, createReadStream(file.path), referenceType(file)!);
         }
       } finally {
         await rm(dir, { recursive: true, force: true });

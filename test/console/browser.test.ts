@@ -1,155 +1,625 @@
-// API Management in a real browser (issue "Console"): playwright-core driving Debian's Chromium
-// (installed by scripts/system-deps.sh), against the console server with its built web app, a
-// real Redis and real HTTP. Screenshots of each page at desktop and phone width go to test/out/.
-import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import type { FastifyInstance } from 'fastify';
-import { type Browser, chromium, type Page } from 'playwright-core';
+// The console in a real browser (issue "Console", "Done means"): playwright-core driving Debian's
+// Chromium (installed by scripts/system-deps.sh) against the platform started exactly as `make dev`
+// starts it (cli/platform.ts: Redis, the operator's local runtime with simulator engines, the proxy,
+// the console), on free ports in a folder of its own, with Stripe pointed at stripe-mock. Secrets
+// from the pages are used against the real API. Every page is photographed at desktop and phone
+// width into test/out/.
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConsoleApp } from '../../console/app.ts';
+import { type Platform, startPlatform } from '../../cli/platform.ts';
 import { Accounts } from '../../core/accounts.ts';
-import { loadConfig } from '../../core/config.ts';
+import { Metering } from '../../core/billing/index.ts';
+import { freePort } from '../../core/free-port.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
+import { parseDecimalToNano } from '../../core/money.ts';
+import { TopUpRequests } from '../../core/payments/index.ts';
 import { Team } from '../../core/team.ts';
 import { Users } from '../../core/users.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { gradientPng } from '../../engines/simulator/media/png.ts';
+import { expectLedgerClean } from '../helpers/ledger.ts';
+import { deliverStripeEvent, paidSession } from '../helpers/stripe-events.ts';
+import { startStripeMock, type TestStripeMock } from '../helpers/stripe-mock.ts';
 
-const out = new URL('../out/', import.meta.url).pathname;
-const webDir = new URL('../../console/web/', import.meta.url).pathname;
-const EMAIL = `browser-${randomBytes(3).toString('hex')}@example.com`;
+const run = promisify(execFile);
+const repo = new URL('../../', import.meta.url).pathname;
+const out = `${repo}test/out/`;
+const WEBHOOK_SECRET = 'whsec_browser_test_secret';
 const PASSWORD = 'a long test password';
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 800 };
 
-let redis: TestRedis;
-let app: FastifyInstance;
-let origin: string;
+let platform: Platform;
+let stripe: TestStripeMock;
 let browser: Browser;
+let redis: Redis;
 let keys: ApiKeys;
+let dataDir: string;
+const serviceLog: string[] = [];
+/** Every console error of every page, by page. */
 const consoleErrors: string[] = [];
+/** The refusals the tests provoke on purpose (Chromium logs each 4xx answer to fetch as an error). */
+let meantRefusals = 0;
 
 beforeAll(async () => {
-  await build({ configFile: `${webDir}vite.config.ts`, logLevel: 'error' });
-  redis = await startRedis();
-  const r = redis.client();
-  const config = loadConfig({ REDIS_URL: redis.url, MODELPLANE_KEK: randomBytes(32).toString('hex') });
-  keys = new ApiKeys(r, { brand: config.MODELPLANE_BRAND, kek: config.kek });
-  const account = await new Accounts(r).create({ name: 'Browser Co', country: 'US' });
-  const user = await new Users(r).create({ email: EMAIL, password: PASSWORD, accountId: account.id });
-  await new Team(r).add(account.id, user.id, 'owner');
-  app = await buildConsoleApp({ config, redis: r, logger: false });
-  origin = await app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+  await build({ configFile: `${repo}console/web/vite.config.ts`, logLevel: 'error' });
+  stripe = await startStripeMock();
+  dataDir = mkdtempSync(join(tmpdir(), 'mp-browser-'));
+  const [redisPort, proxyPort, consolePort, operatorPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
+  platform = await startPlatform({
+    dataDir,
+    modelsDir: 'examples/models',
+    redisPort,
+    proxyPort,
+    consolePort,
+    operatorPort,
+    env: {
+      CONSOLE_PAYMENT_PROVIDERS: 'stripe,approval',
+      STRIPE_SECRET_KEY: 'sk_test_browser',
+      STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      STRIPE_API_URL: stripe.url,
+      VIDEO_POLL_MS: '100',
+    },
+    log: (line) => {
+      serviceLog.push(line);
+      if (serviceLog.length > 400) serviceLog.shift();
+    },
+  });
+  redis = new Redis(platform.redisUrl);
+  keys = new ApiKeys(redis, { brand: 'service', kek: Buffer.from(platform.kek, 'hex') });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+  });
   mkdirSync(out, { recursive: true });
-}, 120_000);
+}, 240_000);
+
 afterAll(async () => {
   await browser?.close();
-  await app?.close();
-  await redis?.stop();
-});
+  redis?.disconnect();
+  await platform?.stop();
+  await stripe?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+}, 60_000);
 
-async function shoot(page: Page, name: string) {
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await page.screenshot({ path: `${out}${name}-desktop.png`, fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: `${out}${name}-phone.png`, fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 800 });
+/** A new account (US) whose owner has never opened the console: no key yet; `credit` USD on it. */
+async function newOwner(name: string, country: string | null = 'US', credit = '20') {
+  const account = await new Accounts(redis).create({ name, country });
+  if (credit !== '0')
+    await new Metering(redis).topUp({
+      accountId: account.id,
+      topUpId: `browser-${account.id}`,
+      amount: parseDecimalToNano(credit),
+      note: 'browser test credits',
+    });
+  const email = `${name.toLowerCase().replace(/\W+/g, '-')}-${Date.now().toString(36)}@example.com`;
+  const user = await new Users(redis).create({ email, password: PASSWORD, accountId: account.id });
+  await new Team(redis).add(account.id, user.id, 'owner');
+  return { accountId: account.id, email, userId: user.id };
 }
 
-const rows = (page: Page) => page.locator('tbody tr');
+async function newContext(): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: DESKTOP });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: platform.consoleUrl });
+  context.on('page', watch);
+  return context;
+}
 
-describe('API Management in Chromium', () => {
-  it('KEY-3 KEY-1 KEY-4 KEY-5 KEY-6 sign in; Default minted on the first visit; generate with Enter, cancel with Esc; bad names inline; show, rotate, delete', async () => {
-    const page = await browser.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    page.on('pageerror', (e) => consoleErrors.push(e.message));
-    await page.goto(`${origin}/api`);
+function watch(page: Page) {
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
+}
+
+async function signIn(page: Page, email: string, path = '/api') {
+  await page.goto(`${platform.consoleUrl}${path}`);
+  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** Both widths, full page; at phone width nothing may stick out sideways (tables scroll inside). */
+async function shoot(page: Page, name: string) {
+  await page.setViewportSize(DESKTOP);
+  await page.screenshot({ path: `${out}${name}-desktop.png`, fullPage: true });
+  await page.setViewportSize(PHONE);
+  await page.waitForTimeout(50);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  expect([name, overflow]).toEqual([name, 0]);
+  await page.screenshot({ path: `${out}${name}-phone.png`, fullPage: true });
+  await page.setViewportSize(DESKTOP);
+}
+
+/** The API as a client would call it with a secret read off a page. */
+const apiStatus = async (secret: string) =>
+  (await fetch(`${platform.apiBase}/models`, { headers: { authorization: `Bearer ${secret}` } })).status;
+
+const rows = (page: Page) => page.locator('tbody tr');
+const dialog = (page: Page) => page.getByRole('dialog');
+
+describe('API Management', () => {
+  let context: BrowserContext;
+  let page: Page;
+  let owner: Awaited<ReturnType<typeof newOwner>>;
+  beforeAll(async () => {
+    context = await newContext();
+    page = await context.newPage();
+    owner = await newOwner('Browser Co');
+  });
+  afterAll(async () => context?.close());
+
+  it('CON-1 CON-2 CON-3 KEY-3 KEY-1 sign in; the first visit mints Default, shown once; the endpoint row copies', async () => {
+    await page.goto(`${platform.consoleUrl}/api`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await expect(page.title()).resolves.toBe('Sign in');
     await shoot(page, 'sign-in');
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, owner.email);
 
-    // The first visit mints Default and shows its secret once.
-    await page.getByRole('dialog', { name: 'API Key Created' }).waitFor();
+    await dialog(page).filter({ hasText: 'API Key Created' }).waitFor();
     const defaultSecret = (await page.getByTestId('secret').textContent())!;
     expect(defaultSecret).toMatch(/^sk-service-[0-9a-f]{48}$/);
+    expect(await apiStatus(defaultSecret)).toBe(200);
+    await shoot(page, 'default-key-created');
     await page.getByRole('button', { name: 'Done' }).click();
-    await page.getByRole('heading', { name: 'API Management' }).waitFor();
+
     await expect(page.title()).resolves.toBe('API Management');
-    await expect(page.getByTestId('endpoint').textContent()).resolves.toMatch(/\/v1$/);
+    await expect(page.getByTestId('endpoint').textContent()).resolves.toBe(platform.apiBase);
+    await page.getByRole('button', { name: 'Copy the API endpoint' }).click();
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(platform.apiBase);
+    const headers = await page.locator('thead th').allTextContents();
+    expect(headers).toEqual(['Name', 'Key', 'Created Date', 'Actions']);
     await expect(rows(page).count()).resolves.toBe(1);
-    await expect(rows(page).first().textContent()).resolves.toContain('Default');
+    const cells = await rows(page).first().locator('td').allTextContents();
+    expect(cells[0]).toBe('Default');
+    expect(cells[1]).toBe(`sk-…${defaultSecret.slice(-4)}`); // masked to the last four characters
+    expect(cells[2]).toBe(
+      new Date().toLocaleDateString('en-US', { year: 'numeric', month: 'short', day: 'numeric' }),
+    );
     await shoot(page, 'api-management');
 
-    // Generate with Enter.
-    await page.getByRole('button', { name: 'Generate New Key' }).click();
-    await page.getByLabel('Name').fill('ci tool');
-    await page.getByLabel('Name').press('Enter');
-    await page.getByRole('dialog', { name: 'API Key Created' }).waitFor();
-    const secret = (await page.getByTestId('secret').textContent())!;
-    expect(await keys.authenticate(secret)).not.toBeNull(); // the secret from the dialog works
-    await shoot(page, 'key-created');
-    await page.getByRole('button', { name: 'Done' }).click();
-    await rows(page).nth(1).waitFor();
-    await expect(rows(page).count()).resolves.toBe(2);
-
-    // Cancel with Esc: nothing is made.
-    await page.getByRole('button', { name: 'Generate New Key' }).click();
-    await page.getByLabel('Name').fill('never made');
-    await page.keyboard.press('Escape');
-    await expect(page.getByRole('dialog').count()).resolves.toBe(0);
-    await expect(rows(page).count()).resolves.toBe(2);
-
-    // A duplicate and a 101-character name are refused inline.
-    await page.getByRole('button', { name: 'Generate New Key' }).click();
-    await page.getByLabel('Name').fill('CI TOOL');
-    await page.getByLabel('Name').press('Enter');
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/already|unique|exists/i);
-    await page.getByLabel('Name').fill('x'.repeat(101));
-    await page.getByLabel('Name').press('Enter');
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/100/);
-    await shoot(page, 'generate-error');
-    await page.keyboard.press('Escape');
-
-    const ciRow = rows(page).filter({ hasText: 'ci tool' });
-    // Show Key reveals the full secret.
-    await ciRow.getByRole('button', { name: 'Show Key' }).click();
-    await expect(page.getByTestId('secret').textContent()).resolves.toBe(secret);
-    await page.getByRole('button', { name: 'Done' }).click();
-
-    // Rotate: confirmed; the same row, a new secret; the old one is dead.
-    const id = await ciRow.getAttribute('data-key-id');
-    await ciRow.getByRole('button', { name: 'Rotate Key' }).click();
-    await page.getByRole('button', { name: 'Rotate', exact: true }).click();
-    await page.getByRole('dialog', { name: 'API Key Rotated' }).waitFor();
-    const rotated = (await page.getByTestId('secret').textContent())!;
-    expect(rotated).not.toBe(secret);
-    await page.getByRole('button', { name: 'Done' }).click();
-    expect(await keys.authenticate(secret)).toBeNull();
-    expect(await keys.authenticate(rotated)).toMatchObject({ keyId: id });
-    await expect(rows(page).filter({ hasText: 'ci tool' }).getAttribute('data-key-id')).resolves.toBe(id);
-
-    // Delete: confirmed; the row is gone and the key no longer works.
-    await rows(page).filter({ hasText: 'ci tool' }).getByRole('button', { name: 'Delete Key' }).click();
-    await page.getByRole('button', { name: 'Delete', exact: true }).click();
-    await rows(page).filter({ hasText: 'ci tool' }).waitFor({ state: 'detached' });
-    expect(await keys.authenticate(rotated)).toBeNull();
-
-    // A second visit mints nothing more.
+    // Another visit mints nothing more.
     await page.reload();
     await rows(page).first().waitFor();
     await expect(rows(page).count()).resolves.toBe(1);
-    await expect(page.getByRole('dialog').count()).resolves.toBe(0);
-    // Chromium logs every 4xx answer to fetch as a console error; the two refused names above are
-    // such answers, meant and shown inline. Anything else is an error of the page.
-    expect(
-      consoleErrors.filter(
-        (e) => !/Failed to load resource: the server responded with a status of 4\d\d/.test(e),
-      ),
-    ).toEqual([]);
-    await page.close();
+    await expect(dialog(page).count()).resolves.toBe(0);
+  });
+
+  it('CON-5 KEY-2 KEY-4 generate with the keyboard (Enter submits, focus trapped and returned), cancel with Esc; bad names inline', async () => {
+    const generate = page.getByRole('button', { name: 'Generate New Key' });
+    await generate.focus();
+    await page.keyboard.press('Enter');
+    await dialog(page).filter({ hasText: 'Generate New Key' }).waitFor();
+    // Focus is in the dialog, on the name field, and Tab never leaves the dialog.
+    await expect(page.evaluate(() => document.activeElement?.getAttribute('name'))).resolves.toBe('name');
+    for (let i = 0; i < 6; i++) {
+      await page.keyboard.press('Tab');
+      await expect(page.evaluate(() => !!document.activeElement?.closest('[role="dialog"]'))).resolves.toBe(
+        true,
+      );
+    }
+    await page.getByLabel('Name').fill('ci tool');
+    await page.getByLabel('Name').press('Enter');
+    await dialog(page).filter({ hasText: 'API Key Created' }).waitFor();
+    const secret = (await page.getByTestId('secret').textContent())!;
+    expect(await apiStatus(secret)).toBe(200); // the secret from the dialog works against the API
+    await page.getByRole('button', { name: 'Copy the key' }).click();
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    await shoot(page, 'key-created');
+    await page.keyboard.press('Escape');
+    await expect(dialog(page).count()).resolves.toBe(0);
+    await expect(rows(page).count()).resolves.toBe(2);
+
+    // Esc cancels: nothing is made, and focus goes back to the button that opened the dialog.
+    await generate.click();
+    await page.getByLabel('Name').fill('never made');
+    await page.keyboard.press('Escape');
+    await expect(dialog(page).count()).resolves.toBe(0);
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Generate New Key');
+    await expect(rows(page).count()).resolves.toBe(2);
+
+    // A duplicate (any case) and a 101-character name are refused inline, in the dialog.
+    await generate.click();
+    await page.getByLabel('Name').fill('CI TOOL');
+    await page.getByLabel('Name').press('Enter');
+    await expect.poll(() => dialog(page).getByRole('alert').textContent()).toMatch(/already|unique|exists/i);
+    await page.getByLabel('Name').fill('x'.repeat(101));
+    await page.getByLabel('Name').press('Enter');
+    await expect.poll(() => dialog(page).getByRole('alert').textContent()).toMatch(/100/);
+    meantRefusals += 2;
+    await expect(page.getByLabel('Name').getAttribute('aria-invalid')).resolves.toBe('true');
+    await shoot(page, 'generate-error');
+    await page.keyboard.press('Escape');
+    await expect(rows(page).count()).resolves.toBe(2);
+  });
+
+  it('CON-6 KEY-4 KEY-5 KEY-6 Show Key reveals the secret; Rotate and Delete ask first, then act as the state table says', async () => {
+    const ciRow = rows(page).filter({ hasText: 'ci tool' });
+    const id = (await ciRow.getAttribute('data-key-id'))!;
+    await ciRow.getByRole('button', { name: 'Show Key' }).click();
+    const secret = (await page.getByTestId('secret').textContent())!;
+    expect(secret).toMatch(/^sk-service-[0-9a-f]{48}$/);
+    expect(await keys.authenticate(secret)).toMatchObject({ keyId: id });
+    await page.getByRole('button', { name: 'Done' }).click();
+
+    // Rotate, cancelled: nothing changes.
+    await ciRow.getByRole('button', { name: 'Rotate Key' }).click();
+    await dialog(page).filter({ hasText: 'Rotate Key?' }).waitFor();
+    await shoot(page, 'rotate-confirm');
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    expect(await apiStatus(secret)).toBe(200);
+
+    // Rotate, confirmed: same row and id, a new secret shown once; the old one is refused at once.
+    await ciRow.getByRole('button', { name: 'Rotate Key' }).click();
+    await page.getByRole('button', { name: 'Rotate', exact: true }).click();
+    await dialog(page).filter({ hasText: 'API Key Rotated' }).waitFor();
+    const rotated = (await page.getByTestId('secret').textContent())!;
+    expect(rotated).not.toBe(secret);
+    await page.getByRole('button', { name: 'Done' }).click();
+    expect(await apiStatus(secret)).toBe(401);
+    expect(await apiStatus(rotated)).toBe(200);
+    await expect(rows(page).filter({ hasText: 'ci tool' }).getAttribute('data-key-id')).resolves.toBe(id);
+
+    // Delete, confirmed: the row is gone and the key is refused.
+    await rows(page).filter({ hasText: 'ci tool' }).getByRole('button', { name: 'Delete Key' }).click();
+    await dialog(page).filter({ hasText: 'Delete Key?' }).waitFor();
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await rows(page).filter({ hasText: 'ci tool' }).waitFor({ state: 'detached' });
+    expect(await apiStatus(rotated)).toBe(401);
+    expect((await keys.get(owner.accountId, id))?.status).toBe('deleted');
+  });
+
+  it('CON-7 KEY-10 View Usage opens Inference API Usage filtered to that key, with its calls; CSV export', async () => {
+    // Two keys call the API; the page filtered to one shows only its call.
+    await page.getByRole('button', { name: 'Generate New Key' }).click();
+    await page.getByLabel('Name').fill('editor');
+    await page.getByLabel('Name').press('Enter');
+    await dialog(page).filter({ hasText: 'API Key Created' }).waitFor();
+    const editor = (await page.getByTestId('secret').textContent())!;
+    await page.getByRole('button', { name: 'Done' }).click();
+    const chat = (secret: string, n: number) =>
+      fetch(`${platform.apiBase}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'Meta-Llama/Llama-3.1-8B-Instruct',
+          messages: [{ role: 'user', content: 'hello' }],
+          max_tokens: n,
+        }),
+      });
+    expect((await chat(editor, 5)).status).toBe(200);
+    const defaultKey = await keys.show(
+      owner.accountId,
+      (await rows(page).first().getAttribute('data-key-id'))!,
+    );
+    expect((await chat(defaultKey, 5)).status).toBe(200);
+    expect((await chat(defaultKey, 5)).status).toBe(200);
+
+    const editorRow = rows(page).filter({ hasText: 'editor' });
+    const editorId = await editorRow.getAttribute('data-key-id');
+    await editorRow.getByRole('button', { name: 'View Usage' }).click();
+    await page.getByRole('heading', { name: 'Inference API Usage' }).waitFor();
+    expect(new URL(page.url()).searchParams.get('keyId')).toBe(editorId);
+    await expect(page.getByTestId('usage-filter').textContent()).resolves.toContain('editor');
+    // The settlement lands on the proxy's next settle tick: poll the page, as a user would reload.
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          await page
+            .locator('#usage-table tbody tr')
+            .first()
+            .waitFor({ timeout: 2_000 })
+            .catch(() => {});
+          return page.locator('#usage-table tbody tr td').first().textContent();
+        },
+        { timeout: 15_000 },
+      )
+      .toBe('1');
+    await shoot(page, 'usage-filtered');
+    await page.getByRole('tab', { name: 'By key' }).click();
+    await expect(page.locator('#usage-table tbody th').allTextContents()).resolves.toEqual(['editor']);
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Export CSV' }).click(),
+    ]);
+    const csv = await (await download.createReadStream()).toArray();
+    const text = Buffer.concat(csv as Buffer[]).toString();
+    expect(text.split('\r\n')[0]).toBe(
+      'key,label,requests,input tokens,cached tokens,output tokens,images,video seconds,cost (USD)',
+    );
+    expect(text).toContain(`${editorId},editor,1,`);
+
+    // All keys: the two calls of Default are there too.
+    await page.getByRole('button', { name: 'Show all keys' }).click();
+    await expect
+      .poll(() => page.locator('#usage-table tbody th').allTextContents())
+      .toEqual(expect.arrayContaining(['Default', 'editor']));
+    await page.getByRole('tab', { name: 'By day' }).click();
+    await expect(page.locator('figure.chart svg rect').count()).resolves.toBeGreaterThan(0);
+    await shoot(page, 'usage');
+    await expectLedgerClean(redis, [owner.accountId]);
+  });
+
+  it('CON-4 every Sample API Implementation runs as shown: CURL, Python and TypeScript, five tasks', async () => {
+    await page.goto(`${platform.consoleUrl}/api`);
+    await page.getByRole('heading', { name: 'Sample API Implementation' }).waitFor();
+    const secret = await keys.show(owner.accountId, (await rows(page).first().getAttribute('data-key-id'))!);
+    const work = mkdtempSync(join(tmpdir(), 'mp-snippets-'));
+    writeFileSync(join(work, 'input.png'), gradientPng(200, 64, 64));
+    const python = execFileSync(`${repo}test/sdk/python-sdks.sh`, { encoding: 'utf8' }).trim();
+    const env = { ...process.env, MODELPLANE_API_KEY: secret };
+    const tasks = ['Text Generation', 'Image Generation', 'Image Edit', 'Video Generation', 'Image to Video'];
+    const ran: string[] = [];
+    for (const task of tasks) {
+      await page.getByRole('tab', { name: task }).click();
+      for (const language of ['CURL', 'Python', 'TypeScript']) {
+        await page.getByRole('tab', { name: language, exact: true }).click();
+        const snippet = page.getByTestId('snippet');
+        await expect(snippet.getAttribute('data-task')).resolves.toBe(task);
+        await expect(snippet.getAttribute('data-language')).resolves.toBe(language);
+        const text = (await snippet.textContent())!;
+        expect(text).toContain(platform.apiBase); // pre-filled with the endpoint
+        const model = await page.getByLabel('Model').inputValue();
+        expect(text).toContain(model); // and the chosen model
+        const shown = `${task} / ${language}`;
+        let result: { stdout: string; stderr: string };
+        if (language === 'CURL') {
+          result = await run('bash', ['-e', '-c', text], { cwd: work, env, timeout: 60_000 });
+          const answer = JSON.parse(result.stdout) as { error?: unknown; status?: string };
+          expect([shown, answer.error ?? null]).toEqual([shown, null]); // a video job carries error: null
+          if (task.includes('Video')) expect(answer.status).toBe('queued');
+        } else if (language === 'Python') {
+          writeFileSync(join(work, 'snippet.py'), text);
+          result = await run(python, ['snippet.py'], { cwd: work, env, timeout: 90_000 });
+        } else {
+          // In the repo, so `import 'openai'` resolves to the project's own package.
+          const file = `${out}snippet-${task.replace(/\W+/g, '-').toLowerCase()}.mts`;
+          writeFileSync(file, text);
+          result = await run(process.execPath, ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, file], {
+            cwd: work,
+            env,
+            timeout: 90_000,
+          });
+        }
+        if (task.includes('Video') && language !== 'CURL')
+          expect([shown, result.stdout.trim()]).toEqual([shown, 'completed']);
+        if (task === 'Text Generation' && language !== 'CURL')
+          expect(result.stdout.trim().length).toBeGreaterThan(0);
+        if (task.startsWith('Image') && language !== 'CURL' && task !== 'Image to Video')
+          expect([shown, result.stdout.trim()]).toEqual([shown, expect.stringMatching(/^https?:\/\//)]);
+        ran.push(shown);
+      }
+      await shoot(page, `samples-${task.replace(/\W+/g, '-').toLowerCase()}`);
+    }
+    expect(ran).toHaveLength(15);
+    rmSync(work, { recursive: true, force: true });
+    await expectLedgerClean(redis, [owner.accountId]);
+  }, 300_000);
+});
+
+describe('Billing, Pricing, Profile', () => {
+  let context: BrowserContext;
+  let page: Page;
+  let owner: Awaited<ReturnType<typeof newOwner>>;
+  beforeAll(async () => {
+    context = await newContext();
+    page = await context.newPage();
+    owner = await newOwner('Payer Co', 'US', '0');
+    await signIn(page, owner.email, '/billing');
+    await page.getByRole('heading', { name: 'Billing' }).waitFor();
+  });
+  afterAll(async () => context?.close());
+
+  it('CON-12 a Stripe top-up through stripe-mock, its webhook delivered twice, raises the balance once', async () => {
+    await expect.poll(() => page.getByTestId('balance').textContent()).toBe('0.00 USD');
+    await shoot(page, 'billing-empty');
+    // The browser goes to Stripe's Checkout page: the test plays that page (no internet here).
+    await context.route('https://checkout.stripe.com/**', (route) =>
+      route.fulfill({ contentType: 'text/html', body: '<title>Checkout</title><h1>Stripe Checkout</h1>' }),
+    );
+    await page.getByLabel('Amount (USD)').fill('25');
+    await page.getByLabel('How').selectOption('stripe');
+    await page.getByRole('button', { name: 'Top up' }).click();
+    await page.waitForURL(/checkout\.stripe\.com/);
+
+    const [request] = await new TopUpRequests(redis).list(owner.accountId);
+    expect(request).toMatchObject({ provider: 'stripe', status: 'pending', amount: 25_000_000_000 });
+    const event = `evt_browser_${Date.now()}`;
+    for (let i = 0; i < 2; i++) {
+      const res = await deliverStripeEvent('checkout.session.completed', paidSession(request!), {
+        origin: platform.consoleUrl,
+        secret: WEBHOOK_SECRET,
+        id: event,
+      });
+      expect(res.status).toBe(200);
+    }
+    // Stripe sends the payer back to the billing page.
+    await page.goto(`${platform.consoleUrl}/billing?topup=success`);
+    await expect.poll(() => page.getByTestId('balance').textContent()).toBe('25.00 USD');
+    await expect(page.getByTestId('topup-status').first().textContent()).resolves.toBe('credited');
+    await expect(page.getByRole('status').first().textContent()).resolves.toMatch(/Payment received/);
+    await expectLedgerClean(redis, [owner.accountId]);
+  });
+
+  it('CON-12 a top-up by operator approval waits, then the CLI approves it once', async () => {
+    await page.getByLabel('Amount (USD)').fill('10');
+    await page.getByLabel('How').selectOption('approval');
+    await page.getByRole('button', { name: 'Top up' }).click();
+    await expect.poll(() => page.getByTestId('topup-status').first().textContent()).toBe('pending');
+    const [pending] = await new TopUpRequests(redis).list(owner.accountId);
+    const cli = [`${repo}cli/bin.mjs`, 'topups', 'approve', pending!.id];
+    const env = { ...process.env, REDIS_URL: platform.redisUrl, MODELPLANE_KEK: platform.kek };
+    const first = await run(process.execPath, cli, { cwd: repo, env });
+    expect(first.stdout).toMatch(/^credited\n/);
+    const second = await run(process.execPath, cli, { cwd: repo, env });
+    expect(second.stdout).toMatch(/^already credited; nothing was credited now\n/);
+    await page.reload();
+    await expect.poll(() => page.getByTestId('balance').textContent()).toBe('35.00 USD');
+    await expect(
+      page.locator('section', { hasText: 'Ledger' }).locator('tbody tr').count(),
+    ).resolves.toBeGreaterThan(1);
+    await shoot(page, 'billing');
+    await expectLedgerClean(redis, [owner.accountId]);
+  });
+
+  it('CON-11 the pricing table shows every visible model with its prices in the account currency', async () => {
+    await page.getByRole('link', { name: 'Pricing' }).click();
+    await page.getByRole('heading', { name: 'Pricing' }).waitFor();
+    await expect(page.title()).resolves.toBe('Pricing');
+    const llama = page.locator('tbody tr', { hasText: 'Meta-Llama/Llama-3.1-8B-Instruct' });
+    await expect(llama.locator('td').allTextContents()).resolves.toEqual([
+      'Text',
+      '131,072',
+      expect.stringMatching(/USD/),
+      expect.stringMatching(/USD/),
+      expect.stringMatching(/USD/),
+      'Available',
+    ]);
+    await expect(page.locator('tbody tr', { hasText: 'Coming Soon' }).count()).resolves.toBeGreaterThan(0);
+    await expect(page.locator('tbody tr', { hasText: 'per image' }).count()).resolves.toBeGreaterThan(0);
+    await expect(page.locator('tbody tr', { hasText: 'per second' }).count()).resolves.toBeGreaterThan(0);
+    await shoot(page, 'pricing');
+  });
+
+  it('CON-13 an account without a country is told why its calls get 403, and the profile sets it', async () => {
+    const nomad = await newOwner('Nomad Co', null);
+    const other = await newContext();
+    const p = await other.newPage();
+    await signIn(p, nomad.email, '/profile');
+    await p.getByRole('heading', { name: 'Profile' }).waitFor();
+    await expect(p.getByRole('status').filter({ hasText: 'billing_currency_unset' }).count()).resolves.toBe(
+      1,
+    );
+    await shoot(p, 'profile-no-country');
+    await p.getByLabel('Country').selectOption('DE');
+    await p.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => p.getByTestId('currency').textContent()).toBe('EUR');
+    await expect
+      .poll(() => p.getByRole('status').filter({ hasText: 'billing_currency_unset' }).count())
+      .toBe(0);
+    await shoot(p, 'profile');
+    await other.close();
+  });
+});
+
+describe('Team', () => {
+  it('KEY-7 removal with "Also revoke" revokes exactly that member’s keys; without it, none', async () => {
+    const owner = await newOwner('Team Co');
+    const ownerContext = await newContext();
+    const page = await ownerContext.newPage();
+    // The owner's own key, made before anyone joins (so no member's first visit mints Default).
+    const ownerSecret = (await keys.create(owner.accountId, { name: 'owner key', createdBy: owner.userId }))
+      .secret;
+    await signIn(page, owner.email, '/team');
+    await page.getByRole('heading', { name: 'Team' }).waitFor();
+
+    const secrets: Record<string, string> = {};
+    let lastLink: string | null = null;
+    for (const name of ['keeper', 'leaver']) {
+      const email = `${name}-${Date.now().toString(36)}@example.com`;
+      await page.getByLabel('Email').fill(email);
+      await page.getByRole('button', { name: 'Invite' }).click();
+      // Each invitation shows its own link: wait for this one (the last one stays on screen).
+      await expect.poll(() => page.getByTestId('invitation-link').textContent()).toContain('/invite/');
+      await expect.poll(() => page.getByTestId('invitation-link').textContent()).not.toBe(lastLink);
+      const link = (await page.getByTestId('invitation-link').textContent())!;
+      lastLink = link;
+      expect(link).toMatch(new RegExp(`^${platform.consoleUrl}/invite/`));
+      if (name === 'keeper') await shoot(page, 'team-invited');
+      // The invited person opens the link in a browser of their own and sets a password.
+      const theirs = await newContext();
+      const p = await theirs.newPage();
+      await p.goto(link);
+      await p.getByRole('heading', { name: 'Join Team Co' }).waitFor();
+      if (name === 'keeper') await shoot(p, 'invitation');
+      await p.getByLabel(/Choose a password/).fill(PASSWORD);
+      await p.getByRole('button', { name: 'Create user and join' }).click();
+      await p.getByRole('heading', { name: 'API Management' }).waitFor();
+      await p.getByRole('button', { name: 'Generate New Key' }).click();
+      await p.getByLabel('Name').fill(`${name}'s key`);
+      await p.getByLabel('Name').press('Enter');
+      await dialog(p).filter({ hasText: 'API Key Created' }).waitFor();
+      secrets[name] = (await p.getByTestId('secret').textContent())!;
+      await theirs.close();
+    }
+    await page.reload();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(3);
+    await shoot(page, 'team');
+
+    const remove = async (who: string, revoke: boolean) => {
+      await page.locator('tbody tr', { hasText: who }).getByRole('button', { name: 'Remove' }).click();
+      await dialog(page).filter({ hasText: 'Remove member?' }).waitFor();
+      const box = page.getByLabel('Also revoke the API keys this member created');
+      if (revoke) await box.check();
+      await expect(box.isChecked()).resolves.toBe(revoke);
+      if (revoke) await shoot(page, 'team-remove');
+      await page.getByRole('button', { name: 'Remove', exact: true }).last().click();
+      await page.locator('tbody tr', { hasText: who }).waitFor({ state: 'detached' });
+    };
+    await remove('keeper', false);
+    expect(await apiStatus(secrets.keeper!)).toBe(200);
+    await remove('leaver', true);
+    expect(await apiStatus(secrets.leaver!)).toBe(401);
+    expect(await apiStatus(secrets.keeper!)).toBe(200);
+    expect(await apiStatus(ownerSecret)).toBe(200);
+    await ownerContext.close();
+  }, 120_000);
+});
+
+describe('every page', () => {
+  it('has a title, works at phone width, and the API reference renders the proxy’s OpenAPI', async () => {
+    const context = await newContext();
+    const page = await context.newPage();
+    await signIn(page, (await newOwner('Tour Co')).email);
+    await page.getByRole('heading', { name: 'API Management' }).waitFor();
+    const titles: Record<string, string> = {
+      '/usage': 'Inference API Usage',
+      '/pricing': 'Pricing',
+      '/billing': 'Billing',
+      '/team': 'Team',
+      '/profile': 'Profile',
+      '/nowhere': 'Page not found',
+    };
+    for (const [path, title] of Object.entries(titles)) {
+      await page.goto(`${platform.consoleUrl}${path}`);
+      await page.getByRole('heading', { name: title, level: 1 }).waitFor();
+      if (path === '/nowhere') meantRefusals++; // the page itself comes with a 404 status
+      await expect(page.title()).resolves.toBe(title);
+      // The skip link is the first stop of the keyboard and lands on the page's content.
+      await page.keyboard.press('Tab');
+      await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Skip to content');
+    }
+    await page.goto(`${platform.consoleUrl}/docs`);
+    await expect(page.title()).resolves.toBe('API Reference');
+    await page.getByText('/v1/chat/completions').first().waitFor({ timeout: 30_000 }).catch(async (err) => {
+      await page.screenshot({ path: `${out}docs-failed.png` });
+      throw new Error(`${(err as Error).message}\n${consoleErrors.join('\n')}`);
+    });
+    await shoot(page, 'api-reference');
+    await context.close();
   }, 60_000);
+
+  it('no page wrote an error to the browser console (beyond the refusals the tests provoked)', () => {
+    const refused = consoleErrors.filter((e) =>
+      /Failed to load resource: the server responded with a status of 4\d\d/.test(e),
+    );
+    expect(consoleErrors.filter((e) => !refused.includes(e))).toEqual([]);
+    expect([refused.length, refused]).toEqual([meantRefusals, refused]);
+  });
 });

@@ -2,7 +2,7 @@
 // Redis and simulator engines: charged at creation, advanced by the proxy's video worker, the MP4
 // copied into the store and served by a signed redirect, failed jobs refunded once.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type OpenAI from 'openai';
@@ -242,6 +242,44 @@ describe('videos', () => {
     const refused = await post(form(VIDEO_MODEL));
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: { param: string } }).error.param).toBe('input_reference');
+  });
+
+  it('VID-1 the TypeScript SDK’s file stream (sent as application/octet-stream) is typed by its name; a non-image name is 400', async () => {
+    const a = await h.newAccount();
+    const client = h.client(a.secret);
+    const dir = mkdtempSync(join(tmpdir(), 'mp-ref-'));
+    writeFileSync(join(dir, 'ref.png'), gradientPng(40, 16, 16));
+    writeFileSync(join(dir, 'ref.txt'), gradientPng(40, 16, 16));
+    try {
+      const v = await client.videos.create({
+        model: I2V_MODEL,
+        prompt: 'bring it to life',
+        seconds: '4',
+        input_reference: createReadStream(join(dir, 'ref.png')),
+      });
+      expect((await finished(client, v.id)).status).toBe('completed');
+      const forwarded = h.sims
+        .flatMap((s) => s.received())
+        .filter(
+          (r) =>
+            r.path === '/v1/videos' && r.method === 'POST' && r.form?.fields.prompt === 'bring it to life',
+        )
+        .map((r) => r.form?.files[0]);
+      expect(forwarded.at(-1)).toMatchObject({ name: 'input_reference', contentType: 'image/png' });
+      const refused = await client.videos
+        .create({
+          model: I2V_MODEL,
+          prompt: 'bring it to life',
+          seconds: '4',
+          input_reference: createReadStream(join(dir, 'ref.txt')),
+        })
+        .catch((e: unknown) => e);
+      expect(refused).toMatchObject({ status: 400, param: 'input_reference' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await h.settled(a.accountId);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
   it('VID-3 list: 25 jobs with limit 10 come back each exactly once, newest first, with auto-pagination', async () => {
