@@ -6,8 +6,8 @@
 // width into test/out/.
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -391,11 +391,15 @@ describe('API Management', () => {
           // In the repo, so `import 'openai'` resolves to the project's own package.
           const file = `${out}snippet-${task.replace(/\W+/g, '-').toLowerCase()}.mts`;
           writeFileSync(file, text);
-          result = await run(process.execPath, ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, file], {
-            cwd: work,
-            env,
-            timeout: 90_000,
-          });
+          result = await run(
+            process.execPath,
+            ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, file],
+            {
+              cwd: work,
+              env,
+              timeout: 90_000,
+            },
+          );
         }
         if (task.includes('Video') && language !== 'CURL')
           expect([shown, result.stdout.trim()]).toEqual([shown, 'completed']);
@@ -607,10 +611,14 @@ describe('every page', () => {
     }
     await page.goto(`${platform.consoleUrl}/docs`);
     await expect(page.title()).resolves.toBe('API Reference');
-    await page.getByText('/v1/chat/completions').first().waitFor({ timeout: 30_000 }).catch(async (err) => {
-      await page.screenshot({ path: `${out}docs-failed.png` });
-      throw new Error(`${(err as Error).message}\n${consoleErrors.join('\n')}`);
-    });
+    await page
+      .getByText('/v1/chat/completions')
+      .first()
+      .waitFor({ timeout: 30_000 })
+      .catch(async (err) => {
+        await page.screenshot({ path: `${out}docs-failed.png` });
+        throw new Error(`${(err as Error).message}\n${consoleErrors.join('\n')}`);
+      });
     await shoot(page, 'api-reference');
     await context.close();
   }, 60_000);
