@@ -126,6 +126,58 @@ describe('image generations', () => {
   });
 });
 
+describe('what reaches the engine, and what is charged', () => {
+  it('BILL-3 an engine that makes fewer images than n asked is paid for the images made, not n', async () => {
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ maxImages: 1 });
+    try {
+      const r = await h.client(a.secret).images.generate({ model: IMAGE_MODEL, prompt: 'three foxes', n: 3 });
+      expect(r.data).toHaveLength(1);
+    } finally {
+      for (const s of h.sims) s.setOptions({ maxImages: 0 });
+    }
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec).toMatchObject({ type: 'charge', kind: 'image', images: 1, amount: 40_000_000 });
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('IMG-1 size, quality, style and the rest are forwarded as sent (generations as JSON, edits as form fields)', async () => {
+    const a = await h.newAccount();
+    const client = h.client(a.secret);
+    const prompt = `passthrough ${Date.now()}`;
+    await client.images.generate({
+      model: IMAGE_MODEL,
+      prompt,
+      size: '256x256',
+      quality: 'hd',
+      style: 'natural',
+      user: 'u-42',
+    });
+    const sent = h.sims
+      .flatMap((s) => s.received())
+      .find((r) => r.path === '/v1/images/generations' && (r.json as { prompt?: string })?.prompt === prompt);
+    expect(sent?.json).toMatchObject({ size: '256x256', quality: 'hd', style: 'natural', user: 'u-42' });
+
+    await client.images.edit({
+      model: IMAGE_MODEL,
+      prompt,
+      image: await toFile(png(), 'in.png', { type: 'image/png' }),
+      size: '256x256',
+      quality: 'high',
+    });
+    const edit = h.sims
+      .flatMap((s) => s.received())
+      .find((r) => r.path === '/v1/images/edits' && r.form?.fields.prompt === prompt);
+    expect(edit?.form?.fields).toMatchObject({ size: '256x256', quality: 'high' });
+    expect(edit?.form?.files).toEqual([
+      { name: 'image', filename: 'in.png', contentType: 'image/png', bytes: png().length },
+    ]);
+    await h.settled(a.accountId);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+});
+
 describe('image edits', () => {
   it('IMG-3 one file through the SDK', async () => {
     const r = await h.client().images.edit({
