@@ -21,18 +21,10 @@ export interface KeyRow {
   monthSpend?: string;
 }
 
-export interface UsageRow {
-  group: string;
-  label: string;
-  requests: number;
-  inputTokens: number;
-  cachedTokens: number;
-  outputTokens: number;
-  images: number;
-  videoSeconds: number;
-  cost: string;
-}
-export type UsageGroup = 'key' | 'model' | 'day';
+// The usage table's rows as the console server makes them (type-only: nothing of the server is bundled).
+import type { UsageGroup, UsageTableRow as UsageRow } from '../../usage-table.ts';
+
+export type { UsageGroup, UsageRow };
 export interface UsageQuery {
   from: number;
   to: number;

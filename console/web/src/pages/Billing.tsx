@@ -3,6 +3,7 @@
 // credits; Top up through the providers the install offers (Stripe Checkout, operator approval).
 import { useCallback, useEffect, useState } from 'react';
 import { api, type Balance, type Ledger, type Me, type TopUpRequest } from '../api.ts';
+import { DateRange } from '../DateRange.tsx';
 import { count, dateTime, isoDay, money } from '../format.ts';
 import { useLocation } from '../router.tsx';
 import { useTitle } from '../title.ts';
@@ -110,14 +111,7 @@ export function Billing({ me }: { me: Me }) {
       <section aria-labelledby="ledger-heading">
         <h2 id="ledger-heading">Ledger</h2>
         <div className="row filters">
-          <label className="inline">
-            From
-            <input type="date" value={from} max={to} onChange={(e) => setFrom(e.target.value)} />
-          </label>
-          <label className="inline">
-            To
-            <input type="date" value={to} min={from} onChange={(e) => setTo(e.target.value)} />
-          </label>
+          <DateRange from={from} to={to} onFrom={setFrom} onTo={setTo} />
         </div>
         <h3>Top-ups</h3>
         <LedgerTable

@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'react';
 import { api, type KeyRow, type Me, type UsageGroup, type UsageRow, usageQueryString } from '../api.ts';
 import { BarChart } from '../Chart.tsx';
+import { DateRange } from '../DateRange.tsx';
 import { count, isoDay, money } from '../format.ts';
 import { navigate, useLocation } from '../router.tsx';
 import { Tabs } from '../Tabs.tsx';
@@ -68,14 +69,7 @@ export function Usage({ me }: { me: Me }) {
         lag. Times are UTC.
       </p>
       <form className="row filters" onSubmit={(e) => e.preventDefault()}>
-        <label className="inline">
-          From
-          <input type="date" value={from} max={to} onChange={(e) => setFrom(e.target.value)} />
-        </label>
-        <label className="inline">
-          To
-          <input type="date" value={to} min={from} onChange={(e) => setTo(e.target.value)} />
-        </label>
+        <DateRange from={from} to={to} onFrom={setFrom} onTo={setTo} />
         <label className="inline">
           Key
           <select
