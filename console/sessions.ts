@@ -1,7 +1,7 @@
 // Console sessions in Redis (issue "Console" item 1): an unguessable id in an HttpOnly cookie,
 // the user and account it acts for, and the session's CSRF token; expiring, and revocable by
 // deleting the key (sign-out does).
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { globalKeys } from '../core/keyspace.ts';
 import { LuaScript } from '../core/lua.ts';
@@ -22,6 +22,13 @@ const SWITCH = new LuaScript(
 
 const token = () => randomBytes(32).toString('base64url');
 
+/**
+ * A session's Redis key holds a hash of its id, never the id: a copy of Redis (a backup, a replica,
+ * a MONITOR) then holds no cookie anyone could sign in with, as keys and invitations keep only
+ * hashes of their secrets.
+ */
+const sessionKey = (id: string) => globalKeys.session(createHash('sha256').update(id).digest('base64url'));
+
 export class Sessions {
   constructor(
     private readonly redis: Redis,
@@ -30,25 +37,25 @@ export class Sessions {
 
   async create(userId: string, accountId: string): Promise<Session> {
     const s: Session = { id: token(), userId, accountId, csrf: token() };
-    const key = globalKeys.session(s.id);
+    const key = sessionKey(s.id);
     await this.redis.multi().hset(key, { userId, accountId, csrf: s.csrf }).pexpire(key, this.ttlMs).exec();
     return s;
   }
 
   async get(id: string): Promise<Session | null> {
     if (!/^[A-Za-z0-9_-]{43}$/.test(id)) return null;
-    const h = await this.redis.hgetall(globalKeys.session(id));
+    const h = await this.redis.hgetall(sessionKey(id));
     if (!h.userId || !h.accountId || !h.csrf) return null;
     return { id, userId: h.userId, accountId: h.accountId, csrf: h.csrf };
   }
 
   /** The session now acts for another account (the caller checked the membership). */
   async switchAccount(id: string, accountId: string): Promise<void> {
-    await SWITCH.run(this.redis, [globalKeys.session(id)], [accountId]);
+    await SWITCH.run(this.redis, [sessionKey(id)], [accountId]);
   }
 
   async revoke(id: string): Promise<void> {
-    await this.redis.del(globalKeys.session(id));
+    await this.redis.del(sessionKey(id));
   }
 }
 

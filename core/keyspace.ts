@@ -113,7 +113,8 @@ export const globalKeys = {
   /** hash `<accountId> <videoId>` → the claiming replica's token */
   videoClaims: '{mp:videos}:claims',
   /** console sessions: hash userId, accountId, csrf (expiring) */
-  session: (sessionId: string) => `mp:session:${sessionId}`,
+  /** A console session, by the SHA-256 of its id (console/sessions.ts). */
+  session: (sessionIdHash: string) => `mp:session:${sessionIdHash}`,
   /** console: failed sign-ins in the current window, per email and per client address (expiring) */
   signInFailures: (what: 'email' | 'addr', value: string) => `mp:signin-fail:${what}:${value}`,
   /** string per top-up request id → its account id (`modelplane topups approve <id>` has only the id) */

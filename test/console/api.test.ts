@@ -38,6 +38,11 @@ describe('sign-in', () => {
     expect(me.apiBaseUrl).toMatch(/\/v1$/);
     const s = { cookie: cookie.split(';')[0]!, csrf: (me as unknown as { csrfToken: string }).csrfToken };
     expect((await call(s, 'GET', '/session')).status).toBe(200);
+    // Redis keeps a hash of the session id, never the id a cookie carries.
+    const sessionId = s.cookie.slice('mp_session='.length);
+    const sessionKeys = await h.redis.keys('mp:session:*');
+    expect(sessionKeys.length).toBeGreaterThan(0);
+    expect(sessionKeys.filter((k) => k.includes(sessionId))).toEqual([]);
     expect((await call(s, 'DELETE', '/session')).status).toBe(200);
     // Revoked, not just forgotten by the browser: the cookie no longer names a session.
     expect(await (await call(s, 'GET', '/session')).json()).toEqual({ signedIn: false });
