@@ -13,7 +13,7 @@ import { createPayments } from '../core/payments/index.ts';
 import { Team } from '../core/team.ts';
 import { Users } from '../core/users.ts';
 // The proxy's generic plugins: request ids, one error catalogue rendering, JSON bodies, zod schemas.
-import { errorsPlugin } from '../proxy/plugins/errors.ts';
+import { clientError, errorsPlugin } from '../proxy/plugins/errors.ts';
 import { jsonBodyPlugin } from '../proxy/plugins/json-body.ts';
 import { genRequestId, requestIdPlugin } from '../proxy/plugins/request-id.ts';
 import { applyZodSchemas } from '../proxy/schemas/validation.ts';
@@ -66,6 +66,18 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     requestIdHeader: false,
     // Sign-in throttling counts per client address: behind a load balancer, its X-Forwarded-For.
     trustProxy: true,
+    // Every console request and answer is small (the biggest body is a Stripe webhook's): a client
+    // that is slow or silent past CONSOLE_REQUEST_TIMEOUT_MS gets a 408 in the error shape, and an
+    // idle keep-alive socket is closed after the usual 65 s (above common load balancers' 60 s).
+    bodyLimit: 1024 * 1024,
+    clientErrorHandler: clientError,
+    connectionTimeout: 0,
+    requestTimeout: config.CONSOLE_REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: 65_000,
+    http: {
+      headersTimeout: Math.min(15_000, config.CONSOLE_REQUEST_TIMEOUT_MS),
+      connectionsCheckingInterval: Math.min(1_000, Math.floor(config.CONSOLE_REQUEST_TIMEOUT_MS / 4)),
+    },
   });
   applyZodSchemas(app);
   // Every route, as registered: tests walk it to prove each one needs a session and CSRF token.

@@ -125,6 +125,12 @@ const schema = z.object({
   CONSOLE_HOST: z.string().default('0.0.0.0'),
   CONSOLE_PORT: port(3000),
   CONSOLE_API_BASE_URL: z.string().url().default('http://localhost:8080/v1'),
+  /**
+   * A request to the console must arrive whole (headers and body) within this; its headers within
+   * the smaller of this and 15 s. Every console request is small, so a slow or silent client is
+   * cut off rather than left holding a socket.
+   */
+  CONSOLE_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(500).default(30_000),
   /** A session lasts this long from sign-in (revocable at any time: sign-out, or deleting it in Redis). */
   CONSOLE_SESSION_TTL_MS: z.coerce
     .number()

@@ -3,6 +3,7 @@
 // with a 404 status (it draws "Page not found"), and anything else gets the JSON 404 of the API.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -21,7 +22,11 @@ beforeAll(async () => {
   server = await startRedis();
   webDir = mkdtempSync(join(tmpdir(), 'mp-web-'));
   writeFileSync(join(webDir, 'index.html'), INDEX);
-  const config = loadConfig({ REDIS_URL: server.url, MODELPLANE_KEK: randomBytes(32).toString('hex') });
+  const config = loadConfig({
+    REDIS_URL: server.url,
+    MODELPLANE_KEK: randomBytes(32).toString('hex'),
+    CONSOLE_REQUEST_TIMEOUT_MS: '1000',
+  });
   app = await buildConsoleApp({ config, redis: server.client(), logger: false, webDir });
   origin = await app.listen({ host: '127.0.0.1', port: 0 });
 });
@@ -61,5 +66,37 @@ describe('pages', () => {
       expect([method, path, res.status]).toEqual([method, path, 404]);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('not_found');
     }
+  });
+});
+
+describe('slow clients', () => {
+  /** Writes `sent` on a raw socket, then waits: what comes back before the server closes it, and when. */
+  const hold = (sent: string) =>
+    new Promise<{ answer: string }>((resolve, reject) => {
+      const { port } = new URL(origin);
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write(sent));
+      let answer = '';
+      socket.on('data', (d) => {
+        answer += d.toString('latin1');
+      });
+      socket.on('close', () => resolve({ answer }));
+      socket.on('error', reject);
+      setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`still open after 10 s; got ${JSON.stringify(answer)}`));
+      }, 10_000);
+    });
+
+  it.each([
+    ['headers that never end', 'GET /api/session HTTP/1.1\r\nHost: x\r\n'],
+    [
+      'a body that never comes',
+      'POST /api/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+    ],
+  ])('%s: a 408 in the error shape with a request id, then the socket is closed', async (_name, sent) => {
+    const { answer } = await hold(sent); // hold fails if the socket is still open after 10 s
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answer).toMatch(/\r\nX-Request-Id: req_[0-9a-f]{24}\r\n/i);
+    expect(answer).toContain('"code":"request_timeout"');
   });
 });
