@@ -3,14 +3,94 @@
 // the request parameters the official SDKs themselves send — with streaming responses and enums.
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { imageEditForm, imageGenerationRequest, videoCreateRequest } from '../../proxy/schemas/media.ts';
+import { countTokensRequest, messagesRequest } from '../../proxy/schemas/messages.ts';
+import { chatCompletionRequest, embeddingsRequest } from '../../proxy/schemas/openai.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
 
 type Doc = {
   openapi: string;
   paths: Record<string, Record<string, Record<string, unknown>>>;
 };
-type Schema = { properties?: Record<string, Schema>; enum?: unknown[]; anyOf?: Schema[]; oneOf?: Schema[] };
+type Schema = {
+  properties?: Record<string, Schema>;
+  enum?: unknown[];
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  allOf?: Schema[];
+  items?: Schema;
+  additionalProperties?: boolean | Schema;
+  $ref?: string;
+  $defs?: Record<string, Schema>;
+};
+
+/** Where an object sits in a request body: `messages[].content[].image_url.url`. */
+const join = (at: string, key: string) => (at === '' ? key : `${at}.${key}`);
+
+/**
+ * Every field a zod schema accepts, as paths, and for each object whether it is closed (unknown
+ * keys refused) — read from the schema that validates requests, not from the document.
+ */
+function zodFields(schema: z.ZodType, at = '', out = new Map<string, 'closed' | 'open'>()) {
+  const def = schema._zod.def as unknown as Record<string, unknown> & { type: string };
+  switch (def.type) {
+    case 'object': {
+      const catchall = (def.catchall as z.ZodType | undefined)?._zod.def.type;
+      out.set(`${at}{}`, catchall === 'never' ? 'closed' : 'open');
+      for (const [key, field] of Object.entries(def.shape as Record<string, z.ZodType>)) {
+        out.set(join(at, key), 'closed');
+        zodFields(field, join(at, key), out);
+      }
+      break;
+    }
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'nonoptional':
+    case 'readonly':
+    case 'catch':
+      zodFields(def.innerType as z.ZodType, at, out);
+      break;
+    case 'union':
+      for (const option of def.options as z.ZodType[]) zodFields(option, at, out);
+      break;
+    case 'array':
+      zodFields(def.element as z.ZodType, `${at}[]`, out);
+      break;
+    case 'pipe':
+      zodFields(def.in as z.ZodType, at, out);
+      break;
+    case 'record':
+      zodFields(def.valueType as z.ZodType, `${at}{*}`, out);
+      break;
+  }
+  return out;
+}
+
+/** The same, read from a JSON Schema of the document. */
+function docFields(schema: Schema, root: Schema, at = '', out = new Map<string, 'closed' | 'open'>()) {
+  if (schema.$ref !== undefined) {
+    const name = schema.$ref.replace(/^#\/\$defs\//, '');
+    return docFields(root.$defs![name]!, root, at, out);
+  }
+  if (schema.properties !== undefined) {
+    out.set(`${at}{}`, schema.additionalProperties === false ? 'closed' : 'open');
+    for (const [key, field] of Object.entries(schema.properties)) {
+      out.set(join(at, key), 'closed');
+      docFields(field, root, join(at, key), out);
+    }
+  } else if (typeof schema.additionalProperties === 'object') {
+    docFields(schema.additionalProperties, root, `${at}{*}`, out);
+  }
+  if (schema.items !== undefined) docFields(schema.items, root, `${at}[]`, out);
+  for (const variant of [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])])
+    docFields(variant, root, at, out);
+  return out;
+}
 
 let h: Harness;
 let doc: Doc;
@@ -31,10 +111,20 @@ function sdkParams(pkg: string, file: string, iface: string): string[] {
   return [...body.matchAll(/^ {4}([a-z_]+)\??:/gm)].map((m) => m[1]!);
 }
 
-const requestSchema = (path: string) =>
-  (doc.paths[path]!.post!.requestBody as { content: Record<string, { schema: Schema }> }).content[
-    'application/json'
-  ]!.schema;
+const requestSchema = (path: string, type = 'application/json') =>
+  (doc.paths[path]!.post!.requestBody as { content: Record<string, { schema: Schema }> }).content[type]!
+    .schema;
+
+/** The zod schema each route validates its body with (or, multipart, reads its fields by). */
+const bodies: [string, string, z.ZodType][] = [
+  ['/v1/chat/completions', 'application/json', chatCompletionRequest],
+  ['/v1/messages', 'application/json', messagesRequest],
+  ['/v1/messages/count_tokens', 'application/json', countTokensRequest],
+  ['/v1/embeddings', 'application/json', embeddingsRequest],
+  ['/v1/images/generations', 'application/json', imageGenerationRequest],
+  ['/v1/images/edits', 'multipart/form-data', imageEditForm],
+  ['/v1/videos', 'application/json', videoCreateRequest],
+];
 
 describe('/openapi.json', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
@@ -42,6 +132,53 @@ describe('/openapi.json', () => {
     const result = await new Validator().validate(doc as unknown as Parameters<Validator['validate']>[0]);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
+  });
+
+  it.each(bodies)(
+    '%s (%s): every field the request schema accepts is documented, nested ones too, open or closed as enforced',
+    (path, type, schema) => {
+      const documented = docFields(requestSchema(path, type), requestSchema(path, type));
+      const accepted = zodFields(schema);
+      expect(accepted.size).toBeGreaterThan(3);
+      expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(accepted));
+    },
+  );
+
+  it('every POST route with a body is in that table, so none escapes the check', () => {
+    const withBody = Object.entries(doc.paths)
+      .filter(([, ops]) => ops.post?.requestBody !== undefined)
+      .map(([path]) => path);
+    expect(withBody.sort()).toEqual(bodies.map(([path]) => path).sort());
+  });
+
+  it('the chat request is closed at the top, its messages and parts open; the Messages request closed throughout', () => {
+    const chat = zodFields(chatCompletionRequest);
+    expect(chat.get('{}')).toBe('closed');
+    expect(chat.get('messages[]{}')).toBe('open');
+    expect(chat.get('messages[].content[]{}')).toBe('open');
+    expect(chat.has('messages[].content[].image_url.url')).toBe(true);
+    for (const schema of [messagesRequest, countTokensRequest]) {
+      const open = [...zodFields(schema)].filter(([at, how]) => at.endsWith('{}') && how === 'open');
+      // Free-form by nature: a tool's JSON Schema and a tool call's input.
+      expect(open.map(([at]) => at)).toEqual([]);
+    }
+  });
+
+  it('the event-stream responses document their frames', () => {
+    let streams = 0;
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      const ok = (
+        ops.post?.responses as Record<string, { content: Record<string, { schema: Schema }> }> | undefined
+      )?.['200'];
+      const events = ok?.content['text/event-stream']?.schema;
+      if (events === undefined) continue;
+      streams++;
+      const variants = events.oneOf ?? events.anyOf ?? [events];
+      expect([path, variants.length > 0]).toEqual([path, true]);
+      for (const v of variants)
+        expect([path, Object.keys(v.properties ?? {}).length > 0]).toEqual([path, true]);
+    }
+    expect(streams).toBe(2); // chat completions and messages
   });
 
   it('documents every parameter the openai SDK can send to chat completions', () => {
@@ -53,6 +190,78 @@ describe('/openapi.json', () => {
     );
     expect(sdk.length).toBeGreaterThan(30);
     expect(sdk.filter((k) => !documented.includes(k))).toEqual([]);
+  });
+
+  it('CHAT-1 accepts what the openai SDK and editor tools send — every parameter, forwarded to the engine', async () => {
+    const sims = h.sims.map((x) => x.received().length);
+    const params = {
+      model: CHAT_MODEL,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral' } }] },
+      ],
+      max_completion_tokens: 5,
+      stream: true,
+      stream_options: { include_usage: true },
+      parallel_tool_calls: true,
+      store: false,
+      metadata: { session: 'abc' },
+      reasoning_effort: 'low',
+      service_tier: 'auto',
+      user: 'user-1',
+      seed: 7,
+      logprobs: false,
+      top_logprobs: 0,
+      prediction: { type: 'content', content: 'Hello' },
+      modalities: ['text'],
+      web_search_options: {},
+      verbosity: 'low',
+      prompt_cache_key: 'project-1',
+      safety_identifier: 'hash-1',
+      temperature: 0.2,
+      top_p: 0.9,
+      frequency_penalty: 0,
+      presence_penalty: 0,
+      top_k: 20,
+      chat_template_kwargs: { enable_thinking: false },
+    } as const;
+    const stream = await h
+      .client()
+      .chat.completions.create(params as unknown as Parameters<OpenAI['chat']['completions']['create']>[0]);
+    let text = '';
+    for await (const c of stream as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>)
+      text += c.choices[0]?.delta.content ?? '';
+    expect(text.length).toBeGreaterThan(0);
+    const [sent] = h.sims
+      .flatMap((x, i) => x.received().slice(sims[i]))
+      .filter((r) => r.path === '/v1/chat/completions')
+      .map((r) => r.json as Record<string, unknown>);
+    const { messages: _m, model: _model, max_completion_tokens: _max, stream_options: _so, ...rest } = params;
+    expect(sent).toMatchObject(rest);
+  });
+
+  it('CHAT-1 refuses a parameter it does not list, naming it, as OpenAI does — and vLLM parameters that steer the fleet', async () => {
+    for (const [extra, param] of [
+      [{ temprature: 0.5 }, 'temprature'],
+      [{ reasoning: { effort: 'high' } }, 'reasoning'],
+      [{ priority: -100 }, 'priority'],
+      [{ chat_template: '{{ messages }}' }, 'chat_template'],
+      [{ kv_transfer_params: {} }, 'kv_transfer_params'],
+      [{ best_of: 4 }, 'best_of'],
+      [
+        { messages: [{ role: 'user', content: [{ type: 'hologram', data: 'x' }] }] },
+        'messages[0].content[0].type',
+      ],
+    ] as const) {
+      const res = await fetch(`${h.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${h.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: CHAT_MODEL, messages: [{ role: 'user', content: 'hi' }], ...extra }),
+      });
+      const body = (await res.json()) as { error: { param: string; message: string; type: string } };
+      expect([param, res.status, body.error.param]).toEqual([param, 400, param]);
+      expect(body.error.type).toBe('invalid_request_error');
+    }
   });
 
   it('MSG-4 documents every Messages parameter of the Anthropic SDK, or refuses it by name (400)', async () => {
