@@ -46,7 +46,7 @@ export async function handleImageEdit(app: FastifyInstance, ctx: ProxyContext) {
         summary: 'Edit images (multipart/form-data)',
         tags: ['media'],
         // Documented, not validated by fastify: the form is read as it streams (below).
-        bodyDoc: { schema: imageEditForm, types: ['multipart/form-data'] },
+        bodyDoc: { 'multipart/form-data': imageEditForm },
         response: { 200: imagesResponse, ...commonErrors, ...multipartOnly },
       },
     },

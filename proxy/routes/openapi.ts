@@ -14,9 +14,9 @@ interface RouteSchema {
   response?: Record<string, z.ZodType>;
   /**
    * A body documented but not validated by fastify (multipart forms, read as they stream in):
-   * its schema and the content types it may come as.
+   * its schema for each content type it may come as.
    */
-  bodyDoc?: { schema: z.ZodType; types: string[] };
+  bodyDoc?: Record<string, z.ZodType>;
   /** The payload of one event when the route streams (`stream: true`): 200 is text/event-stream too. */
   stream?: z.ZodType;
 }
@@ -113,7 +113,10 @@ export function openApiDocument(routes: readonly CollectedRoute[], info: { versi
               requestBody: {
                 required: true,
                 content: Object.fromEntries(
-                  s.bodyDoc.types.map((t) => [t, { schema: json(s.bodyDoc!.schema, 'input') }]),
+                  Object.entries(s.bodyDoc).map(([type, schema]) => [
+                    type,
+                    { schema: json(schema, 'input') },
+                  ]),
                 ),
               },
             }

@@ -9,6 +9,7 @@ import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
 import { ApiError, insufficientQuota, invalidRequest, keySpendLimitReached } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
@@ -19,6 +20,7 @@ import { type JobRecord, VideoJobs, videoView } from '../media/video-jobs.ts';
 import { videoKey } from '../media/video-worker.ts';
 import {
   videoCreateFields,
+  videoCreateForm,
   videoCreateRequest,
   videoDeleted,
   videoList,
@@ -81,7 +83,7 @@ export async function videosRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
       schema: {
         summary: 'Create a video (an asynchronous job, charged at creation)',
         tags: ['media'],
-        bodyDoc: { schema: videoCreateRequest, types: ['application/json', 'multipart/form-data'] },
+        bodyDoc: { 'application/json': videoCreateRequest, 'multipart/form-data': videoCreateForm },
         response: { 200: videoObject, ...commonErrors },
       },
     },
@@ -139,7 +141,10 @@ export async function videosRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
         summary: 'The finished MP4: 302 to a signed link that needs no key (for seven days after completion)',
         tags: ['media'],
         params: videoParams,
-        response: commonErrors,
+        response: {
+          302: z.null().describe('Found: the Location header is a signed link to the MP4 that needs no key'),
+          ...commonErrors,
+        },
       },
     },
     async (request, reply) => {

@@ -95,6 +95,19 @@ export const videoCreateRequest = videoCreateFields.describe(
   'JSON, or multipart/form-data with the same fields and an optional input_reference image file (image-to-video models)',
 );
 
+/** The multipart form of a create: the same fields, and an image for image-to-video models. */
+export const videoCreateForm = z
+  .object({
+    ...videoCreateFields.shape,
+    input_reference: z
+      .string()
+      .optional()
+      .describe(
+        'An image file (binary; PNG, JPEG, WebP or GIF, at most 20 MB) the video starts from, for image-to-video models',
+      ),
+  })
+  .describe('multipart/form-data');
+
 export const videoList = z.object({
   object: z.literal('list'),
   data: z.array(videoObject),

@@ -171,7 +171,9 @@ export const chatCompletionRequest = z
     service_tier: nullish(z.string()).describe(noEffect('every call is served at one tier')),
     prompt_cache_key: nullish(z.string()).describe(noEffect('engines cache prefixes on their own')),
     prompt_cache_retention: nullish(z.string()).describe(noEffect('engines cache prefixes on their own')),
-    prompt_cache_options: nullish(z.looseObject({})).describe(noEffect('engines cache prefixes on their own')),
+    prompt_cache_options: nullish(z.looseObject({})).describe(
+      noEffect('engines cache prefixes on their own'),
+    ),
     moderation: nullish(z.looseObject({})).describe(noEffect('no moderation runs here')),
     safety_identifier: nullish(z.string()),
     web_search_options: nullish(z.looseObject({})).describe(noEffect('engines do not search the web')),
@@ -207,7 +209,9 @@ export const chatCompletionRequest = z
     guided_decoding_backend: nullish(z.string()).describe('vLLM (older)'),
     structural_tag: nullish(z.string()).describe('vLLM'),
     include_reasoning: nullish(z.boolean()).describe('vLLM: return the reasoning (default true)'),
-    thinking_token_budget: nullish(z.number().int().min(0)).describe('vLLM: caps a reasoning model’s thinking'),
+    thinking_token_budget: nullish(z.number().int().min(0)).describe(
+      'vLLM: caps a reasoning model’s thinking',
+    ),
     return_tokens_as_token_ids: nullish(z.boolean()).describe('vLLM'),
     return_token_ids: nullish(z.boolean()).describe('vLLM'),
     cache_salt: nullish(z.string()).describe('vLLM: prefix-cache isolation'),

@@ -6,7 +6,12 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { imageEditForm, imageGenerationRequest, videoCreateRequest } from '../../proxy/schemas/media.ts';
+import {
+  imageEditForm,
+  imageGenerationRequest,
+  videoCreateForm,
+  videoCreateRequest,
+} from '../../proxy/schemas/media.ts';
 import { countTokensRequest, messagesRequest } from '../../proxy/schemas/messages.ts';
 import { chatCompletionRequest, embeddingsRequest } from '../../proxy/schemas/openai.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
@@ -124,6 +129,7 @@ const bodies: [string, string, z.ZodType][] = [
   ['/v1/images/generations', 'application/json', imageGenerationRequest],
   ['/v1/images/edits', 'multipart/form-data', imageEditForm],
   ['/v1/videos', 'application/json', videoCreateRequest],
+  ['/v1/videos', 'multipart/form-data', videoCreateForm],
 ];
 
 describe('/openapi.json', () => {
@@ -148,7 +154,7 @@ describe('/openapi.json', () => {
     const withBody = Object.entries(doc.paths)
       .filter(([, ops]) => ops.post?.requestBody !== undefined)
       .map(([path]) => path);
-    expect(withBody.sort()).toEqual(bodies.map(([path]) => path).sort());
+    expect(withBody.sort()).toEqual([...new Set(bodies.map(([path]) => path))].sort());
   });
 
   it('the chat request is closed at the top, its messages and parts open; the Messages request closed throughout', () => {
@@ -305,6 +311,17 @@ describe('/openapi.json', () => {
       ]!;
       expect(Object.keys(ok.content)).toEqual(['application/json', 'text/event-stream']);
     }
+  });
+
+  it('VID-1 documents the video content redirect (302) and the multipart create’s input_reference', () => {
+    const content = doc.paths['/v1/videos/{id}/content']!.get!.responses as Record<
+      string,
+      { description: string }
+    >;
+    expect(content['302']!.description).toMatch(/Location/);
+    const form = requestSchema('/v1/videos', 'multipart/form-data');
+    expect(Object.keys(form.properties ?? {})).toContain('input_reference');
+    expect(Object.keys(requestSchema('/v1/videos').properties ?? {})).not.toContain('input_reference');
   });
 
   it('enumerates finish_reason, stop_reason and roles', () => {
