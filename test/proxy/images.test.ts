@@ -3,8 +3,10 @@
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { globalKeys } from '../../core/keyspace.ts';
 import { usageRecords } from '../../core/usage.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
+import { sweepMedia } from '../../proxy/media/media-sweeper.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { type Harness, startHarness } from './harness.ts';
 
@@ -175,6 +177,31 @@ describe('what reaches the engine, and what is charged', () => {
     ]);
     await h.settled(a.accountId);
     await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+});
+
+describe('image retention', () => {
+  it('IMG-1 an image is filed for deletion when its link ends; the sweep deletes it and the link then answers 404', async () => {
+    const r = await h
+      .client()
+      .images.generate({ model: IMAGE_MODEL, prompt: `kept for a while ${Date.now()}` });
+    const url = r.data![0]!.url!;
+    expect((await fetch(url)).status).toBe(200);
+    const redis = h.redis.client();
+    const filed = await redis.zrange(globalKeys.mediaDue, 0, -1, 'WITHSCORES');
+    const at = filed.findIndex((key) => url.includes(encodeURIComponent(key)) || url.includes(key));
+    expect(at).toBeGreaterThanOrEqual(0);
+    const key = filed[at]!;
+    const dueMs = Number(filed[at + 1]);
+    // Due when the link's life (MEDIA_IMAGE_TTL_MS) ends, not before: a sweep now leaves it.
+    expect(dueMs).toBeGreaterThanOrEqual(Date.now() + h.config.MEDIA_IMAGE_TTL_MS - 60_000);
+    expect(await sweepMedia(redis, h.proxy.ctx.media.store, Date.now())).not.toContain(key);
+    expect((await fetch(url)).status).toBe(200);
+    expect(await sweepMedia(redis, h.proxy.ctx.media.store, dueMs)).toContain(key);
+    const gone = await fetch(url);
+    expect(gone.status).toBe(404);
+    expect(((await gone.json()) as { error: { code: string } }).error.code).toBe('not_found');
+    expect(await redis.zscore(globalKeys.mediaDue, key)).toBeNull();
   });
 });
 
