@@ -151,7 +151,8 @@ export interface CallOutcome {
 export function streamingLoad(
   fleet: Fleet,
   targets: () => ProxyProcess[],
-  o: { workers: number; maxTokens: () => number },
+  /** maxTokens: each call's, knowing which proxy it goes to. */
+  o: { workers: number; maxTokens: (proxy: string) => number },
 ): { calls: CallOutcome[]; stop: () => Promise<void> } {
   const calls: CallOutcome[] = [];
   let running = true;
@@ -184,7 +185,7 @@ export function streamingLoad(
             messages: [{ role: 'user', content: `chaos ${w} ${i}` }],
             stream: true,
             stream_options: { include_usage: true },
-            max_tokens: o.maxTokens(),
+            max_tokens: o.maxTokens(p.name),
             ignore_eos: true,
           } as OpenAI.Chat.ChatCompletionCreateParamsStreaming)
           .withResponse();
