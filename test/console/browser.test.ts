@@ -15,7 +15,7 @@ import { Redis } from 'ioredis';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Platform, startPlatform } from '../../cli/platform.ts';
+import { exampleModelIds, type Platform, startPlatform } from '../../cli/platform.ts';
 import { Accounts } from '../../core/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { freePort } from '../../core/free-port.ts';
@@ -151,6 +151,29 @@ const apiStatus = async (secret: string) =>
 
 const rows = (page: Page) => page.locator('tbody tr');
 const dialog = (page: Page) => page.getByRole('dialog');
+
+describe('the platform as make dev starts it', () => {
+  it('its banner is printed only once every example model is listed for the demo key, each with a ready engine', async () => {
+    // startPlatform has returned (make dev prints the banner at this point).
+    const want = exampleModelIds(`${repo}examples/models`);
+    expect(want.length).toBeGreaterThan(3);
+    const res = await fetch(`${platform.apiBase}/models`, {
+      headers: { authorization: `Bearer ${platform.demo.secret}` },
+    });
+    const listed = ((await res.json()) as { data: { id: string }[] }).data.map((m) => m.id.toLowerCase());
+    expect(want.filter((id) => !listed.includes(id.toLowerCase()))).toEqual([]);
+    // The banner's curl works as printed.
+    const chat = await fetch(`${platform.apiBase}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${platform.demo.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'Meta-Llama/Llama-3.1-8B-Instruct',
+        messages: [{ role: 'user', content: 'Hello' }],
+      }),
+    });
+    expect(chat.status).toBe(200);
+  });
+});
 
 describe('API Management', () => {
   let context: BrowserContext;
