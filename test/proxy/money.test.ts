@@ -326,7 +326,13 @@ describe('two replicas', () => {
     const a = await pair.newAccount({ credit: '0.01' });
     for (let i = 0; i < 4; i++)
       await viaSecond(a.secret).chat.completions.create({ model: CHAT_MODEL, messages, max_tokens: 5 });
-    await sleep(100); // its settle batches land; its lease stays
+    // Its four settlements land (waited for, not slept on: on a loaded machine 100 ms was not
+    // always enough, and a stale balance made this test's arithmetic wrong); its lease stays.
+    const charged = async () =>
+      (await usageRecords(pair.redis.client(), a.accountId, { count: 20 })).filter((r) => r.type === 'charge')
+        .length;
+    for (const until = Date.now() + 10_000; (await charged()) < 4 && Date.now() < until; ) await sleep(20);
+    expect(await charged()).toBe(4);
     const b = await pair.metering.balance(a.accountId);
     expect(b.held).toBeGreaterThan(0); // the second replica's lease, unused
     return { a, b };
