@@ -88,7 +88,7 @@ export function ApiManagement({ me }: { me: Me }) {
                   )}
                 </td>
                 <td>
-                  <code>{k.key}</code>
+                  <code className="masked">{k.key}</code>
                 </td>
                 <td>{date(k.createdAt)}</td>
                 <td className="actions">
