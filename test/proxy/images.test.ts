@@ -220,7 +220,8 @@ describe('image edits', () => {
     it(`IMG-3 three files as repeated '${field}'`, async () => {
       const fd = new FormData();
       fd.set('model', IMAGE_MODEL);
-      fd.set('prompt', 'merge them');
+      const prompt = `merge them (${field})`;
+      fd.set('prompt', prompt);
       fd.set('n', '2');
       for (let i = 0; i < 3; i++)
         fd.append(field, new Blob([new Uint8Array(png())], { type: 'image/png' }), `${i}.png`);
@@ -228,8 +229,13 @@ describe('image edits', () => {
       expect(res.status).toBe(200);
       expect(json.data).toHaveLength(2);
       expect((await fetch(json.data![0]!.url!)).status).toBe(200);
-      const sent = h.sims.flatMap((s) => s.received()).filter((r) => r.path === '/v1/images/edits');
-      expect(sent.length).toBeGreaterThan(0);
+      // The engine got all three, in order, as image[] (several files), whichever spelling came in.
+      const sent = h.sims
+        .flatMap((s) => s.received())
+        .find((r) => r.path === '/v1/images/edits' && r.form?.fields.prompt === prompt);
+      expect(sent?.form?.files.map((f) => [f.name, f.filename, f.bytes])).toEqual(
+        [0, 1, 2].map((i) => ['image[]', `${i}.png`, png().length]),
+      );
     });
   }
 
