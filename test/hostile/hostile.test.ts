@@ -9,7 +9,14 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { usageRecords } from '../../core/usage.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { CHAT_MODEL, EMBED_MODEL, type Harness, startHarness } from '../proxy/harness.ts';
+import {
+  CHAT_MODEL,
+  EMBED_MODEL,
+  type Harness,
+  imageModel,
+  startHarness,
+  videoModel,
+} from '../proxy/harness.ts';
 
 const IMAGE_MODEL = 'Img/Editor';
 const VIDEO_MODEL = 'Vid/Maker';
@@ -25,21 +32,8 @@ beforeAll(async () => {
     {},
     {
       entries: (endpoints) => [
-        {
-          id: IMAGE_MODEL,
-          kind: 'image',
-          pricing: { USD: { perImage: '0.04' } },
-          capabilities: { edit: true },
-          endpoints,
-          created: 1_700_000_000,
-        },
-        {
-          id: VIDEO_MODEL,
-          kind: 'video',
-          pricing: { USD: { perSecond: '0.1' } },
-          endpoints,
-          created: 1_700_000_000,
-        },
+        imageModel(IMAGE_MODEL, endpoints, { edit: true }),
+        videoModel(VIDEO_MODEL, endpoints),
       ],
     },
   );

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageRecords } from '../../core/usage.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { type Harness, startHarness } from './harness.ts';
+import { type Harness, imageModel, startHarness } from './harness.ts';
 
 const created = 1_700_000_000;
 const CHAT = 'Restarting/Chat';
@@ -21,14 +21,7 @@ beforeAll(async () => {
       entries: () => [
         { id: CHAT, kind: 'chat', pricing: { USD: { input: '1', output: '1' } }, endpoints: [], created },
         { id: EMBED, kind: 'embedding', pricing: { USD: { input: '1' } }, endpoints: [], created },
-        {
-          id: IMAGE,
-          kind: 'image',
-          pricing: { USD: { perImage: '0.04' } },
-          capabilities: { edit: true },
-          endpoints: [],
-          created,
-        },
+        imageModel(IMAGE, [], { edit: true }),
       ],
     },
   );

@@ -51,6 +51,34 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
+/** An image model priced per image on `endpoints` (the engines a harness passes to `entries`). */
+export const imageModel = (
+  id: string,
+  endpoints: { url: string }[],
+  o: { perImage?: string; edit?: boolean } = {},
+): CatalogueEntryInput => ({
+  id,
+  kind: 'image',
+  pricing: { USD: { perImage: o.perImage ?? '0.04' } },
+  ...(o.edit ? { capabilities: { edit: true } } : {}),
+  endpoints,
+  created: 1_700_000_000,
+});
+
+/** A video model priced per second on `endpoints`; `imageToVideo` takes an input_reference. */
+export const videoModel = (
+  id: string,
+  endpoints: { url: string }[],
+  o: { perSecond?: string; imageToVideo?: boolean } = {},
+): CatalogueEntryInput => ({
+  id,
+  kind: 'video',
+  pricing: { USD: { perSecond: o.perSecond ?? '0.1' } },
+  ...(o.imageToVideo ? { capabilities: { imageToVideo: true } } : {}),
+  endpoints,
+  created: 1_700_000_000,
+});
+
 /** A fresh data directory for one proxy app (its settlement journal). */
 export function tempDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'mp-proxy-'));

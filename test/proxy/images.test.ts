@@ -8,7 +8,7 @@ import { usageRecords } from '../../core/usage.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
 import { sweepMedia } from '../../proxy/media/media-sweeper.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { type Harness, startHarness } from './harness.ts';
+import { type Harness, imageModel, startHarness } from './harness.ts';
 
 const IMAGE_MODEL = 'Img/Painter';
 const NO_EDIT_MODEL = 'Img/Sketch';
@@ -20,21 +20,8 @@ beforeAll(async () => {
     {},
     {
       entries: (endpoints) => [
-        {
-          id: IMAGE_MODEL,
-          kind: 'image',
-          pricing: { USD: { perImage: '0.04' } },
-          capabilities: { edit: true },
-          endpoints,
-          created: 1_700_000_000,
-        },
-        {
-          id: NO_EDIT_MODEL,
-          kind: 'image',
-          pricing: { USD: { perImage: '0.01' } },
-          endpoints,
-          created: 1_700_000_000,
-        },
+        imageModel(IMAGE_MODEL, endpoints, { edit: true }),
+        imageModel(NO_EDIT_MODEL, endpoints, { perImage: '0.01' }),
       ],
     },
   );

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.ts';
 import { startS3, type TestS3 } from '../helpers/s3-server.ts';
-import { type Harness, startHarness } from './harness.ts';
+import { type Harness, imageModel, startHarness, videoModel } from './harness.ts';
 
 let s3: TestS3;
 let h: Harness;
@@ -21,8 +21,8 @@ beforeAll(async () => {
     },
     {
       entries: (endpoints) => [
-        { id: 'Img/S3', kind: 'image', pricing: { USD: { perImage: '0.01' } }, endpoints, created: 1 },
-        { id: 'Vid/S3', kind: 'video', pricing: { USD: { perSecond: '0.01' } }, endpoints, created: 1 },
+        imageModel('Img/S3', endpoints, { perImage: '0.01' }),
+        videoModel('Vid/S3', endpoints, { perSecond: '0.01' }),
       ],
     },
   );

@@ -15,7 +15,7 @@ import { displayNano } from '../../core/money.ts';
 import { usageRecords } from '../../core/usage.ts';
 import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
+import { CHAT_MODEL, type Harness, imageModel, startHarness, videoModel } from './harness.ts';
 
 const IMAGE_MODEL = 'Img/Capped';
 const VIDEO_MODEL = 'Vid/Capped';
@@ -33,22 +33,7 @@ beforeAll(async () => {
     // Cached principals live for 10 minutes: a change seen at once came through the invalidation.
     { PROXY_KEY_CACHE_MS: '600000' },
     {
-      entries: (endpoints) => [
-        {
-          id: IMAGE_MODEL,
-          kind: 'image',
-          pricing: { USD: { perImage: '0.04' } },
-          endpoints,
-          created: 1_700_000_000,
-        },
-        {
-          id: VIDEO_MODEL,
-          kind: 'video',
-          pricing: { USD: { perSecond: '0.1' } },
-          endpoints,
-          created: 1_700_000_000,
-        },
-      ],
+      entries: (endpoints) => [imageModel(IMAGE_MODEL, endpoints), videoModel(VIDEO_MODEL, endpoints)],
     },
   );
 });

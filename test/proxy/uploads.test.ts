@@ -10,7 +10,7 @@ import { usageRecords } from '../../core/usage.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { type RawPart, rawUpload, watchConnections } from '../helpers/raw-upload.ts';
-import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
+import { CHAT_MODEL, type Harness, imageModel, startHarness, videoModel } from './harness.ts';
 
 const EDIT_MODEL = 'Img/Editor';
 const NO_EDIT_MODEL = 'Img/Painter-Only';
@@ -25,24 +25,10 @@ beforeAll(async () => {
     {},
     {
       entries: (endpoints) => [
-        {
-          id: EDIT_MODEL,
-          kind: 'image',
-          pricing: { USD: { perImage: '0.04' } },
-          capabilities: { edit: true },
-          endpoints,
-          created: 1,
-        },
-        { id: NO_EDIT_MODEL, kind: 'image', pricing: { USD: { perImage: '0.01' } }, endpoints, created: 1 },
-        { id: VIDEO_MODEL, kind: 'video', pricing: { USD: { perSecond: '0.1' } }, endpoints, created: 1 },
-        {
-          id: I2V_MODEL,
-          kind: 'video',
-          pricing: { USD: { perSecond: '0.2' } },
-          capabilities: { imageToVideo: true },
-          endpoints,
-          created: 1,
-        },
+        imageModel(EDIT_MODEL, endpoints, { edit: true }),
+        imageModel(NO_EDIT_MODEL, endpoints, { perImage: '0.01' }),
+        videoModel(VIDEO_MODEL, endpoints),
+        videoModel(I2V_MODEL, endpoints, { perSecond: '0.2', imageToVideo: true }),
       ],
     },
   );

@@ -5,7 +5,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { CHAT_MODEL, type Harness, startHarness } from '../proxy/harness.ts';
+import { CHAT_MODEL, type Harness, imageModel, startHarness, videoModel } from '../proxy/harness.ts';
 
 const IMAGE = 'Img/Py-Painter';
 const VIDEO = 'Vid/Py-Maker';
@@ -19,22 +19,8 @@ beforeAll(async () => {
     { VIDEO_POLL_MS: '40' },
     {
       entries: (endpoints) => [
-        {
-          id: IMAGE,
-          kind: 'image',
-          pricing: { USD: { perImage: '0.04' } },
-          capabilities: { edit: true },
-          endpoints,
-          created: 1,
-        },
-        {
-          id: VIDEO,
-          kind: 'video',
-          pricing: { USD: { perSecond: '0.1' } },
-          capabilities: { imageToVideo: true },
-          endpoints,
-          created: 1,
-        },
+        imageModel(IMAGE, endpoints, { edit: true }),
+        videoModel(VIDEO, endpoints, { imageToVideo: true }),
       ],
     },
   );
