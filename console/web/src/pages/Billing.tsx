@@ -56,22 +56,9 @@ export function Billing({ me }: { me: Me }) {
         <h2 id="balance-heading" className="visually-hidden">
           Balance
         </h2>
-        <div className="card">
-          <div className="muted small">Balance</div>
-          <div className="big" data-testid="balance">
-            {balance ? money(balance.balance, currency) : '…'}
-          </div>
-        </div>
-        <div className="card">
-          <div className="muted small">Held by running calls</div>
-          <div className="big">{balance ? money(balance.held, currency) : '…'}</div>
-        </div>
-        <div className="card">
-          <div className="muted small">Available</div>
-          <div className="big" data-testid="available">
-            {balance ? money(balance.available, currency) : '…'}
-          </div>
-        </div>
+        <Figure label="Balance" testId="balance" amount={balance?.balance} currency={currency} />
+        <Figure label="Held by running calls" testId="held" amount={balance?.held} currency={currency} />
+        <Figure label="Available" testId="available" amount={balance?.available} currency={currency} />
       </section>
 
       {currency ? (
@@ -261,5 +248,22 @@ function TopUp(props: { currency: string; providers: string[]; onRequested: () =
       </p>
       <p role="status">{status}</p>
     </section>
+  );
+}
+
+/** One of the balance cards: an amount in the account currency, '…' until it is loaded. */
+function Figure(props: {
+  label: string;
+  testId: string;
+  amount: string | undefined;
+  currency: string | null;
+}) {
+  return (
+    <div className="card">
+      <div className="muted small">{props.label}</div>
+      <div className="big" data-testid={props.testId}>
+        {props.amount === undefined ? '…' : money(props.amount, props.currency)}
+      </div>
+    </div>
   );
 }
