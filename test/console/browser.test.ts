@@ -149,6 +149,12 @@ async function shoot(page: Page, name: string) {
 const apiStatus = async (secret: string) =>
   (await fetch(`${platform.apiBase}/models`, { headers: { authorization: `Bearer ${secret}` } })).status;
 
+/**
+ * Every read of the page after an action polls (up to 10 s): the page may still be fetching, and a
+ * loaded CI machine is slow — a plain read once saw the day table where the key table was coming.
+ */
+const POLL = { timeout: 10_000 };
+
 const rows = (page: Page) => page.locator('tbody tr');
 const dialog = (page: Page) => page.getByRole('dialog');
 
@@ -189,7 +195,7 @@ describe('API Management', () => {
   it('CON-1 CON-2 CON-3 KEY-3 KEY-1 sign in; the first visit mints Default, shown once; the endpoint row copies', async () => {
     await page.goto(`${platform.consoleUrl}/api`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    await expect(page.title()).resolves.toBe('Sign in');
+    await expect.poll(() => page.title(), POLL).toBe('Sign in');
     await shoot(page, 'sign-in');
     await signIn(page, owner.email);
 
@@ -200,13 +206,13 @@ describe('API Management', () => {
     await shoot(page, 'default-key-created');
     await page.getByRole('button', { name: 'Done' }).click();
 
-    await expect(page.title()).resolves.toBe('API Management');
-    await expect(page.getByTestId('endpoint').textContent()).resolves.toBe(platform.apiBase);
+    await expect.poll(() => page.title(), POLL).toBe('API Management');
+    await expect.poll(() => page.getByTestId('endpoint').textContent(), POLL).toBe(platform.apiBase);
     await page.getByRole('button', { name: 'Copy the API endpoint' }).click();
-    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(platform.apiBase);
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText()), POLL).toBe(platform.apiBase);
     const headers = await page.locator('thead th').allTextContents();
     expect(headers).toEqual(['Name', 'Key', 'Created Date', 'Actions']);
-    await expect(rows(page).count()).resolves.toBe(1);
+    await expect.poll(() => rows(page).count(), POLL).toBe(1);
     const cells = await rows(page).first().locator('td').allTextContents();
     expect(cells[0]).toBe('Default');
     expect(cells[1]).toBe(`sk-…${defaultSecret.slice(-4)}`); // masked to the last four characters
@@ -218,8 +224,8 @@ describe('API Management', () => {
     // Another visit mints nothing more.
     await page.reload();
     await rows(page).first().waitFor();
-    await expect(rows(page).count()).resolves.toBe(1);
-    await expect(dialog(page).count()).resolves.toBe(0);
+    await expect.poll(() => rows(page).count(), POLL).toBe(1);
+    await expect.poll(() => dialog(page).count(), POLL).toBe(0);
   });
 
   it('CON-5 KEY-2 KEY-4 generate with the keyboard (Enter submits, focus trapped and returned), cancel with Esc; bad names inline', async () => {
@@ -228,12 +234,14 @@ describe('API Management', () => {
     await page.keyboard.press('Enter');
     await dialog(page).filter({ hasText: 'Generate New Key' }).waitFor();
     // Focus is in the dialog, on the name field, and Tab never leaves the dialog.
-    await expect(page.evaluate(() => document.activeElement?.getAttribute('name'))).resolves.toBe('name');
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute('name')), POLL)
+      .toBe('name');
     for (let i = 0; i < 6; i++) {
       await page.keyboard.press('Tab');
-      await expect(page.evaluate(() => !!document.activeElement?.closest('[role="dialog"]'))).resolves.toBe(
-        true,
-      );
+      await expect
+        .poll(() => page.evaluate(() => !!document.activeElement?.closest('[role="dialog"]')), POLL)
+        .toBe(true);
     }
     await page.getByLabel('Name').fill('ci tool');
     await page.getByLabel('Name').press('Enter');
@@ -241,33 +249,37 @@ describe('API Management', () => {
     const secret = (await page.getByTestId('secret').textContent())!;
     expect(await apiStatus(secret)).toBe(200); // the secret from the dialog works against the API
     await page.getByRole('button', { name: 'Copy the key' }).click();
-    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText()), POLL).toBe(secret);
     await shoot(page, 'key-created');
     await page.keyboard.press('Escape');
-    await expect(dialog(page).count()).resolves.toBe(0);
-    await expect(rows(page).count()).resolves.toBe(2);
+    await expect.poll(() => dialog(page).count(), POLL).toBe(0);
+    await expect.poll(() => rows(page).count(), POLL).toBe(2);
 
     // Esc cancels: nothing is made, and focus goes back to the button that opened the dialog.
     await generate.click();
     await page.getByLabel('Name').fill('never made');
     await page.keyboard.press('Escape');
-    await expect(dialog(page).count()).resolves.toBe(0);
-    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Generate New Key');
-    await expect(rows(page).count()).resolves.toBe(2);
+    await expect.poll(() => dialog(page).count(), POLL).toBe(0);
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.textContent), POLL)
+      .toBe('Generate New Key');
+    await expect.poll(() => rows(page).count(), POLL).toBe(2);
 
     // A duplicate (any case) and a 101-character name are refused inline, in the dialog.
     await generate.click();
     await page.getByLabel('Name').fill('CI TOOL');
     await page.getByLabel('Name').press('Enter');
-    await expect.poll(() => dialog(page).getByRole('alert').textContent()).toMatch(/already|unique|exists/i);
+    await expect
+      .poll(() => dialog(page).getByRole('alert').textContent(), POLL)
+      .toMatch(/already|unique|exists/i);
     await page.getByLabel('Name').fill('x'.repeat(101));
     await page.getByLabel('Name').press('Enter');
-    await expect.poll(() => dialog(page).getByRole('alert').textContent()).toMatch(/100/);
+    await expect.poll(() => dialog(page).getByRole('alert').textContent(), POLL).toMatch(/100/);
     meantRefusals += 2;
-    await expect(page.getByLabel('Name').getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect.poll(() => page.getByLabel('Name').getAttribute('aria-invalid'), POLL).toBe('true');
     await shoot(page, 'generate-error');
     await page.keyboard.press('Escape');
-    await expect(rows(page).count()).resolves.toBe(2);
+    await expect.poll(() => rows(page).count(), POLL).toBe(2);
   });
 
   it('CON-6 KEY-4 KEY-5 KEY-6 Show Key reveals the secret; Rotate and Delete ask first, then act as the state table says', async () => {
@@ -295,7 +307,9 @@ describe('API Management', () => {
     await page.getByRole('button', { name: 'Done' }).click();
     expect(await apiStatus(secret)).toBe(401);
     expect(await apiStatus(rotated)).toBe(200);
-    await expect(rows(page).filter({ hasText: 'ci tool' }).getAttribute('data-key-id')).resolves.toBe(id);
+    await expect
+      .poll(() => rows(page).filter({ hasText: 'ci tool' }).getAttribute('data-key-id'), POLL)
+      .toBe(id);
 
     // Delete, confirmed: the row is gone and the key is refused.
     await rows(page).filter({ hasText: 'ci tool' }).getByRole('button', { name: 'Delete Key' }).click();
@@ -337,7 +351,7 @@ describe('API Management', () => {
     await editorRow.getByRole('button', { name: 'View Usage' }).click();
     await page.getByRole('heading', { name: 'Inference API Usage' }).waitFor();
     expect(new URL(page.url()).searchParams.get('keyId')).toBe(editorId);
-    await expect(page.getByTestId('usage-filter').textContent()).resolves.toContain('editor');
+    await expect.poll(() => page.getByTestId('usage-filter').textContent(), POLL).toContain('editor');
     // The settlement lands on the proxy's next settle tick: poll the page, as a user would reload.
     await expect
       .poll(
@@ -355,7 +369,9 @@ describe('API Management', () => {
       .toBe('1');
     await shoot(page, 'usage-filtered');
     await page.getByRole('tab', { name: 'By key' }).click();
-    await expect(page.locator('#usage-table tbody th').allTextContents()).resolves.toEqual(['editor']);
+    await expect
+      .poll(() => page.locator('#usage-table tbody th').allTextContents(), POLL)
+      .toEqual(['editor']);
 
     const [download] = await Promise.all([
       page.waitForEvent('download'),
@@ -371,10 +387,10 @@ describe('API Management', () => {
     // All keys: the two calls of Default are there too.
     await page.getByRole('button', { name: 'Show all keys' }).click();
     await expect
-      .poll(() => page.locator('#usage-table tbody th').allTextContents())
+      .poll(() => page.locator('#usage-table tbody th').allTextContents(), POLL)
       .toEqual(expect.arrayContaining(['Default', 'editor']));
     await page.getByRole('tab', { name: 'By day' }).click();
-    await expect(page.locator('figure.chart svg rect').count()).resolves.toBeGreaterThan(0);
+    await expect.poll(() => page.locator('figure.chart svg rect').count(), POLL).toBeGreaterThan(0);
     await shoot(page, 'usage');
     await expectLedgerClean(redis, [owner.accountId]);
   });
@@ -394,8 +410,8 @@ describe('API Management', () => {
       for (const language of ['CURL', 'Python', 'TypeScript']) {
         await page.getByRole('tab', { name: language, exact: true }).click();
         const snippet = page.getByTestId('snippet');
-        await expect(snippet.getAttribute('data-task')).resolves.toBe(task);
-        await expect(snippet.getAttribute('data-language')).resolves.toBe(language);
+        await expect.poll(() => snippet.getAttribute('data-task'), POLL).toBe(task);
+        await expect.poll(() => snippet.getAttribute('data-language'), POLL).toBe(language);
         const text = (await snippet.textContent())!;
         expect(text).toContain(platform.apiBase); // pre-filled with the endpoint
         const model = await page.getByLabel('Model').inputValue();
@@ -454,7 +470,7 @@ describe('Billing, Pricing, Profile', () => {
   afterAll(async () => context?.close());
 
   it('CON-12 a Stripe top-up through stripe-mock, its webhook delivered twice, raises the balance once', async () => {
-    await expect.poll(() => page.getByTestId('balance').textContent()).toBe('0.00 USD');
+    await expect.poll(() => page.getByTestId('balance').textContent(), POLL).toBe('0.00 USD');
     await shoot(page, 'billing-empty');
     // The browser goes to Stripe's Checkout page: the test plays that page (no internet here).
     await context.route('https://checkout.stripe.com/**', (route) =>
@@ -478,9 +494,9 @@ describe('Billing, Pricing, Profile', () => {
     }
     // Stripe sends the payer back to the billing page.
     await page.goto(`${platform.consoleUrl}/billing?topup=success`);
-    await expect.poll(() => page.getByTestId('balance').textContent()).toBe('25.00 USD');
-    await expect(page.getByTestId('topup-status').first().textContent()).resolves.toBe('credited');
-    await expect(page.getByRole('status').first().textContent()).resolves.toMatch(/Payment received/);
+    await expect.poll(() => page.getByTestId('balance').textContent(), POLL).toBe('25.00 USD');
+    await expect.poll(() => page.getByTestId('topup-status').first().textContent(), POLL).toBe('credited');
+    await expect.poll(() => page.getByRole('status').first().textContent(), POLL).toMatch(/Payment received/);
     await expectLedgerClean(redis, [owner.accountId]);
   });
 
@@ -488,7 +504,7 @@ describe('Billing, Pricing, Profile', () => {
     await page.getByLabel('Amount (USD)').fill('10');
     await page.getByLabel('How').selectOption('approval');
     await page.getByRole('button', { name: 'Top up' }).click();
-    await expect.poll(() => page.getByTestId('topup-status').first().textContent()).toBe('pending');
+    await expect.poll(() => page.getByTestId('topup-status').first().textContent(), POLL).toBe('pending');
     const [pending] = await new TopUpRequests(redis).list(owner.accountId);
     const cli = [`${repo}cli/bin.mjs`, 'topups', 'approve', pending!.id];
     const env = { ...process.env, REDIS_URL: platform.redisUrl, MODELPLANE_KEK: platform.kek };
@@ -497,10 +513,10 @@ describe('Billing, Pricing, Profile', () => {
     const second = await run(process.execPath, cli, { cwd: repo, env });
     expect(second.stdout).toMatch(/^already credited; nothing was credited now\n/);
     await page.reload();
-    await expect.poll(() => page.getByTestId('balance').textContent()).toBe('35.00 USD');
-    await expect(
-      page.locator('section', { hasText: 'Ledger' }).locator('tbody tr').count(),
-    ).resolves.toBeGreaterThan(1);
+    await expect.poll(() => page.getByTestId('balance').textContent(), POLL).toBe('35.00 USD');
+    await expect
+      .poll(() => page.locator('section', { hasText: 'Ledger' }).locator('tbody tr').count(), POLL)
+      .toBeGreaterThan(1);
     await shoot(page, 'billing');
     await expectLedgerClean(redis, [owner.accountId]);
   });
@@ -508,19 +524,27 @@ describe('Billing, Pricing, Profile', () => {
   it('CON-11 the pricing table shows every visible model with its prices in the account currency', async () => {
     await page.getByRole('link', { name: 'Pricing' }).click();
     await page.getByRole('heading', { name: 'Pricing' }).waitFor();
-    await expect(page.title()).resolves.toBe('Pricing');
+    await expect.poll(() => page.title(), POLL).toBe('Pricing');
     const llama = page.locator('tbody tr', { hasText: 'Meta-Llama/Llama-3.1-8B-Instruct' });
-    await expect(llama.locator('td').allTextContents()).resolves.toEqual([
-      'Text',
-      '131,072',
-      expect.stringMatching(/USD/),
-      expect.stringMatching(/USD/),
-      expect.stringMatching(/USD/),
-      'Available',
-    ]);
-    await expect(page.locator('tbody tr', { hasText: 'Coming Soon' }).count()).resolves.toBeGreaterThan(0);
-    await expect(page.locator('tbody tr', { hasText: 'per image' }).count()).resolves.toBeGreaterThan(0);
-    await expect(page.locator('tbody tr', { hasText: 'per second' }).count()).resolves.toBeGreaterThan(0);
+    await expect
+      .poll(() => llama.locator('td').allTextContents(), POLL)
+      .toEqual([
+        'Text',
+        '131,072',
+        expect.stringMatching(/USD/),
+        expect.stringMatching(/USD/),
+        expect.stringMatching(/USD/),
+        'Available',
+      ]);
+    await expect
+      .poll(() => page.locator('tbody tr', { hasText: 'Coming Soon' }).count(), POLL)
+      .toBeGreaterThan(0);
+    await expect
+      .poll(() => page.locator('tbody tr', { hasText: 'per image' }).count(), POLL)
+      .toBeGreaterThan(0);
+    await expect
+      .poll(() => page.locator('tbody tr', { hasText: 'per second' }).count(), POLL)
+      .toBeGreaterThan(0);
     await shoot(page, 'pricing');
   });
 
@@ -530,15 +554,15 @@ describe('Billing, Pricing, Profile', () => {
     const p = await other.newPage();
     await signIn(p, nomad.email, '/profile');
     await p.getByRole('heading', { name: 'Profile' }).waitFor();
-    await expect(p.getByRole('status').filter({ hasText: 'billing_currency_unset' }).count()).resolves.toBe(
-      1,
-    );
+    await expect
+      .poll(() => p.getByRole('status').filter({ hasText: 'billing_currency_unset' }).count(), POLL)
+      .toBe(1);
     await shoot(p, 'profile-no-country');
     await p.getByLabel('Country').selectOption('DE');
     await p.getByRole('button', { name: 'Save' }).click();
-    await expect.poll(() => p.getByTestId('currency').textContent()).toBe('EUR');
+    await expect.poll(() => p.getByTestId('currency').textContent(), POLL).toBe('EUR');
     await expect
-      .poll(() => p.getByRole('status').filter({ hasText: 'billing_currency_unset' }).count())
+      .poll(() => p.getByRole('status').filter({ hasText: 'billing_currency_unset' }).count(), POLL)
       .toBe(0);
     await shoot(p, 'profile');
     await other.close();
@@ -563,8 +587,8 @@ describe('Team', () => {
       await page.getByLabel('Email').fill(email);
       await page.getByRole('button', { name: 'Invite' }).click();
       // Each invitation shows its own link: wait for this one (the last one stays on screen).
-      await expect.poll(() => page.getByTestId('invitation-link').textContent()).toContain('/invite/');
-      await expect.poll(() => page.getByTestId('invitation-link').textContent()).not.toBe(lastLink);
+      await expect.poll(() => page.getByTestId('invitation-link').textContent(), POLL).toContain('/invite/');
+      await expect.poll(() => page.getByTestId('invitation-link').textContent(), POLL).not.toBe(lastLink);
       const link = (await page.getByTestId('invitation-link').textContent())!;
       lastLink = link;
       expect(link).toMatch(new RegExp(`^${platform.consoleUrl}/invite/`));
@@ -586,7 +610,7 @@ describe('Team', () => {
       await theirs.close();
     }
     await page.reload();
-    await expect.poll(() => page.locator('tbody tr').count()).toBe(3);
+    await expect.poll(() => page.locator('tbody tr').count(), POLL).toBe(3);
     await shoot(page, 'team');
 
     const remove = async (who: string, revoke: boolean) => {
@@ -594,7 +618,7 @@ describe('Team', () => {
       await dialog(page).filter({ hasText: 'Remove member?' }).waitFor();
       const box = page.getByLabel('Also revoke the API keys this member created');
       if (revoke) await box.check();
-      await expect(box.isChecked()).resolves.toBe(revoke);
+      await expect.poll(() => box.isChecked(), POLL).toBe(revoke);
       if (revoke) await shoot(page, 'team-remove');
       await page.getByRole('button', { name: 'Remove', exact: true }).last().click();
       await page.locator('tbody tr', { hasText: who }).waitFor({ state: 'detached' });
@@ -627,13 +651,15 @@ describe('every page', () => {
       await page.goto(`${platform.consoleUrl}${path}`);
       await page.getByRole('heading', { name: title, level: 1 }).waitFor();
       if (path === '/nowhere') meantRefusals++; // the page itself comes with a 404 status
-      await expect(page.title()).resolves.toBe(title);
+      await expect.poll(() => page.title(), POLL).toBe(title);
       // The skip link is the first stop of the keyboard and lands on the page's content.
       await page.keyboard.press('Tab');
-      await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Skip to content');
+      await expect
+        .poll(() => page.evaluate(() => document.activeElement?.textContent), POLL)
+        .toBe('Skip to content');
     }
     await page.goto(`${platform.consoleUrl}/docs`);
-    await expect(page.title()).resolves.toBe('API Reference');
+    await expect.poll(() => page.title(), POLL).toBe('API Reference');
     await page
       .getByText('/v1/chat/completions')
       .first()
