@@ -1,21 +1,15 @@
 // Inference API Usage's table (issue "Console" item 3): the hourly rollup rows grouped by key,
 // model or day, and the same table as CSV. Pure: the route reads the rollups and the key names.
 import { formatNano } from '../core/money.ts';
-import type { UsageRow } from '../core/usage.ts';
+import { USAGE_COUNTS, type UsageCounts, type UsageRow } from '../core/usage.ts';
 
 export type UsageGroup = 'key' | 'model' | 'day';
 
-export interface UsageTableRow {
+export interface UsageTableRow extends UsageCounts {
   /** The key id, the model id, or the day (YYYY-MM-DD, UTC). */
   group: string;
   /** The key's name ("(deleted)" appended for a deleted key), else the group. */
   label: string;
-  requests: number;
-  inputTokens: number;
-  cachedTokens: number;
-  outputTokens: number;
-  images: number;
-  videoSeconds: number;
   /** Charged minus refunded, in the account currency (a decimal string). */
   cost: string;
 }
@@ -50,12 +44,7 @@ export function groupUsage(
       };
       groups.set(group, g);
     }
-    g.requests += r.requests;
-    g.inputTokens += r.inputTokens;
-    g.cachedTokens += r.cachedTokens;
-    g.outputTokens += r.outputTokens;
-    g.images += r.images;
-    g.videoSeconds += r.videoSeconds;
+    for (const k of USAGE_COUNTS) g[k] += r[k];
     g.nano += r.cost;
   }
   const out = [...groups.values()].map(({ nano, ...g }) => ({ ...g, cost: formatNano(nano) }));

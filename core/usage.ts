@@ -7,19 +7,32 @@ import { accountKeys } from './keyspace.ts';
 const HOUR_MS = 3_600_000;
 const PAGE = 1000;
 
-/** One hour × key × model of the hourly rollups. Costs are nano-units, net of refunds. */
-export interface UsageRow {
-  /** Start of the hour, ISO 8601 UTC. */
-  hour: string;
-  hourStartMs: number;
-  keyId: string | null;
-  model: string;
+/** What the rollups count of calls, whatever they are grouped by. */
+export interface UsageCounts {
   requests: number;
   inputTokens: number;
   cachedTokens: number;
   outputTokens: number;
   images: number;
   videoSeconds: number;
+}
+
+export const USAGE_COUNTS = [
+  'requests',
+  'inputTokens',
+  'cachedTokens',
+  'outputTokens',
+  'images',
+  'videoSeconds',
+] as const satisfies readonly (keyof UsageCounts)[];
+
+/** One hour × key × model of the hourly rollups. Costs are nano-units, net of refunds. */
+export interface UsageRow extends UsageCounts {
+  /** Start of the hour, ISO 8601 UTC. */
+  hour: string;
+  hourStartMs: number;
+  keyId: string | null;
+  model: string;
   /** Charged minus refunded in this hour. */
   cost: number;
   refunded: number;
