@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
 import { Accounts } from './accounts.ts';
+import { acknowledge, parseAnnouncement } from './announce.ts';
 import { ApiError } from './errors.ts';
 
 let server: TestRedis;
@@ -77,13 +78,19 @@ describe('Accounts', () => {
     const a = await accounts.create({ name: 'Announcer', country: 'US' });
     const sub = server.client();
     const seen: string[] = [];
-    sub.on('message', (_channel: string, id: string) => seen.push(id));
+    // Stands in for a proxy replica: each change returns only once it was applied and acknowledged.
+    sub.on('message', (_channel: string, message: string) => {
+      const { nonce, payload } = parseAnnouncement(message);
+      seen.push(payload);
+      void acknowledge(redis, nonce);
+    });
     await sub.subscribe('mp:accounts:changed');
     await accounts.grantModel(a.id, 'x/y');
+    expect(seen).toEqual([a.id]);
     await accounts.revokeModel(a.id, 'x/y');
     await accounts.setCountry(a.id, 'CA');
-    await new Promise((r) => setTimeout(r, 50));
     expect(seen).toEqual([a.id, a.id, a.id]);
+    sub.disconnect();
   });
 
   it('grants invite-only models by lowercased id', async () => {

@@ -1,6 +1,8 @@
 // Accounts: the owner of keys, balance and usage. Console users are members of accounts
 // (core/team.ts); keys belong to the account, not to the member who created them (KEY-7).
+
 import type { Redis } from 'ioredis';
+import { announce } from './announce.ts';
 import { currencyForCountry } from './currency.ts';
 import { ApiError, invalidRequest } from './errors.ts';
 import { newId } from './ids.ts';
@@ -158,7 +160,7 @@ export class Accounts {
 
   /** Proxies cache an account's currency and grants with its keys; this tells them to reload. */
   private async announce(accountId: string): Promise<void> {
-    await this.redis.publish(channels.accountChanged, accountId);
+    await announce(this.redis, channels.accountChanged, accountId);
   }
 
   async grants(accountId: string): Promise<Set<string>> {

@@ -83,6 +83,8 @@ export const globalKeys = {
   keyByHash: (sha256hex: string) => `mp:keyhash:${sha256hex}`,
   /** string per hash of a rotated-away or deleted secret: blocks importing it again (KEY-6) */
   retiredKeyHash: (sha256hex: string) => `mp:keyhash-retired:${sha256hex}`,
+  /** counter per announcement nonce (expiring): how many receivers applied it (core/announce.ts) */
+  announceAcks: (nonce: string) => `mp:announce-acks:${nonce}`,
   /** hash lower(model id) → catalogue entry JSON */
   catalogue: 'mp:catalogue',
   /** users: email → userId, and user hashes */
@@ -125,7 +127,10 @@ export const globalKeys = {
   stripeEvent: (eventId: string) => `mp:stripe-event:${eventId}`,
 } as const;
 
-/** Pub/sub channels. */
+/**
+ * Pub/sub channels. The key and account channels carry `<nonce> <payload>` (core/announce.ts): each
+ * receiver acknowledges, and the change returns only once every receiver applied it.
+ */
 export const channels = {
   /** payload: sha256 hex of a secret that stopped working (rotate/delete) */
   keyInvalidated: 'mp:keys:invalidated',

@@ -2,9 +2,11 @@
 // app against their own Redis and simulator. Layout (fastify/demo style): cross-cutting plugins at
 // the root (request id first: every response carries it), then the `/v1` API scope where auth is
 // attached once, then the public operational routes.
+
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { Accounts } from '../core/accounts.ts';
+import { acknowledge, parseAnnouncement } from '../core/announce.ts';
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
 import { ApiKeys } from '../core/keys/index.ts';
@@ -116,7 +118,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     ),
     ttlMs: config.PROXY_KEY_CACHE_MS,
   });
-  await subscribeInvalidations(deps.subscriber, keyCache, (err) =>
+  await subscribeInvalidations(deps.redis, deps.subscriber, keyCache, (err) =>
     app.log.error({ err }, 'key invalidation'),
   );
 
@@ -206,20 +208,29 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
 }
 
 /**
- * Rotate and delete publish the dead secret's hash; applying it aborts this replica's requests
- * made with it. A spend-limit change publishes the key's hash on keyChanged: the cached lookup is
- * dropped and its requests go on. A currency or grant change names the account: its cached principals are dropped so
- * the next request sees the change. After a reconnect, messages may have been missed, so the whole cache is dropped.
+ * Rotate and delete announce the dead secret's hash: applying it aborts this replica's requests made
+ * with it. A spend-limit change announces the key's hash on keyChanged: the cached lookup is dropped
+ * and its requests go on. A currency or grant change names the account: its cached principals are
+ * dropped so the next request sees the change. Each is acknowledged once applied: the change returns
+ * only then (core/announce.ts). After a reconnect messages may have been missed: the cache is dropped.
  */
 async function subscribeInvalidations(
+  redis: Redis,
   subscriber: Redis,
   keyCache: KeyCache,
   onError: (err: unknown) => void,
 ): Promise<void> {
+  const appliers: Record<string, (payload: string) => void> = {
+    [channels.keyInvalidated]: (hash) => keyCache.invalidate(hash),
+    [channels.keyChanged]: (hash) => keyCache.refresh(hash),
+    [channels.accountChanged]: (accountId) => keyCache.forgetAccount(accountId),
+  };
   subscriber.on('message', (channel: string, message: string) => {
-    if (channel === channels.keyInvalidated) keyCache.invalidate(message);
-    else if (channel === channels.keyChanged) keyCache.refresh(message);
-    else if (channel === channels.accountChanged) keyCache.forgetAccount(message);
+    const apply = appliers[channel];
+    if (apply === undefined) return;
+    const { nonce, payload } = parseAnnouncement(message);
+    apply(payload);
+    acknowledge(redis, nonce).catch(onError);
   });
   let connectedOnce = false;
   subscriber.on('ready', () => {

@@ -1,7 +1,9 @@
 // The API key record as stored (one hash per key under the account tag) and the operations that
 // need no key-encryption key: reading, listing and revoking. Accounts.removeMember revokes through
 // here, so it does not have to hold the KEK.
+
 import type { Redis } from 'ioredis';
+import { announce } from '../announce.ts';
 import { invalidRequest } from '../errors.ts';
 import { accountKeys, channels, globalKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
@@ -133,7 +135,7 @@ export async function listKeyRecords(
  */
 export async function retireSecretHash(redis: Redis, hash: string, ref: string): Promise<void> {
   await Promise.all([redis.del(globalKeys.keyByHash(hash)), redis.set(globalKeys.retiredKeyHash(hash), ref)]);
-  await redis.publish(channels.keyInvalidated, hash);
+  await announce(redis, channels.keyInvalidated, hash);
 }
 
 /** Soft delete (KEY-6). Deleting an already deleted key changes nothing. */

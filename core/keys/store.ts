@@ -8,7 +8,9 @@
 // - authenticate() requires the record to be active AND to hold that very secret hash, so a rotated
 //   or deleted secret fails the instant the record script commits; the lookup entry is removed
 //   right after and the invalidation is published.
+
 import type { Redis } from 'ioredis';
+import { announce } from '../announce.ts';
 import { keyMonthSpend } from '../billing/key-spend.ts';
 import { open, seal } from '../crypto.ts';
 import { ApiError, invalidRequest } from '../errors.ts';
@@ -106,7 +108,7 @@ export class ApiKeys {
       [limit === null ? '' : limit],
     )) as [string, string?];
     if (result[0] !== 'ok') throw keyNotFound(keyId);
-    if (result[1]) await this.redis.publish(channels.keyChanged, result[1]);
+    if (result[1]) await announce(this.redis, channels.keyChanged, result[1]);
     const key = await this.get(accountId, keyId);
     return key!;
   }
