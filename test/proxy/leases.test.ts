@@ -92,8 +92,14 @@ describe('credit leases', () => {
     const c = t.client(a.secret);
     for (let i = 0; i < 4; i++)
       await c.chat.completions.create({ model: CHAT_MODEL, messages, max_tokens: 5 });
-    await new Promise((r) => setTimeout(r, 100));
-    const b = await t.metering.balance(a.accountId);
+    // The lease grows in the background after a call: wait until it holds money and stopped moving.
+    let b = await t.metering.balance(a.accountId);
+    for (let i = 0; i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const now = await t.metering.balance(a.accountId);
+      if (now.held > 0 && now.held === b.held) break;
+      b = now;
+    }
     const lease = b.held;
     expect(lease).toBeGreaterThan(0); // a lease is held…
     expect(lease).toBeLessThanOrEqual(200_000); // …within PROXY_LEASE_MAX

@@ -10,6 +10,7 @@ import { buildProxyApp, type ProxyApp } from '../../proxy/app.ts';
 import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
 import { type FixedEngine, startFixedEngine } from '../helpers/fixed-engine.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
+import { until } from '../helpers/until.ts';
 import { ALIAS_MODEL, CHAT_MODEL, EMBED_MODEL, type Harness, startHarness, tempDataDir } from './harness.ts';
 
 const messages = [{ role: 'user' as const, content: 'hi' }];
@@ -265,7 +266,8 @@ describe('vision prompts', () => {
       calls.push(
         await c.chat.completions.create({ model: VISION, messages: prompt, max_tokens: 20 }).withResponse(),
       );
-      await sleep(50); // the lease grows in the background
+      // The lease starts and grows in the background: the next call carves from it once it holds money.
+      await until(() => v.proxy.ctx.billing.leases!.freeOf(a.accountId) > 0, 'the lease holds money');
     }
     await v.settled(a.accountId);
     const entries = await usageRecords(v.redis.client(), a.accountId, { count: 5 });

@@ -33,6 +33,7 @@ describe('Redis outage', () => {
       await call();
       await sleep(30); // the lease grows in the background
     }
+    await until(() => h.proxy.ctx.billing.leases!.freeOf(a.accountId) > 0, 'the lease holds money');
     await h.redis.kill();
     // Carved from the lease in memory: served, its settlement journaled and waiting.
     await call();
