@@ -124,7 +124,7 @@ export class Accounts {
         'country',
       );
     }
-    await this.announce(id);
+    await this.announceChange(id);
     return (await this.get(id))!;
   }
 
@@ -150,16 +150,16 @@ export class Accounts {
   async grantModel(accountId: string, modelId: string): Promise<void> {
     await this.mustExist(accountId);
     await this.redis.sadd(accountKeys(accountId).grants, modelId.toLowerCase());
-    await this.announce(accountId);
+    await this.announceChange(accountId);
   }
 
   async revokeModel(accountId: string, modelId: string): Promise<void> {
     await this.redis.srem(accountKeys(accountId).grants, modelId.toLowerCase());
-    await this.announce(accountId);
+    await this.announceChange(accountId);
   }
 
   /** Proxies cache an account's currency and grants with its keys; this tells them to reload. */
-  private async announce(accountId: string): Promise<void> {
+  private async announceChange(accountId: string): Promise<void> {
     await announce(this.redis, channels.accountChanged, accountId);
   }
 
