@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
-import { Metering, type UsageRecord } from './billing/metering.ts';
+import { Metering } from './billing/metering.ts';
+import type { UsageRecord } from './billing/script-args.ts';
 import { newId } from './ids.ts';
 import { accountKeys } from './keyspace.ts';
 import { recomputeBalanceFromStream, usageRecords, usageReport } from './usage.ts';

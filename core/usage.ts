@@ -1,7 +1,7 @@
 // Reading usage back: hourly rollups for reports, the usage stream for records and for the audit
 // that recomputes a balance. The writers are the metering scripts (core/billing/lua).
 import type { Redis } from 'ioredis';
-import type { UsageRecord } from './billing/metering.ts';
+import type { UsageRecord } from './billing/script-args.ts';
 import { accountKeys } from './keyspace.ts';
 
 const HOUR_MS = 3_600_000;

@@ -4,11 +4,8 @@ export {
   type ChargeResult,
   Metering,
   type MeteringOptions,
-  nano,
   type ReserveResult,
   type SettleResult,
-  type UsageRecord,
-  usageArgs,
   type Voided,
 } from './metering.ts';
 export {
@@ -19,6 +16,7 @@ export {
   textHold,
   videoCost,
 } from './pricing.ts';
+export { nano, type UsageRecord, usageArgs } from './script-args.ts';
 export {
   DEFAULT_SERVICE_PRODUCT,
   type ServiceCharge,

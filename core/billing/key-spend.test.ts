@@ -13,7 +13,8 @@ import { accountKeys } from '../keyspace.ts';
 import { checkAccountLedger } from '../ledger.ts';
 import { keyMonthSpend, spendMonth } from './key-spend.ts';
 import { LeaseMetering } from './leases.ts';
-import { Metering, type UsageRecord } from './metering.ts';
+import { Metering } from './metering.ts';
+import type { UsageRecord } from './script-args.ts';
 import { sweepDueHolds } from './sweeper.ts';
 
 const JAN = Date.UTC(2025, 0, 31, 23, 0, 0);

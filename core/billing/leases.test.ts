@@ -9,7 +9,8 @@ import { newId } from '../ids.ts';
 import { accountKeys } from '../keyspace.ts';
 import { recomputeBalanceFromStream, usageRecords, usageReport } from '../usage.ts';
 import { LeaseMetering, type LeaseSettleRecord } from './leases.ts';
-import { Metering, type UsageRecord } from './metering.ts';
+import { Metering } from './metering.ts';
+import type { UsageRecord } from './script-args.ts';
 import { sweepDueHolds } from './sweeper.ts';
 
 const T0 = Date.UTC(2025, 0, 15, 10, 0, 0);

@@ -6,7 +6,8 @@
 import type { Redis } from 'ioredis';
 import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
 import { spendMonth } from './key-spend.ts';
-import { nano, ttl, type UsageRecord, usageArgs, type Voided } from './metering.ts';
+import type { Voided } from './metering.ts';
+import { nano, ttl, type UsageRecord, usageArgs } from './script-args.ts';
 import { scripts } from './scripts.ts';
 
 const HOUR_MS = 3_600_000;

@@ -6,7 +6,8 @@ import { newId } from '../ids.ts';
 import { accountKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
 import { recomputeBalanceFromStream, usageRecords, usageReport } from '../usage.ts';
-import { Metering, type UsageRecord } from './metering.ts';
+import { Metering } from './metering.ts';
+import type { UsageRecord } from './script-args.ts';
 
 const T0 = Date.UTC(2025, 0, 15, 10, 0, 0);
 const chat = (keyId: string | null, extra: Partial<UsageRecord> = {}): UsageRecord => ({

@@ -6,20 +6,8 @@ import { ApiError } from '../errors.ts';
 import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
 import { type KeySpend, spendMonth } from './key-spend.ts';
+import { nano, ttl, type UsageRecord, usageArgs } from './script-args.ts';
 import { scripts } from './scripts.ts';
-
-export interface UsageRecord {
-  keyId: string | null;
-  model: string;
-  /** `service`: a charge of the service ledger API (not an API call; kept out of the rollups). */
-  kind: 'chat' | 'embedding' | 'image' | 'video' | 'service';
-  inputTokens?: number;
-  cachedTokens?: number;
-  outputTokens?: number;
-  images?: number;
-  videoSeconds?: number;
-  requestId?: string;
-}
 
 /** Expired holds a script voided on its way (their owners are gone): calls' holds and leases. */
 export interface Voided {
@@ -331,49 +319,6 @@ export class Metering {
 /** A script's limit, spent, held triple from index `i` of its reply. */
 function keySpendAt(r: readonly number[], i: number): KeySpend {
   return { limit: r[i]!, spent: r[i + 1]!, held: r[i + 2]! };
-}
-
-export function nano(name: string, v: number): void {
-  if (!Number.isSafeInteger(v) || v < 0 || v > MAX_SAFE_NANO) {
-    throw new RangeError(`${name} must be a non-negative integer of nano-units below 2^53, got ${v}`);
-  }
-}
-
-export function ttl(ms: number): void {
-  if (!Number.isSafeInteger(ms) || ms <= 0) throw new RangeError('ttlMs must be a positive integer');
-}
-
-function count(name: string, v: number | undefined): string {
-  if (v === undefined) return '';
-  if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`usage.${name} must be a non-negative integer`);
-  return String(v);
-}
-
-/** The usage block in the order common.lua's read_usage expects. */
-export function usageArgs(u: UsageRecord): string[] {
-  if (u.model.length === 0) throw new RangeError('usage.model is required');
-  let vsec = '';
-  let vms = '';
-  if (u.videoSeconds !== undefined) {
-    if (!Number.isFinite(u.videoSeconds) || u.videoSeconds < 0) {
-      throw new RangeError('usage.videoSeconds must be a non-negative number');
-    }
-    // Rollups count integers, so video time is summed in milliseconds.
-    vsec = String(u.videoSeconds);
-    vms = String(Math.round(u.videoSeconds * 1000));
-  }
-  return [
-    u.keyId ?? '',
-    u.model,
-    u.kind,
-    count('inputTokens', u.inputTokens),
-    count('cachedTokens', u.cachedTokens),
-    count('outputTokens', u.outputTokens),
-    count('images', u.images),
-    vsec,
-    vms,
-    u.requestId ?? '',
-  ];
 }
 
 /** The ledger scripts' refusals, as errors a caller can act on. */
