@@ -4,6 +4,8 @@
 // key authenticating once more, seen in CI on a loaded machine). So each receiver acknowledges
 // after applying (a counter per announcement), and `announce` returns once as many receivers as
 // PUBLISH counted have — bounded by `waitMs`, so a replica that dies meanwhile cannot hang an admin.
+// (On Redis Cluster PUBLISH counts the receiving node's subscribers only: replicas subscribed through
+// other nodes are then not waited for, which is the plain pub/sub of before, never a hang.)
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { globalKeys } from './keyspace.ts';
