@@ -42,6 +42,9 @@ class LinkedAbort implements RequestAbort {
     };
     this.onKeyDead = (reason) => this.cancel.abort(reason);
     reply.raw.once('close', this.onClose);
+    // The client may have gone already (during authentication or the body's parsing): its 'close'
+    // has been and gone, and the engine call would run for nobody.
+    if (reply.raw.destroyed) this.onClose();
     if (lease.reason !== null) this.cancel.abort(lease.reason);
     else lease.onDead = this.onKeyDead;
   }

@@ -25,6 +25,13 @@ let url: string;
 let root: string;
 let serverSide: ReturnType<typeof watchConnections>;
 let outcome: { form?: UploadForm; error?: unknown; dir?: string };
+let lateEntered = false;
+
+/** Polls `check` (the server side of a loopback test) for up to 10 s: long enough for a loaded CI. */
+async function waitFor(check: () => boolean): Promise<void> {
+  for (const until = Date.now() + 10_000; !check() && Date.now() < until; )
+    await new Promise((r) => setTimeout(r, 5));
+}
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'mp-upload-'));
@@ -54,6 +61,24 @@ beforeAll(async () => {
         fields: outcome.form.fields,
         files: outcome.form.files.map((f) => ({ ...f, content: readFileSync(f.path, 'latin1') })),
       };
+    });
+  });
+  // The same reader, started only once the client has gone (as when it leaves while the route
+  // still awaits the spool folder): it must answer, not wait for a body that will never end.
+  await app.register(async (scope) => {
+    acceptUploads(scope);
+    scope.post('/upload-late', { config: { dialect: 'openai' } }, async (request, reply) => {
+      lateEntered = true;
+      if (!request.raw.destroyed) await new Promise((r) => request.raw.once('close', r));
+      const dir = join(root, request.id);
+      outcome = { dir };
+      try {
+        outcome.form = await readUploadForm(request, reply, { dir, limits: LIMITS });
+      } catch (err) {
+        outcome.error = err;
+        throw err;
+      }
+      return {};
     });
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -146,17 +171,34 @@ describe('readUploadForm', () => {
     expect(existsSync(outcome.dir!)).toBe(false);
   });
 
-  it('a client that goes away mid-file leaves no spool behind', async () => {
-    outcome = {};
+  /** Sends a request's headers and the start of a file to `path`, and leaves the socket open. */
+  const startUpload = async (path: string) => {
     const socket = connect({ host: '127.0.0.1', port: Number(new URL(url).port) });
     await new Promise((r) => socket.once('connect', r));
     const part = `--b\r\nContent-Disposition: form-data; name="f"; filename="a"\r\n\r\n${'x'.repeat(500)}`;
     socket.write(
-      `POST /upload HTTP/1.1\r\nhost: x\r\ncontent-type: multipart/form-data; boundary=b\r\ncontent-length: 100000\r\n\r\n${part}`,
+      `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: multipart/form-data; boundary=b\r\ncontent-length: 100000\r\n\r\n${part}`,
     );
-    for (let i = 0; i < 200 && outcome.dir === undefined; i++) await new Promise((r) => setTimeout(r, 5));
+    return socket;
+  };
+
+  it('a client that goes away mid-file leaves no spool behind', async () => {
+    outcome = {};
+    const socket = await startUpload('/upload');
+    await waitFor(() => outcome.dir !== undefined);
     socket.destroy();
-    for (let i = 0; i < 200 && outcome.error === undefined; i++) await new Promise((r) => setTimeout(r, 5));
+    await waitFor(() => outcome.error !== undefined);
+    expect((outcome.error as Error).name).toBe('ClientClosedError');
+    expect(existsSync(outcome.dir!)).toBe(false);
+  });
+
+  it('a client gone before the reading starts is answered too: no hung request, no spool left', async () => {
+    outcome = {};
+    lateEntered = false;
+    const socket = await startUpload('/upload-late');
+    await waitFor(() => lateEntered);
+    socket.destroy();
+    await waitFor(() => outcome.error !== undefined);
     expect((outcome.error as Error).name).toBe('ClientClosedError');
     expect(existsSync(outcome.dir!)).toBe(false);
   });

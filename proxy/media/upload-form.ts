@@ -188,6 +188,12 @@ class UploadReader {
     raw.on('end', this.onEnd);
     raw.on('aborted', this.onAborted);
     raw.on('error', this.onAborted);
+    // The client may have gone before these listeners were attached (while the route awaited the
+    // spool folder): 'aborted' has been and gone, and the body, discarded, would never end.
+    if (raw.destroyed) {
+      this.fail(new ClientClosedError());
+      return promise;
+    }
     raw.resume();
     return promise;
   }

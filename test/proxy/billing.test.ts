@@ -1,10 +1,12 @@
 // Credits through the proxy (BILL-5, BILL-6, KEY-10): holds, lowered max_tokens near the limit,
 // exact per-key attribution, and the balance equal to the usage records after a concurrent run.
+import { connect } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDecimalToNano } from '../../core/money.ts';
 import { recomputeBalanceFromStream, usageRecords } from '../../core/usage.ts';
 import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
+import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, EMBED_MODEL, type Harness, startHarness } from './harness.ts';
 
 let h: Harness;
@@ -101,6 +103,35 @@ describe('billing', () => {
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect((err as InstanceType<typeof OpenAI.APIError>).code).toBe('insufficient_quota');
     expect(await h.settled(a.accountId)).toMatchObject({ balance: promptBound - 1 });
+  });
+
+  it('BILL-5 a client gone while the proxy was still authenticating it: no engine call, nothing charged', async () => {
+    const a = await h.newAccount({ credit: '1' });
+    const marker = `gone before the engine ${a.accountId}`;
+    const body = JSON.stringify({ model: CHAT_MODEL, messages: [{ role: 'user', content: marker }] });
+    // Redis answers nobody for a while, so the proxy is still authenticating the (uncached) key
+    // when the client sends its call and leaves.
+    const admin = h.redis.client();
+    await admin.call('CLIENT', 'PAUSE', '800', 'ALL');
+    const socket = connect({ host: '127.0.0.1', port: Number(new URL(h.baseURL).port) });
+    await new Promise((r) => socket.once('connect', r));
+    socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${a.secret}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    socket.destroy();
+    await admin.call('CLIENT', 'UNPAUSE');
+    admin.disconnect();
+    // The proxy goes on once Redis answers; give the request time to run its course.
+    await new Promise((r) => setTimeout(r, 500));
+    const reached = h.sims
+      .flatMap((s) => s.received())
+      .filter((x) => JSON.stringify(x.json).includes(marker));
+    expect(reached).toEqual([]);
+    expect(await h.settled(a.accountId)).toMatchObject({ balance: 1_000_000_000, held: 0 });
+    const entries = await usageRecords(h.redis.client(), a.accountId, { count: 5 });
+    expect(entries.map((e) => e.type)).toEqual(['topup']);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
   it('KEY-10 BILL-5 after a mixed concurrent run the balance equals top-up minus the usage records, per key exactly', async () => {
