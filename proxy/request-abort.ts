@@ -41,10 +41,9 @@ class LinkedAbort implements RequestAbort {
       if (!reply.raw.writableFinished) this.cancel.abort(new ClientClosedError());
     };
     this.onKeyDead = (reason) => this.cancel.abort(reason);
-    reply.raw.once('close', this.onClose);
-    // The client may have gone already (during authentication or the body's parsing): its 'close'
-    // has been and gone, and the engine call would run for nobody.
-    if (reply.raw.destroyed) this.onClose();
+    // The client may have gone already (during an await before the route got here): the engine
+    // call would otherwise run for nobody.
+    whenClosed(reply, this.onClose);
     if (lease.reason !== null) this.cancel.abort(lease.reason);
     else lease.onDead = this.onKeyDead;
   }
@@ -57,6 +56,15 @@ class LinkedAbort implements RequestAbort {
     this.reply.raw.removeListener('close', this.onClose);
     if (this.lease.onDead === this.onKeyDead) this.lease.onDead = null;
   }
+}
+
+/**
+ * Calls `f` once the response is closed — finished, or cut by the client — and at once if it is
+ * already: a listener attached after an await would otherwise miss a 'close' that has been and gone.
+ */
+export function whenClosed(reply: FastifyReply, f: () => void): void {
+  if (reply.raw.destroyed) f();
+  else reply.raw.once('close', f);
 }
 
 export function linkRequestAbort(request: FastifyRequest, reply: FastifyReply): RequestAbort {

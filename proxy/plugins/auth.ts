@@ -8,6 +8,7 @@ import type { KeyCache, KeyLease, Principal } from '../auth/key-cache.ts';
 import { bearerSecret } from '../auth/principal.ts';
 import type { RetiredKeys } from '../auth/retired.ts';
 import type { Dialect } from '../dialects/index.ts';
+import { whenClosed } from '../request-abort.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -74,8 +75,9 @@ export const authPlugin = fp(
       request.principal = principal;
       const lease = opts.keyCache.track(principal.secretHash);
       request.keyLease = lease;
-      // 'close' follows both a finished response and a client that went away.
-      reply.raw.once('close', () => lease.untrack());
+      // Let go of the key when the response closes (finished or cut; the client may have gone
+      // while the key was looked up).
+      whenClosed(reply, () => lease.untrack());
     });
   },
   { name: 'auth' },

@@ -131,6 +131,8 @@ describe('billing', () => {
     expect(await h.settled(a.accountId)).toMatchObject({ balance: 1_000_000_000, held: 0 });
     const entries = await usageRecords(h.redis.client(), a.accountId, { count: 5 });
     expect(entries.map((e) => e.type)).toEqual(['topup']);
+    // …and the proxy let go of the request: its hold on the key is not kept for a socket long gone.
+    expect(h.proxy.ctx.keyCache.trackedCount()).toBe(0);
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
