@@ -6,6 +6,7 @@ import { ApiError, api, type KeyRow, type Me } from '../api.ts';
 import { CopyButton } from '../copy.tsx';
 import { Dialog } from '../Dialog.tsx';
 import { date, money } from '../format.ts';
+import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { navigate } from '../router.tsx';
 import { Snippets } from '../Snippets.tsx';
 import { useTitle } from '../title.ts';
@@ -63,67 +64,47 @@ export function ApiManagement({ me }: { me: Me }) {
           Generate New Key
         </button>
       </div>
-      <p className="error" role="alert">
-        {error}
-      </p>
-      <div className="scroll">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Key</th>
-              <th scope="col">Created Date</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(keys ?? []).map((k) => (
-              <tr key={k.id} data-key-id={k.id}>
-                <td>
-                  {k.name}
-                  {k.spendLimit != null && (
-                    <div className="muted small" data-testid="limit">
-                      {money(k.monthSpend ?? '0', currency)} of {money(k.spendLimit, currency)} this month
-                    </div>
-                  )}
-                </td>
-                <td>
-                  <code className="masked">{k.key}</code>
-                </td>
-                <td>{date(k.createdAt)}</td>
-                <td className="actions">
-                  <button
-                    type="button"
-                    onClick={() =>
-                      act(async () => setOpen({ kind: 'shown', name: k.name, secret: await api.show(k.id) }))
-                    }
-                  >
-                    Show Key
-                  </button>
-                  <button
-                    type="button"
-                    onClick={() => setOpen({ kind: 'confirm', action: 'rotate', key: k })}
-                  >
-                    Rotate Key
-                  </button>
-                  <button
-                    type="button"
-                    onClick={() => setOpen({ kind: 'confirm', action: 'delete', key: k })}
-                  >
-                    Delete Key
-                  </button>
-                  <button type="button" onClick={() => navigate(`/usage?keyId=${encodeURIComponent(k.id)}`)}>
-                    View Usage
-                  </button>
-                  <button type="button" onClick={() => setOpen({ kind: 'limit', key: k })}>
-                    Spend Limit
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <ErrorLine error={error} />
+      <ScrollTable head={['Name', 'Key', 'Created Date', 'Actions']}>
+        {(keys ?? []).map((k) => (
+          <tr key={k.id} data-key-id={k.id}>
+            <td>
+              {k.name}
+              {k.spendLimit != null && (
+                <div className="muted small" data-testid="limit">
+                  {money(k.monthSpend ?? '0', currency)} of {money(k.spendLimit, currency)} this month
+                </div>
+              )}
+            </td>
+            <td>
+              <code className="masked">{k.key}</code>
+            </td>
+            <td>{date(k.createdAt)}</td>
+            <td className="actions">
+              <button
+                type="button"
+                onClick={() =>
+                  act(async () => setOpen({ kind: 'shown', name: k.name, secret: await api.show(k.id) }))
+                }
+              >
+                Show Key
+              </button>
+              <button type="button" onClick={() => setOpen({ kind: 'confirm', action: 'rotate', key: k })}>
+                Rotate Key
+              </button>
+              <button type="button" onClick={() => setOpen({ kind: 'confirm', action: 'delete', key: k })}>
+                Delete Key
+              </button>
+              <button type="button" onClick={() => navigate(`/usage?keyId=${encodeURIComponent(k.id)}`)}>
+                View Usage
+              </button>
+              <button type="button" onClick={() => setOpen({ kind: 'limit', key: k })}>
+                Spend Limit
+              </button>
+            </td>
+          </tr>
+        ))}
+      </ScrollTable>
       {keys !== null && keys.length === 0 && <p>No active keys. Generate one to call the API.</p>}
 
       <Snippets base={me.apiBaseUrl} />
@@ -254,9 +235,7 @@ function GenerateKey(props: {
             }}
           />
         </label>
-        <p id="generate-error" className="error" role="alert">
-          {error?.message}
-        </p>
+        <ErrorLine id="generate-error" error={error?.message} />
         <div className="row">
           <button type="button" onClick={props.onCancel}>
             Cancel
@@ -312,9 +291,7 @@ function SpendLimit(props: {
             }}
           />
         </label>
-        <p id="limit-error" className="error" role="alert">
-          {error}
-        </p>
+        <ErrorLine id="limit-error" error={error} />
         <div className="row">
           <button type="button" onClick={props.onCancel}>
             Cancel

@@ -5,6 +5,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { api, type Balance, type Ledger, type Me, type TopUpRequest } from '../api.ts';
 import { DateRange } from '../DateRange.tsx';
 import { count, dateTime, isoDay, money } from '../format.ts';
+import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { useLocation } from '../router.tsx';
 import { useTitle } from '../title.ts';
 
@@ -70,28 +71,16 @@ export function Billing({ me }: { me: Me }) {
       {requests.length > 0 && (
         <section aria-labelledby="requests-heading">
           <h2 id="requests-heading">Top-up requests</h2>
-          <div className="scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Requested</th>
-                  <th scope="col">Amount</th>
-                  <th scope="col">How</th>
-                  <th scope="col">Status</th>
-                </tr>
-              </thead>
-              <tbody>
-                {requests.map((r) => (
-                  <tr key={r.id}>
-                    <td>{dateTime(r.createdAt)}</td>
-                    <td>{money(r.amount, currency)}</td>
-                    <td>{PROVIDER_NAMES[r.provider] ?? r.provider}</td>
-                    <td data-testid="topup-status">{r.status}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <ScrollTable head={['Requested', 'Amount', 'How', 'Status']}>
+            {requests.map((r) => (
+              <tr key={r.id}>
+                <td>{dateTime(r.createdAt)}</td>
+                <td>{money(r.amount, currency)}</td>
+                <td>{PROVIDER_NAMES[r.provider] ?? r.provider}</td>
+                <td data-testid="topup-status">{r.status}</td>
+              </tr>
+            ))}
+          </ScrollTable>
         </section>
       )}
 
@@ -159,29 +148,16 @@ export function Billing({ me }: { me: Me }) {
 function LedgerTable(props: { head: string[]; rows: string[][]; empty: string }) {
   if (props.rows.length === 0) return <p className="muted">{props.empty}</p>;
   return (
-    <div className="scroll">
-      <table>
-        <thead>
-          <tr>
-            {props.head.map((h) => (
-              <th scope="col" key={h}>
-                {h}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {props.rows.map(([key, ...cells]) => (
-            <tr key={key}>
-              {cells.map((c, i) => (
-                // biome-ignore lint/suspicious/noArrayIndexKey: cells of a fixed column order
-                <td key={i}>{c}</td>
-              ))}
-            </tr>
+    <ScrollTable head={props.head}>
+      {props.rows.map(([key, ...cells]) => (
+        <tr key={key}>
+          {cells.map((c, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: cells of a fixed column order
+            <td key={i}>{c}</td>
           ))}
-        </tbody>
-      </table>
-    </div>
+        </tr>
+      ))}
+    </ScrollTable>
   );
 }
 
@@ -243,9 +219,7 @@ function TopUp(props: { currency: string; providers: string[]; onRequested: () =
           Top up
         </button>
       </form>
-      <p className="error" role="alert">
-        {error}
-      </p>
+      <ErrorLine error={error} />
       <p role="status">{status}</p>
     </section>
   );

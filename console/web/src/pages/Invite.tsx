@@ -2,6 +2,7 @@
 // invited user, with that user's password, or as a new user who sets a password here.
 import { useEffect, useState } from 'react';
 import { api, type InvitationOffer, type Me } from '../api.ts';
+import { ErrorLine } from '../parts.tsx';
 import { navigate } from '../router.tsx';
 import { useTitle } from '../title.ts';
 
@@ -70,9 +71,7 @@ export function Invite(props: { token: string; me: Me | null; onMe: (me: Me) => 
           </button>
         </form>
       )}
-      <p className="error" role="alert">
-        {error}
-      </p>
+      <ErrorLine error={error} />
     </main>
   );
 }

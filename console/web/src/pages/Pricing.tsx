@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'react';
 import { api, type Me, type PricedModel } from '../api.ts';
 import { count, money } from '../format.ts';
+import { ScrollTable } from '../parts.tsx';
 import { useTitle } from '../title.ts';
 
 const AVAILABILITY: Record<string, string> = {
@@ -51,43 +52,28 @@ export function Pricing({ me }: { me: Me }) {
         rate); images per generation; video per second of output, charged when the job is created.
         {currency ? ` Prices in ${currency}.` : ''}
       </p>
-      <div className="scroll">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Model</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Context</th>
-              <th scope="col">Input / price</th>
-              <th scope="col">Cached</th>
-              <th scope="col">Output</th>
-              <th scope="col">Availability</th>
+      <ScrollTable head={['Model', 'Kind', 'Context', 'Input / price', 'Cached', 'Output', 'Availability']}>
+        {(models ?? []).map((m) => {
+          const [a, b, c] = prices(m, currency);
+          return (
+            <tr key={m.id}>
+              <th scope="row">
+                <code>{m.id}</code>
+              </th>
+              <td>{KINDS[m.kind] ?? m.kind}</td>
+              <td>{m.contextLength === null ? '—' : count(m.contextLength)}</td>
+              <td>{a}</td>
+              <td>{b || '—'}</td>
+              <td>{c || '—'}</td>
+              <td>
+                <span className={`badge ${m.availability}`}>
+                  {AVAILABILITY[m.availability] ?? m.availability}
+                </span>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {(models ?? []).map((m) => {
-              const [a, b, c] = prices(m, currency);
-              return (
-                <tr key={m.id}>
-                  <th scope="row">
-                    <code>{m.id}</code>
-                  </th>
-                  <td>{KINDS[m.kind] ?? m.kind}</td>
-                  <td>{m.contextLength === null ? '—' : count(m.contextLength)}</td>
-                  <td>{a}</td>
-                  <td>{b || '—'}</td>
-                  <td>{c || '—'}</td>
-                  <td>
-                    <span className={`badge ${m.availability}`}>
-                      {AVAILABILITY[m.availability] ?? m.availability}
-                    </span>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+          );
+        })}
+      </ScrollTable>
       {models !== null && models.length === 0 && (
         <p>
           {currency

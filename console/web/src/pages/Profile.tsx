@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'react';
 import { api, type Me, type Profile as ProfileView } from '../api.ts';
 import { countryName } from '../format.ts';
+import { ErrorLine } from '../parts.tsx';
 import { useTitle } from '../title.ts';
 
 export function Profile({ me, onMe }: { me: Me; onMe: (me: Me) => void }) {
@@ -79,9 +80,7 @@ export function Profile({ me, onMe }: { me: Me; onMe: (me: Me) => void }) {
           )}
         </fieldset>
         {!owner && <p className="small">Only the account’s owners can change the profile.</p>}
-        <p className="error" role="alert">
-          {error}
-        </p>
+        <ErrorLine error={error} />
         <p role="status">{saved}</p>
       </form>
       <p>

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { api, type Me } from '../api.ts';
+import { ErrorLine } from '../parts.tsx';
 import { useTitle } from '../title.ts';
 
 export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
@@ -31,9 +32,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
           Password
           <input name="password" type="password" autoComplete="current-password" required />
         </label>
-        <p className="error" role="alert">
-          {error}
-        </p>
+        <ErrorLine error={error} />
         <button type="submit" disabled={busy}>
           Sign in
         </button>

@@ -6,6 +6,7 @@ import { api, type Me, type Role, type TeamView } from '../api.ts';
 import { CopyButton } from '../copy.tsx';
 import { Dialog } from '../Dialog.tsx';
 import { date } from '../format.ts';
+import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { useTitle } from '../title.ts';
 
 type Member = TeamView['members'][number];
@@ -40,55 +41,40 @@ export function Team({ me }: { me: Me }) {
         API keys belong to the account, not to the member who created them: they keep working when that member
         leaves, unless you choose to revoke them.
       </p>
-      <p className="error" role="alert">
-        {error}
-      </p>
-      <div className="scroll">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Member</th>
-              <th scope="col">Role</th>
-              {owner && <th scope="col">Actions</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {(team?.members ?? []).map((m) => (
-              <tr key={m.userId} data-user-id={m.userId}>
-                <th scope="row">
-                  {m.email}
-                  {m.you && <span className="muted"> (you)</span>}
-                </th>
-                <td>
-                  {owner ? (
-                    <label className="inline">
-                      <span className="visually-hidden">Role of {m.email}</span>
-                      <select
-                        value={m.role}
-                        onChange={(e) =>
-                          act(() => api.setRole(m.userId, e.target.value as Role).then(() => {}))
-                        }
-                      >
-                        <option value="owner">owner</option>
-                        <option value="member">member</option>
-                      </select>
-                    </label>
-                  ) : (
-                    m.role
-                  )}
-                </td>
-                {owner && (
-                  <td>
-                    <button type="button" onClick={() => setRemoving(m)}>
-                      Remove
-                    </button>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <ErrorLine error={error} />
+      <ScrollTable head={owner ? ['Member', 'Role', 'Actions'] : ['Member', 'Role']}>
+        {(team?.members ?? []).map((m) => (
+          <tr key={m.userId} data-user-id={m.userId}>
+            <th scope="row">
+              {m.email}
+              {m.you && <span className="muted"> (you)</span>}
+            </th>
+            <td>
+              {owner ? (
+                <label className="inline">
+                  <span className="visually-hidden">Role of {m.email}</span>
+                  <select
+                    value={m.role}
+                    onChange={(e) => act(() => api.setRole(m.userId, e.target.value as Role).then(() => {}))}
+                  >
+                    <option value="owner">owner</option>
+                    <option value="member">member</option>
+                  </select>
+                </label>
+              ) : (
+                m.role
+              )}
+            </td>
+            {owner && (
+              <td>
+                <button type="button" onClick={() => setRemoving(m)}>
+                  Remove
+                </button>
+              </td>
+            )}
+          </tr>
+        ))}
+      </ScrollTable>
 
       {owner && (
         <section aria-labelledby="invite-heading">

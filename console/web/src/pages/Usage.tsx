@@ -6,6 +6,7 @@ import { api, type KeyRow, type Me, type UsageGroup, type UsageRow, usageQuerySt
 import { BarChart } from '../Chart.tsx';
 import { DateRange } from '../DateRange.tsx';
 import { count, isoDay, money } from '../format.ts';
+import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { navigate, useLocation } from '../router.tsx';
 import { Tabs } from '../Tabs.tsx';
 import { useTitle } from '../title.ts';
@@ -99,9 +100,7 @@ export function Usage({ me }: { me: Me }) {
           </button>
         </p>
       )}
-      <p className="error" role="alert">
-        {error}
-      </p>
+      <ErrorLine error={error} />
       <div className="row">
         <Tabs
           label="Chart figure"
@@ -127,37 +126,34 @@ export function Usage({ me }: { me: Me }) {
         idPrefix="group"
         controls="usage-table"
       />
-      <div className="scroll" id="usage-table" role="tabpanel">
-        <table>
-          <caption className="visually-hidden">Usage {group.toLowerCase()}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{group === 'By day' ? 'Day' : group === 'By key' ? 'Key' : 'Model'}</th>
-              <th scope="col">Requests</th>
-              <th scope="col">Input tokens</th>
-              <th scope="col">Cached tokens</th>
-              <th scope="col">Output tokens</th>
-              <th scope="col">Images</th>
-              <th scope="col">Video seconds</th>
-              <th scope="col">Cost{currency ? ` (${currency})` : ''}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(rows ?? []).map((r) => (
-              <tr key={r.group}>
-                <th scope="row">{r.label}</th>
-                <td>{count(r.requests)}</td>
-                <td>{count(r.inputTokens)}</td>
-                <td>{count(r.cachedTokens)}</td>
-                <td>{count(r.outputTokens)}</td>
-                <td>{count(r.images)}</td>
-                <td>{count(r.videoSeconds)}</td>
-                <td>{money(r.cost, null)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <ScrollTable
+        head={[
+          group === 'By day' ? 'Day' : group === 'By key' ? 'Key' : 'Model',
+          'Requests',
+          'Input tokens',
+          'Cached tokens',
+          'Output tokens',
+          'Images',
+          'Video seconds',
+          `Cost${currency ? ` (${currency})` : ''}`,
+        ]}
+        id="usage-table"
+        role="tabpanel"
+        caption={`Usage ${group.toLowerCase()}`}
+      >
+        {(rows ?? []).map((r) => (
+          <tr key={r.group}>
+            <th scope="row">{r.label}</th>
+            <td>{count(r.requests)}</td>
+            <td>{count(r.inputTokens)}</td>
+            <td>{count(r.cachedTokens)}</td>
+            <td>{count(r.outputTokens)}</td>
+            <td>{count(r.images)}</td>
+            <td>{count(r.videoSeconds)}</td>
+            <td>{money(r.cost, null)}</td>
+          </tr>
+        ))}
+      </ScrollTable>
       {rows !== null && rows.length === 0 && <p>No usage in this range.</p>}
     </>
   );
