@@ -1,7 +1,7 @@
 // Inference API Usage's table (issue "Console" item 3): the hourly rollup rows grouped by key,
 // model or day, and the same table as CSV. Pure: the route reads the rollups and the key names.
 import { formatNano } from '../core/money.ts';
-import { USAGE_COUNTS, type UsageCounts, type UsageRow } from '../core/usage.ts';
+import { USAGE_COUNTS, type UsageCounts, type UsageRow, zeroCounts } from '../core/usage.ts';
 
 export type UsageGroup = 'key' | 'model' | 'day';
 
@@ -33,12 +33,7 @@ export function groupUsage(
       g = {
         group,
         label,
-        requests: 0,
-        inputTokens: 0,
-        cachedTokens: 0,
-        outputTokens: 0,
-        images: 0,
-        videoSeconds: 0,
+        ...zeroCounts(),
         cost: '0',
         nano: 0,
       };

@@ -26,6 +26,11 @@ export const USAGE_COUNTS = [
   'videoSeconds',
 ] as const satisfies readonly (keyof UsageCounts)[];
 
+/** Every count at zero: a row before anything is added to it. */
+export function zeroCounts(): UsageCounts {
+  return { requests: 0, inputTokens: 0, cachedTokens: 0, outputTokens: 0, images: 0, videoSeconds: 0 };
+}
+
 /** One hour × key × model of the hourly rollups. Costs are nano-units, net of refunds. */
 export interface UsageRow extends UsageCounts {
   /** Start of the hour, ISO 8601 UTC. */
@@ -201,12 +206,7 @@ function emptyRow(hourStartMs: number, keyId: string | null, model: string): Usa
     hourStartMs,
     keyId,
     model,
-    requests: 0,
-    inputTokens: 0,
-    cachedTokens: 0,
-    outputTokens: 0,
-    images: 0,
-    videoSeconds: 0,
+    ...zeroCounts(),
     cost: 0,
     refunded: 0,
   };
