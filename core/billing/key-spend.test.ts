@@ -130,14 +130,14 @@ describe('key spend limits', () => {
     expect(await held(accountId, keyId)).toBe(0);
 
     // A hold whose owner died: the sweeper voids it, and the key may spend its share again.
-    await m.reserve({ accountId, holdId: 'req_dead', min: 1, max: 600, ttlMs: 100, keyId });
+    await m.reserve({ accountId, holdId: 'req_dead', min: 1, max: 600, ttlMs: 500, keyId });
     expect(
       await m.reserve({ accountId, holdId: 'req_x', min: 500, max: 500, ttlMs: TTL, keyId }),
     ).toMatchObject({
       ok: false,
       keyLimit: { held: 600 },
     });
-    await new Promise((res) => setTimeout(res, 150));
+    await new Promise((res) => setTimeout(res, 550));
     const voided = await sweepDueHolds(r.redis);
     expect(voided).toContainEqual({ accountId, holdId: 'req_dead', amount: 600, reason: 'hold_expired' });
     expect(await held(accountId, keyId)).toBe(0);

@@ -257,9 +257,9 @@ describe('Metering', () => {
 
   it('a reserve voids expired holds on its way, so an unswept account is not blocked, and the ledger says so', async () => {
     const a = await funded(1_000);
-    await m.reserve({ accountId: a, holdId: 'req_crashed', min: 1_000, max: 1_000, ttlMs: 300 });
+    await m.reserve({ accountId: a, holdId: 'req_crashed', min: 1_000, max: 1_000, ttlMs: 1_000 });
     expect((await m.reserve({ accountId: a, holdId: 'x', min: 1, max: 1, ttlMs: 1_000 })).ok).toBe(false);
-    await new Promise((r) => setTimeout(r, 350));
+    await new Promise((r) => setTimeout(r, 1_050));
     expect(await m.reserve({ accountId: a, holdId: 'y', min: 1, max: 1_000, ttlMs: 1_000 })).toEqual({
       ok: true,
       held: 1_000,

@@ -24,6 +24,8 @@ describe('hold sweeper', () => {
 
   it('voids what expired unrenewed (as ledger entries), re-files what was renewed, drops what was settled', async () => {
     const r = redis.client();
+    // Long enough that setting up three accounts on a loaded machine stays well inside it.
+    const TTL = 1_500;
     const metering = new Metering(r);
     const leases = new LeaseMetering(r);
     const accounts = new Accounts(r);
@@ -32,18 +34,18 @@ describe('hold sweeper', () => {
       const a = await accounts.create({ name: `a${i}`, country: 'US' });
       ids.push(a.id);
       await metering.topUp({ accountId: a.id, topUpId: `t${i}`, amount: 10_000 });
-      await metering.reserve({ accountId: a.id, holdId: 'req_dead', min: 100, max: 400, ttlMs: 300 });
-      await metering.reserve({ accountId: a.id, holdId: 'req_renewed', min: 100, max: 100, ttlMs: 300 });
-      await metering.reserve({ accountId: a.id, holdId: 'req_settled', min: 50, max: 50, ttlMs: 300 });
-      await leases.extendLease({ accountId: a.id, leaseId: 'lease_dead', add: 1_000, den: 2, ttlMs: 300 });
+      await metering.reserve({ accountId: a.id, holdId: 'req_dead', min: 100, max: 400, ttlMs: TTL });
+      await metering.reserve({ accountId: a.id, holdId: 'req_renewed', min: 100, max: 100, ttlMs: TTL });
+      await metering.reserve({ accountId: a.id, holdId: 'req_settled', min: 50, max: 50, ttlMs: TTL });
+      await leases.extendLease({ accountId: a.id, leaseId: 'lease_dead', add: 1_000, den: 2, ttlMs: TTL });
     }
     expect(await sweepDueHolds(r)).toEqual([]); // nothing is due yet
-    await sleep(150);
+    await sleep(TTL / 2);
     for (const id of ids) {
       await metering.renew(id, 60_000, ['req_renewed']);
       await metering.settle({ accountId: id, holdId: 'req_settled', cost: 50, usage: chat });
     }
-    await sleep(250);
+    await sleep(TTL / 2 + 250);
     const voided = await sweepDueHolds(r);
     const key = (v: VoidedHold) => `${v.accountId} ${v.holdId} ${v.amount} ${v.reason}`;
     expect(voided.map(key).sort()).toEqual(
