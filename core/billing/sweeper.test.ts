@@ -98,7 +98,12 @@ describe('hold sweeper', () => {
         },
       });
     const stopFirst = sweeper('first');
-    await sleep(50); // the first takes the lock
+    // The first takes the lock before the second starts.
+    for (
+      const until = Date.now() + 10_000;
+      (await r.get(globalKeys.sweeperLock)) === null && Date.now() < until;
+    )
+      await sleep(5);
     const stopSecond = sweeper('second');
     const holder = await r.get(globalKeys.sweeperLock);
     expect(holder).not.toBeNull();
