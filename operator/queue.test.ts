@@ -8,16 +8,23 @@ describe('KeyedQueue', () => {
     let running = 0;
     let maxRunning = 0;
     let runs = 0;
+    // Each run waits until the test lets it finish, so the enqueues below land while one runs.
+    let finish: () => void = () => {};
     const q = new KeyedQueue(async () => {
       running++;
       maxRunning = Math.max(maxRunning, running);
       runs++;
-      await sleep(20);
+      await new Promise<void>((r) => {
+        finish = r;
+      });
       running--;
     });
     q.add('a');
-    await sleep(5);
+    while (running === 0) await sleep(1);
     for (let i = 0; i < 5; i++) q.add('a');
+    finish();
+    while (runs < 2) await sleep(1);
+    finish();
     await q.idle();
     expect(maxRunning).toBe(1);
     expect(runs).toBe(2);
