@@ -7,7 +7,7 @@ let sim: Simulator;
 let client: OpenAI;
 
 beforeAll(async () => {
-  sim = await startSimulator({ videoQueueMs: 300, videoMsPerSecond: 100 });
+  sim = await startSimulator({ videoQueueMs: 300, videoMsPerSecond: 250 });
   client = new OpenAI({ baseURL: `${sim.url}/v1`, apiKey: 'unused', maxRetries: 0 });
 });
 afterAll(() => sim.close());
@@ -47,7 +47,7 @@ describe('videos', () => {
     });
     const early = await fetch(`${sim.url}/v1/videos/${created.id}/content`);
     expect(early.status).toBe(404);
-    // queued for 300 ms, then 4 s × 100 ms of rendering
+    // queued for 300 ms, then 4 s × 250 ms of rendering: room for a slow machine to look in between
     const mid = await waitForStatus(created.id, 'in_progress');
     await sleep(50);
     const later = await client.videos.retrieve(created.id);
