@@ -4,6 +4,7 @@
 import { connect } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../test/helpers/until.ts';
 import { KeyCache, type KeyLease } from './auth/key-cache.ts';
 import './plugins/auth.ts'; // the request's keyLease declaration
 import { ClientClosedError, linkRequestAbort, type RequestAbort } from './request-abort.ts';
@@ -46,14 +47,10 @@ async function leaveMidCall(path: string): Promise<RequestAbort> {
   await new Promise((r) => socket.once('connect', r));
   socket.write(`GET ${path} HTTP/1.1\r\nhost: x\r\n\r\n`);
   // Once the route has the request, go.
-  for (const until = Date.now() + 10_000; !entered && Date.now() < until; )
-    await new Promise((r) => setTimeout(r, 5));
+  await until(() => entered, 'the route began', 10_000);
   socket.destroy();
-  for (const until = Date.now() + 10_000; linked === null && Date.now() < until; )
-    await new Promise((r) => setTimeout(r, 5));
-  expect(linked).not.toBeNull();
-  for (const until = Date.now() + 10_000; !linked!.abort.cancel.aborted && Date.now() < until; )
-    await new Promise((r) => setTimeout(r, 5));
+  await until(() => linked !== null, 'the route linked its Cancel', 10_000);
+  await until(() => linked!.abort.cancel.aborted, 'the call was cancelled', 10_000);
   return linked!.abort;
 }
 

@@ -99,11 +99,11 @@ describe('hold sweeper', () => {
       });
     const stopFirst = sweeper('first');
     // The first takes the lock before the second starts.
-    for (
-      const until = Date.now() + 10_000;
-      (await r.get(globalKeys.sweeperLock)) === null && Date.now() < until;
-    )
-      await sleep(5);
+    await until(
+      async () => (await r.get(globalKeys.sweeperLock)) !== null,
+      'the first took the lock',
+      10_000,
+    );
     const stopSecond = sweeper('second');
     const holder = await r.get(globalKeys.sweeperLock);
     expect(holder).not.toBeNull();

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RawPart, rawUpload, watchConnections } from '../../test/helpers/raw-upload.ts';
+import { until } from '../../test/helpers/until.ts';
 import { errorsPlugin } from '../plugins/errors.ts';
 import { genRequestId, requestIdPlugin } from '../plugins/request-id.ts';
 import {
@@ -26,12 +27,6 @@ let root: string;
 let serverSide: ReturnType<typeof watchConnections>;
 let outcome: { form?: UploadForm; error?: unknown; dir?: string };
 let lateEntered = false;
-
-/** Polls `check` (the server side of a loopback test) for up to 10 s: long enough for a loaded CI. */
-async function waitFor(check: () => boolean): Promise<void> {
-  for (const until = Date.now() + 10_000; !check() && Date.now() < until; )
-    await new Promise((r) => setTimeout(r, 5));
-}
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'mp-upload-'));
@@ -185,9 +180,9 @@ describe('readUploadForm', () => {
   it('a client that goes away mid-file leaves no spool behind', async () => {
     outcome = {};
     const socket = await startUpload('/upload');
-    await waitFor(() => outcome.dir !== undefined);
+    await until(() => outcome.dir !== undefined, 'the route began', 10_000);
     socket.destroy();
-    await waitFor(() => outcome.error !== undefined);
+    await until(() => outcome.error !== undefined, 'the reader answered', 10_000);
     expect((outcome.error as Error).name).toBe('ClientClosedError');
     expect(existsSync(outcome.dir!)).toBe(false);
   });
@@ -196,9 +191,9 @@ describe('readUploadForm', () => {
     outcome = {};
     lateEntered = false;
     const socket = await startUpload('/upload-late');
-    await waitFor(() => lateEntered);
+    await until(() => lateEntered, 'the route began', 10_000);
     socket.destroy();
-    await waitFor(() => outcome.error !== undefined);
+    await until(() => outcome.error !== undefined, 'the reader answered', 10_000);
     expect((outcome.error as Error).name).toBe('ClientClosedError');
     expect(existsSync(outcome.dir!)).toBe(false);
   });

@@ -1,8 +1,13 @@
 // Waiting for something asynchronous to become true in a test: polls `check` every few
-// milliseconds for up to two seconds, then fails the test with `what` if it never held.
+// milliseconds (at least `ms` in all, two seconds unless told), then fails the test with `what` if
+// it never held. `check` may itself ask a server (a Redis read).
 import { expect } from 'vitest';
 
-export async function until(check: () => boolean, what = 'the awaited condition'): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(check(), `${what} never held`).toBe(true);
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what = 'the awaited condition',
+  ms = 2_000,
+): Promise<void> {
+  for (let i = 0; i < ms / 5 && !(await check()); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(await check(), `${what} never held`).toBe(true);
 }
