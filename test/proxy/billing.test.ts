@@ -7,6 +7,7 @@ import { parseDecimalToNano } from '../../core/money.ts';
 import { recomputeBalanceFromStream, usageRecords } from '../../core/usage.ts';
 import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
+import { until } from '../helpers/until.ts';
 import { CHAT_MODEL, EMBED_MODEL, type Harness, startHarness } from './harness.ts';
 
 let h: Harness;
@@ -122,8 +123,9 @@ describe('billing', () => {
     socket.destroy();
     await admin.call('CLIENT', 'UNPAUSE');
     admin.disconnect();
-    // The proxy goes on once Redis answers; give the request time to run its course.
-    await new Promise((r) => setTimeout(r, 500));
+    // The proxy goes on once Redis answers, and lets go of the request — its hold on the key is not
+    // kept for a socket long gone — after anything it sent the engine.
+    await until(() => h.proxy.ctx.keyCache.trackedCount() === 0, 'the proxy let go of the request', 10_000);
     const reached = h.sims
       .flatMap((s) => s.received())
       .filter((x) => JSON.stringify(x.json).includes(marker));
@@ -131,8 +133,6 @@ describe('billing', () => {
     expect(await h.settled(a.accountId)).toMatchObject({ balance: 1_000_000_000, held: 0 });
     const entries = await usageRecords(h.redis.client(), a.accountId, { count: 5 });
     expect(entries.map((e) => e.type)).toEqual(['topup']);
-    // …and the proxy let go of the request: its hold on the key is not kept for a socket long gone.
-    expect(h.proxy.ctx.keyCache.trackedCount()).toBe(0);
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
