@@ -112,6 +112,13 @@ describe('billing', () => {
     const body = JSON.stringify({ model: CHAT_MODEL, messages: [{ role: 'user', content: marker }] });
     // Redis answers nobody for a while, so the proxy is still authenticating the (uncached) key
     // when the client sends its call and leaves.
+    const { keyCache } = h.proxy.ctx;
+    const track = keyCache.track;
+    let tracked = 0;
+    keyCache.track = (hash) => {
+      tracked++;
+      return track.call(keyCache, hash);
+    };
     const admin = h.redis.client();
     await admin.call('CLIENT', 'PAUSE', '800', 'ALL');
     const socket = connect({ host: '127.0.0.1', port: Number(new URL(h.baseURL).port) });
@@ -123,9 +130,11 @@ describe('billing', () => {
     socket.destroy();
     await admin.call('CLIENT', 'UNPAUSE');
     admin.disconnect();
-    // The proxy goes on once Redis answers, and lets go of the request — its hold on the key is not
-    // kept for a socket long gone — after anything it sent the engine.
-    await until(() => h.proxy.ctx.keyCache.trackedCount() === 0, 'the proxy let go of the request', 10_000);
+    // The proxy goes on once Redis answers: it authenticates the call (tracks it against the key),
+    // then lets go of it — its hold on the key is not kept for a socket long gone.
+    await until(() => tracked > 0, 'the proxy authenticated the call', 10_000);
+    await until(() => keyCache.trackedCount() === 0, 'the proxy let go of the call', 10_000);
+    keyCache.track = track;
     const reached = h.sims
       .flatMap((s) => s.received())
       .filter((x) => JSON.stringify(x.json).includes(marker));
