@@ -21,8 +21,9 @@ trap 'rm -rf "$WORK"' EXIT
   # module's go.mod names; GOFLAGS is cleared so a caller's -mod=... cannot break `go install`.
   GOTOOLCHAIN=local GOFLAGS= GOBIN="$WORK" CGO_ENABLED=0 \
     go install -p "${GO_BUILD_JOBS:-2}" -trimpath -ldflags "-s -w" "$PKG"
-  # Renamed into place last, so an interrupted build never leaves a binary the cache check trusts.
-  mv "$WORK/$NAME" "$BIN.tmp"
-  mv "$BIN.tmp" "$BIN"
+  # Renamed into place last, so an interrupted build never leaves a binary the cache check trusts;
+  # the temporary name is per process, so two builds at once (two checkouts) cannot take each other's.
+  mv "$WORK/$NAME" "$BIN.tmp.$$"
+  mv "$BIN.tmp.$$" "$BIN"
 } >&2
 echo "$BIN"

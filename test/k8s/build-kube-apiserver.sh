@@ -45,7 +45,8 @@ GO
   for k in gitVersion=v$V gitMajor=1 gitMinor=$MINOR gitTreeState=clean; do
     LD="$LD -X k8s.io/component-base/version.$k -X k8s.io/client-go/pkg/version.$k"
   done
-  CGO_ENABLED=0 go build -trimpath -ldflags "$LD" -o "$BIN.tmp" .
-  mv "$BIN.tmp" "$BIN"
+  # Per-process temporary name: two builds at once (two checkouts) must not rename each other's.
+  CGO_ENABLED=0 go build -trimpath -ldflags "$LD" -o "$BIN.tmp.$$" .
+  mv "$BIN.tmp.$$" "$BIN"
 } >&2
 echo "$BIN"
