@@ -8,15 +8,20 @@ import { Accounts } from '../core/accounts.ts';
 import { Metering, ServiceLedger } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
+import { newRequestId } from '../core/ids.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { createPayments } from '../core/payments/index.ts';
 import { Team } from '../core/team.ts';
 import { Users } from '../core/users.ts';
-// The proxy's generic plugins: request ids, one error catalogue rendering, JSON bodies, zod schemas.
-import { clientError, errorsPlugin } from '../proxy/plugins/errors.ts';
-import { jsonBodyPlugin } from '../proxy/plugins/json-body.ts';
-import { genRequestId, requestIdPlugin } from '../proxy/plugins/request-id.ts';
-import { applyZodSchemas } from '../proxy/schemas/validation.ts';
+// What every server here shares with the proxy: request ids, one error catalogue rendering, JSON
+// bodies, zod schemas.
+import {
+  applyZodSchemas,
+  clientError,
+  errorsPlugin,
+  jsonBodyPlugin,
+  requestIdPlugin,
+} from '../http/index.ts';
 import { sessionPlugin } from './plugins/session.ts';
 import { accountRoutes } from './routes/account.ts';
 import { billingRoutes } from './routes/billing.ts';
@@ -62,7 +67,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
         'req.headers["stripe-signature"]',
       ],
     },
-    genReqId: genRequestId,
+    genReqId: newRequestId,
     requestIdHeader: false,
     // Sign-in throttling counts per client address: behind a load balancer, its X-Forwarded-For.
     trustProxy: true,

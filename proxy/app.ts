@@ -9,10 +9,15 @@ import { Accounts } from '../core/accounts.ts';
 import { acknowledge, parseAnnouncement } from '../core/announce.ts';
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
+import { newRequestId } from '../core/ids.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { channels } from '../core/keyspace.ts';
 import { createObjectStore, type ObjectStore } from '../core/storage/index.ts';
 import { UrlSigner } from '../core/storage/url-signer.ts';
+import { clientError, errorsPlugin, frameworkError } from '../http/errors.ts';
+import { jsonBodyPlugin } from '../http/json-body.ts';
+import { requestIdPlugin } from '../http/request-id.ts';
+import { applyZodSchemas } from '../http/validation.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { principalLookup } from './auth/principal.ts';
 import { RetiredKeys } from './auth/retired.ts';
@@ -23,12 +28,9 @@ import { EngineHealth } from './engine/health.ts';
 import { EndpointPicker } from './engine/picker.ts';
 import { startMediaSweeper } from './media/media-sweeper.ts';
 import { VideoWorker } from './media/video-worker.ts';
+import { createProxyMetrics, metricsPlugin } from './metrics/metrics.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { corsPlugin } from './plugins/cors.ts';
-import { clientError, errorsPlugin, frameworkError } from './plugins/errors.ts';
-import { jsonBodyPlugin } from './plugins/json-body.ts';
-import { createProxyMetrics, metricsPlugin } from './plugins/metrics.ts';
-import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
 import { writeStallPlugin } from './plugins/write-stall.ts';
 import { lazyChildLogger, requestForLog } from './request-logger.ts';
 import { chatRoutes } from './routes/chat.ts';
@@ -40,7 +42,6 @@ import { messagesRoutes } from './routes/messages.ts';
 import { modelsRoutes } from './routes/models.ts';
 import { collectRoutes, openApiRoutes } from './routes/openapi.ts';
 import { videosRoutes } from './routes/videos.ts';
-import { applyZodSchemas } from './schemas/validation.ts';
 import { shutdown } from './shutdown.ts';
 
 export interface ProxyDeps {
@@ -90,7 +91,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
             serializers: { req: requestForLog },
             ...(deps.logStream ? { stream: deps.logStream } : {}),
           },
-    genReqId: genRequestId,
+    genReqId: newRequestId,
     requestIdHeader: false,
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.PROXY_BODY_LIMIT_BYTES,

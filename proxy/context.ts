@@ -9,7 +9,7 @@ import type { UrlSigner } from '../core/storage/url-signer.ts';
 import type { KeyCache } from './auth/key-cache.ts';
 import type { Billing } from './billing/billing.ts';
 import type { EngineDeps } from './engine/call.ts';
-import type { ProxyMetrics } from './plugins/metrics.ts';
+import type { ProxyMetrics } from './metrics/metrics.ts';
 
 export interface ProxyContext {
   config: Config;

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../test/helpers/until.ts';
 import { KeyCache, type KeyLease } from './auth/key-cache.ts';
 import './plugins/auth.ts'; // the request's keyLease declaration
-import { ClientClosedError, linkRequestAbort, type RequestAbort } from './request-abort.ts';
+import { ClientClosedError } from '../http/client-closed.ts';
+import { linkRequestAbort, type RequestAbort } from './request-abort.ts';
 
 let app: FastifyInstance;
 let port: number;

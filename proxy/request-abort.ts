@@ -2,24 +2,9 @@
 // or deleted (KEY-5). One Cancel per request links both to the engine call; the key's lease calls
 // it directly, and the class keeps per-request closures to two.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ClientClosedError } from '../http/client-closed.ts';
 import type { KeyInvalidatedError, KeyLease } from './auth/key-cache.ts';
 import { Cancel } from './engine/cancel.ts';
-
-export class ClientClosedError extends Error {
-  constructor() {
-    super('The client closed the connection.');
-    this.name = 'ClientClosedError';
-  }
-}
-
-/** The client stopped reading a stream for longer than PROXY_STREAM_STALL_MS: treated as gone. */
-export class ClientStalledError extends ClientClosedError {
-  constructor() {
-    super();
-    this.message = 'The client stopped reading the stream.';
-    this.name = 'ClientStalledError';
-  }
-}
 
 export interface RequestAbort {
   cancel: Cancel;

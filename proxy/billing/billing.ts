@@ -12,9 +12,9 @@ import { LeaseMetering, Metering, startHoldSweeper, type Voided } from '../../co
 import type { Config } from '../../core/config.ts';
 import { type ApiError, billingUnavailable } from '../../core/errors.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
-import type { ProxyMetrics } from '../plugins/metrics.ts';
+import type { ProxyMetrics } from '../metrics/metrics.ts';
 import { BalanceView } from './balance-view.ts';
-import { CallCharge, type CallInfo, type ChargeDeps, type Quote, type UsageCounts } from './charge.ts';
+import { CallCharge, type CallCounts, type CallInfo, type ChargeDeps, type Quote } from './charge.ts';
 import { HoldRenewer } from './hold-renewer.ts';
 import { Journal } from './journal.ts';
 import { LeaseReclaim } from './lease-reclaim.ts';
@@ -157,7 +157,7 @@ export class Billing implements ChargeDeps {
     return known !== undefined && known >= f * Math.max(hold, 1);
   }
 
-  observe(charge: CallCharge, counts: UsageCounts, charged: number, short: number): void {
+  observe(charge: CallCharge, counts: CallCounts, charged: number, short: number): void {
     const m = this.o.metrics;
     const { model, principal } = charge.call;
     if (counts.inputTokens !== undefined) m.tokensOf(model, 'input').inc(counts.inputTokens);

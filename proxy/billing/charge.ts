@@ -69,7 +69,7 @@ export interface CallInfo {
 }
 
 /** The usage counts of a delivered call (the record's who and what come from the CallInfo). */
-export type UsageCounts = Omit<UsageRecord, 'keyId' | 'model' | 'kind' | 'requestId'>;
+export type CallCounts = Omit<UsageRecord, 'keyId' | 'model' | 'kind' | 'requestId'>;
 
 /** What a charge needs of its replica's billing (Billing implements it). */
 export interface ChargeDeps {
@@ -82,7 +82,7 @@ export interface ChargeDeps {
   holdTtlMs: number;
   /** Whether the account's known balance is far enough above `hold` to reserve alongside the call. */
   mayReserveAlongside(accountId: string, hold: number): boolean;
-  observe(charge: CallCharge, counts: UsageCounts, charged: number, short: number): void;
+  observe(charge: CallCharge, counts: CallCounts, charged: number, short: number): void;
   observeVoids(v: Voided): void;
   /** The charge is settled or released: it no longer holds anything. */
   finished(charge: CallCharge): void;
@@ -142,7 +142,7 @@ export class CallCharge {
    * run `deliver` (send the last bytes) once the settlement is in the journal file — at the end of
    * this event-loop turn, one write for every call finishing in it. Never throws.
    */
-  settle(cost: number, counts: UsageCounts, deliver: () => void = noop): void {
+  settle(cost: number, counts: CallCounts, deliver: () => void = noop): void {
     if (this.state === 'held') this.charge(cost, counts);
     else this.state = 'done';
     // The call counts as running until its answer is out, so shutdown waits for the last bytes.
@@ -155,7 +155,7 @@ export class CallCharge {
     });
   }
 
-  private charge(cost: number, counts: UsageCounts): void {
+  private charge(cost: number, counts: CallCounts): void {
     this.state = 'done';
     const { principal, model, kind, requestId } = this.call;
     // Spelled out, not spread: built once per request on the hot path.

@@ -8,7 +8,7 @@
 // account's limit asks (./lease-reclaim.ts) and on shutdown. A request the lease cannot cover takes
 // the exact reserve-first path (CallCharge), so near the limit nothing changes.
 import type { LeaseMetering, Voided } from '../../core/billing/index.ts';
-import { fastId } from '../plugins/request-id.ts';
+import { newId } from '../../core/ids.ts';
 import { AccountLease, type LeasePolicy, type LeaseRecord, leasePart } from './lease-book.ts';
 import type { Outbox } from './outbox.ts';
 
@@ -40,7 +40,7 @@ const NO_GROW_BACKOFF_MS = 250;
 
 export class CreditLeases {
   /** The lease's hold id in every account this replica leases from. */
-  readonly leaseId = fastId('lease');
+  readonly leaseId = newId('lease');
   private readonly books = new Map<string, AccountLease>();
   private readonly dirty = new Set<AccountLease>();
   private readonly policy: LeasePolicy;

@@ -6,7 +6,7 @@
 import type { Readable } from 'node:stream';
 import type { CatalogueEntry } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
-import type { ProxyMetrics } from '../plugins/metrics.ts';
+import type { ProxyMetrics } from '../metrics/metrics.ts';
 import type { Cancel } from './cancel.ts';
 import type { EngineClient, EngineResponse } from './client.ts';
 import type { EngineHealth } from './health.ts';

@@ -7,10 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newRequestId } from '../../core/ids.ts';
+import { errorsPlugin } from '../../http/errors.ts';
+import { requestIdPlugin } from '../../http/request-id.ts';
 import { type RawPart, rawUpload, watchConnections } from '../../test/helpers/raw-upload.ts';
 import { until } from '../../test/helpers/until.ts';
-import { errorsPlugin } from '../plugins/errors.ts';
-import { genRequestId, requestIdPlugin } from '../plugins/request-id.ts';
 import {
   acceptUploads,
   readUploadForm,
@@ -30,7 +31,7 @@ let lateEntered = false;
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'mp-upload-'));
-  app = Fastify({ genReqId: genRequestId });
+  app = Fastify({ genReqId: newRequestId });
   await app.register(requestIdPlugin);
   await app.register(errorsPlugin);
   await app.register(async (scope) => {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Busboy, type BusboyFileStream, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
-import { ClientClosedError } from '../request-abort.ts';
+import { ClientClosedError } from '../../http/client-closed.ts';
 import { type FormFields, formFields, takeField } from './form-fields.ts';
 
 export interface UploadLimits {

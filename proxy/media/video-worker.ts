@@ -23,7 +23,7 @@ import type { EngineDeps } from '../engine/call.ts';
 import { Cancel } from '../engine/cancel.ts';
 import type { EngineResponse } from '../engine/client.ts';
 import { formBody } from '../engine/form.ts';
-import type { ProxyMetrics } from '../plugins/metrics.ts';
+import type { ProxyMetrics } from '../metrics/metrics.ts';
 import { deleteLater } from './media-sweeper.ts';
 import { type JobRecord, VideoJobs } from './video-jobs.ts';
 

@@ -4,10 +4,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError, billingCurrencyUnset, invalidApiKey, retiredApiKey } from '../../core/errors.ts';
+import type { Dialect } from '../../http/dialect.ts';
 import type { KeyCache, KeyLease, Principal } from '../auth/key-cache.ts';
 import { bearerSecret } from '../auth/principal.ts';
 import type { RetiredKeys } from '../auth/retired.ts';
-import type { Dialect } from '../dialects/index.ts';
 import { whenClosed } from '../request-abort.ts';
 
 declare module 'fastify' {

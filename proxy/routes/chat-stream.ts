@@ -10,16 +10,17 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidApiKey } from '../../core/errors.ts';
+import { ClientClosedError, ClientStalledError } from '../../http/client-closed.ts';
+import { errorBody } from '../../http/dialect.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
 import { type TextUsage, usageFromEngine } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
-import { errorBody } from '../dialects/index.ts';
 import { clientChunk, frameView, hasContent, relayFrame, usageIn } from '../dialects/openai/chunks.ts';
 import type { EngineCall, EngineDeps } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { EngineEvents } from '../engine/events.ts';
 import { DataBlockEvent, DONE_FRAME, dataFrame, isDone, type SseEvent } from '../engine/sse.ts';
-import { ClientClosedError, ClientStalledError, type RequestAbort } from '../request-abort.ts';
+import type { RequestAbort } from '../request-abort.ts';
 import type { ChatCompletionRequest } from '../schemas/openai.ts';
 import { type StreamRelay, streamBill } from './text-call.ts';
 

@@ -14,12 +14,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FormDataStream from 'form-data';
 import type { CatalogueEntry, ImagePrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
+import { zodToApiError } from '../../http/validation.ts';
 import type { ProxyContext } from '../context.ts';
 import { callEngine } from '../engine/call.ts';
 import { acceptUploads, isMultipartForm, readUploadForm, type UploadLimits } from '../media/upload-form.ts';
 import { imageEditFields, imageEditForm, imagesResponse } from '../schemas/media.ts';
 import { commonErrors, multipartOnly } from '../schemas/openai.ts';
-import { zodToApiError } from '../schemas/validation.ts';
 import { runImageCall } from './images.ts';
 import { mediaModel } from './resolve-model.ts';
 

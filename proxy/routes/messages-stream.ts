@@ -12,15 +12,15 @@
 // exactly as before: head, message_start and the first content in one write.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
+import { logFailure, toApiError } from '../../http/errors.ts';
+import { messagesErrorBody } from '../../http/messages-error-body.ts';
 import type { CallCharge } from '../billing/charge.ts';
 import { type TextUsage, usageFromEngine } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
-import { messagesErrorBody } from '../dialects/messages/error-body.ts';
 import { type ChatChunk, MessagesStream, PING_EVENT } from '../dialects/messages/stream.ts';
 import { textFrame } from '../dialects/messages/text-frame.ts';
 import { hasContent, usageIn } from '../dialects/openai/chunks.ts';
 import { DataBlockEvent, type SseEvent } from '../engine/sse.ts';
-import { logFailure, toApiError } from '../plugins/errors.ts';
 import {
   observeFirstFrame,
   openEventStream,

@@ -6,13 +6,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from '../../core/errors.ts';
+import { sendError } from '../../http/errors.ts';
 import { estimatedPromptTokens } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { type ChatForm, toChatRequest } from '../dialects/messages/request.ts';
 import { messageId, toMessage } from '../dialects/messages/response.ts';
 import { MessagesStream } from '../dialects/messages/stream.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
-import { sendError } from '../plugins/errors.ts';
 import {
   type CountTokensRequest,
   countTokensRequest,

@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidApiKey, invalidRequest } from '../../core/errors.ts';
+import { ClientClosedError } from '../../http/client-closed.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
 import type { CallCharge } from '../billing/charge.ts';
 import {
@@ -27,7 +28,7 @@ import {
 } from '../dialects/openai/completion.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
-import { ClientClosedError, linkRequestAbort, type RequestAbort } from '../request-abort.ts';
+import { linkRequestAbort, type RequestAbort } from '../request-abort.ts';
 import { firstStreamEvent, type StreamStart } from './chat-stream.ts';
 import { outputThatFits, promptTextBytes, tokensAtLeast } from './context-fit.ts';
 import { engineTokenCount } from './token-count.ts';

@@ -13,6 +13,7 @@ import { z } from 'zod';
 import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
 import { ApiError, insufficientQuota, invalidRequest, keySpendLimitReached } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
+import { zodToApiError } from '../../http/validation.ts';
 import type { ProxyContext } from '../context.ts';
 import { formFields } from '../media/form-fields.ts';
 import { acceptUploads, isMultipartForm, readUploadForm, type UploadLimits } from '../media/upload-form.ts';
@@ -29,7 +30,6 @@ import {
   videoParams,
 } from '../schemas/media.ts';
 import { commonErrors } from '../schemas/openai.ts';
-import { zodToApiError } from '../schemas/validation.ts';
 import { MAX_EDIT_FILE_BYTES } from './image-edits.ts';
 import { publicOrigin } from './images.ts';
 import { mediaModel } from './resolve-model.ts';

@@ -1,8 +1,8 @@
 // Messages → chat, row by row (issue "Messages dialect" item 4). Each row: a Messages body, what
 // the engine is sent.
 import { describe, expect, it } from 'vitest';
+import { zodToApiError } from '../../../http/validation.ts';
 import { messagesRequest } from '../../schemas/messages.ts';
-import { zodToApiError } from '../../schemas/validation.ts';
 import { type EngineAbilities, toChatRequest } from './request.ts';
 
 const all: EngineAbilities = { tools: true, vision: true, reasoning: true };

@@ -1,5 +1,5 @@
-// The proxy's JSON body parser: every failure is a 400 naming what is wrong, never a 500 later.
-// Nesting is bounded while the text is still text (PROXY_JSON_MAX_DEPTH): JSON.parse takes
+// The JSON body parser of every server here (proxy and console): every failure is a 400 naming what is wrong, never a 500 later.
+// Nesting is bounded while the text is still text (the proxy's PROXY_JSON_MAX_DEPTH): JSON.parse takes
 // 100,000 levels, but the first recursive step after it (zod, JSON.stringify of the messages)
 // overflows the stack. `__proto__` and `constructor.prototype` keys are refused by name
 // (secure-json-parse), not called "not valid JSON". Bodies of other types get 415, except where a
@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import sjson from 'secure-json-parse';
-import { ApiError, invalidRequest } from '../../core/errors.ts';
+import { ApiError, invalidRequest } from '../core/errors.ts';
 
 /** The deepest `[`/`{` nesting in JSON text, strings skipped; stops counting past `limit`. */
 export function jsonDepth(text: string, limit: number): number {

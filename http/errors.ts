@@ -1,4 +1,4 @@
-// One error handler for the whole proxy: whatever was thrown becomes a core ApiError (status and
+// One error handler for every server here (proxy and console): whatever was thrown becomes a core ApiError (status and
 // code from the SPEC table), rendered in the route's dialect. 5xx details are logged, never sent.
 // 429 insufficient_quota and non-retryable 500s carry `x-should-retry: false` — the official SDKs
 // otherwise retry them (SPEC "Errors", ERR-3).
@@ -6,15 +6,11 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiError, invalidRequest, isApiError } from '../../core/errors.ts';
-import { dialectOf, dialectOfPath, errorBody } from '../dialects/index.ts';
-import { ClientClosedError } from '../request-abort.ts';
-import {
-  genRequestId,
-  MESSAGES_REQUEST_ID_HEADER,
-  REQUEST_ID_HEADER,
-  setRequestIdHeaders,
-} from './request-id.ts';
+import { ApiError, invalidRequest, isApiError } from '../core/errors.ts';
+import { newRequestId } from '../core/ids.ts';
+import { ClientClosedError } from './client-closed.ts';
+import { dialectOf, dialectOfPath, errorBody } from './dialect.ts';
+import { MESSAGES_REQUEST_ID_HEADER, REQUEST_ID_HEADER, setRequestIdHeaders } from './request-id.ts';
 
 export function toApiError(err: unknown): ApiError {
   if (isApiError(err)) return err;
@@ -151,7 +147,7 @@ export function clientError(error: Error, socket: Socket): void {
   const requestLine =
     err.rawPacket?.toString('latin1', 0, Math.min(err.rawPacket.length, 2048)).split('\r\n')[0] ?? '';
   const path = /^[A-Z]+ (\S+) HTTP\//.exec(requestLine)?.[1];
-  const id = genRequestId();
+  const id = newRequestId();
   const dialect = dialectOfPath(path);
   const body = JSON.stringify(errorBody(dialect, apiErr, id));
   const extra = dialect === 'messages' ? `${MESSAGES_REQUEST_ID_HEADER}: ${id}\r\n` : '';

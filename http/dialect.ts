@@ -2,9 +2,9 @@
 // fastify `config`; anything unrouted (an unknown path, a body or header the HTTP layer refused
 // before routing) is judged by its path, so `/v1/messages…` answers in the Messages shape.
 import type { FastifyRequest } from 'fastify';
-import type { ApiError } from '../../core/errors.ts';
-import { messagesErrorBody } from './messages/error-body.ts';
-import { openAiErrorBody } from './openai/error-body.ts';
+import type { ApiError } from '../core/errors.ts';
+import { messagesErrorBody } from './messages-error-body.ts';
+import { openAiErrorBody } from './openai-error-body.ts';
 
 export type Dialect = 'openai' | 'messages';
 

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ClientClosedError } from '../request-abort.ts';
+import { ClientClosedError } from './client-closed.ts';
 import { errorsPlugin } from './errors.ts';
 
 async function appLogging(thrown: () => unknown) {

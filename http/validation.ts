@@ -4,7 +4,7 @@
 // exist for the API reference.
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
-import { ApiError } from '../../core/errors.ts';
+import { ApiError } from '../core/errors.ts';
 
 /** `['messages', 0, 'role']` → `messages[0].role`. */
 export function paramPath(path: readonly PropertyKey[]): string {

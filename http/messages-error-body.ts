@@ -2,7 +2,7 @@
 // {"type":"error","error":{"type","message"},"request_id"}. The type follows the status as
 // Anthropic's API names them; SPEC.md's code (invalid_api_key, insufficient_quota, …) rides along
 // as `error.code`. The same object is the data of an in-band `event: error` in a stream.
-import type { ApiError } from '../../../core/errors.ts';
+import type { ApiError } from '../core/errors.ts';
 
 export interface MessagesErrorBody {
   type: 'error';
