@@ -37,6 +37,7 @@ import { chatRoutes } from './routes/chat.ts';
 import { embeddingsRoutes } from './routes/embeddings.ts';
 import { filesRoutes } from './routes/files.ts';
 import { healthRoutes } from './routes/health.ts';
+import { imageEditsRoutes } from './routes/image-edits.ts';
 import { imagesRoutes } from './routes/images.ts';
 import { messagesRoutes } from './routes/messages.ts';
 import { modelsRoutes } from './routes/models.ts';
@@ -100,7 +101,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     // Requests must arrive in time (headers, then the whole body); responses are not timed here:
     // an engine may think for minutes (PROXY_ENGINE_*_TIMEOUT_MS bound it), and a stream or a
     // large reply whose client stops reading is ended after PROXY_STREAM_STALL_MS
-    // (routes/chat-stream.ts, plugins/write-stall.ts).
+    // (calls/relay.ts, plugins/write-stall.ts).
     connectionTimeout: 0,
     requestTimeout: config.PROXY_REQUEST_TIMEOUT_MS,
     keepAliveTimeout: config.PROXY_KEEP_ALIVE_TIMEOUT_MS,
@@ -198,6 +199,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       await api.register(embeddingsRoutes, { ctx });
       await api.register(messagesRoutes, { ctx });
       await api.register(imagesRoutes, { ctx });
+      await api.register(imageEditsRoutes, { ctx });
       await api.register(videosRoutes, { ctx });
     },
     { prefix: '/v1' },

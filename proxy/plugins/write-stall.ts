@@ -1,6 +1,6 @@
 // A reply whose client stops reading — a large JSON answer (embeddings by the thousand), a /files
 // download — is ended after PROXY_STREAM_STALL_MS without progress, as an event stream is
-// (routes/chat-stream.ts), so it cannot pin its socket, its file and its buffered bytes for ever.
+// (calls/relay.ts), so it cannot pin its socket, its file and its buffered bytes for ever.
 // Socket timeouts cannot say it: connectionTimeout is 0 because an engine may think for minutes
 // before a reply's first byte. So the guard watches what the kernel takes from the socket, and
 // only for replies too large for the socket buffers to absorb (a smaller one pins nothing once

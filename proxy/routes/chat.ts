@@ -1,9 +1,13 @@
 // POST /v1/chat/completions (CHAT-1..4): validate, resolve the model, then the text call's one
-// money path (./text-call.ts) with the answer passed through in this dialect: the engine's JSON
-// (model echoed canonical) or its relayed stream.
+// money path (../calls/text-call.ts) with the answer passed through in this dialect
+// (../dialects/openai/text.ts): the engine's JSON (model echoed canonical) or its relayed stream.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { invalidRequest } from '../../core/errors.ts';
+import { checkOutputBound } from '../calls/context-fit.ts';
+import { tokenModel } from '../calls/resolve-model.ts';
+import { runTextCall } from '../calls/text-call.ts';
 import type { ProxyContext } from '../context.ts';
+import { chatDialect } from '../dialects/openai/text.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
 import {
   type ChatCompletionRequest,
@@ -12,10 +16,6 @@ import {
   chatCompletionRequest,
   commonErrors,
 } from '../schemas/openai.ts';
-import { relayStream } from './chat-stream.ts';
-import { checkOutputBound } from './context-fit.ts';
-import { tokenModel } from './resolve-model.ts';
-import { runTextCall } from './text-call.ts';
 
 export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
   const { ctx } = opts;
@@ -70,11 +70,6 @@ function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: FastifyRe
       stream: body.stream === true,
       affinityKey: affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS),
     },
-    {
-      json: (r, result) => {
-        r.type('application/json').send(result.body);
-      },
-      stream: (relay) => relayStream(ctx, request, reply, { ...relay, entry, price, body, promptBytes }),
-    },
+    chatDialect(entry, body.stream_options),
   );
 }

@@ -15,28 +15,19 @@ import FormDataStream from 'form-data';
 import type { CatalogueEntry, ImagePrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { zodToApiError } from '../../http/validation.ts';
+import { runImageCall } from '../calls/image-call.ts';
+import { mediaModel } from '../calls/resolve-model.ts';
 import type { ProxyContext } from '../context.ts';
 import { callEngine } from '../engine/call.ts';
-import { acceptUploads, isMultipartForm, readUploadForm, type UploadLimits } from '../media/upload-form.ts';
+import { acceptUploads, isMultipartForm, readUploadForm } from '../media/upload-form.ts';
+import { EDIT_LIMITS, MAX_EDIT_FILES } from '../media/upload-limits.ts';
 import { imageEditFields, imageEditForm, imagesResponse } from '../schemas/media.ts';
 import { commonErrors, multipartOnly } from '../schemas/openai.ts';
-import { runImageCall } from './images.ts';
-import { mediaModel } from './resolve-model.ts';
 
-export const MAX_EDIT_FILES = 10;
-export const MAX_EDIT_FILE_BYTES = 20 * 1024 * 1024;
 const FILE_FIELDS = new Set(['image', 'image[]', 'mask']);
 
-/** The edit form's bounds: the images and a mask, the fields, and the whole body (225 MB: the files and 5 MB). */
-export const EDIT_LIMITS: UploadLimits = {
-  fileBytes: MAX_EDIT_FILE_BYTES,
-  files: MAX_EDIT_FILES + 1,
-  fields: 32,
-  fieldBytes: 128 * 1024,
-  totalBytes: (MAX_EDIT_FILES + 1) * MAX_EDIT_FILE_BYTES + 5 * 1024 * 1024,
-};
-
-export async function handleImageEdit(app: FastifyInstance, ctx: ProxyContext) {
+export async function imageEditsRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
+  const { ctx } = opts;
   acceptUploads(app);
   app.post(
     '/images/edits',

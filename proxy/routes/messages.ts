@@ -1,17 +1,18 @@
 // The Messages dialect (SPEC "Messages dialect", MSG-1..9): POST /v1/messages and
 // /v1/messages/count_tokens, for the Anthropic SDKs and editor tools that take an "Anthropic base
 // URL". The request is translated to chat form (dialects/messages/request.ts), run through the one
-// text-call money path (./text-call.ts) exactly as a chat completion is, and the answer translated
-// back (dialects/messages/response.ts, ./messages-stream.ts).
+// text-call money path (../calls/text-call.ts) exactly as a chat completion is, and the answer
+// translated back (../dialects/messages/text.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { ApiError } from '../../core/errors.ts';
-import { sendError } from '../../http/errors.ts';
 import { estimatedPromptTokens } from '../billing/text-quote.ts';
+import { checkOutputBound } from '../calls/context-fit.ts';
+import { tokenModel } from '../calls/resolve-model.ts';
+import { runTextCall } from '../calls/text-call.ts';
+import { engineTokenCount } from '../calls/token-count.ts';
 import type { ProxyContext } from '../context.ts';
 import { type ChatForm, toChatRequest } from '../dialects/messages/request.ts';
-import { messageId, toMessage } from '../dialects/messages/response.ts';
-import { MessagesStream } from '../dialects/messages/stream.ts';
+import { messagesDialect } from '../dialects/messages/text.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
 import {
   type CountTokensRequest,
@@ -23,11 +24,6 @@ import {
   messagesRequest,
   messagesStreamEvent,
 } from '../schemas/messages.ts';
-import { checkOutputBound } from './context-fit.ts';
-import { MessagesStreamHead, relayMessages } from './messages-stream.ts';
-import { tokenModel } from './resolve-model.ts';
-import { runTextCall } from './text-call.ts';
-import { engineTokenCount } from './token-count.ts';
 
 // Editor tools call `{base_url}/v1/messages?beta=true`; the flag changes nothing here.
 const betaQuery = z.looseObject({ beta: z.string().optional().describe('Sent by some clients; ignored') });
@@ -82,7 +78,6 @@ function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: Fasti
   checkOutputBound(entry, body.max_tokens, 'max_tokens');
   const chat = toChatRequest(body, entry.capabilities);
   const { prompt, promptBytes } = chatPrompt(chat);
-  const id = messageId();
   return runTextCall(
     ctx,
     request,
@@ -103,45 +98,11 @@ function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: Fasti
       // engine that holds them, whatever PROXY_PREFIX_AFFINITY_CHARS says.
       affinityKey: chat.cachePrefix ?? affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS),
     },
-    {
-      json: (r, result, usage) => {
-        let completion: unknown;
-        try {
-          completion = JSON.parse(
-            typeof result.body === 'string' ? result.body : result.body.toString('utf8'),
-          );
-        } catch (err) {
-          // Charged (the engine did the work), so marked as not to be retried (ERR-3).
-          const e = new ApiError('server_error', 'The engine sent an unreadable response.', {
-            cause: err,
-            shouldRetry: false,
-          });
-          sendError(request, r, e);
-          return;
-        }
-        const message = toMessage(completion as Parameters<typeof toMessage>[0], {
-          id,
-          model: entry.id,
-          usage,
-          stopSequences: body.stop_sequences,
-        });
-        r.type('application/json').send(JSON.stringify(message));
-      },
-      awaitFirstFrame: (charge) =>
-        new MessagesStreamHead(
-          request,
-          reply,
-          new MessagesStream({ id, model: entry.id, stopSequences: body.stop_sequences }),
-          {
-            charge,
-            estimateInput: () => estimatedPromptTokens(entry, chat.messages, promptBytes),
-            pingMs: ctx.config.PROXY_MESSAGES_PING_MS,
-          },
-        ),
-      // runTextCall made the head with awaitFirstFrame before the engine was asked.
-      stream: (relay) =>
-        relayMessages(ctx, request, reply, { ...relay, entry, price, promptBytes, head: relay.wait! }),
-    },
+    messagesDialect({
+      model: entry.id,
+      stopSequences: body.stop_sequences,
+      estimateInput: () => estimatedPromptTokens(entry, chat.messages, promptBytes),
+    }),
   );
 }
 

@@ -3,9 +3,9 @@
 // (cached) key lookup: no Redis, no side effects.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type CatalogueEntry, isCallableBy } from '../../core/catalogue/index.ts';
+import { visibleEntry } from '../calls/resolve-model.ts';
 import type { ProxyContext } from '../context.ts';
 import { commonErrors, type ModelEntry, modelEntry, modelList, modelParams } from '../schemas/openai.ts';
-import { visibleEntry } from './resolve-model.ts';
 
 export function toModelEntry(e: CatalogueEntry): ModelEntry {
   return {

@@ -14,9 +14,12 @@ import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
 import { ApiError, insufficientQuota, invalidRequest, keySpendLimitReached } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { zodToApiError } from '../../http/validation.ts';
+import { mediaModel } from '../calls/resolve-model.ts';
 import type { ProxyContext } from '../context.ts';
 import { formFields } from '../media/form-fields.ts';
+import { publicOrigin } from '../media/public-origin.ts';
 import { acceptUploads, isMultipartForm, readUploadForm, type UploadLimits } from '../media/upload-form.ts';
+import { MAX_EDIT_FILE_BYTES } from '../media/upload-limits.ts';
 import { type JobRecord, VideoJobs, videoView } from '../media/video-jobs.ts';
 import { videoKey } from '../media/video-worker.ts';
 import {
@@ -30,9 +33,6 @@ import {
   videoParams,
 } from '../schemas/media.ts';
 import { commonErrors } from '../schemas/openai.ts';
-import { MAX_EDIT_FILE_BYTES } from './image-edits.ts';
-import { publicOrigin } from './images.ts';
-import { mediaModel } from './resolve-model.ts';
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/gif']);
 const IMAGE_EXTENSIONS: Record<string, string> = {

@@ -2,10 +2,14 @@
 // Anthropic's: message_start, then per content block content_block_start, content_block_delta…,
 // content_block_stop, then message_delta (stop_reason and cumulative usage) and message_stop.
 // Blocks are numbered apart from the engine's tool-call indexes: a text block then two tool calls
-// are blocks 0, 1, 2 for tool indexes 0 and 1. Pure (strings out); ../../routes/messages-stream.ts
-// writes them.
+// are blocks 0, 1, 2 for tool indexes 0 and 1. Pure (strings out); MessagesTranslator below is this
+// dialect's stream translator (../translator.ts), which the one relay (../../calls/relay.ts) feeds.
+import type { ApiError } from '../../../core/errors.ts';
+import { messagesErrorBody } from '../../../http/messages-error-body.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
+import type { FastFrame, StreamTranslator } from '../translator.ts';
 import { messagesUsage, type StopReason, stopReasonOf } from './response.ts';
+import { textFrame } from './text-frame.ts';
 
 interface ChunkChoice {
   delta?: {
@@ -164,5 +168,40 @@ export class MessagesStream {
 
   private delta(delta: unknown): string {
     return sseEvent('content_block_delta', { type: 'content_block_delta', index: this.block, delta });
+  }
+}
+
+/**
+ * The Messages stream translator (MSG-2, MSG-7): the usual text frame read from its bytes
+ * (./text-frame.ts), any other frame parsed and translated; pings while the engine is silent.
+ */
+export class MessagesTranslator implements StreamTranslator {
+  readonly ping = PING_EVENT;
+
+  constructor(readonly messages: MessagesStream) {}
+
+  head(usage: TextUsage | null): string {
+    return this.messages.start(usage);
+  }
+
+  fast(block: Buffer, out: Buffer[]): FastFrame | undefined {
+    const fast = textFrame(block);
+    if (fast === undefined) return undefined;
+    const pieces = this.messages.textDelta(fast.text);
+    for (const p of pieces) out.push(p);
+    return { usageAt: fast.usageAt, content: pieces.length > 0 };
+  }
+
+  chunk(chunk: Record<string, unknown>, out: Buffer[]): void {
+    const events = this.messages.chunk(chunk as ChatChunk);
+    if (events !== '') out.push(Buffer.from(events));
+  }
+
+  end(usage: TextUsage): Buffer {
+    return Buffer.from(this.messages.end(usage));
+  }
+
+  error(err: ApiError, requestId: string): Buffer {
+    return Buffer.from(MessagesStream.error(messagesErrorBody(err, requestId)));
   }
 }

@@ -55,21 +55,28 @@ function isSpace(c: number): boolean {
  * proxy's own token count when an engine reports no usage (an unreadable body counts as none).
  */
 export function completionOutputBytes(body: Buffer | string): number {
-  let json: {
-    choices?: {
-      message?: { content?: unknown; tool_calls?: { function?: { name?: unknown; arguments?: unknown } }[] };
-    }[];
-  };
+  let json: unknown;
   try {
     json = JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
   } catch {
     return 0;
   }
+  return outputBytesOf(json as ChatCompletionLike);
+}
+
+interface ChatCompletionLike {
+  choices?: {
+    message?: { content?: unknown; tool_calls?: { function?: { name?: unknown; arguments?: unknown } }[] };
+  }[];
+}
+
+/** completionOutputBytes of a completion already parsed. */
+export function outputBytesOf(json: ChatCompletionLike | null): number {
   let bytes = 0;
   const text = (v: unknown) => {
     if (typeof v === 'string') bytes += Buffer.byteLength(v);
   };
-  for (const c of Array.isArray(json.choices) ? json.choices : []) {
+  for (const c of Array.isArray(json?.choices) ? json.choices : []) {
     text(c?.message?.content);
     for (const t of Array.isArray(c?.message?.tool_calls) ? c.message.tool_calls : []) {
       text(t?.function?.name);

@@ -1,0 +1,93 @@
+// An image call, generation or edit alike (IMG-*), through the one metered lifecycle
+// (./metered.ts): charged per image through a hold and a settlement like any call (a failed engine
+// call costs nothing; fewer images than asked are charged as returned). The engine is always asked
+// for b64_json; `url` answers are links to our own store, signed and expiring
+// (MEDIA_IMAGE_TTL_MS), the files deleted after.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { imageCost } from '../../core/billing/index.ts';
+import type { CatalogueEntry, ImagePrice } from '../../core/catalogue/index.ts';
+import { ApiError } from '../../core/errors.ts';
+import type { ProxyContext } from '../context.ts';
+import { type EngineCall, engineClientError } from '../engine/call.ts';
+import type { Cancel } from '../engine/cancel.ts';
+import { deleteLater } from '../media/media-sweeper.ts';
+import { publicOrigin } from '../media/public-origin.ts';
+import { meteredCall, type Quote } from './metered.ts';
+
+/** All or nothing: the hold is the whole `n` images (no fewer images are made to fit a balance). */
+export function imageQuote(price: ImagePrice, n: number): Quote {
+  const cost = imageCost(price, n);
+  return { min: cost, max: cost, full: n, allowance: (held) => (held >= cost ? n : 0) };
+}
+
+export interface ImageCall {
+  entry: CatalogueEntry;
+  price: ImagePrice;
+  n: number;
+  format: 'url' | 'b64_json';
+  /** Sends the engine request (JSON or multipart). */
+  call(cancel: Cancel): Promise<EngineCall>;
+}
+
+interface EngineImage {
+  b64_json?: unknown;
+  revised_prompt?: unknown;
+}
+
+/** The money and the answer of an image call, generation or edit alike. */
+export async function runImageCall(
+  ctx: ProxyContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  c: ImageCall,
+): Promise<FastifyReply> {
+  return meteredCall(ctx, request, reply, {
+    kind: 'image',
+    model: c.entry.id,
+    quote: imageQuote(c.price, c.n),
+    run: async (_allowance, cancel) => readImages(await c.call(cancel), c.entry.id),
+    bill: async (images) => {
+      const made = images.slice(0, c.n);
+      const data = await Promise.all(made.map((img, i) => answerImage(ctx, request, img, i, c.format)));
+      return {
+        cost: imageCost(c.price, made.length),
+        counts: { images: made.length },
+        deliver: () => {
+          ctx.metrics.images.inc({ model: c.entry.id }, made.length);
+          reply.send({ created: Math.floor(Date.now() / 1000), data });
+        },
+      };
+    },
+  });
+}
+
+async function readImages(call: EngineCall, model: string): Promise<EngineImage[]> {
+  try {
+    if (call.statusCode >= 400) throw await engineClientError(call, model);
+    const json = JSON.parse((await call.body.bytes()).toString('utf8')) as { data?: unknown };
+    if (!Array.isArray(json.data)) throw new Error('engine answer has no data');
+    return json.data as EngineImage[];
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw new ApiError('server_error', 'The engine sent an unreadable response.', { cause: err });
+  } finally {
+    call.release();
+  }
+}
+
+async function answerImage(
+  ctx: ProxyContext,
+  request: FastifyRequest,
+  img: EngineImage,
+  i: number,
+  format: 'url' | 'b64_json',
+): Promise<{ url?: string; b64_json?: string; revised_prompt?: string }> {
+  if (typeof img.b64_json !== 'string') throw new ApiError('server_error', 'The engine sent no image.');
+  const revised = typeof img.revised_prompt === 'string' ? { revised_prompt: img.revised_prompt } : {};
+  if (format === 'b64_json') return { b64_json: img.b64_json, ...revised };
+  const key = `images/${request.id}-${i}.png`;
+  const expiresAt = Date.now() + ctx.config.MEDIA_IMAGE_TTL_MS;
+  await ctx.media.store.put(key, Buffer.from(img.b64_json, 'base64'), 'image/png');
+  await deleteLater(ctx.media.redis, key, expiresAt);
+  return { url: await ctx.media.store.signedUrl(key, expiresAt, publicOrigin(ctx, request)), ...revised };
+}

@@ -1,0 +1,35 @@
+// The Messages dialect of a text call (../translator.ts TextDialect, MSG-1..9): the engine's chat
+// completion is parsed once and mapped to a message (./response.ts) carrying the usage billed;
+// a stream is translated event by event (./stream.ts) and pings while the engine is silent.
+
+import { outputBytesOf } from '../openai/completion.ts';
+import type { TextDialect } from '../translator.ts';
+import { messageId, toMessage } from './response.ts';
+import { MessagesStream, MessagesTranslator } from './stream.ts';
+
+type Completion = Parameters<typeof toMessage>[0];
+
+export function messagesDialect(o: {
+  model: string;
+  stopSequences: readonly string[] | undefined;
+  /** The prompt's input tokens as the proxy estimates them (an early message_start). */
+  estimateInput: () => number;
+}): TextDialect<Completion> {
+  const id = messageId();
+  return {
+    read: (bytes) => {
+      const json: unknown = JSON.parse(bytes.toString('utf8'));
+      if (typeof json !== 'object' || json === null || Array.isArray(json))
+        throw new Error('engine sent a non-object');
+      return { answer: json as Completion, usage: (json as { usage?: unknown }).usage ?? null };
+    },
+    outputBytes: (answer) => outputBytesOf(answer as Parameters<typeof outputBytesOf>[0]),
+    send: (reply, answer, usage) => {
+      const message = toMessage(answer, { id, model: o.model, usage, stopSequences: o.stopSequences });
+      reply.type('application/json').send(JSON.stringify(message));
+    },
+    translator: () =>
+      new MessagesTranslator(new MessagesStream({ id, model: o.model, stopSequences: o.stopSequences })),
+    estimateInput: o.estimateInput,
+  };
+}
