@@ -163,6 +163,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   });
   const videoWorker = new VideoWorker({
     config,
+    billing,
     redis: deps.redis,
     catalogue: deps.catalogue,
     engine: ctx.engine,

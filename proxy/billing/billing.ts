@@ -145,6 +145,14 @@ export class Billing implements ChargeDeps {
     return charge;
   }
 
+  /**
+   * Gives a charge made at once back (a video job that failed; the script fails the job too).
+   * Not gated: a refund only returns money, and waiting would leave a failed job charged.
+   */
+  refund(a: Parameters<Metering['refund']>[0]): ReturnType<Metering['refund']> {
+    return this.metering.refund(a);
+  }
+
   /** Why new billable calls are refused now, or null. */
   refusal(): ApiError | null {
     return this.outbox.stalledMs() > this.o.config.PROXY_OUTBOX_STALL_MS ? billingUnavailable() : null;

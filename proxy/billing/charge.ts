@@ -28,7 +28,10 @@
 //    The true cost is charged: the hold first, any excess from the spare balance, and what cannot
 //    be collected is recorded beside it (short) and counted.
 // 4. release() when nothing billable happened: the hold goes back.
-import type { KeySpend, Metering, UsageRecord, Voided } from '../../core/billing/index.ts';
+// A call charged at once (a video job, charged at creation) makes no hold: chargeNow() is its
+// settlement, in Redis before its answer, behind the same gate and counted in the same metrics.
+// Its refund (a job that failed) goes through Billing.refund.
+import type { ChargeResult, KeySpend, Metering, UsageRecord, Voided } from '../../core/billing/index.ts';
 import { insufficientQuota, keySpendLimitReached } from '../../core/errors.ts';
 import type { Principal } from '../auth/key-cache.ts';
 import type { Cancel } from '../engine/cancel.ts';
@@ -153,6 +156,22 @@ export class CallCharge {
         this.b.finished(this);
       }
     });
+  }
+
+  /**
+   * A call charged at once, with no hold (a video job: the script also records what it buys):
+   * made in Redis now and counted like a settlement. Refused charges (`ok` false) cost nothing.
+   */
+  async chargeNow(a: Parameters<Metering['charge']>[0]): Promise<ChargeResult> {
+    if (this.state !== 'open') throw new Error('a charge is made once, before any hold');
+    this.state = 'done';
+    try {
+      const r = await this.b.metering.charge(a);
+      if (r.ok && !r.duplicate) this.b.observe(this, { videoSeconds: a.usage.videoSeconds }, r.charged, 0);
+      return r;
+    } finally {
+      this.b.finished(this);
+    }
   }
 
   private charge(cost: number, counts: CallCounts): void {

@@ -19,13 +19,14 @@ import type { Redis } from 'ioredis';
 import type { CatalogueEntry, CatalogueSnapshot } from '../../core/catalogue/index.ts';
 import type { Config } from '../../core/config.ts';
 import type { ObjectStore } from '../../core/storage/store.ts';
+import { type JobRecord, VideoJobs } from '../../core/video-jobs.ts';
+import type { Billing } from '../billing/billing.ts';
 import type { EngineDeps } from '../engine/call.ts';
 import { Cancel } from '../engine/cancel.ts';
 import type { EngineResponse } from '../engine/client.ts';
 import { formBody } from '../engine/form.ts';
 import type { ProxyMetrics } from '../metrics/metrics.ts';
 import { deleteLater } from './media-sweeper.ts';
-import { type JobRecord, VideoJobs } from './video-jobs.ts';
 
 /** Engine failures to sending a job before it is given up (failed and refunded). */
 const MAX_ATTEMPTS = 5;
@@ -38,6 +39,8 @@ export const REPLICA_HEADER = 'x-modelplane-replica';
 
 export interface VideoWorkerDeps {
   config: Config;
+  /** Refunds failed jobs: the replica's one billing door. */
+  billing: Pick<Billing, 'refund'>;
   redis: Redis;
   catalogue: CatalogueSnapshot;
   engine: EngineDeps;
@@ -302,7 +305,7 @@ export class VideoWorker {
   }
 
   private async fail(accountId: string, job: JobRecord, code: string, message: string): Promise<number> {
-    const failed = await this.jobs.fail(accountId, job, { code, message });
+    const failed = await this.jobs.fail(accountId, job, { code, message }, (r) => this.d.billing.refund(r));
     if (job.input_ref) await deleteLater(this.d.redis, job.input_ref, Date.now());
     if (failed) this.finished(job, 'failed');
     return -1;

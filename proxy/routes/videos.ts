@@ -1,6 +1,6 @@
 // /v1/videos (VID-*, BILL-4), OpenAI's Videos API: create (JSON or multipart with an optional
-// input_reference image on image-to-video models), charged seconds × price at creation in the
-// script that records the job (429 insufficient_quota: no job); list (newest first, cursor
+// input_reference image on image-to-video models), charged seconds × price at creation
+// (../calls/video-call.ts); list (newest first, cursor
 // pagination), retrieve, content (302 to a signed MP4 link while it is kept), delete. Jobs are
 // advanced by the fleet's video workers (../media/video-worker.ts). Another account's job is a
 // 404, the same as an unknown one.
@@ -11,16 +11,18 @@ import { extname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
-import { ApiError, insufficientQuota, invalidRequest, keySpendLimitReached } from '../../core/errors.ts';
+import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
+import { type JobRecord, VideoJobs } from '../../core/video-jobs.ts';
 import { zodToApiError } from '../../http/validation.ts';
 import { mediaModel } from '../calls/resolve-model.ts';
+import { videoCall } from '../calls/video-call.ts';
 import type { ProxyContext } from '../context.ts';
 import { formFields } from '../media/form-fields.ts';
 import { publicOrigin } from '../media/public-origin.ts';
 import { acceptUploads, isMultipartForm, readUploadForm, type UploadLimits } from '../media/upload-form.ts';
 import { MAX_EDIT_FILE_BYTES } from '../media/upload-limits.ts';
-import { type JobRecord, VideoJobs, videoView } from '../media/video-jobs.ts';
+import { videoView } from '../media/video-view.ts';
 import { videoKey } from '../media/video-worker.ts';
 import {
   videoCreateFields,
@@ -256,24 +258,15 @@ async function createVideo(ctx: ProxyContext, jobs: VideoJobs, request: FastifyR
     const seconds = Number(parsed.data.seconds ?? '4');
     if (!(seconds > 0 && seconds <= 120))
       throw invalidRequest('seconds must be more than 0 and at most 120.', 'seconds');
-    const { ok, job, keyLimit } = await jobs.create({
-      accountId: request.principal.accountId,
-      keyId: request.principal.keyId,
-      requestId: request.id,
+    return await videoCall(ctx, request, reply, jobs, {
       id,
-      model: entry.id,
+      entry,
       price,
       seconds,
       size: parsed.data.size ?? '720x1280',
       prompt: parsed.data.prompt,
       inputRef,
     });
-    if (!ok)
-      throw keyLimit === null
-        ? insufficientQuota()
-        : keySpendLimitReached(keyLimit, request.principal.currency);
-    ctx.metrics.videoSeconds.inc({ model: entry.id }, seconds);
-    return videoView(job);
   } catch (err) {
     if (inputRef !== '') await ctx.media.store.delete(inputRef).catch(() => {});
     throw err;

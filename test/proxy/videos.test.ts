@@ -7,10 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Metering } from '../../core/billing/index.ts';
 import { globalKeys } from '../../core/keyspace.ts';
 import { usageRecords } from '../../core/usage.ts';
+import { VideoJobs } from '../../core/video-jobs.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
-import { VideoJobs } from '../../proxy/media/video-jobs.ts';
 import { VideoWorker } from '../../proxy/media/video-worker.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { type Harness, startHarness } from './harness.ts';
@@ -319,9 +320,11 @@ describe('videos', () => {
     }
     // Reporting the failure again changes and refunds nothing more.
     const job = (await h.proxy.videoWorker.jobs.get(a.accountId, id))!;
-    expect(await h.proxy.videoWorker.jobs.fail(a.accountId, job, { code: 'again', message: 'again' })).toBe(
-      false,
-    );
+    expect(
+      await h.proxy.videoWorker.jobs.fail(a.accountId, job, { code: 'again', message: 'again' }, (r) =>
+        h.proxy.ctx.billing.refund(r),
+      ),
+    ).toBe(false);
     expect((await h.proxy.videoWorker.jobs.get(a.accountId, id))!.error_code).toBe(done.error!.code);
     const entries = await usageRecords(h.redis.client(), a.accountId, { count: 10 });
     expect(entries.filter((e) => e.type === 'refund')).toHaveLength(1);
@@ -364,6 +367,7 @@ describe('videos', () => {
   it('VID-1 a step longer than the claim (an engine slow to accept) keeps its claim: a second replica never sends the job again', async () => {
     const second = new VideoWorker({
       config: h.config,
+      billing: h.proxy.ctx.billing,
       redis: h.redis.client(),
       catalogue: h.snapshot,
       engine: h.proxy.ctx.engine,
@@ -504,22 +508,26 @@ describe('videos', () => {
 
   it('VID-3 jobs made within one millisecond list in the order they were made, newest first (not by their ids)', async () => {
     const a = await h.newAccount();
-    const jobs = new VideoJobs(h.redis.client(), { now: () => 1_750_000_000_000 });
+    const jobs = new VideoJobs(h.redis.client());
+    const metering = new Metering(h.redis.client(), { now: () => 1_750_000_000_000 });
     // Ids whose alphabetical order is the opposite of the order they are made in.
     const made = ['video_fff', 'video_bbb', 'video_999', 'video_111'];
     for (const id of made) {
-      const { ok } = await jobs.create({
-        accountId: a.accountId,
-        keyId: a.keyId,
-        requestId: `req_${id}`,
-        id,
-        model: VIDEO_MODEL,
-        price: { perSecond: '0.1' },
-        seconds: 1,
-        size: '720x1280',
-        prompt: id,
-        inputRef: '',
-      });
+      const { ok } = await jobs.create(
+        {
+          accountId: a.accountId,
+          keyId: a.keyId,
+          requestId: `req_${id}`,
+          id,
+          model: VIDEO_MODEL,
+          price: { perSecond: '0.1' },
+          seconds: 1,
+          size: '720x1280',
+          prompt: id,
+          inputRef: '',
+        },
+        (c) => metering.charge(c),
+      );
       expect(ok).toBe(true);
     }
     const client = h.client(a.secret);

@@ -1,19 +1,25 @@
 // Video jobs in Redis (VID-*). A job is a hash per account, listed in the account's sorted set in
 // creation order, created in the same script that charges it (core/billing/lua/charge.lua), so a
 // job exists exactly when its charge does, and failed in the same script that refunds it
-// (refund.lua), so it is failed exactly when it is refunded. A finished job (completed or failed)
+// (refund.lua), so it is failed exactly when it is refunded. The charge and the refund are made by
+// the caller's billing (the proxy's one billing door, with its gate and metrics): this file builds
+// what they record and keeps the job's state. A finished job (completed or failed)
 // never changes again, whoever writes late. Unfinished jobs are also in one fleet-wide sorted set
-// of due times that pollers claim from (./video-worker.ts): a claim moves the job's due time
+// of due times that pollers claim from (the proxy's media/video-worker.ts): a claim moves the job's due time
 // VIDEO_CLAIM_MS ahead and names its claimant, the claimant renews it while it works on the job,
 // so one replica polls a job at a time and a dead replica's jobs come due again.
 import type { Redis } from 'ioredis';
-import { type KeySpend, Metering, type MeteringOptions, videoCost } from '../../core/billing/index.ts';
-import type { VideoPrice } from '../../core/catalogue/index.ts';
-import { accountKeys, globalKeys } from '../../core/keyspace.ts';
-import { LuaScript } from '../../core/lua.ts';
-import type { VideoObject } from '../schemas/media.ts';
+import { type ChargeResult, type KeySpend, type Metering, videoCost } from './billing/index.ts';
+import type { VideoPrice } from './catalogue/index.ts';
+import { accountKeys, globalKeys } from './keyspace.ts';
+import { LuaScript } from './lua.ts';
 
-export type VideoStatus = VideoObject['status'];
+export type VideoStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
+
+/** A charge that also records the job (Metering.charge's arguments), made by the caller's billing. */
+export type VideoCharge = Parameters<Metering['charge']>[0];
+/** A refund that also fails the job (Metering.refund's arguments), made by the caller's billing. */
+export type VideoRefund = Parameters<Metering['refund']>[0];
 
 /** A job as stored: every value a string (Redis hash). */
 export type JobRecord = Record<string, string>;
@@ -93,33 +99,29 @@ const FILED_AHEAD_MS = 5_000;
 export const member = (accountId: string, videoId: string) => `${accountId} ${videoId}`;
 
 export class VideoJobs {
-  readonly metering: Metering;
-
-  /** `metering`: its options (tests give a clock). */
-  constructor(
-    private readonly redis: Redis,
-    metering: MeteringOptions = {},
-  ) {
-    this.metering = new Metering(redis, metering);
-  }
+  constructor(private readonly redis: Redis) {}
 
   /**
-   * Charges `seconds × price` and records the job at once; false when the balance, or the key's
-   * monthly spend limit (then `keyLimit` says where the key stands), cannot cover it (no job). The
-   * job is filed for polling first, so no job exists that no poller can find.
+   * Charges `seconds × price` through `charge` and records the job at once, in the same script;
+   * false when the balance, or the key's monthly spend limit (then `keyLimit` says where the key
+   * stands), cannot cover it (no job). The job is filed for polling first, so no job exists that
+   * no poller can find.
    */
-  async create(j: {
-    accountId: string;
-    keyId: string;
-    requestId: string;
-    id: string;
-    model: string;
-    price: VideoPrice;
-    seconds: number;
-    size: string;
-    prompt: string;
-    inputRef: string;
-  }): Promise<{ ok: boolean; job: JobRecord; keyLimit: KeySpend | null }> {
+  async create(
+    j: {
+      accountId: string;
+      keyId: string;
+      requestId: string;
+      id: string;
+      model: string;
+      price: VideoPrice;
+      seconds: number;
+      size: string;
+      prompt: string;
+      inputRef: string;
+    },
+    charge: (c: VideoCharge) => Promise<Pick<ChargeResult, 'ok' | 'keyLimit'>>,
+  ): Promise<{ ok: boolean; job: JobRecord; keyLimit: KeySpend | null }> {
     const cost = videoCost(j.price, j.seconds);
     const m = member(j.accountId, j.id);
     // Filed a little ahead: a poller that found no job yet would take it for a refused one and
@@ -141,7 +143,7 @@ export class VideoJobs {
       input_ref: j.inputRef,
     };
     const k = accountKeys(j.accountId);
-    const r = await this.metering.charge({
+    const r = await charge({
       accountId: j.accountId,
       chargeId: j.id,
       cost,
@@ -255,8 +257,13 @@ export class VideoJobs {
    * when the job had already finished (completed, or failed and refunded) or was deleted — a
    * second failure report, or a replica that lost its claim, changes and refunds nothing.
    */
-  async fail(accountId: string, job: JobRecord, error: { code: string; message: string }): Promise<boolean> {
-    const r = await this.metering.refund({
+  async fail(
+    accountId: string,
+    job: JobRecord,
+    error: { code: string; message: string },
+    refund: (r: VideoRefund) => Promise<{ finished: boolean }>,
+  ): Promise<boolean> {
+    const r = await refund({
       accountId,
       refundId: `video:${job.id}`,
       of: `charge:${job.charge_id}`,
@@ -291,22 +298,4 @@ export class VideoJobs {
     const oldest = created.length > 0 ? Math.min(...created) : Date.now() / 1000;
     return { depth, oldestAgeS: Math.max(0, Date.now() / 1000 - oldest) };
   }
-}
-
-/** The job as the API shows it (VID-*): nullable fields present as null. */
-export function videoView(j: JobRecord): VideoObject {
-  const num = (v: string | undefined) => (v === undefined || v === '' ? null : Number(v));
-  return {
-    id: j.id!,
-    object: 'video',
-    model: j.model!,
-    status: j.status as VideoStatus,
-    progress: Number(j.progress ?? 0),
-    created_at: Number(j.created_at),
-    completed_at: num(j.completed_at),
-    expires_at: num(j.expires_at),
-    seconds: j.seconds!,
-    size: j.size!,
-    error: j.error_code ? { code: j.error_code, message: j.error_message ?? '' } : null,
-  };
 }
