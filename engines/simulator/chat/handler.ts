@@ -9,22 +9,7 @@ import { tokenize } from '../tokenizer.ts';
 import { type ChoicePlan, planChoices, promptText } from './plan.ts';
 import { type ChatRequest, parseChatRequest } from './request.ts';
 import { streamChat } from './stream.ts';
-
-export interface ChatUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  prompt_tokens_details: { cached_tokens: number };
-}
-
-export function usageOf(promptTokens: number, cachedTokens: number, completionTokens: number): ChatUsage {
-  return {
-    prompt_tokens: promptTokens,
-    completion_tokens: completionTokens,
-    total_tokens: promptTokens + completionTokens,
-    prompt_tokens_details: { cached_tokens: cachedTokens },
-  };
-}
+import { type ChatUsage, usageOf } from './usage.ts';
 
 /**
  * Images and the chat template are prompt tokens too (vLLM counts both in prompt_tokens): the

@@ -5,8 +5,8 @@
 
 import type { ServerResponse } from 'node:http';
 import { sleep } from '../http.ts';
-import type { ChatUsage } from './handler.ts';
 import type { ChoicePlan, Step } from './plan.ts';
+import type { ChatUsage } from './usage.ts';
 
 type StreamFailure = 'mid-stream' | 'error-frame';
 
