@@ -49,7 +49,7 @@ describe("parseModel (the local runtime's validator)", () => {
 });
 
 describe('examples/models', () => {
-  const root = new URL('../examples/models', import.meta.url);
+  const root = new URL('../examples/models/', import.meta.url);
   const files = [
     ...readdirSync(root).filter((f) => f.endsWith('.yaml')),
     ...readdirSync(new URL('cluster/', root)).map((f) => `cluster/${f}`),

@@ -10,7 +10,7 @@ import { NODE_SERVICE_FLAGS } from '../../core/node-flags.ts';
 import { startRedis } from '../../test/helpers/redis.ts';
 import { seedChatModelAndKey } from '../../test/helpers/seed.ts';
 
-export const root = fileURLToPath(new URL('../..', import.meta.url));
+export const root = fileURLToPath(new URL('../../', import.meta.url));
 export const MODEL = 'bench/model';
 
 /**

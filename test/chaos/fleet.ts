@@ -20,7 +20,7 @@ import { type Simulator, startSimulator } from '../../engines/simulator/server.t
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 export const MODEL = 'Chaos/Chat';
-const repo = new URL('../..', import.meta.url).pathname;
+const repo = new URL('../../', import.meta.url).pathname;
 
 export interface ProxyProcess {
   name: string;

@@ -30,7 +30,7 @@ import { deliverStripeEvent, paidSession } from '../helpers/stripe-events.ts';
 import { startStripeMock, type TestStripeMock } from '../helpers/stripe-mock.ts';
 
 const run = promisify(execFile);
-const repo = new URL('../..', import.meta.url).pathname;
+const repo = new URL('../../', import.meta.url).pathname;
 const out = `${repo}test/out/`;
 const WEBHOOK_SECRET = 'whsec_browser_test_secret';
 const PASSWORD = 'a long test password';

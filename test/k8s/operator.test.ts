@@ -258,7 +258,7 @@ describe('operator on a real kube-apiserver', () => {
 });
 
 describe('examples/models against the API server', () => {
-  const root = new URL('../../examples/models', import.meta.url);
+  const root = new URL('../../examples/models/', import.meta.url);
   const files = [
     ...readdirSync(root).filter((f) => f.endsWith('.yaml')),
     ...readdirSync(new URL('cluster/', root)).map((f) => `cluster/${f}`),
