@@ -3,7 +3,16 @@
 import { describe, expect, it } from 'vitest';
 import { zodToApiError } from '../../../http/validation.ts';
 import { messagesRequest } from '../../schemas/messages.ts';
-import { type EngineAbilities, toChatRequest } from './request.ts';
+import {
+  cachePrefixOf,
+  chatTurn,
+  type EngineAbilities,
+  samplingFields,
+  systemMessage,
+  thinkingFields,
+  toChatRequest,
+  toolChoiceFields,
+} from './request.ts';
 
 const all: EngineAbilities = { tools: true, vision: true, reasoning: true };
 const parse = (body: Record<string, unknown>) =>
@@ -558,5 +567,142 @@ describe('Messages request → chat request', () => {
     expect(r.success).toBe(false);
     const err = zodToApiError(r.error!);
     expect([err.param, err.message]).toEqual([param, expect.stringMatching(message)]);
+  });
+});
+
+// The pieces toChatRequest is made of, each on its own: a row is a request's part in, the chat
+// part out (or the 400's param).
+describe('Messages request → chat request, piece by piece', () => {
+  const tools = [weather];
+  it.each<[string, Record<string, unknown>, boolean, Record<string, unknown> | string]>([
+    ['no tool_choice', {}, true, {}],
+    ['auto', { tool_choice: { type: 'auto' } }, true, { tool_choice: 'auto' }],
+    ['any is required', { tool_choice: { type: 'any' } }, true, { tool_choice: 'required' }],
+    ['none, even without tools', { tool_choice: { type: 'none' } }, false, { tool_choice: 'none' }],
+    [
+      'a named tool is a function',
+      { tool_choice: { type: 'tool', name: 'get_weather' } },
+      true,
+      { tool_choice: { type: 'function', function: { name: 'get_weather' } } },
+    ],
+    [
+      'no parallel calls',
+      { tool_choice: { type: 'auto', disable_parallel_tool_use: true } },
+      true,
+      { tool_choice: 'auto', parallel_tool_calls: false },
+    ],
+    ['a tool not in tools', { tool_choice: { type: 'tool', name: 'nope' } }, true, 'tool_choice.name'],
+    ['auto without tools', { tool_choice: { type: 'auto' } }, false, 'tool_choice'],
+  ])('toolChoiceFields: %s', (_name, part, hasTools, want) => {
+    const req = { tools: hasTools ? tools : undefined, ...part } as Parameters<typeof toolChoiceFields>[0];
+    if (typeof want === 'string') {
+      expect(() => toolChoiceFields(req, hasTools)).toThrow(expect.objectContaining({ param: want }));
+    } else expect(toolChoiceFields(req, hasTools)).toEqual(want);
+  });
+
+  it.each<[string, unknown, unknown]>([
+    ['none', undefined, null],
+    ['a string', 'be brief', { role: 'system', content: 'be brief' }],
+    ['an empty string', '', null],
+    [
+      'blocks, joined by a blank line',
+      [
+        { type: 'text', text: 'a' },
+        { type: 'text', text: 'b' },
+      ],
+      { role: 'system', content: 'a\n\nb' },
+    ],
+  ])('systemMessage: %s', (_name, system, want) => {
+    expect(systemMessage({ system } as Parameters<typeof systemMessage>[0])).toEqual(want);
+  });
+
+  it.each<[string, Record<string, unknown>, unknown]>([
+    [
+      'a string assistant turn',
+      { role: 'assistant', content: 'ok' },
+      { turn: [{ role: 'assistant', content: 'ok' }], breakpoint: false },
+    ],
+    [
+      'tool results before the rest of a user turn, with a breakpoint',
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'and', cache_control: { type: 'ephemeral' } },
+          { type: 'tool_result', tool_use_id: 't', content: 'sunny' },
+        ],
+      },
+      {
+        turn: [
+          { role: 'tool', tool_call_id: 't', content: 'sunny' },
+          { role: 'user', content: 'and' },
+        ],
+        breakpoint: true,
+      },
+    ],
+    [
+      'an assistant turn that only calls a tool has null content',
+      { role: 'assistant', content: [toolUse()] },
+      {
+        turn: [
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '{}' } }],
+          },
+        ],
+        breakpoint: false,
+      },
+    ],
+  ])('chatTurn: %s', (_name, m, want) => {
+    expect(chatTurn(m as Parameters<typeof chatTurn>[0], 'messages[0]', all)).toEqual(want);
+  });
+
+  it.each<[string, Record<string, unknown>, Record<string, unknown>]>([
+    ['nothing set', {}, {}],
+    [
+      'every sampling field, named as chat names them',
+      { stop_sequences: ['x'], temperature: 0.5, top_p: 0.9, top_k: 5, metadata: { user_id: 'u' } },
+      { stop: ['x'], temperature: 0.5, top_p: 0.9, top_k: 5, user: 'u' },
+    ],
+    ['no stop for an empty list', { stop_sequences: [] }, {}],
+  ])('samplingFields: %s', (_name, part, want) => {
+    expect(samplingFields(parse({ messages: [{ role: 'user', content: 'hi' }], ...part }))).toEqual(want);
+  });
+
+  it.each<[string, unknown, boolean, Record<string, unknown> | string]>([
+    ['not asked', undefined, true, {}],
+    [
+      'enabled with a budget',
+      { type: 'enabled', budget_tokens: 1024 },
+      true,
+      { chat_template_kwargs: { enable_thinking: true }, thinking_token_budget: 1024 },
+    ],
+    ['adaptive: no budget', { type: 'adaptive' }, true, { chat_template_kwargs: { enable_thinking: true } }],
+    [
+      'disabled on a reasoning model',
+      { type: 'disabled' },
+      true,
+      { chat_template_kwargs: { enable_thinking: false } },
+    ],
+    ['disabled elsewhere: nothing', { type: 'disabled' }, false, {}],
+    ['asked of a model that cannot think', { type: 'enabled', budget_tokens: 1024 }, false, 'thinking'],
+  ])('thinkingFields: %s', (_name, thinking, reasoning, want) => {
+    const req = { thinking } as Parameters<typeof thinkingFields>[0];
+    if (typeof want === 'string')
+      expect(() => thinkingFields(req, { reasoning })).toThrow(expect.objectContaining({ param: want }));
+    else expect(thinkingFields(req, { reasoning })).toEqual(want);
+  });
+
+  it.each<[string, unknown[] | undefined, boolean, number, string | null]>([
+    ['no breakpoint', undefined, false, -1, null],
+    ['the tools alone', [{ a: 1 }], true, -1, '[{"a":1}]'],
+    ['tools and the first message', [{ a: 1 }], false, 1, '[{"a":1}][{"role":"user","content":"hi"}]'],
+    ['messages without tools', undefined, false, 0, '[]'],
+  ])('cachePrefixOf: %s', (_name, t, cachedTools, cachedMessages, want) => {
+    const messages = [
+      { role: 'user' as const, content: 'hi' },
+      { role: 'assistant' as const, content: 'ok' },
+    ];
+    expect(cachePrefixOf(t, cachedTools, messages, cachedMessages)).toEqual(want);
   });
 });

@@ -39,161 +39,225 @@ export interface ChatForm {
 
 const invalid = (message: string, param: string) => new ApiError('invalid_request', message, { param });
 
+/**
+ * The whole translation, in the order Anthropic's cache reads a prompt (tools, system, messages),
+ * each piece below on its own (and table-tested beside this file). `fields` keeps the order its
+ * pieces add to it: it is the order they are sent.
+ */
 export function toChatRequest(req: MessagesRequest | CountTokensRequest, can: EngineAbilities): ChatForm {
-  const messages: ChatMessage[] = [];
+  const tools = chatTools(req, can);
   const fields: Record<string, unknown> = {};
-  // Breakpoint bookkeeping: how many chat messages (and whether the tools) the last breakpoint covers.
-  let cachedTools = false;
+  if (tools !== undefined) fields.tools = tools;
+  Object.assign(fields, toolChoiceFields(req, tools !== undefined));
+  const messages: ChatMessage[] = [];
+  // Breakpoint bookkeeping: how many chat messages the last breakpoint covers (-1: none).
   let cachedMessages = -1;
+  const system = systemMessage(req);
+  if (system !== null) messages.push(system);
+  if (typeof req.system !== 'string' && req.system?.some((b) => b.cache_control))
+    cachedMessages = messages.length;
+  req.messages.forEach((m, i) => {
+    const { turn, breakpoint } = chatTurn(m, `messages[${i}]`, can);
+    messages.push(...turn);
+    if (breakpoint) cachedMessages = messages.length;
+  });
+  Object.assign(fields, prefillFields(req), samplingFields(req), thinkingFields(req, can));
+  // A top-level cache_control makes the whole prompt the breakpoint (automatic caching).
+  if (req.cache_control) cachedMessages = messages.length;
+  const cachedTools = req.tools?.some((t) => t.cache_control) === true && tools !== undefined;
+  return { messages, fields, cachePrefix: cachePrefixOf(tools, cachedTools, messages, cachedMessages) };
+}
 
-  if (req.tools !== undefined && req.tools.length > 0) {
-    if (!can.tools)
-      throw invalid('this model cannot call tools; remove tools or choose a tool-capable model', 'tools');
-    fields.tools = req.tools.map(chatTool);
-    if (req.tools.some((t) => t.cache_control)) cachedTools = true;
-  }
+/** The request's tools as chat functions (undefined: none), refused for a model that cannot call them. */
+export function chatTools(req: Pick<MessagesRequest, 'tools'>, can: EngineAbilities): unknown[] | undefined {
+  if (req.tools === undefined || req.tools.length === 0) return undefined;
+  if (!can.tools)
+    throw invalid('this model cannot call tools; remove tools or choose a tool-capable model', 'tools');
+  return req.tools.map(chatTool);
+}
+
+/** tool_choice in chat's terms (`any` is `required`; a named tool, a function), and parallel calls. */
+export function toolChoiceFields(
+  req: Pick<MessagesRequest, 'tools' | 'tool_choice'>,
+  hasTools: boolean,
+): Record<string, unknown> {
   const choice = req.tool_choice;
-  if (choice !== undefined) {
-    if (choice.type === 'tool' && !req.tools?.some((t) => t.name === choice.name))
-      throw invalid(
-        `tool_choice names ${JSON.stringify(choice.name)}, which is not in tools`,
-        'tool_choice.name',
-      );
-    if (choice.type !== 'none' && !fields.tools)
-      throw invalid(`tool_choice ${choice.type} needs tools`, 'tool_choice');
-    fields.tool_choice =
+  if (choice === undefined) return {};
+  if (choice.type === 'tool' && !req.tools?.some((t) => t.name === choice.name))
+    throw invalid(
+      `tool_choice names ${JSON.stringify(choice.name)}, which is not in tools`,
+      'tool_choice.name',
+    );
+  if (choice.type !== 'none' && !hasTools)
+    throw invalid(`tool_choice ${choice.type} needs tools`, 'tool_choice');
+  const out: Record<string, unknown> = {
+    tool_choice:
       choice.type === 'auto'
         ? 'auto'
         : choice.type === 'any'
           ? 'required'
           : choice.type === 'none'
             ? 'none'
-            : { type: 'function', function: { name: choice.name } };
-    if ('disable_parallel_tool_use' in choice && choice.disable_parallel_tool_use === true)
-      fields.parallel_tool_calls = false;
-  }
+            : { type: 'function', function: { name: choice.name } },
+  };
+  if ('disable_parallel_tool_use' in choice && choice.disable_parallel_tool_use === true)
+    out.parallel_tool_calls = false;
+  return out;
+}
 
-  if (req.system !== undefined) {
-    const text = typeof req.system === 'string' ? req.system : req.system.map((b) => b.text).join('\n\n');
-    if (text !== '') messages.push({ role: 'system', content: text });
-    if (typeof req.system !== 'string' && req.system.some((b) => b.cache_control))
-      cachedMessages = messages.length;
-  }
+/** The system prompt as one system message (its blocks joined by blank lines), or null. */
+export function systemMessage(req: Pick<MessagesRequest, 'system'>): ChatMessage | null {
+  if (req.system === undefined) return null;
+  const text = typeof req.system === 'string' ? req.system : req.system.map((b) => b.text).join('\n\n');
+  return text === '' ? null : { role: 'system', content: text };
+}
 
-  req.messages.forEach((m, i) => {
-    const at = `messages[${i}]`;
-    if (typeof m.content === 'string') {
-      messages.push(
+type MessageParam = MessagesRequest['messages'][number];
+
+/** One Messages turn as chat messages, and whether it holds a cache breakpoint. */
+export function chatTurn(
+  m: MessageParam,
+  at: string,
+  can: Pick<EngineAbilities, 'vision'>,
+): { turn: ChatMessage[]; breakpoint: boolean } {
+  if (typeof m.content === 'string')
+    return {
+      turn: [
         m.role === 'user' ? { role: 'user', content: m.content } : { role: 'assistant', content: m.content },
-      );
-      return;
-    }
-    let breakpoint = false;
-    if (m.role === 'assistant') {
-      let text = '';
-      const calls: ChatToolCall[] = [];
-      m.content.forEach((b, j) => {
-        const p = `${at}.content[${j}]`;
-        if (hasBreakpoint(b)) breakpoint = true;
-        switch (b.type) {
-          case 'text':
-            text += b.text;
-            break;
-          case 'tool_use':
-            calls.push({
-              id: b.id,
-              type: 'function',
-              function: { name: b.name, arguments: JSON.stringify(b.input) },
-            });
-            break;
-          // Earlier turns' reasoning is not part of the prompt: reasoning models' chat templates drop
-          // it too (vLLM, Qwen3, DeepSeek-R1), so nothing the engine would read is lost.
-          case 'thinking':
-          case 'redacted_thinking':
-            break;
-          default:
-            throw invalid(`a ${b.type} block cannot appear in an assistant turn`, `${p}.type`);
-        }
-      });
-      messages.push({
-        role: 'assistant',
-        content: text === '' && calls.length > 0 ? null : text,
-        ...(calls.length > 0 ? { tool_calls: calls } : {}),
-      });
-    } else {
-      // A user turn: tool results first (chat wants them right after the assistant's calls), in
-      // order, then what else the turn says as one user message.
-      const parts: ChatPart[] = [];
-      m.content.forEach((b, j) => {
-        const p = `${at}.content[${j}]`;
-        if (hasBreakpoint(b)) breakpoint = true;
-        switch (b.type) {
-          case 'text':
-            parts.push({ type: 'text', text: b.text });
-            break;
-          case 'image':
-            if (!can.vision) throw invalid('this model cannot read images; choose a vision model', `${p}`);
-            parts.push({ type: 'image_url', image_url: { url: imageUrl(b.source) } });
-            break;
-          case 'tool_result':
-            messages.push({ role: 'tool', tool_call_id: b.tool_use_id, content: toolResultText(b, p) });
-            break;
-          default:
-            throw invalid(`a ${b.type} block cannot appear in a user turn`, `${p}.type`);
-        }
-      });
-      if (parts.length > 0) {
-        const onlyText = parts.every((x) => x.type === 'text');
-        messages.push({
-          role: 'user',
-          content: onlyText ? (parts as { text: string }[]).map((x) => x.text).join('\n') : parts,
+      ],
+      breakpoint: false,
+    };
+  const breakpoint = m.content.some(hasBreakpoint);
+  return {
+    turn: m.role === 'assistant' ? [assistantTurn(m.content, at)] : userTurn(m.content, at, can),
+    breakpoint,
+  };
+}
+
+function assistantTurn(blocks: ContentBlock[], at: string): ChatMessage {
+  let text = '';
+  const calls: ChatToolCall[] = [];
+  blocks.forEach((b, j) => {
+    switch (b.type) {
+      case 'text':
+        text += b.text;
+        break;
+      case 'tool_use':
+        calls.push({
+          id: b.id,
+          type: 'function',
+          function: { name: b.name, arguments: JSON.stringify(b.input) },
         });
-      }
+        break;
+      // Earlier turns' reasoning is not part of the prompt: reasoning models' chat templates drop
+      // it too (vLLM, Qwen3, DeepSeek-R1), so nothing the engine would read is lost.
+      case 'thinking':
+      case 'redacted_thinking':
+        break;
+      default:
+        throw invalid(`a ${b.type} block cannot appear in an assistant turn`, `${at}.content[${j}].type`);
     }
-    if (breakpoint) cachedMessages = messages.length;
   });
+  return {
+    role: 'assistant',
+    content: text === '' && calls.length > 0 ? null : text,
+    ...(calls.length > 0 ? { tool_calls: calls } : {}),
+  };
+}
 
+/**
+ * A user turn: tool results first (chat wants them right after the assistant's calls), in order,
+ * then what else the turn says as one user message.
+ */
+function userTurn(blocks: ContentBlock[], at: string, can: Pick<EngineAbilities, 'vision'>): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  const parts: ChatPart[] = [];
+  blocks.forEach((b, j) => {
+    const p = `${at}.content[${j}]`;
+    switch (b.type) {
+      case 'text':
+        parts.push({ type: 'text', text: b.text });
+        break;
+      case 'image':
+        if (!can.vision) throw invalid('this model cannot read images; choose a vision model', `${p}`);
+        parts.push({ type: 'image_url', image_url: { url: imageUrl(b.source) } });
+        break;
+      case 'tool_result':
+        out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: toolResultText(b, p) });
+        break;
+      default:
+        throw invalid(`a ${b.type} block cannot appear in a user turn`, `${p}.type`);
+    }
+  });
+  if (parts.length > 0) {
+    const onlyText = parts.every((x) => x.type === 'text');
+    out.push({
+      role: 'user',
+      content: onlyText ? (parts as { text: string }[]).map((x) => x.text).join('\n') : parts,
+    });
+  }
+  return out;
+}
+
+/**
+ * A final assistant turn (a prefill): vLLM continues the last message instead of opening a new
+ * one, so the answer carries on from the prefill, as Anthropic's does, and holds only the
+ * continuation. Not with thinking on.
+ */
+export function prefillFields(req: MessagesRequest | CountTokensRequest): Record<string, unknown> {
   const prefill = finalAssistantTurn(req);
-  if (prefill !== null) {
-    if (req.thinking !== undefined && req.thinking.type !== 'disabled')
-      throw invalid(
-        'a final assistant turn (a prefill) cannot be continued with thinking on; remove one of them',
-        prefill,
-      );
-    // vLLM continues the last message instead of opening a new one: the answer carries on from
-    // the prefill, as Anthropic's does, and holds only the continuation.
-    fields.continue_final_message = true;
-    fields.add_generation_prompt = false;
-  }
+  if (prefill === null) return {};
+  if (req.thinking !== undefined && req.thinking.type !== 'disabled')
+    throw invalid(
+      'a final assistant turn (a prefill) cannot be continued with thinking on; remove one of them',
+      prefill,
+    );
+  return { continue_final_message: true, add_generation_prompt: false };
+}
 
-  if ('max_tokens' in req) {
-    if (req.stop_sequences !== undefined && req.stop_sequences.length > 0) fields.stop = req.stop_sequences;
-    if (req.temperature !== undefined) fields.temperature = req.temperature;
-    if (req.top_p !== undefined) fields.top_p = req.top_p;
-    if (req.top_k !== undefined) fields.top_k = req.top_k;
-    if (typeof req.metadata?.user_id === 'string') fields.user = req.metadata.user_id;
-  }
+/** Sampling and the caller's id, named as chat names them (count_tokens has none of them). */
+export function samplingFields(req: MessagesRequest | CountTokensRequest): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  if (!('max_tokens' in req)) return fields;
+  if (req.stop_sequences !== undefined && req.stop_sequences.length > 0) fields.stop = req.stop_sequences;
+  if (req.temperature !== undefined) fields.temperature = req.temperature;
+  if (req.top_p !== undefined) fields.top_p = req.top_p;
+  if (req.top_k !== undefined) fields.top_k = req.top_k;
+  if (typeof req.metadata?.user_id === 'string') fields.user = req.metadata.user_id;
+  return fields;
+}
+
+/** `thinking` as vLLM's reasoning models take it, refused for a model that cannot think. */
+export function thinkingFields(
+  req: Pick<MessagesRequest, 'thinking'>,
+  can: Pick<EngineAbilities, 'reasoning'>,
+): Record<string, unknown> {
   const thinking = req.thinking;
   if (thinking !== undefined && thinking.type !== 'disabled') {
     if (!can.reasoning)
       throw invalid('this model cannot think before answering; remove thinking', 'thinking');
     // vLLM's reasoning models (Qwen3, …) switch thinking on through the chat template; adaptive
     // thinking leaves its length to the model, as such a model does anyway.
-    fields.chat_template_kwargs = { enable_thinking: true };
+    const fields: Record<string, unknown> = { chat_template_kwargs: { enable_thinking: true } };
     // vLLM caps the reasoning at this many tokens, then makes the model answer.
     if (thinking.type === 'enabled') fields.thinking_token_budget = thinking.budget_tokens;
-  } else if (thinking?.type === 'disabled' && can.reasoning) {
-    fields.chat_template_kwargs = { enable_thinking: false };
+    return fields;
   }
+  if (thinking?.type === 'disabled' && can.reasoning)
+    return { chat_template_kwargs: { enable_thinking: false } };
+  return {};
+}
 
-  // A top-level cache_control makes the whole prompt the breakpoint (automatic caching).
-  if (req.cache_control) cachedMessages = messages.length;
-  let cachePrefix: string | null = null;
-  if (cachedMessages >= 0 || cachedTools) {
-    const tools = fields.tools ? JSON.stringify(fields.tools) : '';
-    cachePrefix = cachedMessages >= 0 ? tools + JSON.stringify(messages.slice(0, cachedMessages)) : tools;
-  }
-  return { messages, fields, cachePrefix };
+/** The prompt up to its last breakpoint, rendered (null: no breakpoint). */
+export function cachePrefixOf(
+  tools: unknown[] | undefined,
+  cachedTools: boolean,
+  messages: ChatMessage[],
+  cachedMessages: number,
+): string | null {
+  if (cachedMessages < 0 && !cachedTools) return null;
+  const t = tools ? JSON.stringify(tools) : '';
+  return cachedMessages >= 0 ? t + JSON.stringify(messages.slice(0, cachedMessages)) : t;
 }
 
 /**
