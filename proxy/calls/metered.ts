@@ -1,8 +1,8 @@
 // proxy/calls/ owns a charged call's life, whatever its modality: this file, the one lifecycle of
 // a metered call; ./relay.ts, the one relay of every streamed text call (fed by the dialects'
-// translators); ./text-call.ts, ./image-call.ts and ./video-call.ts, what each modality brings to
-// them (its quote, its engine request, its bill). A route file declares the route, parses and
-// quotes, and calls one of those; it never touches a charge itself.
+// translators); ./text-call.ts, ./embeddings-call.ts, ./image-call.ts and ./video-call.ts, what
+// each modality brings to them (its quote, its engine request, its bill). A route file declares
+// the route, parses and quotes, and calls one of those; it never touches a charge itself.
 //
 // meteredCall (DESIGN "Money"; ../billing/charge.ts tells how each step holds and settles):
 // 1. the request's abort is linked (the client leaving, the key dying, shutdown) to the call;

@@ -1,5 +1,5 @@
 // Advances video jobs (VID-*): every replica runs one worker; each claims due jobs from the
-// fleet-wide queue (./video-jobs.ts) and renews a claim for as long as it works on that job (an
+// fleet-wide queue (core/video-jobs.ts) and renews a claim for as long as it works on that job (an
 // engine slow to answer, a long MP4 copy), so one replica polls a job at a time and a dead
 // replica's jobs are taken over once its claims lapse (VIDEO_CLAIM_MS). A job is sent to an
 // engine, polled until it finishes, its MP4 copied into the object store (kept VIDEO_RETENTION_MS,

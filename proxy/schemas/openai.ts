@@ -1,5 +1,5 @@
 // Request and response schemas of the chat-completions dialect. They validate requests (via the zod
-// validator compiler in schemas/validation.ts) and are the source of /openapi.json, so the document
+// validator compiler in http/validation.ts) and are the source of /openapi.json, so the document
 // cannot drift from what is enforced. The request's top level is closed (see chatCompletionRequest);
 // messages and their parts are open: they are the chat template's to read.
 import { z } from 'zod';

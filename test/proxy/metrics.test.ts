@@ -3,6 +3,7 @@
 // so the counts are exactly this file's requests.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageRecords } from '../../core/usage.ts';
+import { scrapeMetrics } from '../helpers/metrics.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
 
 let h: Harness;
@@ -13,16 +14,7 @@ afterAll(async () => {
   await h?.stop();
 });
 
-async function scrape(): Promise<Map<string, number>> {
-  const text = await (await fetch(h.baseURL.replace('/v1', '/metrics'))).text();
-  const samples = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#') || line.trim() === '') continue;
-    const at = line.lastIndexOf(' ');
-    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return samples;
-}
+const scrape = () => scrapeMetrics(h.baseURL.replace('/v1', '/metrics'));
 
 const chat = '/v1/chat/completions';
 

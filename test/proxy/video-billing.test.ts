@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
+import { scrapeMetrics } from '../helpers/metrics.ts';
 import { until } from '../helpers/until.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
 
@@ -32,16 +33,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.stop());
 
-async function scrape(): Promise<Map<string, number>> {
-  const text = await (await fetch(h.baseURL.replace('/v1', '/metrics'))).text();
-  const samples = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#') || line.trim() === '') continue;
-    const at = line.lastIndexOf(' ');
-    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return samples;
-}
+const scrape = () => scrapeMetrics(h.baseURL.replace('/v1', '/metrics'));
 
 async function refusedCount(): Promise<number> {
   return (await h.proxy.ctx.metrics.billingRefused.get()).values.reduce((s, v) => s + v.value, 0);
