@@ -6,16 +6,14 @@
 // read when `model` comes first (as the official SDKs send it), else the moment it arrives, the
 // rest of the body unread.
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import FormDataStream from 'form-data';
 import type { CatalogueEntry, ImagePrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { zodToApiError } from '../../http/validation.ts';
 import { runImageCall } from '../calls/image-call.ts';
+import { engineEditForm } from '../calls/image-edit-form.ts';
 import { mediaModel } from '../calls/resolve-model.ts';
 import type { ProxyContext } from '../context.ts';
 import { callEngine } from '../engine/call.ts';
@@ -90,33 +88,6 @@ async function handleEdit(ctx: ProxyContext, request: FastifyRequest, reply: Fas
     const { entry, price } = resolve(parsed.data.model);
     request.metricModel = entry.id;
     const n = parsed.data.n ?? 1;
-    const multiple = files.filter((f) => f.field !== 'mask').length > 1;
-    // Each engine attempt streams a fresh form from the spooled files (Node streams, 1 MB reads:
-    // a WHATWG FormData body cost the proxy about three times the CPU per uploaded byte).
-    const engineForm = () => {
-      const fd = new FormDataStream();
-      fd.append('model', entry.servedName ?? entry.id);
-      fd.append('prompt', parsed.data.prompt);
-      fd.append('n', String(n));
-      fd.append('response_format', 'b64_json');
-      if (parsed.data.size) fd.append('size', parsed.data.size);
-      if (parsed.data.quality) fd.append('quality', parsed.data.quality);
-      for (const f of files) {
-        fd.append(
-          f.field === 'mask' ? 'mask' : multiple ? 'image[]' : 'image',
-          createReadStream(f.path, { highWaterMark: 1 << 20 }),
-          {
-            filename: f.filename || 'image.png',
-            contentType: f.mimetype,
-            knownLength: f.size,
-          },
-        );
-      }
-      const stream = new PassThrough({ highWaterMark: 1 << 20 });
-      fd.on('error', (err) => stream.destroy(err));
-      fd.pipe(stream);
-      return { stream, contentType: fd.getHeaders()['content-type'] as string };
-    };
     return await runImageCall(ctx, request, reply, {
       entry,
       price,
@@ -126,7 +97,7 @@ async function handleEdit(ctx: ProxyContext, request: FastifyRequest, reply: Fas
         callEngine(ctx.engine, {
           entry,
           path: '/v1/images/edits',
-          payload: engineForm,
+          payload: () => engineEditForm(entry, { ...parsed.data, n }, files),
           cancel,
           tried: new Set(),
         }),
