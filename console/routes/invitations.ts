@@ -113,7 +113,7 @@ export async function invitationRoutes(app: FastifyInstance, d: InvitationDeps) 
           await d.throttle.failed(inv.email, request.ip);
           throw new ApiError('invalid_api_key', `Wrong password for ${inv.email}.`, { param: 'password' });
         }
-        await d.throttle.succeeded(inv.email);
+        await d.throttle.succeeded(inv.email, request.ip);
         await d.team.accept(token, user);
         userId = user.id;
       } else {

@@ -1,10 +1,11 @@
 // API Management's keys (issue "Console" item 2; SPEC "API key" and its state table): always the
 // session's account — an id from another account is simply not found.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { invalidRequest } from '../../core/errors.ts';
 import { type ApiKeyRecord, type ApiKeys, MAX_KEY_NAME_LENGTH } from '../../core/keys/index.ts';
 import { formatNano, parseDecimalToNano } from '../../core/money.ts';
+import { assertMayManageKey, type KeyAction } from '../key-permissions.ts';
 import { requireSession } from '../plugins/session.ts';
 
 const keyView = z.object({
@@ -51,6 +52,11 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
   const { keys } = opts;
   app.addHook('onRequest', requireSession);
   const account = (r: { session: { accountId: string } | null }) => r.session!.accountId;
+  /** Roles (../key-permissions.ts): a member acts only on keys they made. An unknown id falls through to its 404. */
+  const mayManage = async (request: FastifyRequest, action: KeyAction, limit?: number | null) => {
+    const key = await keys.get(account(request), (request.params as { id: string }).id);
+    if (key !== null && key.status === 'active') assertMayManageKey(request.session!, key, action, limit);
+  };
 
   app.get(
     '/keys',
@@ -113,7 +119,10 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
       config: { sensitive: true },
       schema: { summary: 'Show Key', params: keyParams, response: { 200: z.object({ secret: z.string() }) } },
     },
-    async (request) => ({ secret: await keys.show(account(request), (request.params as { id: string }).id) }),
+    async (request) => {
+      await mayManage(request, 'reveal');
+      return { secret: await keys.show(account(request), (request.params as { id: string }).id) };
+    },
   );
 
   app.post(
@@ -126,6 +135,7 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
       },
     },
     async (request) => {
+      await mayManage(request, 'rotate');
       const { key, secret } = await keys.rotate(account(request), (request.params as { id: string }).id);
       return { key: view(key), secret };
     },
@@ -143,11 +153,9 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
     },
     async (request) => {
       const id = (request.params as { id: string }).id;
-      const key = await keys.setSpendLimit(
-        account(request),
-        id,
-        parseLimit((request.body as { spendLimit: string | null }).spendLimit),
-      );
+      const limit = parseLimit((request.body as { spendLimit: string | null }).spendLimit);
+      await mayManage(request, 'limit', limit);
+      const key = await keys.setSpendLimit(account(request), id, limit);
       const spent = await keys.monthSpend(account(request), [id]);
       return { key: view(key, spent.get(id) ?? 0) };
     },
@@ -163,6 +171,7 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
       },
     },
     async (request) => {
+      await mayManage(request, 'delete');
       await keys.delete(account(request), (request.params as { id: string }).id);
       return { deleted: true as const };
     },
