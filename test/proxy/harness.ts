@@ -25,6 +25,8 @@ export interface Harness {
   sims: Simulator[];
   proxy: ProxyApp;
   baseURL: string;
+  /** The proxy's /metrics, on its own port (not the API's). */
+  metricsURL: string;
   config: Config;
   accounts: Accounts;
   keys: ApiKeys;
@@ -173,6 +175,7 @@ export async function startHarness(
   const addr = proxy.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   const baseURL = `http://127.0.0.1:${port}/v1`;
+  const metricsURL = `http://127.0.0.1:${await proxy.metricsServer.listen('127.0.0.1', 0)}/metrics`;
 
   const accounts = new Accounts(r);
   const keys = new ApiKeys(r, { brand: config.MODELPLANE_BRAND, kek: config.kek });
@@ -193,6 +196,7 @@ export async function startHarness(
     sims,
     proxy,
     baseURL,
+    metricsURL,
     config,
     accounts,
     keys,

@@ -14,7 +14,7 @@ afterAll(async () => {
 });
 
 async function scrape(): Promise<Map<string, number>> {
-  const text = await (await fetch(h.baseURL.replace('/v1', '/metrics'))).text();
+  const text = await (await fetch(h.metricsURL)).text();
   const samples = new Map<string, number>();
   for (const line of text.split('\n')) {
     if (line.startsWith('#') || line.trim() === '') continue;
