@@ -15,6 +15,7 @@ import { parseDecimalToNano } from '../../core/money.ts';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
 import { buildProxyApp, type ProxyApp } from '../../proxy/app.ts';
 import { startRedis, type TestRedis, type TestRedisOptions } from '../helpers/redis.ts';
+import { registerSecrets, runLogStream } from '../helpers/run-log.ts';
 
 export const CHAT_MODEL = 'Org/Chat-Model';
 export const EMBED_MODEL = 'Embed/Small-v1';
@@ -110,6 +111,7 @@ export async function startHarness(
     PROXY_CORS_ORIGINS: 'http://console.test',
     ...env,
   });
+  registerSecrets(config.MODELPLANE_KEK);
   const r = redis.client();
   const catalogue = new CatalogueStore(r);
   const created = 1_700_000_000;
@@ -169,7 +171,11 @@ export async function startHarness(
     redis: r,
     subscriber: redis.client(),
     catalogue: snapshot,
-    ...(opts.logStream ? { logger: { level: 'trace' }, logStream: opts.logStream } : { logger: false }),
+    // A test's own stream gets every line (trace); otherwise the run's log folder gets info and
+    // up, which the final credential scan reads (test/helpers/run-log.ts).
+    ...(opts.logStream
+      ? { logger: { level: 'trace' }, logStream: opts.logStream }
+      : { logger: { level: 'info' }, logStream: runLogStream('proxy') }),
   });
   await proxy.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = proxy.app.server.address();
@@ -188,6 +194,7 @@ export async function startHarness(
     const amount = parseDecimalToNano(opts.credit ?? '100');
     if (amount > 0) await metering.topUp({ accountId: account.id, topUpId: `t-${account.id}`, amount });
     const { key, secret } = await keys.create(account.id, { name: 'test key' });
+    registerSecrets(secret);
     return { accountId: account.id, keyId: key.id, secret };
   };
   const main = await newAccount();
