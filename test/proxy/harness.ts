@@ -91,7 +91,7 @@ export async function startHarness(
   env: Record<string, string> = {},
   opts: {
     redis?: TestRedisOptions;
-    /** Every log line of the proxy (at trace level) goes here; by default the proxy logs nothing. */
+    /** Every log line of the proxy (at trace level) goes here; by default info and up go to the run log. */
     logStream?: NodeJS.WritableStream;
     /** More catalogue entries, served by the same two simulators. */
     entries?: (endpoints: { url: string }[]) => CatalogueEntryInput[];
