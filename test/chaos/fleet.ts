@@ -87,6 +87,9 @@ export async function startFleet(o: {
           MODELPLANE_KEK: kek,
           PROXY_HOST: '127.0.0.1',
           PROXY_PORT: String(port),
+          // /metrics has its own port (README "Security"): any free one, so replicas do not collide.
+          PROXY_METRICS_HOST: '127.0.0.1',
+          PROXY_METRICS_PORT: '0',
           PROXY_DATA_DIR: dir,
           LOG_LEVEL: 'warn',
           ...env,

@@ -62,7 +62,7 @@ describe('signed links take a configured origin in production', () => {
     });
     expect(config.PROXY_PUBLIC_URL).toBeUndefined();
     const redis = h.redis.client();
-    const catalogue = new CatalogueSnapshot(redis, { refreshMs: 60_000 });
+    const catalogue = new CatalogueSnapshot(redis, { subscriber: h.redis.client(), refreshMs: 60_000 });
     const built = buildProxyApp({ config, redis, subscriber: h.redis.client(), catalogue, logger: false });
     await expect(built).rejects.toThrow(/PROXY_PUBLIC_URL: required when NODE_ENV=production/);
   });
