@@ -16,6 +16,9 @@ const keyView = z.object({
   rotatedAt: z.string().nullable(),
   spendLimit: z.string().nullable().describe('Monthly spend limit in the account currency; null: none'),
   monthSpend: z.string().describe("The key's spend this calendar month (UTC), in the account currency"),
+  mine: z
+    .boolean()
+    .describe('Made by the signed-in user: a member reveals, rotates, deletes and limits only these'),
 });
 /** A limit as typed: a decimal amount of the account currency, or null for none. */
 const spendLimitField = z
@@ -38,7 +41,7 @@ function parseLimit(value: string | null | undefined): number | null {
 const withSecret = z.object({ key: keyView, secret: z.string().describe('Shown once') });
 const keyParams = z.object({ id: z.string().min(1).max(64) });
 
-const view = (k: ApiKeyRecord, spent = 0) => ({
+const view = (k: ApiKeyRecord, userId: string, spent = 0) => ({
   id: k.id,
   name: k.name,
   key: `sk-…${k.last4}`,
@@ -46,12 +49,14 @@ const view = (k: ApiKeyRecord, spent = 0) => ({
   rotatedAt: k.rotatedAt,
   spendLimit: k.spendLimit === null ? null : formatNano(k.spendLimit),
   monthSpend: formatNano(spent),
+  mine: k.createdBy !== null && k.createdBy === userId,
 });
 
 export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) {
   const { keys } = opts;
   app.addHook('onRequest', requireSession);
   const account = (r: { session: { accountId: string } | null }) => r.session!.accountId;
+  const me = (r: { session: { userId: string } | null }) => r.session!.userId;
   /** Roles (../key-permissions.ts): a member acts only on keys they made. An unknown id falls through to its 404. */
   const mayManage = async (request: FastifyRequest, action: KeyAction, limit?: number | null) => {
     const key = await keys.get(account(request), (request.params as { id: string }).id);
@@ -72,7 +77,7 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
         account(request),
         list.map((k) => k.id),
       );
-      return { data: list.map((k) => view(k, spent.get(k.id) ?? 0)) };
+      return { data: list.map((k) => view(k, me(request), spent.get(k.id) ?? 0)) };
     },
   );
 
@@ -95,7 +100,7 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
         createdBy: request.session!.userId,
         spendLimit: parseLimit(spendLimit),
       });
-      return { key: view(key), secret };
+      return { key: view(key, me(request)), secret };
     },
   );
 
@@ -109,7 +114,7 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
     },
     async (request) => {
       const made = await keys.ensureDefaultKey(account(request));
-      return { minted: made ? { key: view(made.key), secret: made.secret } : null };
+      return { minted: made ? { key: view(made.key, me(request)), secret: made.secret } : null };
     },
   );
 
@@ -137,7 +142,7 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
     async (request) => {
       await mayManage(request, 'rotate');
       const { key, secret } = await keys.rotate(account(request), (request.params as { id: string }).id);
-      return { key: view(key), secret };
+      return { key: view(key, me(request)), secret };
     },
   );
 
@@ -157,7 +162,7 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
       await mayManage(request, 'limit', limit);
       const key = await keys.setSpendLimit(account(request), id, limit);
       const spent = await keys.monthSpend(account(request), [id]);
-      return { key: view(key, spent.get(id) ?? 0) };
+      return { key: view(key, me(request), spent.get(id) ?? 0) };
     },
   );
 

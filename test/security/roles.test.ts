@@ -40,8 +40,16 @@ describe('what a member may do with keys', () => {
     }
     // Still the same key: same secret, same limit, still listed for the member to see.
     expect(await h.keys.authenticate(ownersKey.secret)).toMatchObject({ spendLimit: 5_000_000_000 });
-    const listed = await h.json<{ data: { id: string; spendLimit: string | null }[] }>(ms, 'GET', '/keys');
-    expect(listed.data.find((k) => k.id === ownersKey.key.id)?.spendLimit).toBe('5');
+    const listed = await h.json<{ data: { id: string; spendLimit: string | null; mine: boolean }[] }>(
+      ms,
+      'GET',
+      '/keys',
+    );
+    // The list says which keys are the member's own (the web app offers actions on those only).
+    expect(listed.data.find((k) => k.id === ownersKey.key.id)).toMatchObject({
+      spendLimit: '5',
+      mine: false,
+    });
   });
 
   it('the Default key (made by no user) is an owner’s too', async () => {
@@ -57,6 +65,7 @@ describe('what a member may do with keys', () => {
   it('on their own key a member reveals, rotates, sets and lowers a limit, but cannot raise or remove it; an owner can', async () => {
     const mine = await make(ms, 'member key');
     const id = mine.key.id;
+    expect(mine.key).toMatchObject({ mine: true });
     expect((await h.call(ms, 'GET', `/keys/${id}/secret`)).status).toBe(200);
     expect((await h.call(ms, 'PATCH', `/keys/${id}`, { spendLimit: '10' })).status).toBe(200);
     expect((await h.call(ms, 'PATCH', `/keys/${id}`, { spendLimit: '4' })).status).toBe(200);
