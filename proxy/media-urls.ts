@@ -83,9 +83,9 @@ const check = (raw: unknown, param: string) => {
 const URL_PARTS = ['image_url', 'audio_url', 'video_url'] as const;
 
 /**
- * Chat messages as the engine will get them (both dialects end here): every media URL checked,
- * and image parts refused for a model without `vision` (the Messages dialect refuses them earlier,
- * naming its own field).
+ * A chat-completions request's messages: every media URL checked, and image parts refused for a
+ * model without `vision`. (The Messages dialect checks its image blocks while converting them,
+ * dialects/messages/request.ts, so its errors name its own fields.)
  */
 export function checkChatMedia(messages: readonly { content?: unknown }[], entry: CatalogueEntry): void {
   messages.forEach((m, i) => {

@@ -2,7 +2,6 @@
 // speak chat completions). Pure: a validated Messages body in, the chat messages and fields out,
 // or a 400 naming what cannot be carried faithfully. The other direction is ./response.ts and
 // ./stream.ts; the table of mappings is in the tests beside each.
-
 import { ApiError } from '../../../core/errors.ts';
 import { mediaUrlProblem } from '../../media-urls.ts';
 import type { ContentBlock, CountTokensRequest, MessagesRequest, ToolParam } from '../../schemas/messages.ts';
