@@ -1,13 +1,14 @@
-// Every log line the test run writes goes to one folder (.data/test-logs, emptied when the run
-// starts), and every secret a harness makes is noted beside it, so test/security/global-log-scan.ts
-// can read the whole run's logs at the end and fail the run if a credential is in any line
-// (issue 24: API keys, session ids, invitation tokens, Stripe and service secrets, signatures).
+// Every log line the test run writes goes to the run's folder (made by
+// test/security/global-log-scan.ts, which passes it in MP_RUN_LOG_DIR), and every secret a harness
+// makes is noted beside it, so the run's last step can read all its logs and fail the run if a
+// credential is in any line (issue 24: API keys, session ids, invitation tokens, Stripe and service
+// secrets, signatures).
 import { appendFileSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 
-/** Where the run's logs are; relative to the checkout the run starts in (vitest's cwd). */
-export const RUN_LOG_DIR = resolve(process.env.MP_RUN_LOG_DIR ?? '.data/test-logs');
+/** The run's log folder (a file run without the global setup, e.g. from an editor: .data/test-logs/loose). */
+export const RUN_LOG_DIR = resolve(process.env.MP_RUN_LOG_DIR ?? '.data/test-logs/loose');
 const SECRETS_FILE = 'secrets';
 
 let seq = 0;
