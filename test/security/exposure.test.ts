@@ -17,7 +17,7 @@ describe('metrics are off the public port', () => {
   });
   afterAll(async () => h?.stop());
 
-  it('the API port answers /metrics with 404; the metrics port serves them, invite-only model names and all', async () => {
+  it('CAT-5 the API port answers /metrics with 404 (invite-only model names stay hidden); the metrics port serves them', async () => {
     await h.client().chat.completions.create({
       model: CHAT_MODEL,
       max_tokens: 3,

@@ -32,7 +32,7 @@ const actions = (id: string) =>
   ] as const;
 
 describe('what a member may do with keys', () => {
-  it("a member cannot reveal, rotate, delete or change the limit of an owner's key (403), and the key is unchanged", async () => {
+  it("KEY-7 a member cannot reveal, rotate, delete or change the limit of an owner's key (403), and the key is unchanged", async () => {
     const ownersKey = await make(os, 'owner key', '5');
     for (const [method, path, body] of actions(ownersKey.key.id)) {
       const res = await h.call(ms, method, path, body);
