@@ -3,7 +3,7 @@
 // makes is noted beside it, so the run's last step can read all its logs and fail the run if a
 // credential is in any line (issue 24: API keys, session ids, invitation tokens, Stripe and service
 // secrets, signatures).
-import { appendFileSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 
@@ -23,6 +23,10 @@ export function runLogStream(name: string): Writable {
   return new Writable({
     write(chunk, _enc, done) {
       writeSync(fd, chunk);
+      done();
+    },
+    final(done) {
+      closeSync(fd);
       done();
     },
   });
