@@ -40,8 +40,11 @@ describe('invitation tokens never reach the logs', () => {
     expect((await h.call(null, 'GET', `/invitations/${token}?again=${token}`)).status).toBe(200);
     const accepted = await h.call(null, 'POST', '/invitations/accept', { token, password: PASSWORD });
     expect(accepted.status).toBe(200);
-    // A used link is unknown now; its failed lookup is logged too (as a 404).
+    // A used link is unknown now; its failed lookup is logged too (as a 404), and so are paths
+    // no route matches, whose not-found answer must not carry the token into a line either.
     expect((await h.call(null, 'GET', `/invitations/${token}`)).status).toBe(404);
+    expect((await h.call(null, 'GET', `/invitations/${token}/more`)).status).toBe(404);
+    expect((await h.call(null, 'POST', `/invitations/${token}`, {})).status).toBe(405);
 
     const lines = log.split('\n').filter(Boolean);
     expect(lines.length).toBeGreaterThan(8);
