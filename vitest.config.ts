@@ -8,6 +8,9 @@ export default defineConfig({
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     testTimeout: 30_000,
+    // The run's logs land in .data/test-logs; after the last test every line is scanned for
+    // credentials (issue 24), and a finding fails the run.
+    globalSetup: ['test/security/global-log-scan.ts'],
     hookTimeout: 120_000,
   },
 });

@@ -13,6 +13,7 @@ async function main(): Promise<void> {
     ...(process.env.REDIS_URL ? { redisUrl: process.env.REDIS_URL } : {}),
     redisPort: Number(process.env.DEV_REDIS_PORT ?? 6390),
     proxyPort: Number(process.env.PROXY_PORT ?? 8080),
+    proxyMetricsPort: Number(process.env.PROXY_METRICS_PORT ?? 9091),
     consolePort: Number(process.env.CONSOLE_PORT ?? 3000),
     operatorPort: Number(process.env.OPERATOR_PORT ?? 9090),
     onExit: (name, code) => {
@@ -41,6 +42,7 @@ modelplane dev is up (engines are the simulator, not real models).
   curl ${apiBase}/chat/completions -H "Authorization: Bearer ${demo.secret}" -H 'Content-Type: application/json' \\
     -d '{"model":"Meta-Llama/Llama-3.1-8B-Instruct","messages":[{"role":"user","content":"Hello"}]}'
 
+  Proxy metrics:         http://localhost:${process.env.PROXY_METRICS_PORT ?? 9091}/metrics (not on the API port)
   Console:               ${consoleUrl}/api (sign in as ${demo.email} / ${demo.password})
   API reference:         ${consoleUrl}/docs
   Admin CLI: npx modelplane accounts show ${demo.accountId}

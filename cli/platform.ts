@@ -31,6 +31,8 @@ export interface PlatformOptions {
   redisUrl?: string;
   redisPort: number;
   proxyPort: number;
+  /** The proxy's /metrics port (not the API port); 0 or unset: any free port. */
+  proxyMetricsPort?: number;
   consolePort: number;
   operatorPort: number;
   /** Extra environment for every service (tests shorten timers this way). */
@@ -144,6 +146,8 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
     run('proxy', process.execPath, [...tsx, 'proxy/main.ts'], {
       ...env,
       PROXY_PORT: String(o.proxyPort),
+      PROXY_METRICS_HOST: '127.0.0.1',
+      PROXY_METRICS_PORT: String(o.proxyMetricsPort ?? 0),
       PROXY_DATA_DIR: resolve(data, 'proxy'),
       MEDIA_DIR: resolve(data, 'media'),
       // The console's pages call the API from the browser (the Playground).

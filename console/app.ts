@@ -23,6 +23,7 @@ import {
   requestIdPlugin,
 } from '../http/index.ts';
 import { sessionPlugin } from './plugins/session.ts';
+import { consoleRequestForLog } from './request-log.ts';
 import { accountRoutes } from './routes/account.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { invitationRoutes } from './routes/invitations.ts';
@@ -51,6 +52,8 @@ export interface ConsoleDeps {
   config: Config;
   redis: Redis;
   logger?: boolean;
+  /** Where log lines go (default stdout); the security suite reads a console's real log from it. */
+  logStream?: NodeJS.WritableStream;
   /** The built web app (default console/web/dist). */
   webDir?: string;
 }
@@ -66,11 +69,15 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
         'req.headers.authorization',
         'req.headers["stripe-signature"]',
       ],
+      // Invitation tokens ride in paths: the request line is logged masked (./request-log.ts).
+      serializers: { req: consoleRequestForLog },
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     genReqId: newRequestId,
     requestIdHeader: false,
-    // Sign-in throttling counts per client address: behind a load balancer, its X-Forwarded-For.
-    trustProxy: true,
+    // Sign-in throttling counts per client address: X-Forwarded-For is believed only from the
+    // configured load balancers (CONSOLE_TRUSTED_PROXIES; default none), or a client picks its own.
+    trustProxy: config.CONSOLE_TRUSTED_PROXIES,
     // Every console request and answer is small (the biggest body is a Stripe webhook's): a client
     // that is slow or silent past CONSOLE_REQUEST_TIMEOUT_MS gets a 408 in the error shape, and an
     // idle keep-alive socket is closed after the usual 65 s (above common load balancers' 60 s).

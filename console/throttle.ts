@@ -1,6 +1,10 @@
-// Failed sign-ins counted per email and per client address in a fixed 15-minute window, in Redis
-// so every console replica sees the same count. Past either limit, sign-in is refused (429)
-// before the password is even checked, so a guesser cannot tell a right password from a wrong one.
+// Failed sign-ins counted per (email, client address) and per client address in a fixed 15-minute
+// window, in Redis so every console replica sees the same count. Past either limit, sign-in from
+// that address is refused (429) before the password is even checked, so a guesser cannot tell a
+// right password from a wrong one. Counting an email's failures per address (issue 24 item 3)
+// means failures from one address cannot lock the user out from the others: a stranger who types
+// wrong passwords for the owner's email blocks only themselves. The address is the one fastify
+// derives from CONSOLE_TRUSTED_PROXIES, so a client cannot pick a fresh one per try.
 import type { Redis } from 'ioredis';
 import { globalKeys } from '../core/keyspace.ts';
 import { normalizeEmail } from '../core/users.ts';
@@ -14,14 +18,15 @@ export class SignInThrottle {
     private readonly perAddress: number,
   ) {}
 
-  private keys(email: string, address: string) {
-    return [
-      globalKeys.signInFailures('email', normalizeEmail(email)),
-      globalKeys.signInFailures('addr', address),
-    ];
+  private emailAtAddress(email: string, address: string) {
+    return globalKeys.signInFailures('email-addr', `${normalizeEmail(email)} ${address}`);
   }
 
-  /** True when this email or this address has failed too often in the window. */
+  private keys(email: string, address: string) {
+    return [this.emailAtAddress(email, address), globalKeys.signInFailures('addr', address)];
+  }
+
+  /** True when this email has failed too often from this address, or this address too often at all. */
   async blocked(email: string, address: string): Promise<boolean> {
     const [e, a] = await this.redis.mget(...this.keys(email, address));
     return Number(e ?? 0) >= this.perEmail || Number(a ?? 0) >= this.perAddress;
@@ -33,8 +38,11 @@ export class SignInThrottle {
     await m.exec();
   }
 
-  /** A good sign-in clears the email's count (not the address's: one good account should not launder guesses). */
-  async succeeded(email: string): Promise<void> {
-    await this.redis.del(globalKeys.signInFailures('email', normalizeEmail(email)));
+  /**
+   * A good sign-in clears the email's count at that address (not the address's: one good account
+   * should not launder guesses at others).
+   */
+  async succeeded(email: string, address: string): Promise<void> {
+    await this.redis.del(this.emailAtAddress(email, address));
   }
 }

@@ -1,5 +1,6 @@
 // Typed configuration, parsed once from the environment at start-up. Every variable is listed in
 // README.md "Configuration". A bad value stops the process with a message naming the variable.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDecimalToNano } from './money.ts';
 
@@ -13,6 +14,38 @@ const csv = z
       .map((x) => x.trim())
       .filter(Boolean),
   );
+
+/**
+ * Addresses/CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal); '' → false (trust no
+ * forwarding header). No hop count: it cannot check who the immediate peer is, so a client that
+ * reaches the console directly could still name its own address (fastify refuses it too).
+ */
+const trustedProxies = z
+  .string()
+  .default('')
+  .transform((s, ctx): string[] | false => {
+    const list = s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+    if (list.length === 0) return false;
+    for (const entry of list) {
+      if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) continue;
+      const [addr, bits, ...rest] = entry.split('/');
+      const family = isIP(addr ?? '');
+      const maxBits = family === 6 ? 128 : 32;
+      if (
+        family === 0 ||
+        rest.length > 0 ||
+        (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= maxBits))
+      )
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${entry}" is not an address or a CIDR (such as 10.0.0.0/8)`,
+        });
+    }
+    return list;
+  });
 
 const schema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
@@ -137,14 +170,29 @@ const schema = z.object({
     .int()
     .min(60_000)
     .default(7 * 24 * 3_600_000),
-  /** `Secure` session cookies (set behind TLS in production; off for http://localhost). */
+  /**
+   * `Secure` session cookies. Unset: on, unless CONSOLE_PUBLIC_URL is plain http on localhost
+   * (`make dev`), where a browser would otherwise get no cookie it sends back (issue 24 item 8).
+   */
   CONSOLE_SECURE_COOKIES: z
     .enum(['true', 'false', '1', '0'])
-    .default('false')
-    .transform((v) => v === 'true' || v === '1'),
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === 'true' || v === '1')),
   /** Failed sign-ins allowed per email, and per client address, in 15 minutes. */
   CONSOLE_SIGNIN_FAILURES_PER_EMAIL: z.coerce.number().int().min(1).default(5),
   CONSOLE_SIGNIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(30),
+  // Security (issue 24): who may say where a request came from, and where metrics are served.
+  /**
+   * The load balancers in front of the console whose X-Forwarded-For is believed: their
+   * addresses or CIDRs (`10.0.0.0/8,192.168.1.7`). Unset: none, so a client cannot choose the
+   * address sign-in throttling counts against.
+   */
+  CONSOLE_TRUSTED_PROXIES: trustedProxies,
+  /** The proxy's /metrics listens here, not on the API port (invite-only model names, revenue). */
+  PROXY_METRICS_HOST: z.string().default('0.0.0.0'),
+  PROXY_METRICS_PORT: port(9091),
+  /** `production` makes a missing PROXY_PUBLIC_URL a start-up error (signed links need an origin). */
+  NODE_ENV: z.string().default('development'),
   // Billing (console/routes/billing.ts, core/payments): top-ups and the service ledger API.
   /**
    * The console's address as browsers reach it: invitation links point here, and Stripe Checkout
@@ -241,7 +289,14 @@ const schema = z.object({
   MEDIA_SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).default(60_000),
 });
 
-export type Config = z.infer<typeof schema> & { kek: Buffer };
+export type Config = Omit<z.infer<typeof schema>, 'CONSOLE_SECURE_COOKIES'> & {
+  kek: Buffer;
+  CONSOLE_SECURE_COOKIES: boolean;
+};
+
+/** Plain http on a loopback name: the one place a session cookie need not be Secure. */
+export const isLocalHttp = (url: string) =>
+  /^http:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(url.replace(/\/+$/, ''));
 
 const checked = schema.superRefine((c, ctx) => {
   if (c.MEDIA_STORE === 's3' && c.S3_BUCKET === undefined)
@@ -271,5 +326,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
     throw new Error(`invalid configuration:\n${problems}`);
   }
-  return { ...parsed.data, kek: Buffer.from(parsed.data.MODELPLANE_KEK, 'hex') };
+  return {
+    ...parsed.data,
+    CONSOLE_SECURE_COOKIES:
+      parsed.data.CONSOLE_SECURE_COOKIES ?? !isLocalHttp(parsed.data.CONSOLE_PUBLIC_URL),
+    kek: Buffer.from(parsed.data.MODELPLANE_KEK, 'hex'),
+  };
 }

@@ -117,8 +117,8 @@ export const globalKeys = {
   /** console sessions: hash userId, accountId, csrf (expiring) */
   /** A console session, by the SHA-256 of its id (console/sessions.ts). */
   session: (sessionIdHash: string) => `mp:session:${sessionIdHash}`,
-  /** console: failed sign-ins in the current window, per email and per client address (expiring) */
-  signInFailures: (what: 'email' | 'addr', value: string) => `mp:signin-fail:${what}:${value}`,
+  /** console: failed sign-ins in the current window, per (email, client address) and per client address (expiring) */
+  signInFailures: (what: 'email-addr' | 'addr', value: string) => `mp:signin-fail:${what}:${value}`,
   /** string per top-up request id → its account id (`modelplane topups approve <id>` has only the id) */
   topUpAccount: (requestId: string) => `mp:topup-account:${requestId}`,
   /** zset `<accountId> <requestId>` → created ms: top-up requests waiting for a decision */

@@ -70,6 +70,13 @@ const engine: Schema = {
     replicas: int({ minimum: 0, description: 'Desired replicas (the scale subresource writes this).' }),
     minReplicas: int({ minimum: 0 }),
     maxReplicas: int({ minimum: 0 }),
+    allowedMediaDomains: {
+      type: 'array',
+      maxItems: 64,
+      items: str({ pattern: '^[A-Za-z0-9.-]{1,253}$', maxLength: 253 }),
+      description:
+        'vLLM: the only hosts the engine may download media URLs from (--allowed-media-domains). Unset: any public host the proxy lets through.',
+    },
   },
 };
 

@@ -41,6 +41,14 @@ export const engineSpecSchema = z.strictObject({
   replicas: z.number().int().min(0).optional(),
   minReplicas: z.number().int().min(0).optional(),
   maxReplicas: z.number().int().min(0).optional(),
+  /**
+   * vLLM: the only hosts the engine may download image/audio/video URLs from
+   * (--allowed-media-domains). Unset: any public host the proxy lets through (README "Security").
+   */
+  allowedMediaDomains: z
+    .array(z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name such as images.example.com'))
+    .max(64)
+    .optional(),
 });
 export type EngineSpec = z.infer<typeof engineSpecSchema>;
 

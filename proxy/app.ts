@@ -29,6 +29,7 @@ import { EndpointPicker } from './engine/picker.ts';
 import { startMediaSweeper } from './media/media-sweeper.ts';
 import { VideoWorker } from './media/video-worker.ts';
 import { createProxyMetrics, metricsPlugin } from './metrics/metrics.ts';
+import { type MetricsServer, metricsServer } from './metrics/metrics-server.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { corsPlugin } from './plugins/cors.ts';
 import { writeStallPlugin } from './plugins/write-stall.ts';
@@ -70,6 +71,8 @@ export interface ProxyApp {
   app: FastifyInstance;
   ctx: ProxyContext;
   videoWorker: VideoWorker;
+  /** /metrics on its own port (issue 24 item 6): main.ts and tests call listen(); closed with the app. */
+  metricsServer: MetricsServer;
   /**
    * The ordered shutdown (./shutdown.ts): readiness off, stop accepting, let running calls finish
    * (PROXY_SHUTDOWN_GRACE_MS) and end the rest, land the outbox, give leases back. The Redis
@@ -80,6 +83,12 @@ export interface ProxyApp {
 
 export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   const { config } = deps;
+  // Signed media links need an origin clients reach; in production it is configured, never taken
+  // from the request's Host header (issue 24 item 8).
+  if (config.NODE_ENV === 'production' && config.PROXY_PUBLIC_URL === undefined)
+    throw new Error(
+      'invalid configuration:\n  PROXY_PUBLIC_URL: required when NODE_ENV=production (the origin of signed media links, e.g. https://api.example.com)',
+    );
   const app = Fastify({
     logger:
       deps.logger === false
@@ -125,6 +134,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   );
 
   const metrics = createProxyMetrics();
+  const metricsHttp = metricsServer(metrics.registry);
   const health = new EngineHealth({ cooldownMs: config.PROXY_ENGINE_COOLDOWN_MS });
   const client = new EngineClient({
     connections: config.PROXY_ENGINE_CONNECTIONS,
@@ -180,6 +190,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     // Every response is out by now: their settlements land, leases go back (DESIGN "Money").
     await billing.close(config.PROXY_SHUTDOWN_DRAIN_MS);
     await client.close();
+    await metricsHttp.close();
   });
 
   const routes = collectRoutes(app);
@@ -208,7 +219,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   await app.register(filesRoutes, { store: mediaStore, signer });
   await app.register(healthRoutes, { ctx, redis: deps.redis });
   await app.register(openApiRoutes, { routes });
-  return { app, ctx, videoWorker, shutdown: () => shutdown(app, ctx) };
+  return { app, ctx, videoWorker, metricsServer: metricsHttp, shutdown: () => shutdown(app, ctx) };
 }
 
 /**

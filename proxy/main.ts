@@ -19,6 +19,8 @@ async function main() {
   await catalogue.start();
   const proxy = await buildProxyApp({ config, redis, subscriber, catalogue });
   await proxy.app.listen({ host: config.PROXY_HOST, port: config.PROXY_PORT });
+  // /metrics is not on the API port (README "Security").
+  await proxy.metricsServer.listen(config.PROXY_METRICS_HOST, config.PROXY_METRICS_PORT);
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -53,6 +53,8 @@ describe('compiled services', () => {
         MODELPLANE_KEK: kek,
         PROXY_HOST: '127.0.0.1',
         PROXY_PORT: String(port),
+        PROXY_METRICS_HOST: '127.0.0.1',
+        PROXY_METRICS_PORT: '0', // any free port: tests run side by side
         LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'ignore', 'inherit'],

@@ -76,6 +76,12 @@ export async function invitationRoutes(app: FastifyInstance, d: InvitationDeps) 
       schema: {
         summary:
           'Accept an invitation: signed in as the invited email (CSRF token needed), or with that user’s password, or as a new user with a new password; answers like sign-in',
+        // Why a new user need not prove the email (issue 24 item 1; README "Security").
+        description:
+          'The token is the credential. There is no mail server: the owner who made the link hands it to the person ' +
+          'they mean, as they would a one-time password, so accepting as a new user proves possession of the link, ' +
+          'not of the mailbox, and needs nothing more. A link is single use, expires after 7 days, can be withdrawn, ' +
+          'and is never written to the logs (its path segment is masked).',
         body: z.object({
           token: z.string().min(1).max(128),
           password: z.string().min(1).max(1024).optional(),
@@ -113,7 +119,7 @@ export async function invitationRoutes(app: FastifyInstance, d: InvitationDeps) 
           await d.throttle.failed(inv.email, request.ip);
           throw new ApiError('invalid_api_key', `Wrong password for ${inv.email}.`, { param: 'password' });
         }
-        await d.throttle.succeeded(inv.email);
+        await d.throttle.succeeded(inv.email, request.ip);
         await d.team.accept(token, user);
         userId = user.id;
       } else {

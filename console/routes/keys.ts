@@ -1,10 +1,11 @@
 // API Management's keys (issue "Console" item 2; SPEC "API key" and its state table): always the
 // session's account — an id from another account is simply not found.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { invalidRequest } from '../../core/errors.ts';
 import { type ApiKeyRecord, type ApiKeys, MAX_KEY_NAME_LENGTH } from '../../core/keys/index.ts';
 import { formatNano, parseDecimalToNano } from '../../core/money.ts';
+import { assertMayManageKey, type KeyAction } from '../key-permissions.ts';
 import { requireSession } from '../plugins/session.ts';
 
 const keyView = z.object({
@@ -15,6 +16,9 @@ const keyView = z.object({
   rotatedAt: z.string().nullable(),
   spendLimit: z.string().nullable().describe('Monthly spend limit in the account currency; null: none'),
   monthSpend: z.string().describe("The key's spend this calendar month (UTC), in the account currency"),
+  mine: z
+    .boolean()
+    .describe('Made by the signed-in user: a member reveals, rotates, deletes and limits only these'),
 });
 /** A limit as typed: a decimal amount of the account currency, or null for none. */
 const spendLimitField = z
@@ -37,7 +41,7 @@ function parseLimit(value: string | null | undefined): number | null {
 const withSecret = z.object({ key: keyView, secret: z.string().describe('Shown once') });
 const keyParams = z.object({ id: z.string().min(1).max(64) });
 
-const view = (k: ApiKeyRecord, spent = 0) => ({
+const view = (k: ApiKeyRecord, userId: string, spent = 0) => ({
   id: k.id,
   name: k.name,
   key: `sk-…${k.last4}`,
@@ -45,12 +49,19 @@ const view = (k: ApiKeyRecord, spent = 0) => ({
   rotatedAt: k.rotatedAt,
   spendLimit: k.spendLimit === null ? null : formatNano(k.spendLimit),
   monthSpend: formatNano(spent),
+  mine: k.createdBy !== null && k.createdBy === userId,
 });
 
 export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) {
   const { keys } = opts;
   app.addHook('onRequest', requireSession);
   const account = (r: { session: { accountId: string } | null }) => r.session!.accountId;
+  const me = (r: { session: { userId: string } | null }) => r.session!.userId;
+  /** Roles (../key-permissions.ts): a member acts only on keys they made. An unknown id falls through to its 404. */
+  const mayManage = async (request: FastifyRequest, action: KeyAction, limit?: number | null) => {
+    const key = await keys.get(account(request), (request.params as { id: string }).id);
+    if (key !== null && key.status === 'active') assertMayManageKey(request.session!, key, action, limit);
+  };
 
   app.get(
     '/keys',
@@ -66,7 +77,7 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
         account(request),
         list.map((k) => k.id),
       );
-      return { data: list.map((k) => view(k, spent.get(k.id) ?? 0)) };
+      return { data: list.map((k) => view(k, me(request), spent.get(k.id) ?? 0)) };
     },
   );
 
@@ -89,7 +100,7 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
         createdBy: request.session!.userId,
         spendLimit: parseLimit(spendLimit),
       });
-      return { key: view(key), secret };
+      return { key: view(key, me(request)), secret };
     },
   );
 
@@ -103,7 +114,7 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
     },
     async (request) => {
       const made = await keys.ensureDefaultKey(account(request));
-      return { minted: made ? { key: view(made.key), secret: made.secret } : null };
+      return { minted: made ? { key: view(made.key, me(request)), secret: made.secret } : null };
     },
   );
 
@@ -113,7 +124,10 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
       config: { sensitive: true },
       schema: { summary: 'Show Key', params: keyParams, response: { 200: z.object({ secret: z.string() }) } },
     },
-    async (request) => ({ secret: await keys.show(account(request), (request.params as { id: string }).id) }),
+    async (request) => {
+      await mayManage(request, 'reveal');
+      return { secret: await keys.show(account(request), (request.params as { id: string }).id) };
+    },
   );
 
   app.post(
@@ -126,8 +140,9 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
       },
     },
     async (request) => {
+      await mayManage(request, 'rotate');
       const { key, secret } = await keys.rotate(account(request), (request.params as { id: string }).id);
-      return { key: view(key), secret };
+      return { key: view(key, me(request)), secret };
     },
   );
 
@@ -143,13 +158,11 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
     },
     async (request) => {
       const id = (request.params as { id: string }).id;
-      const key = await keys.setSpendLimit(
-        account(request),
-        id,
-        parseLimit((request.body as { spendLimit: string | null }).spendLimit),
-      );
+      const limit = parseLimit((request.body as { spendLimit: string | null }).spendLimit);
+      await mayManage(request, 'limit', limit);
+      const key = await keys.setSpendLimit(account(request), id, limit);
       const spent = await keys.monthSpend(account(request), [id]);
-      return { key: view(key, spent.get(id) ?? 0) };
+      return { key: view(key, me(request), spent.get(id) ?? 0) };
     },
   );
 
@@ -163,6 +176,7 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
       },
     },
     async (request) => {
+      await mayManage(request, 'delete');
       await keys.delete(account(request), (request.params as { id: string }).id);
       return { deleted: true as const };
     },

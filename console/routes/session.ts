@@ -100,7 +100,7 @@ export async function sessionRoutes(app: FastifyInstance, d: SessionDeps) {
         await d.throttle.failed(email, request.ip);
         throw new ApiError('invalid_api_key', 'Wrong email or password.');
       }
-      await d.throttle.succeeded(email);
+      await d.throttle.succeeded(email, request.ip);
       const accountId = firstAccount(user.accountId, await d.team.accountsOf(user.id));
       if (accountId === undefined)
         throw new ApiError(

@@ -28,6 +28,23 @@ describe('engine pod templates', () => {
     expect(volumes?.[0]?.emptyDir?.medium).toBe('Memory');
   });
 
+  it('vLLM: the default image is past the chat-template advisories; media only from the Model’s hosts, never by redirect', () => {
+    const plain = spec({ type: 'vllm' });
+    const c = engineTemplate(plain, plain.engine).container;
+    // v0.11.1 fixes GHSA-69j4-grxj-j64p (and 0.11.0 GHSA-6fvq-23cw-5628); v0.11.0 was the default.
+    expect(c.image).toBe('vllm/vllm-openai:v0.11.1');
+    expect(c.args).not.toContain('--allowed-media-domains');
+    expect(c.env).toContainEqual({ name: 'VLLM_MEDIA_URL_ALLOW_REDIRECTS', value: '0' });
+    const limited = spec({ type: 'vllm', allowedMediaDomains: ['images.example.com', 'cdn.example.org'] });
+    const args = engineTemplate(limited, limited.engine).container.args ?? [];
+    const at = args.indexOf('--allowed-media-domains');
+    expect(args.slice(at, at + 3)).toEqual([
+      '--allowed-media-domains',
+      'images.example.com',
+      'cdn.example.org',
+    ]);
+  });
+
   it('vLLM: flags the admin set in args are not doubled', () => {
     const s = spec({ type: 'vllm', args: ['--max-model-len=8192', '--tool-call-parser', 'llama3_json'] });
     const args = engineTemplate(s, s.engine).container.args ?? [];

@@ -10,7 +10,13 @@ import {
   shmVolume,
 } from './types.ts';
 
-export const vllmDefaults: EngineDefaults = { image: 'vllm/vllm-openai:v0.11.0', port: 8000, gpus: 1 };
+/**
+ * v0.11.1: the first release past the chat-template advisories the proxy also guards against —
+ * GHSA-6fvq-23cw-5628 (a Jinja template smuggled in chat_template_kwargs, fixed in 0.11.0) and
+ * GHSA-69j4-grxj-j64p (chat_template_kwargs that block the server's event loop, fixed in 0.11.1);
+ * v0.11.0, the previous default, predates the latter. It also has --allowed-media-domains (0.11.0).
+ */
+export const vllmDefaults: EngineDefaults = { image: 'vllm/vllm-openai:v0.11.1', port: 8000, gpus: 1 };
 
 export function vllmTemplate(input: EngineInput): EngineTemplate {
   const user = input.engine.args ?? [];
@@ -27,13 +33,18 @@ export function vllmTemplate(input: EngineInput): EngineTemplate {
     args.push('--enable-auto-tool-choice');
     if (!hasFlag(user, '--tool-call-parser')) args.push('--tool-call-parser', 'hermes');
   }
-  return {
-    container: engineContainer(input, {
-      image: input.engine.image ?? vllmDefaults.image,
-      args: [...args, ...user],
-      ...healthProbes('/health'),
-      volumeMounts: [{ name: 'dshm', mountPath: '/dev/shm' }],
-    }),
-    volumes: [shmVolume],
-  };
+  // Media URLs (README "Security"): only the Model's hosts, when it names them; and never a
+  // redirect, which would take a public URL the proxy let through to an internal address.
+  const domains = input.engine.allowedMediaDomains ?? [];
+  if (domains.length > 0 && !hasFlag(user, '--allowed-media-domains'))
+    args.push('--allowed-media-domains', ...domains);
+  const container = engineContainer(input, {
+    image: input.engine.image ?? vllmDefaults.image,
+    args: [...args, ...user],
+    ...healthProbes('/health'),
+    volumeMounts: [{ name: 'dshm', mountPath: '/dev/shm' }],
+  });
+  if (!(container.env ?? []).some((e) => e.name === 'VLLM_MEDIA_URL_ALLOW_REDIRECTS'))
+    container.env = [...(container.env ?? []), { name: 'VLLM_MEDIA_URL_ALLOW_REDIRECTS', value: '0' }];
+  return { container, volumes: [shmVolume] };
 }

@@ -1,4 +1,4 @@
-// Prometheus metrics at /metrics. A registry per app (not prom-client's global one) so tests can
+// Prometheus metrics (served at /metrics on their own port: ./metrics-server.ts). A registry per app (not prom-client's global one) so tests can
 // build many apps in one process. Requests are counted when the response ends, from the route
 // pattern (never the raw URL: model ids in paths would explode label cardinality). The metrics
 // updated on every request are ./fast-metrics.ts ones (an update is an addition); rare ones are
@@ -206,10 +206,7 @@ export const metricsPlugin = fp(
       m.duration.labels(route, model).observe(seconds);
       if (!request.observedTtfb) m.ttfb.labels(route, model).observe(seconds);
     };
-    app.get('/metrics', async (_request, reply) => {
-      reply.type(m.registry.contentType);
-      return m.registry.metrics();
-    });
+    // Served on PROXY_METRICS_PORT, not here (./metrics-server.ts, issue 24 item 6).
   },
   { name: 'metrics' },
 );

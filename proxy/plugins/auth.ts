@@ -1,5 +1,5 @@
 // Authentication for the API routes (SPEC "Authentication"; the Messages surface also takes x-api-key): registered inside the `/v1` scope so
-// it guards exactly the API, not /healthz, /metrics, /openapi.json or CORS preflights. Runs in
+// it guards exactly the API, not /healthz, /readyz, /openapi.json or CORS preflights (/metrics has its own port). Runs in
 // onRequest — before the body is even read — so an unauthenticated caller costs no parsing.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';

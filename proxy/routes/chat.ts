@@ -9,6 +9,7 @@ import { runTextCall } from '../calls/text-call.ts';
 import type { ProxyContext } from '../context.ts';
 import { chatDialect } from '../dialects/openai/text.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
+import { checkChatMedia } from '../media-urls.ts';
 import {
   type ChatCompletionRequest,
   chatCompletion,
@@ -38,6 +39,8 @@ export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext
 function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as ChatCompletionRequest;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
+  // Media URLs and image parts (issue 24 item 4): refused before anything is held or sent.
+  checkChatMedia(body.messages, entry);
   const perChoiceField = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
   const asked = body.max_completion_tokens ?? body.max_tokens;
   if (asked != null) checkOutputBound(entry, asked, perChoiceField);

@@ -106,6 +106,22 @@ export const FINISH_REASONS = ['stop', 'length', 'tool_calls', 'content_filter',
 const noEffect = (what: string) => `Accepted and forwarded; ${what}`;
 
 /**
+ * chat_template_kwargs (issue 24 item 5): only known template switches. vLLM passes the object to
+ * the chat template renderer as keyword arguments, so `chat_template` inside it replaces the
+ * model's template (GHSA-6fvq-23cw-5628: a Jinja template that never ends or fills memory) and
+ * `tokenize` and friends change how the server renders (GHSA-69j4-grxj-j64p blocks vLLM's event
+ * loop) — both engine-wide denial of service from one key, and a way around the refusal of a
+ * top-level chat_template. Known switches only: Qwen3 and others read `enable_thinking`,
+ * DeepSeek-V3.1 and Granite `thinking`, gpt-oss `reasoning_effort`.
+ */
+export const TEMPLATE_SWITCHES = ['enable_thinking', 'thinking', 'reasoning_effort'] as const;
+const templateSwitches = z.strictObject({
+  enable_thinking: nullish(z.boolean()),
+  thinking: nullish(z.boolean()),
+  reasoning_effort: nullish(z.enum(['low', 'medium', 'high'])),
+});
+
+/**
  * The chat-completions request. The top level is closed, as OpenAI's is: a parameter not listed
  * here is a 400 naming it, never forwarded — an engine would ignore it (vLLM drops unknown
  * fields with a log line), and a misspelt or other vendor's parameter would then do nothing
@@ -196,8 +212,8 @@ export const chatCompletionRequest = z
     continue_final_message: nullish(z.boolean()).describe('vLLM: continue the final (assistant) message'),
     add_special_tokens: nullish(z.boolean()).describe('vLLM'),
     documents: nullish(z.array(z.record(z.string(), z.string()))).describe('vLLM, for RAG chat templates'),
-    chat_template_kwargs: nullish(z.record(z.string(), z.unknown())).describe(
-      'vLLM, e.g. {"enable_thinking": true}',
+    chat_template_kwargs: nullish(templateSwitches).describe(
+      `vLLM: the chat template's switches, only these: ${TEMPLATE_SWITCHES.join(', ')}; any other key is refused`,
     ),
     mm_processor_kwargs: nullish(z.record(z.string(), z.unknown())).describe('vLLM'),
     structured_outputs: nullish(z.looseObject({})).describe('vLLM: json, regex, choice, grammar, …'),

@@ -18,6 +18,7 @@ import { NODE_SERVICE_FLAGS } from '../../core/node-flags.ts';
 import { type UsageEntry, usageRecords } from '../../core/usage.ts';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { runLogStream } from '../helpers/run-log.ts';
 
 export const MODEL = 'Chaos/Chat';
 const repo = new URL('../../', import.meta.url).pathname;
@@ -87,6 +88,9 @@ export async function startFleet(o: {
           MODELPLANE_KEK: kek,
           PROXY_HOST: '127.0.0.1',
           PROXY_PORT: String(port),
+          // /metrics has its own port (README "Security"): any free one, so replicas do not collide.
+          PROXY_METRICS_HOST: '127.0.0.1',
+          PROXY_METRICS_PORT: '0',
           PROXY_DATA_DIR: dir,
           LOG_LEVEL: 'warn',
           ...env,
@@ -94,11 +98,15 @@ export async function startFleet(o: {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
+      // The process's log goes to the run's log folder too, for the final credential scan.
+      const runLog = runLogStream(`chaos-${name}`);
       proc.stdout?.on('data', (b: Buffer) => {
         out += b.toString();
+        runLog.write(b);
       });
       proc.stderr?.on('data', (b: Buffer) => {
         out += b.toString();
+        runLog.write(b);
       });
       const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
       const p: ProxyProcess = {

@@ -55,7 +55,7 @@ describe('sign-in', () => {
     const blocked = await signIn(who);
     expect(blocked.status).toBe(429);
     expect(((await blocked.json()) as { error: { code: string } }).error.code).toBe('sign_in_throttled');
-    await h.redis.del(`mp:signin-fail:email:${who.email}`);
+    await h.redis.del(`mp:signin-fail:email-addr:${who.email} 127.0.0.1`);
     await h.redis.del('mp:signin-fail:addr:127.0.0.1');
   });
 });

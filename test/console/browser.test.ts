@@ -26,6 +26,7 @@ import { Team } from '../../core/team.ts';
 import { Users } from '../../core/users.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
+import { registerSecrets, runLogStream } from '../helpers/run-log.ts';
 import { deliverStripeEvent, paidSession } from '../helpers/stripe-events.ts';
 import { startStripeMock, type TestStripeMock } from '../helpers/stripe-mock.ts';
 
@@ -59,6 +60,8 @@ beforeAll(async () => {
     await freePort(),
     await freePort(),
   ];
+  const runLog = runLogStream('platform');
+  registerSecrets(WEBHOOK_SECRET);
   platform = await startPlatform({
     dataDir,
     modelsDir: 'examples/models',
@@ -72,8 +75,12 @@ beforeAll(async () => {
       STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
       STRIPE_API_URL: stripe.url,
       VIDEO_POLL_MS: '100',
+      // Every service logs at info into the run's log folder: the final scan reads what real
+      // sign-ins, invitation links and Stripe webhooks put there (issue 24).
+      LOG_LEVEL: 'info',
     },
     log: (line) => {
+      runLog.write(`${line}\n`);
       serviceLog.push(line);
       if (serviceLog.length > 400) serviceLog.shift();
     },

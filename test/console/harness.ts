@@ -12,6 +12,7 @@ import { type Role, Team } from '../../core/team.ts';
 import { Users } from '../../core/users.ts';
 import { consoleCall, type Signed } from '../helpers/console-client.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { registerSecrets, runLogStream } from '../helpers/run-log.ts';
 
 export const PASSWORD = 'correct horse battery';
 
@@ -44,7 +45,18 @@ export interface ConsoleHarness {
   stop(): Promise<void>;
 }
 
-export async function startConsole(env: Record<string, string> = {}): Promise<ConsoleHarness> {
+/** Invitation links in answers (/invite/<token>): noted for the run's credential scan. */
+const INVITE_TOKEN = /\/invite\/([A-Za-z0-9_-]{32})/g;
+
+export interface ConsoleOptions {
+  /** Where the console's log lines go (at LOG_LEVEL, default info); default the run's log folder. */
+  logStream?: NodeJS.WritableStream;
+}
+
+export async function startConsole(
+  env: Record<string, string> = {},
+  opts: ConsoleOptions = {},
+): Promise<ConsoleHarness> {
   const server: TestRedis = await startRedis();
   const redis = server.client();
   const config = loadConfig({
@@ -52,7 +64,14 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
     MODELPLANE_KEK: randomBytes(32).toString('hex'),
     ...env,
   });
-  const app = await buildConsoleApp({ config, redis, logger: false });
+  registerSecrets(
+    config.MODELPLANE_KEK,
+    config.STRIPE_SECRET_KEY,
+    config.STRIPE_WEBHOOK_SECRET,
+    config.CONSOLE_SERVICE_TOKEN,
+  );
+  // Real logs at the configured level (info unless the test says), read by the final credential scan.
+  const app = await buildConsoleApp({ config, redis, logStream: opts.logStream ?? runLogStream('console') });
   const origin = await app.listen({ host: '127.0.0.1', port: 0 });
   const accounts = new Accounts(redis);
   const users = new Users(redis);
@@ -66,8 +85,11 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
     return { email, userId: user.id, accountId };
   };
 
-  const call = (s: Signed | null, method: string, path: string, body?: unknown, csrf = true) =>
-    consoleCall(origin, s, method, path, body, csrf);
+  const call = async (s: Signed | null, method: string, path: string, body?: unknown, csrf = true) => {
+    const res = await consoleCall(origin, s, method, path, body, csrf);
+    registerSecrets(...[...(await res.clone().text()).matchAll(INVITE_TOKEN)].map((m) => m[1]));
+    return res;
+  };
 
   const signIn = (email: string, password = PASSWORD) =>
     fetch(`${origin}/api/session`, {
@@ -95,6 +117,7 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
       const res = await signIn(who.email);
       if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
       const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+      registerSecrets(cookie.slice(cookie.indexOf('=') + 1));
       return { cookie, csrf: ((await res.json()) as { csrfToken: string }).csrfToken };
     },
     call,

@@ -200,7 +200,7 @@ describe('slow and silent clients', () => {
     expect(rec).toMatchObject({ type: 'charge', model: ALIAS_MODEL });
     expect(rec!.outputTokens).toBeGreaterThan(0);
     expect(rec!.outputTokens).toBeLessThan(100_000);
-    const metrics = await (await fetch(h.baseURL.replace(/\/v1$/, '/metrics'))).text();
+    const metrics = await (await fetch(h.metricsURL)).text();
     expect(metrics).toMatch(/mp_proxy_streams_stalled_total [1-9]/);
     await expectLedgerClean(h.redis.client(), [a.accountId, b.accountId]);
     // The 500 idle connections were open throughout (the keep-alive timeout is 65 s here).
@@ -248,7 +248,7 @@ describe('slow and silent clients', () => {
       const r = await done;
       expect(r.data).toMatch(/^HTTP\/1\.1 200/);
       expect(r.bytes).toBeLessThan(SIZE);
-      const metrics = await (await fetch(h.baseURL.replace(/\/v1$/, '/metrics'))).text();
+      const metrics = await (await fetch(h.metricsURL)).text();
       expect(metrics).toMatch(/mp_proxy_responses_stalled_total [1-9]/);
     });
 

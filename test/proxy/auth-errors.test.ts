@@ -128,12 +128,12 @@ describe('authentication', () => {
 });
 
 describe('errors and headers', () => {
-  it('ERR-1 every response carries X-Request-Id: success, 404 route, preflight, stream, metrics, health', async () => {
+  it('ERR-1 every response carries X-Request-Id: success, 404 route, preflight, stream, OpenAPI document, health', async () => {
     const responses = await Promise.all([
       raw('/models', { headers: bearer(h.secret) }),
       raw('/nope', { headers: bearer(h.secret) }),
       fetch(h.baseURL.replace('/v1', '/healthz')),
-      fetch(h.baseURL.replace('/v1', '/metrics')),
+      fetch(h.baseURL.replace('/v1', '/openapi.json')),
       raw('/chat/completions', {
         method: 'OPTIONS',
         headers: {

@@ -15,6 +15,7 @@ import { parseDecimalToNano } from '../../core/money.ts';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
 import { buildProxyApp, type ProxyApp } from '../../proxy/app.ts';
 import { startRedis, type TestRedis, type TestRedisOptions } from '../helpers/redis.ts';
+import { registerSecrets, runLogStream } from '../helpers/run-log.ts';
 
 export const CHAT_MODEL = 'Org/Chat-Model';
 export const EMBED_MODEL = 'Embed/Small-v1';
@@ -25,6 +26,8 @@ export interface Harness {
   sims: Simulator[];
   proxy: ProxyApp;
   baseURL: string;
+  /** The proxy's /metrics, on its own port (not the API's). */
+  metricsURL: string;
   config: Config;
   accounts: Accounts;
   keys: ApiKeys;
@@ -88,7 +91,7 @@ export async function startHarness(
   env: Record<string, string> = {},
   opts: {
     redis?: TestRedisOptions;
-    /** Every log line of the proxy (at trace level) goes here; by default the proxy logs nothing. */
+    /** Every log line of the proxy (at trace level) goes here; by default info and up go to the run log. */
     logStream?: NodeJS.WritableStream;
     /** More catalogue entries, served by the same two simulators. */
     entries?: (endpoints: { url: string }[]) => CatalogueEntryInput[];
@@ -108,6 +111,7 @@ export async function startHarness(
     PROXY_CORS_ORIGINS: 'http://console.test',
     ...env,
   });
+  registerSecrets(config.MODELPLANE_KEK);
   const r = redis.client();
   const catalogue = new CatalogueStore(r);
   const created = 1_700_000_000;
@@ -167,12 +171,17 @@ export async function startHarness(
     redis: r,
     subscriber: redis.client(),
     catalogue: snapshot,
-    ...(opts.logStream ? { logger: { level: 'trace' }, logStream: opts.logStream } : { logger: false }),
+    // A test's own stream gets every line (trace); otherwise the run's log folder gets info and
+    // up, which the final credential scan reads (test/helpers/run-log.ts).
+    ...(opts.logStream
+      ? { logger: { level: 'trace' }, logStream: opts.logStream }
+      : { logger: { level: 'info' }, logStream: runLogStream('proxy') }),
   });
   await proxy.app.listen({ host: '127.0.0.1', port: 0 });
   const addr = proxy.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   const baseURL = `http://127.0.0.1:${port}/v1`;
+  const metricsURL = `http://127.0.0.1:${await proxy.metricsServer.listen('127.0.0.1', 0)}/metrics`;
 
   const accounts = new Accounts(r);
   const keys = new ApiKeys(r, { brand: config.MODELPLANE_BRAND, kek: config.kek });
@@ -185,6 +194,7 @@ export async function startHarness(
     const amount = parseDecimalToNano(opts.credit ?? '100');
     if (amount > 0) await metering.topUp({ accountId: account.id, topUpId: `t-${account.id}`, amount });
     const { key, secret } = await keys.create(account.id, { name: 'test key' });
+    registerSecrets(secret);
     return { accountId: account.id, keyId: key.id, secret };
   };
   const main = await newAccount();
@@ -193,6 +203,7 @@ export async function startHarness(
     sims,
     proxy,
     baseURL,
+    metricsURL,
     config,
     accounts,
     keys,

@@ -85,7 +85,7 @@ describe('image generations', () => {
       .client()
       .images.generate({ model: IMAGE_MODEL, prompt: 'a blue sea', response_format: 'b64_json' });
     expect(Buffer.from(r.data![0]!.b64_json!, 'base64').subarray(0, 8).toString('hex')).toBe(PNG_MAGIC);
-    const text = await (await fetch(h.baseURL.replace(/\/v1$/, '/metrics'))).text();
+    const text = await (await fetch(h.metricsURL)).text();
     expect(text).toMatch(new RegExp(`mp_proxy_images_total\\{model="${IMAGE_MODEL}"\\} [1-9]`));
   });
 

@@ -14,7 +14,7 @@ afterAll(async () => {
   await h?.stop();
 });
 
-const scrape = () => scrapeMetrics(h.baseURL.replace('/v1', '/metrics'));
+const scrape = () => scrapeMetrics(h.metricsURL);
 
 const chat = '/v1/chat/completions';
 

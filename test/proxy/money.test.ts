@@ -436,7 +436,7 @@ describe('a replica cut off from Redis', () => {
     expect(voided).toMatchObject({ reason: 'hold_expired' });
     const charge = entries.find((e) => e.type === 'charge');
     expect(charge).toMatchObject({ amount: 0, cost: costOf(usage!), short: costOf(usage!), source: 'none' });
-    const metrics = await (await fetch(cut.baseURL.replace(/\/v1$/, '/metrics'))).text();
+    const metrics = await (await fetch(cut.metricsURL)).text();
     expect(metrics).toMatch(/mp_proxy_holds_voided_total\{reason="hold_expired"\} 1\b/);
     expect(metrics).toMatch(
       new RegExp(

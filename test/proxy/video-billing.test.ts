@@ -33,7 +33,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.stop());
 
-const scrape = () => scrapeMetrics(h.baseURL.replace('/v1', '/metrics'));
+const scrape = () => scrapeMetrics(h.metricsURL);
 
 async function refusedCount(): Promise<number> {
   return (await h.proxy.ctx.metrics.billingRefused.get()).values.reduce((s, v) => s + v.value, 0);

@@ -443,7 +443,7 @@ describe('videos', () => {
 
   it('/metrics: the queue depth rises to the jobs waiting and falls back as they finish; the oldest job ages; seconds and jobs counted', async () => {
     const scrape = async () => {
-      const text = await (await fetch(h.baseURL.replace(/\/v1$/, '/metrics'))).text();
+      const text = await (await fetch(h.metricsURL)).text();
       const value = (name: string) =>
         Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
       return {

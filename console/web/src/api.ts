@@ -19,6 +19,8 @@ export interface KeyRow {
   createdAt: string;
   spendLimit?: string | null;
   monthSpend?: string;
+  /** Made by the signed-in user (a member acts only on these). */
+  mine?: boolean;
 }
 
 // The usage table's rows as the console server makes them (type-only: nothing of the server is bundled).

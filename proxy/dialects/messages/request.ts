@@ -3,6 +3,7 @@
 // or a 400 naming what cannot be carried faithfully. The other direction is ./response.ts and
 // ./stream.ts; the table of mappings is in the tests beside each.
 import { ApiError } from '../../../core/errors.ts';
+import { mediaUrlProblem } from '../../media-urls.ts';
 import type { ContentBlock, CountTokensRequest, MessagesRequest, ToolParam } from '../../schemas/messages.ts';
 
 /** What the engine can carry; a request needing more is refused by name rather than degraded. */
@@ -180,6 +181,11 @@ function userTurn(blocks: ContentBlock[], at: string, can: Pick<EngineAbilities,
         break;
       case 'image':
         if (!can.vision) throw invalid('this model cannot read images; choose a vision model', `${p}`);
+        // The engine would download it (issue 24 item 4): only public https and data: URLs.
+        if (b.source.type === 'url') {
+          const problem = mediaUrlProblem(b.source.url);
+          if (problem !== null) throw invalid(`${p}.source.url ${problem}.`, `${p}.source.url`);
+        }
         parts.push({ type: 'image_url', image_url: { url: imageUrl(b.source) } });
         break;
       case 'tool_result':

@@ -27,6 +27,7 @@ export function ApiManagement({ me }: { me: Me }) {
   const close = useCallback(() => setOpen({ kind: 'none' }), []);
   const reload = useCallback(async () => setKeys(await api.keys()), []);
   const currency = me.account.currency;
+  const owner = me.account.role === 'owner';
 
   useEffect(() => {
     void (async () => {
@@ -81,26 +82,39 @@ export function ApiManagement({ me }: { me: Me }) {
             </td>
             <td>{date(k.createdAt)}</td>
             <td className="actions">
-              <button
-                type="button"
-                onClick={() =>
-                  act(async () => setOpen({ kind: 'shown', name: k.name, secret: await api.show(k.id) }))
-                }
-              >
-                Show Key
-              </button>
-              <button type="button" onClick={() => setOpen({ kind: 'confirm', action: 'rotate', key: k })}>
-                Rotate Key
-              </button>
-              <button type="button" onClick={() => setOpen({ kind: 'confirm', action: 'delete', key: k })}>
-                Delete Key
-              </button>
+              {/* Members act only on keys they made (README "Security" → Roles); the server enforces it. */}
+              {(owner || k.mine) && (
+                <>
+                  <button
+                    type="button"
+                    onClick={() =>
+                      act(async () => setOpen({ kind: 'shown', name: k.name, secret: await api.show(k.id) }))
+                    }
+                  >
+                    Show Key
+                  </button>
+                  <button
+                    type="button"
+                    onClick={() => setOpen({ kind: 'confirm', action: 'rotate', key: k })}
+                  >
+                    Rotate Key
+                  </button>
+                  <button
+                    type="button"
+                    onClick={() => setOpen({ kind: 'confirm', action: 'delete', key: k })}
+                  >
+                    Delete Key
+                  </button>
+                </>
+              )}
               <button type="button" onClick={() => navigate(`/usage?keyId=${encodeURIComponent(k.id)}`)}>
                 View Usage
               </button>
-              <button type="button" onClick={() => setOpen({ kind: 'limit', key: k })}>
-                Spend Limit
-              </button>
+              {(owner || k.mine) && (
+                <button type="button" onClick={() => setOpen({ kind: 'limit', key: k })}>
+                  Spend Limit
+                </button>
+              )}
             </td>
           </tr>
         ))}

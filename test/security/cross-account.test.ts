@@ -1,10 +1,11 @@
 // Every console route, walked from the app's own route table (so a route added later is covered
 // without editing this file): none answers without a session, none changes anything without the
 // session's CSRF token, and none lets one account read or change another's keys, usage, billing,
-// members or invitations (issue "Console", "Console API tests").
+// members or invitations (issue "Console", "Console API tests"). Part of the standing security
+// suite (issue 24).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metering } from '../../core/billing/index.ts';
-import { type ConsoleHarness, type Person, type Signed, startConsole } from './harness.ts';
+import { type ConsoleHarness, type Person, type Signed, startConsole } from '../console/harness.ts';
 
 let h: ConsoleHarness;
 beforeAll(async () => {
