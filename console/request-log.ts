@@ -3,7 +3,7 @@
 // request line is logged with that segment masked and every query value dropped — as the proxy
 // masks keys pasted into URLs. Cookies, the CSRF header and signatures are redacted by pino paths.
 import type { FastifyRequest } from 'fastify';
-import { redactQuery } from '../proxy/request-logger.ts';
+import { redactQuery } from '../http/redact-url.ts';
 
 /** Paths whose next segment is a credential (an invitation token). */
 const TOKEN_IN_PATH = /^(\/invite\/|\/api\/invitations\/)(?!accept(?:[/?]|$))[^/?#]+/;

@@ -6,5 +6,6 @@ export { ClientClosedError, ClientStalledError } from './client-closed.ts';
 export { type Dialect, dialectOf, dialectOfPath, errorBody } from './dialect.ts';
 export { clientError, errorsPlugin, frameworkError, logFailure, sendError, toApiError } from './errors.ts';
 export { jsonBodyPlugin } from './json-body.ts';
+export { redactQuery } from './redact-url.ts';
 export { requestIdPlugin } from './request-id.ts';
 export { applyZodSchemas, zodToApiError } from './validation.ts';

@@ -5,6 +5,7 @@
 // request logs at an enabled level, so what is written is exactly what the eager child writes.
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
+import { redactQuery } from '../http/redact-url.ts';
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 
@@ -80,27 +81,6 @@ export function lazyChildLogger(
   // free, so it keeps its own.
   if (typeof (logger as Partial<Logger>).isLevelEnabled !== 'function') return logger.child(bindings, opts);
   return new LazyChild(logger as Logger, bindings, opts) as unknown as FastifyBaseLogger;
-}
-
-/** Anything shaped like an API key (`sk-<brand>-<hex>`, older formats too) pasted into a path. */
-const KEY_LIKE = /sk-[A-Za-z0-9_-]{8,}/g;
-
-/**
- * A URL with every query value replaced (`?api_key=sk-…&x=1` → `?api_key=[redacted]&x=[redacted]`)
- * and key-shaped path segments masked.
- */
-export function redactQuery(raw: string): string {
-  const url = raw.includes('sk-') ? raw.replace(KEY_LIKE, 'sk-[redacted]') : raw;
-  const q = url.indexOf('?');
-  if (q === -1) return url;
-  const params = url
-    .slice(q + 1)
-    .split('&')
-    .map((p) => {
-      const eq = p.indexOf('=');
-      return eq === -1 ? p : `${p.slice(0, eq)}=[redacted]`;
-    });
-  return `${url.slice(0, q)}?${params.join('&')}`;
 }
 
 /** How a request is logged (pino `req` serializer): method, path with its query redacted, host. */

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { redactConsoleUrl } from '../../console/request-log.ts';
-import { redactQuery } from '../../proxy/request-logger.ts';
+import { redactQuery } from '../../http/redact-url.ts';
 import { scanLogs } from './log-scan.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mp-log-scan-'));
