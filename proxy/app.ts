@@ -30,6 +30,7 @@ import { jsonBodyPlugin } from './plugins/json-body.ts';
 import { createProxyMetrics, metricsPlugin } from './plugins/metrics.ts';
 import { genRequestId, requestIdPlugin } from './plugins/request-id.ts';
 import { writeStallPlugin } from './plugins/write-stall.ts';
+import { registerRedisReachable } from './redis-reachable.ts';
 import { lazyChildLogger, requestForLog } from './request-logger.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { embeddingsRoutes } from './routes/embeddings.ts';
@@ -123,6 +124,8 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   );
 
   const metrics = createProxyMetrics();
+  // Issue 21: the Redis-unreachable alert's gauge (kept apart from the metrics file issue 18 moves).
+  registerRedisReachable(metrics.registry, deps.redis);
   const health = new EngineHealth({ cooldownMs: config.PROXY_ENGINE_COOLDOWN_MS });
   const client = new EngineClient({
     connections: config.PROXY_ENGINE_CONNECTIONS,
