@@ -14,6 +14,11 @@ for arg in "$@"; do
     # Debian's prometheus package: the server (the dashboards' test scrapes the platform with it)
     # and promtool (the alert rules' checks and unit tests).
     prometheus) command -v promtool >/dev/null || want+=(prometheus) ;;
+    # `make images`: umoci writes the OCI image layouts, skopeo turns them into archives.
+    images)
+      command -v umoci >/dev/null || want+=(umoci)
+      command -v skopeo >/dev/null || want+=(skopeo)
+      ;;
   esac
 done
 [ ${#want[@]} -eq 0 ] && exit 0
