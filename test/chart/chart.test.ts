@@ -228,16 +228,3 @@ describe('secrets and Redis', () => {
     expect(args).toContain('--appendonly yes --appendfsync always');
   });
 });
-
-describe('NOTES.txt', () => {
-  it('prints the endpoints and the first commands', async () => {
-    const r = await helm(['install', 'mp', chartDir, '--namespace', 'modelplane', '--dry-run=client']);
-    expect(r.code, r.stderr).toBe(0);
-    const notes = r.stdout.slice(r.stdout.indexOf('NOTES:'));
-    expect(notes).toContain('http://mp-modelplane-proxy.modelplane.svc:80/v1');
-    expect(notes).toContain('http://mp-modelplane-console.modelplane.svc:80');
-    expect(notes).toContain('kubectl -n modelplane rollout status statefulset/mp-modelplane-proxy');
-    expect(notes).toContain('kubectl get models');
-    expect(notes).toContain('npx modelplane accounts create');
-  });
-});

@@ -1,13 +1,15 @@
-// The chart's rendered manifests, defaults and every option on, sent to a real kube-apiserver as
-// server-side dry-run creates with strict field validation: every object passes the API server's
-// own validation and admission (an unknown field, a wrong type or an invalid value is a 4xx here),
-// and nothing is stored.
-import { readFileSync } from 'node:fs';
+// The chart against a real kube-apiserver: its rendered manifests, defaults and every option on,
+// sent as server-side dry-run creates with strict field validation (an unknown field, a wrong type
+// or an invalid value is a 4xx here, and nothing is stored); then a real `helm install` (NOTES.txt
+// printed), `helm upgrade` keeping the key-encryption key, and `helm uninstall` leaving only it.
+// No controllers run here: the objects are stored, not acted on (make e2e-cluster runs them).
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type TestCluster } from '../k8s/cluster.ts';
-import { allOnValues, chartDir, helmBinary, type K8sObject, render, repo } from './helm.ts';
+import { allOnValues, chartDir, helm, helmBinary, type K8sObject, render, repo } from './helm.ts';
 
 let cluster: TestCluster;
 let dispatcher: Agent;
@@ -19,7 +21,11 @@ beforeAll(async () => {
   // The release's namespace and the one all-on's NetworkPolicy reaches into, created for real:
   // dry-run creates inside a namespace that does not exist are refused.
   for (const name of ['modelplane', 'models']) {
-    const r = await api('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    const r = await api('POST', '/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name },
+    });
     expect(r.status, await r.text()).toBe(201);
   }
 }, 900_000);
@@ -97,4 +103,71 @@ describe('server-side dry-run on a real kube-apiserver', () => {
       'monitoring.coreos.com/v1/ServiceMonitor',
     ]);
   }, 120_000);
+});
+
+describe('helm install, upgrade and uninstall on a real kube-apiserver', () => {
+  let kubeconfig: string;
+  beforeAll(() => {
+    const dir = mkdtempSync(join(tmpdir(), 'mp-helm-kube-'));
+    kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [
+          {
+            name: 't',
+            cluster: { server: cluster.server, 'certificate-authority-data': cluster.ca.toString('base64') },
+          },
+        ],
+        users: [{ name: 'admin', user: { token: cluster.token } }],
+        contexts: [{ name: 't', context: { cluster: 't', user: 'admin' } }],
+        'current-context': 't',
+      }),
+      { mode: 0o600 },
+    );
+  });
+  const kek = async () => {
+    const r = await api('GET', '/api/v1/namespaces/modelplane/secrets/mp-modelplane-kek');
+    return r.ok ? ((await r.json()) as { data: { kek: string } }).data.kek : null;
+  };
+  const run = (args: string[]) => helm([...args, '--namespace', 'modelplane', '--kubeconfig', kubeconfig]);
+
+  it('install prints NOTES; upgrade keeps the generated key-encryption key; uninstall leaves only it', async () => {
+    // The CRD is already there (the test cluster installed it); helm skips existing CRDs.
+    const installed = await run(['install', 'mp', chartDir]);
+    expect(installed.code, installed.stderr).toBe(0);
+    const notes = installed.stdout.slice(installed.stdout.indexOf('NOTES:'));
+    expect(notes).toContain('http://mp-modelplane-proxy.modelplane.svc:80/v1');
+    expect(notes).toContain('http://mp-modelplane-console.modelplane.svc:80');
+    expect(notes).toContain('kubectl -n modelplane rollout status statefulset/mp-modelplane-proxy');
+    expect(notes).toContain('kubectl get models');
+    expect(notes).toContain('npx modelplane accounts create');
+    const first = await kek();
+    expect(Buffer.from(first ?? '', 'base64').toString()).toMatch(/^[0-9a-f]{64}$/);
+
+    const upgraded = await run(['upgrade', 'mp', chartDir, '--set', 'proxy.replicas=3']);
+    expect(upgraded.code, upgraded.stderr).toBe(0);
+    expect(await kek(), 'the upgrade kept the key').toBe(first);
+    const sts = await api('GET', '/apis/apps/v1/namespaces/modelplane/statefulsets/mp-modelplane-proxy');
+    expect(((await sts.json()) as { spec: { replicas: number } }).spec.replicas).toBe(3);
+
+    const removed = await run(['uninstall', 'mp']);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(removed.stdout).toContain('mp-modelplane-kek');
+    expect(await kek(), 'uninstall keeps the key (resource-policy keep)').toBe(first);
+    for (const path of [
+      '/apis/apps/v1/namespaces/modelplane/statefulsets/mp-modelplane-proxy',
+      '/apis/apps/v1/namespaces/modelplane/deployments/mp-modelplane-operator',
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles/mp-modelplane-operator',
+    ])
+      expect((await api('GET', path)).status, path).toBe(404);
+
+    // Installed again, the release finds the kept key and uses it.
+    const again = await run(['install', 'mp', chartDir]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(await kek()).toBe(first);
+    expect((await run(['uninstall', 'mp'])).code).toBe(0);
+  }, 180_000);
 });
