@@ -73,7 +73,8 @@ trap 'rm -rf "$WORK"' EXIT
     cp -a "$WORK/$layer/." "$B/rootfs/"
     chown -R 0:0 "$B/rootfs"
     find "$B/rootfs" -exec touch -h -d "@$EPOCH" {} +
-    umoci repack --no-history --image "$OUT:layers" "$B"
+    umoci repack --refresh-bundle --image "$OUT:layers" --history.created "$CREATED" \
+      --history.created_by "scripts/build-images.sh: the $layer layer" "$B"
   done
   rm -rf "$B"
 

@@ -3,12 +3,12 @@
 // or an invalid value is a 4xx here, and nothing is stored); then a real `helm install` (NOTES.txt
 // printed), `helm upgrade` keeping the key-encryption key, and `helm uninstall` leaving only it.
 // No controllers run here: the objects are stored, not acted on (make e2e-cluster runs them).
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type TestCluster } from '../k8s/cluster.ts';
+import { writeKubeconfig } from '../k8s/kubeconfig-file.ts';
 import { allOnValues, chartDir, helm, helmBinary, type K8sObject, render, repo } from './helm.ts';
 
 let cluster: TestCluster;
@@ -108,25 +108,7 @@ describe('server-side dry-run on a real kube-apiserver', () => {
 describe('helm install, upgrade and uninstall on a real kube-apiserver', () => {
   let kubeconfig: string;
   beforeAll(() => {
-    const dir = mkdtempSync(join(tmpdir(), 'mp-helm-kube-'));
-    kubeconfig = join(dir, 'kubeconfig');
-    writeFileSync(
-      kubeconfig,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [
-          {
-            name: 't',
-            cluster: { server: cluster.server, 'certificate-authority-data': cluster.ca.toString('base64') },
-          },
-        ],
-        users: [{ name: 'admin', user: { token: cluster.token } }],
-        contexts: [{ name: 't', context: { cluster: 't', user: 'admin' } }],
-        'current-context': 't',
-      }),
-      { mode: 0o600 },
-    );
+    kubeconfig = writeKubeconfig(cluster, cluster.token);
   });
   const kek = async () => {
     const r = await api('GET', '/api/v1/namespaces/modelplane/secrets/mp-modelplane-kek');
