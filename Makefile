@@ -10,6 +10,7 @@ help:
 	@echo "make bench      run the benchmarks and print their tables"
 	@echo "make images     OCI images of the services, no Docker needed (dist/images/oci)"
 	@echo "make e2e-images build the images and run each one's entrypoint from its root filesystem"
+	@echo "make e2e-cluster the chart on kube-apiserver + controller-manager + scheduler + kwok"
 	@echo "make e2e-kind   operator end-to-end on a kind cluster (needs Docker)"
 
 $(NPM_STAMP): package.json package-lock.json
@@ -56,7 +57,7 @@ bench: deps
 	npx tsx bench/proxy/slow-clients.ts
 	npx tsx bench/proxy/run.ts
 
-.PHONY: help deps test-deps dev console-web build typecheck lint test bench e2e-kind images e2e-images
+.PHONY: help deps test-deps dev console-web build typecheck lint test bench e2e-kind images e2e-images e2e-cluster
 
 images: $(NPM_STAMP)
 	scripts/build-images.sh
@@ -67,3 +68,11 @@ e2e-images: images
 
 e2e-kind: deps
 	test/k8s/e2e-kind.sh
+
+# Builds (once, cached) kube-controller-manager, kube-scheduler and kwok, then runs the chart on them.
+e2e-cluster: test-deps
+	@test/k8s/build-kube-component.sh kube-controller-manager >/dev/null
+	@test/k8s/build-kube-component.sh kube-scheduler >/dev/null
+	@test/k8s/build-kwok.sh >/dev/null
+	@start=$$(date +%s); npx vitest run --config test/cluster/vitest.config.ts; rc=$$?; \
+	  echo "make e2e-cluster: $$(( $$(date +%s) - start )) s"; exit $$rc

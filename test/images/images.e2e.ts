@@ -5,9 +5,9 @@
 // Builds the images first when the layout is missing (minutes: tsc, vite, npm install --omit=dev).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../core/free-port.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
@@ -181,4 +181,21 @@ describe('each entrypoint starts from the unpacked root filesystem and answers i
     },
     120_000,
   );
+});
+
+describe('reproducible', () => {
+  it('the same inputs give the same images (byte-identical manifests, configs and layers)', () => {
+    const before = readFileSync(join(layout, 'index.json'), 'utf8');
+    // scripts/build.sh clears dist/ (and the layout in it): build the second copy elsewhere and
+    // put it back where the first was.
+    const second = join(work, 'second');
+    execFileSync(join(repo, 'scripts', 'build-images.sh'), {
+      env: { ...process.env, IMAGES_OUT: second },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    expect(readFileSync(join(second, 'index.json'), 'utf8')).toBe(before);
+    rmSync(layout, { recursive: true, force: true });
+    mkdirSync(dirname(layout), { recursive: true });
+    execFileSync('cp', ['-a', second, layout]);
+  }, 600_000);
 });
