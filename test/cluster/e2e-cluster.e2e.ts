@@ -124,7 +124,10 @@ async function settle(namespace: string, release: string): Promise<void> {
   try {
     await waitUntil(
       `${release} at its desired state`,
-      async () => (last = await notSettled(namespace, release)).length === 0,
+      async () => {
+        last = await notSettled(namespace, release);
+        return last.length === 0;
+      },
       300_000,
     );
   } catch (err) {
