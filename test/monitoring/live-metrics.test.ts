@@ -3,7 +3,15 @@
 // the console) under a little load, scraped by a real Prometheus. Every panel's expression of every
 // dashboard in the chart, and every alert's expression (its comparison taken off), returns data —
 // so no panel or alert queries a metric, a label or a suffix the code does not export.
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -163,7 +171,11 @@ async function load(): Promise<void> {
     client.chat.completions.create({ model: 'No/Such-Model', messages: [{ role: 'user', content: 'x' }] }),
   ).rejects.toMatchObject({ status: 404 });
   await expect(
-    client.chat.completions.create({ model: BROKEN, messages: [{ role: 'user', content: 'x' }], max_tokens: 4 }),
+    client.chat.completions.create({
+      model: BROKEN,
+      messages: [{ role: 'user', content: 'x' }],
+      max_tokens: 4,
+    }),
   ).rejects.toMatchObject({ status: 500 });
 }
 

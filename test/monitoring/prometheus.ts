@@ -62,7 +62,13 @@ export async function startPrometheus(jobs: ScrapeJob[]): Promise<TestPrometheus
       await stop();
       throw new Error(`prometheus exited (${proc.exitCode}):\n${output}`);
     }
-    if (await fetch(`${url}/-/ready`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${url}/-/ready`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`prometheus not ready after 60 s:\n${output}`);
@@ -80,7 +86,9 @@ export async function startPrometheus(jobs: ScrapeJob[]): Promise<TestPrometheus
       data: { activeTargets: { health: string }[] };
     };
     const targets = body.data.activeTargets;
-    return targets.length === jobs.flatMap((j) => j.targets).length && targets.every((t) => t.health === 'up');
+    return (
+      targets.length === jobs.flatMap((j) => j.targets).length && targets.every((t) => t.health === 'up')
+    );
   };
   return { url, query, allUp, stop };
 }
