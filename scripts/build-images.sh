@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 scripts/system-deps.sh images >&2
 OUT=${IMAGES_OUT:-dist/images/oci}
 VERSION=$(node -p "require('./package.json').version")
-REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+REVISION=${IMAGE_REVISION:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 CREATED=$(date -u -d "@$EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 SOURCE=${IMAGE_SOURCE:-https://github.com/modelplane/modelplane}

@@ -3,16 +3,18 @@
 // unpacked root filesystem — chrooted, as uid 65532, with the image's working directory — starting
 // and answering its health endpoint. No shell and no package manager are in the images.
 // Builds the images first when the layout is missing (minutes: tsc, vite, npm install --omit=dev).
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../core/free-port.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { until } from '../helpers/until.ts';
 
+const run = promisify(execFile);
 const repo = new URL('../../', import.meta.url).pathname;
 const layout = process.env.IMAGES_OUT ?? join(repo, 'dist', 'images', 'oci');
 const SERVICES = ['proxy', 'operator', 'console', 'simulator'] as const;
@@ -46,12 +48,12 @@ let redis: TestRedis;
 const work = mkdtempSync(join(tmpdir(), 'mp-images-'));
 
 beforeAll(async () => {
-  if (!existsSync(join(layout, 'index.json'))) {
-    execFileSync(join(repo, 'scripts', 'build-images.sh'), {
+  // Asynchronous: a build of minutes must not block the test worker's event loop.
+  if (!existsSync(join(layout, 'index.json')))
+    await run(join(repo, 'scripts', 'build-images.sh'), [], {
       env: { ...process.env, IMAGES_OUT: layout },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      maxBuffer: 64 << 20,
     });
-  }
   redis = await startRedis();
 }, 1_200_000);
 afterAll(async () => {
@@ -184,18 +186,27 @@ describe('each entrypoint starts from the unpacked root filesystem and answers i
 });
 
 describe('reproducible', () => {
-  it('the same inputs give the same images (byte-identical manifests, configs and layers)', () => {
+  it('the same inputs give the same images (byte-identical manifests, configs and layers)', async () => {
     const before = readFileSync(join(layout, 'index.json'), 'utf8');
+    // The same inputs: the commit and time the first build stamped (a commit made meanwhile must
+    // not count as a difference).
+    const labels = configOf('proxy').config.Labels;
+    const epoch = String(Date.parse(labels['org.opencontainers.image.created'] ?? '') / 1000);
     // scripts/build.sh clears dist/ (and the layout in it): build the second copy elsewhere and
     // put it back where the first was.
     const second = join(work, 'second');
-    execFileSync(join(repo, 'scripts', 'build-images.sh'), {
-      env: { ...process.env, IMAGES_OUT: second },
-      stdio: ['ignore', 'ignore', 'inherit'],
+    await run(join(repo, 'scripts', 'build-images.sh'), [], {
+      env: {
+        ...process.env,
+        IMAGES_OUT: second,
+        SOURCE_DATE_EPOCH: epoch,
+        IMAGE_REVISION: labels['org.opencontainers.image.revision'] ?? '',
+      },
+      maxBuffer: 64 << 20,
     });
     expect(readFileSync(join(second, 'index.json'), 'utf8')).toBe(before);
     rmSync(layout, { recursive: true, force: true });
     mkdirSync(dirname(layout), { recursive: true });
-    execFileSync('cp', ['-a', second, layout]);
+    await run('cp', ['-a', second, layout]);
   }, 600_000);
 });
