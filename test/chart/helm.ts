@@ -65,9 +65,11 @@ export interface K8sObject {
 export async function render(extra: string[] = [], namespace = 'modelplane'): Promise<K8sObject[]> {
   const r = await helm(['template', 'mp', chartDir, '--namespace', namespace, '--include-crds', ...extra]);
   if (r.code !== 0) throw new Error(`helm template failed (${r.code}):\n${r.stderr}`);
-  return parseAllDocuments(r.stdout)
-    .map((d) => d.toJS() as K8sObject | null)
-    .filter((o): o is K8sObject => o !== null);
+  const docs = parseAllDocuments(r.stdout);
+  // Strict YAML: a duplicate key (two templates writing the same label) is an error, not a silent overwrite.
+  const errors = docs.flatMap((d) => d.errors.map((e) => e.message));
+  if (errors.length > 0) throw new Error(`helm template wrote invalid YAML:\n${errors.join('\n')}`);
+  return docs.map((d) => d.toJS() as K8sObject | null).filter((o): o is K8sObject => o !== null);
 }
 
 export const find = (objects: K8sObject[], kind: string, name: string): K8sObject => {

@@ -13,13 +13,17 @@
 {{- end -}}
 {{- end -}}
 
-{{/* Labels every object carries; the NetworkPolicies select "our pods" by part-of + instance. */}}
-{{- define "modelplane.labels" -}}
+{{/* Labels every object carries (with its instance); the NetworkPolicies select "our pods" by part-of + instance. */}}
+{{- define "modelplane.commonLabels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 app.kubernetes.io/part-of: modelplane
-app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end -}}
+
+{{- define "modelplane.labels" -}}
+{{ include "modelplane.commonLabels" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
 {{/* Selector labels of one component: (dict "ctx" $ "component" "proxy"). */}}
@@ -29,8 +33,9 @@ app.kubernetes.io/instance: {{ .ctx.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
+{{/* A component's labels: the common ones and its selector (which holds the instance). */}}
 {{- define "modelplane.componentLabels" -}}
-{{ include "modelplane.labels" .ctx }}
+{{ include "modelplane.commonLabels" .ctx }}
 {{ include "modelplane.selector" . }}
 {{- end -}}
 
