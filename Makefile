@@ -8,6 +8,9 @@ help:
 	@echo "make test       type-check, lint, and run every test"
 	@echo "make build      compile the services to dist/ (node dist/proxy/main.js, ...)"
 	@echo "make bench      run the benchmarks and print their tables"
+	@echo "make images     OCI images of the services, no Docker needed (dist/images/oci)"
+	@echo "make e2e-images build the images and run each one's entrypoint from its root filesystem"
+	@echo "make e2e-cluster the chart on kube-apiserver + controller-manager + scheduler + kwok"
 	@echo "make e2e-kind   operator end-to-end on a kind cluster (needs Docker)"
 
 $(NPM_STAMP): package.json package-lock.json
@@ -20,8 +23,9 @@ deps: $(NPM_STAMP)
 	@scripts/system-deps.sh
 
 test-deps: $(NPM_STAMP)
-	@scripts/system-deps.sh etcd ffmpeg chromium
+	@scripts/system-deps.sh etcd ffmpeg chromium prometheus
 	@test/k8s/build-kube-apiserver.sh >/dev/null
+	@scripts/build-helm.sh >/dev/null
 	@test/s3/build-s3-server.sh >/dev/null
 	@test/s3/build-minio.sh >/dev/null
 	@test/stripe/build-stripe-mock.sh >/dev/null
@@ -53,7 +57,22 @@ bench: deps
 	npx tsx bench/proxy/slow-clients.ts
 	npx tsx bench/proxy/run.ts
 
-.PHONY: help deps test-deps dev console-web build typecheck lint test bench e2e-kind
+.PHONY: help deps test-deps dev console-web build typecheck lint test bench e2e-kind images e2e-images e2e-cluster
+
+images: $(NPM_STAMP)
+	scripts/build-images.sh
+
+# Builds the images afresh (minutes: tsc, vite, npm install --omit=dev, umoci), then the image test.
+e2e-images: images
+	npx vitest run --config test/images/vitest.config.ts
 
 e2e-kind: deps
 	test/k8s/e2e-kind.sh
+
+# Builds (once, cached) kube-controller-manager, kube-scheduler and kwok, then runs the chart on them.
+e2e-cluster: test-deps
+	@test/k8s/build-kube-component.sh kube-controller-manager >/dev/null
+	@test/k8s/build-kube-component.sh kube-scheduler >/dev/null
+	@test/k8s/build-kwok.sh >/dev/null
+	@start=$$(date +%s); npx vitest run --config test/cluster/vitest.config.ts; rc=$$?; \
+	  echo "make e2e-cluster: $$(( $$(date +%s) - start )) s"; exit $$rc

@@ -30,6 +30,7 @@ import { startMediaSweeper } from './media/media-sweeper.ts';
 import { VideoWorker } from './media/video-worker.ts';
 import { createProxyMetrics, metricsPlugin } from './metrics/metrics.ts';
 import { type MetricsServer, metricsServer } from './metrics/metrics-server.ts';
+import { registerRedisReachable } from './metrics/redis-reachable.ts';
 import { authPlugin } from './plugins/auth.ts';
 import { corsPlugin } from './plugins/cors.ts';
 import { writeStallPlugin } from './plugins/write-stall.ts';
@@ -135,6 +136,8 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
 
   const metrics = createProxyMetrics();
   const metricsHttp = metricsServer(metrics.registry);
+  // The Redis-unreachable alert's gauge: a PING with a timeout at scrape time.
+  registerRedisReachable(metrics.registry, deps.redis);
   const health = new EngineHealth({ cooldownMs: config.PROXY_ENGINE_COOLDOWN_MS });
   const client = new EngineClient({
     connections: config.PROXY_ENGINE_CONNECTIONS,

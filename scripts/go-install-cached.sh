@@ -3,7 +3,7 @@
 # is cached outside the repo in $MODELPLANE_CACHE (default ~/.cache/modelplane)/<cache-dir>/, so a
 # test run builds it only on a fresh machine. Prints the binary's path on stdout; everything else
 # goes to stderr. GO_BUILD_JOBS caps the compile's parallelism (default 2: test machines are small
-# and shared).
+# and shared); GO_LDFLAGS adds linker flags (-X version stamps) to the default "-s -w".
 # usage: scripts/go-install-cached.sh <cache-dir> <module path>@<version> <binary name> [what to say]
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 <cache-dir> <module>@<version> <binary> [note]" >&2; exit 2; }
@@ -20,7 +20,7 @@ trap 'rm -rf "$WORK"' EXIT
   # GOTOOLCHAIN=local: build with the Go that is installed rather than fetching the toolchain the
   # module's go.mod names; GOFLAGS is cleared so a caller's -mod=... cannot break `go install`.
   GOTOOLCHAIN=local GOFLAGS= GOBIN="$WORK" CGO_ENABLED=0 \
-    go install -p "${GO_BUILD_JOBS:-2}" -trimpath -ldflags "-s -w" "$PKG"
+    go install -p "${GO_BUILD_JOBS:-2}" -trimpath -ldflags "-s -w ${GO_LDFLAGS:-}" "$PKG"
   # Renamed into place last, so an interrupted build never leaves a binary the cache check trusts;
   # the temporary name is per process, so two builds at once (two checkouts) cannot take each other's.
   mv "$WORK/$NAME" "$BIN.tmp.$$"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system programs the platform and its tests run for real: redis-server (always),
-# etcd (operator tests), ffmpeg (its ffprobe checks the simulator's MP4s), wrk (benchmarks). On Debian as root they are installed with apt-get;
+# etcd (operator tests), prometheus (alert rules and dashboards), ffmpeg (its ffprobe checks the simulator's MP4s), wrk (benchmarks). On Debian as root they are installed with apt-get;
 # otherwise the one command to run is printed and we stop.
 set -euo pipefail
 want=()
@@ -11,6 +11,14 @@ for arg in "$@"; do
     ffmpeg) command -v ffprobe >/dev/null || want+=(ffmpeg) ;;
     wrk) command -v wrk >/dev/null || want+=(wrk) ;;
     chromium) command -v chromium >/dev/null || want+=(chromium) ;;
+    # Debian's prometheus package: the server (the dashboards' test scrapes the platform with it)
+    # and promtool (the alert rules' checks and unit tests).
+    prometheus) command -v promtool >/dev/null || want+=(prometheus) ;;
+    # `make images`: umoci writes the OCI image layouts, skopeo turns them into archives.
+    images)
+      command -v umoci >/dev/null || want+=(umoci)
+      command -v skopeo >/dev/null || want+=(skopeo)
+      ;;
   esac
 done
 [ ${#want[@]} -eq 0 ] && exit 0

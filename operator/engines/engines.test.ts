@@ -63,10 +63,10 @@ describe('engine pod templates', () => {
     expect(c.readinessProbe?.httpGet?.path).toBe(path);
   });
 
-  it('simulator runs engines/simulator/main.ts on the declared port without a GPU', () => {
+  it("simulator runs its image's entrypoint on the declared port without a GPU", () => {
     const s = spec({ type: 'simulator', port: 9100 });
     const c = engineTemplate(s, s.engine).container;
-    expect(c.command).toEqual(['npx', 'tsx', 'engines/simulator/main.ts']);
+    expect(c.command).toBeUndefined();
     expect(c.args).toEqual(expect.arrayContaining(['--port', '9100']));
     expect(c.resources?.limits).toBeUndefined();
   });

@@ -1,5 +1,5 @@
 // The modelplane simulator (engines/simulator): no GPU, no weights, answers for any model name and
-// lists the served name on /v1/models. The image is the repo with its node_modules.
+// lists the served name on /v1/models. The image's entrypoint runs it (images/, `make images`).
 import {
   type EngineDefaults,
   type EngineInput,
@@ -19,7 +19,9 @@ export function simulatorTemplate(input: EngineInput): EngineTemplate {
   return {
     container: engineContainer(input, {
       image: input.engine.image ?? simulatorDefaults.image,
-      command: input.engine.command ?? ['npx', 'tsx', 'engines/simulator/main.ts'],
+      // The image's own entrypoint starts the simulator (images/service.Dockerfile, `make images`:
+      // node dist/engines/simulator/main.js; test/k8s/simulator.Dockerfile: tsx on the sources).
+      ...(input.engine.command ? { command: input.engine.command } : {}),
       args: [...args, ...(input.engine.args ?? [])],
       readinessProbe: httpProbe('/health', 2, 3),
       livenessProbe: httpProbe('/health', 10, 6),

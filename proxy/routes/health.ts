@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
+import { redisAnswers } from '../metrics/redis-reachable.ts';
 
 const status = z.object({
   status: z.enum(['ok', 'unavailable']),
@@ -29,13 +30,7 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
       },
     },
     async (_request, reply) => {
-      const redis = await Promise.race([
-        opts.redis.ping().then(
-          () => true,
-          () => false,
-        ),
-        new Promise<boolean>((r) => setTimeout(() => r(false), 1000).unref()),
-      ]);
+      const redis = await redisAnswers(opts.redis);
       const { ctx } = opts;
       const checks = {
         redis,

@@ -1,0 +1,132 @@
+{{/* Names and labels shared by every template. */}}
+{{- define "modelplane.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "modelplane.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else if contains (include "modelplane.name" .) .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name (include "modelplane.name" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Labels every object carries (with its instance); the NetworkPolicies select "our pods" by part-of + instance. */}}
+{{- define "modelplane.commonLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/part-of: modelplane
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end -}}
+
+{{- define "modelplane.labels" -}}
+{{ include "modelplane.commonLabels" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* Selector labels of one component: (dict "ctx" $ "component" "proxy"). */}}
+{{- define "modelplane.selector" -}}
+app.kubernetes.io/name: {{ include "modelplane.name" .ctx }}-{{ .component }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/* A component's labels: the common ones and its selector (which holds the instance). */}}
+{{- define "modelplane.componentLabels" -}}
+{{ include "modelplane.commonLabels" .ctx }}
+{{ include "modelplane.selector" . }}
+{{- end -}}
+
+{{- define "modelplane.image" -}}
+{{- printf "%s/%s:%s" .ctx.Values.image.registry .name (default .ctx.Chart.AppVersion .ctx.Values.image.tag) -}}
+{{- end -}}
+
+{{/*
+The container security context every container runs with: non-root, read-only root filesystem,
+no privilege escalation, no capabilities. Writable paths are volumes.
+*/}}
+{{- define "modelplane.containerSecurity" -}}
+runAsNonRoot: true
+readOnlyRootFilesystem: true
+allowPrivilegeEscalation: false
+capabilities:
+  drop: [ALL]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/* The pod security context; uid is the image's non-root user. */}}
+{{- define "modelplane.podSecurity" -}}
+runAsNonRoot: true
+runAsUser: {{ .uid }}
+runAsGroup: {{ .uid }}
+fsGroup: {{ .uid }}
+fsGroupChangePolicy: OnRootMismatch
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "modelplane.kekSecret" -}}
+{{- default (printf "%s-kek" (include "modelplane.fullname" .)) .Values.kek.existingSecret -}}
+{{- end -}}
+
+{{- define "modelplane.redisSecret" -}}
+{{- if and (eq .Values.redis.mode "external") .Values.redis.external.existingSecret -}}
+{{- .Values.redis.external.existingSecret -}}
+{{- else -}}
+{{- printf "%s-redis-url" (include "modelplane.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "modelplane.consoleSecret" -}}
+{{- default (printf "%s-console" (include "modelplane.fullname" .)) .Values.console.secrets.existingSecret -}}
+{{- end -}}
+
+{{/* The environment every service shares: Redis, the KEK, brand, log level. */}}
+{{- define "modelplane.commonEnv" -}}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "modelplane.redisSecret" . }}
+      key: url
+- name: MODELPLANE_KEK
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "modelplane.kekSecret" . }}
+      key: kek
+- name: MODELPLANE_BRAND
+  value: {{ .Values.brand | quote }}
+- name: LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+{{- end -}}
+
+{{/* Extra NAME: value pairs from values (proxy.env, console.env). */}}
+{{- define "modelplane.extraEnv" -}}
+{{- range $name, $value := . }}
+- name: {{ $name }}
+  value: {{ $value | toString | quote }}
+{{- end -}}
+{{- end -}}
+
+{{/* Where the proxy serves /metrics: its own port when set, else the API port. */}}
+{{- define "modelplane.proxyMetricsPort" -}}
+{{- .Values.proxy.metrics.port -}}
+{{- end -}}
+
+{{/* Pod scheduling knobs of one component's values. */}}
+{{- define "modelplane.scheduling" -}}
+{{- with .nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}

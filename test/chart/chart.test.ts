@@ -1,0 +1,230 @@
+// The Helm chart charts/modelplane, rendered by a real helm (built from the Go module proxy):
+// lint and template pass for the defaults and for every option on, the values schema refuses wrong
+// values with a message naming them, and every workload runs locked down (non-root, read-only root
+// filesystem, no privilege escalation, no capabilities, requests and limits, probes).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { allOnValues, chartDir, find, helm, helmBinary, type K8sObject, render, repo } from './helm.ts';
+
+let defaults: K8sObject[];
+let allOn: K8sObject[];
+
+beforeAll(async () => {
+  helmBinary();
+  [defaults, allOn] = await Promise.all([render(), render(['-f', allOnValues])]);
+}, 900_000);
+
+const workloads = (objects: K8sObject[]) =>
+  objects.filter((o) => o.kind === 'Deployment' || o.kind === 'StatefulSet');
+
+describe('helm lint and template', () => {
+  it('lint passes (strict) with the default values and with every option on', async () => {
+    for (const extra of [[], ['-f', allOnValues]]) {
+      const r = await helm(['lint', chartDir, '--strict', ...extra]);
+      expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+      expect(r.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+    }
+  });
+
+  it('renders the platform with the defaults: operator, proxy fleet, console, bundled Redis, the CRD', () => {
+    const kinds = defaults.map((o) => `${o.kind}/${o.metadata.name}`);
+    for (const k of [
+      'CustomResourceDefinition/models.modelplane.dev',
+      'Deployment/mp-modelplane-operator',
+      'StatefulSet/mp-modelplane-proxy',
+      'Service/mp-modelplane-proxy',
+      'PodDisruptionBudget/mp-modelplane-proxy',
+      'Deployment/mp-modelplane-console',
+      'Service/mp-modelplane-console',
+      'StatefulSet/mp-modelplane-redis',
+      'Secret/mp-modelplane-kek',
+      'NetworkPolicy/mp-modelplane-engines',
+      'NetworkPolicy/mp-modelplane-redis',
+      'Role/mp-modelplane-operator-leader-election',
+    ])
+      expect(kinds).toContain(k);
+    // Off by default: they need prometheus-operator, an ingress controller, a metrics adapter.
+    for (const k of ['PrometheusRule', 'ServiceMonitor', 'Ingress', 'HorizontalPodAutoscaler', 'ConfigMap'])
+      expect(defaults.map((o) => o.kind)).not.toContain(k);
+  });
+
+  it('renders every option: HPA on CPU and in-flight, ingress, monitoring, dashboards, S3, persistence', () => {
+    const hpa = find(allOn, 'HorizontalPodAutoscaler', 'mp-modelplane-proxy');
+    expect(hpa.spec.scaleTargetRef).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      name: 'mp-modelplane-proxy',
+    });
+    expect(hpa.spec.metrics.map((m: { type: string }) => m.type)).toEqual(['Resource', 'Pods']);
+    expect(hpa.spec.metrics[1].pods.metric.name).toBe('mp_proxy_in_flight_requests');
+    const proxy = find(allOn, 'StatefulSet', 'mp-modelplane-proxy');
+    expect(proxy.spec.replicas, 'the HPA owns the replica count').toBeUndefined();
+    expect(proxy.spec.volumeClaimTemplates[0].metadata.name).toBe('journal');
+    const env = Object.fromEntries(
+      proxy.spec.template.spec.containers[0].env.map((e: { name: string; value?: string }) => [
+        e.name,
+        e.value,
+      ]),
+    );
+    expect(env).toMatchObject({ MEDIA_STORE: 's3', S3_BUCKET: 'media', PROXY_METRICS_PORT: '9464' });
+    expect(find(allOn, 'Ingress', 'mp-modelplane-console').spec.rules[0].host).toBe('console.example.com');
+    expect(find(allOn, 'NetworkPolicy', 'mp-modelplane-engines').metadata.namespace).toBe('modelplane');
+    expect(
+      allOn
+        .filter((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'mp-modelplane-engines')
+        .map((o) => o.metadata.namespace),
+    ).toEqual(['modelplane', 'models']);
+    expect(allOn.filter((o) => o.kind === 'ServiceMonitor').map((o) => o.metadata.name)).toEqual([
+      'mp-modelplane-proxy',
+      'mp-modelplane-operator',
+    ]);
+    expect(find(allOn, 'PodMonitor', 'mp-modelplane-engines').spec.podMetricsEndpoints[0].port).toBe('http');
+    // The proxy's metrics port is a value, apart from the API port (README "Security").
+    expect(find(allOn, 'Service', 'mp-modelplane-proxy-headless').spec.ports[0].port).toBe(9464);
+  });
+
+  it('the PrometheusRule carries exactly the groups of the plain rules file', () => {
+    const plain = parse(readFileSync(join(chartDir, 'files', 'prometheus-rules.yaml'), 'utf8'));
+    expect(find(allOn, 'PrometheusRule', 'mp-modelplane').spec).toEqual(plain);
+  });
+
+  it('the dashboards ConfigMap has the Grafana sidecar label and the dashboard JSON', () => {
+    const cm = find(allOn, 'ConfigMap', 'mp-modelplane-dashboards');
+    expect(cm.metadata.labels?.grafana_dashboard).toBe('1');
+    const file = readFileSync(join(chartDir, 'files', 'dashboards', 'modelplane.json'), 'utf8');
+    expect(JSON.parse(cm.data['modelplane.json'])).toEqual(JSON.parse(file));
+  });
+
+  it('the operator gets exactly the permissions operator/deploy/rbac.yaml grants', () => {
+    const reference = parseAllDocuments(
+      readFileSync(join(repo, 'operator', 'deploy', 'rbac.yaml'), 'utf8'),
+    ).map((d) => d.toJS() as K8sObject);
+    const rules = (objects: K8sObject[], kind: string) => objects.find((o) => o.kind === kind)?.rules;
+    expect(rules(defaults, 'ClusterRole')).toEqual(rules(reference, 'ClusterRole'));
+    expect(rules(defaults, 'Role')).toEqual(rules(reference, 'Role'));
+  });
+});
+
+describe('the proxy drains before it stops', () => {
+  it('termination grace above PROXY_SHUTDOWN_GRACE_MS + PROXY_SHUTDOWN_DRAIN_MS + the preStop pause; readiness on /readyz', () => {
+    for (const [objects, graceMs, drainMs, preStop] of [
+      [defaults, 10_000, 5_000, 5],
+      [allOn, 30_000, 10_000, 10],
+    ] as const) {
+      const pod = find(objects, 'StatefulSet', 'mp-modelplane-proxy').spec.template.spec;
+      expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(preStop + (graceMs + drainMs) / 1000);
+      const c = pod.containers[0];
+      expect(c.lifecycle.preStop.sleep.seconds).toBe(preStop);
+      expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+      const env = Object.fromEntries(c.env.map((e: { name: string; value?: string }) => [e.name, e.value]));
+      expect(env.PROXY_SHUTDOWN_GRACE_MS).toBe(String(graceMs));
+      expect(env.PROXY_SHUTDOWN_DRAIN_MS).toBe(String(drainMs));
+      expect(c.volumeMounts).toContainEqual({ name: 'journal', mountPath: env.PROXY_DATA_DIR });
+    }
+  });
+});
+
+describe('every workload is locked down', () => {
+  for (const [name, get] of [
+    ['defaults', () => defaults],
+    ['every option on', () => allOn],
+  ] as const) {
+    it(`${name}: non-root, read-only root fs, no privilege escalation, no capabilities, requests and limits, probes`, () => {
+      const list = workloads(get());
+      expect(list.length).toBeGreaterThanOrEqual(4);
+      for (const w of list) {
+        const pod = w.spec.template.spec;
+        const where = `${w.kind}/${w.metadata.name}`;
+        expect(pod.securityContext?.runAsNonRoot, where).toBe(true);
+        expect(pod.securityContext?.runAsUser, where).toBeGreaterThan(0);
+        for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
+          const at = `${where} container ${c.name}`;
+          expect(c.securityContext?.runAsNonRoot, at).toBe(true);
+          expect(c.securityContext?.readOnlyRootFilesystem, at).toBe(true);
+          expect(c.securityContext?.allowPrivilegeEscalation, at).toBe(false);
+          expect(c.securityContext?.privileged ?? false, at).toBe(false);
+          expect(c.securityContext?.capabilities?.drop, at).toEqual(['ALL']);
+          expect(c.securityContext?.capabilities?.add, at).toBeUndefined();
+          for (const kind of ['requests', 'limits'])
+            for (const r of ['cpu', 'memory'])
+              expect(c.resources?.[kind]?.[r], `${at} ${kind}.${r}`).toBeDefined();
+          expect(c.readinessProbe, `${at} readinessProbe`).toBeDefined();
+          expect(c.livenessProbe, `${at} livenessProbe`).toBeDefined();
+        }
+      }
+    });
+  }
+});
+
+describe('values.schema.json', () => {
+  // Each wrong value is refused before anything renders, with a message naming the key.
+  const refusals: Array<[string, string[], RegExp]> = [
+    ['a replica count that is not a number', ['--set', 'proxy.replicas=two'], /proxy\.replicas|replicas/],
+    ['an unknown Redis mode', ['--set', 'redis.mode=sentinel'], /redis\.mode|mode/],
+    [
+      'a Stripe publishable key where the secret key goes',
+      ['--set', 'console.secrets.stripeSecretKey=pk_live_x'],
+      /stripeSecretKey/,
+    ],
+    ['a misspelt key', ['--set', 'proxy.replica=3'], /replica/],
+  ];
+  for (const [what, args, names] of refusals) {
+    it(`refuses ${what}`, async () => {
+      const r = await helm(['template', 'mp', chartDir, ...args]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain("values don't meet the specifications of the schema");
+      expect(r.stderr).toMatch(names);
+    });
+  }
+});
+
+describe('secrets and Redis', () => {
+  it('generates a 64-hex key-encryption key kept across upgrades and uninstall', () => {
+    const kek = find(defaults, 'Secret', 'mp-modelplane-kek');
+    expect(Buffer.from(kek.data.kek, 'base64').toString()).toMatch(/^[0-9a-f]{64}$/);
+    expect(kek.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+  });
+
+  it('an existing KEK Secret is used, not generated; an external Redis has no StatefulSet', async () => {
+    const objects = await render([
+      '--set',
+      'kek.existingSecret=my-kek',
+      '--set',
+      'redis.mode=external',
+      '--set',
+      'redis.external.url=rediss://redis.example.com:6380',
+    ]);
+    expect(objects.some((o) => o.metadata.name === 'mp-modelplane-kek')).toBe(false);
+    expect(objects.some((o) => o.metadata.name === 'mp-modelplane-redis')).toBe(false);
+    expect(find(objects, 'Secret', 'mp-modelplane-redis-url').stringData.url).toBe(
+      'rediss://redis.example.com:6380',
+    );
+    const env = find(objects, 'Deployment', 'mp-modelplane-operator').spec.template.spec.containers[0].env;
+    expect(env).toContainEqual({
+      name: 'MODELPLANE_KEK',
+      valueFrom: { secretKeyRef: { name: 'my-kek', key: 'kek' } },
+    });
+  });
+
+  it('an external Redis without a URL is refused with a message saying what to set', async () => {
+    const r = await helm(['template', 'mp', chartDir, '--set', 'redis.mode=external']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(
+      'redis.mode external needs redis.external.url or redis.external.existingSecret',
+    );
+  });
+
+  it('Stripe without its keys is refused; the bundled Redis runs AOF with appendfsync always', async () => {
+    const r = await helm(['template', 'mp', chartDir, '--set', 'console.paymentProviders=stripe']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('set console.secrets.stripeSecretKey and stripeWebhookSecret');
+    const args = find(
+      defaults,
+      'StatefulSet',
+      'mp-modelplane-redis',
+    ).spec.template.spec.containers[0].args.join(' ');
+    expect(args).toContain('--appendonly yes --appendfsync always');
+  });
+});
