@@ -15,6 +15,7 @@ import { parseDecimalToNano } from '../../core/money.ts';
 import type { ProxyMetrics } from '../plugins/metrics.ts';
 import { BalanceView } from './balance-view.ts';
 import { CallCharge, type CallInfo, type ChargeDeps, type Quote, type UsageCounts } from './charge.ts';
+import { registerFaultMetrics } from './fault-metrics.ts';
 import { HoldRenewer } from './hold-renewer.ts';
 import { Journal } from './journal.ts';
 import { LeaseReclaim } from './lease-reclaim.ts';
@@ -68,6 +69,12 @@ export class Billing implements ChargeDeps {
     });
     metrics.sources.outboxPending = () => this.outbox.pending;
     metrics.sources.outboxStalledMs = () => this.outbox.stalledMs();
+    registerFaultMetrics(metrics.registry, {
+      journalFailingMs: () => {
+        const f = journal.writeFailure;
+        return f === null ? 0 : Date.now() - f.since;
+      },
+    });
     this.leases = config.PROXY_LEASES
       ? new CreditLeases({
           leases: new LeaseMetering(o.redis),
@@ -112,7 +119,15 @@ export class Billing implements ChargeDeps {
 
   /** Opens the journal in PROXY_DATA_DIR and sends what a previous process left in it. */
   static async start(o: BillingOptions): Promise<Billing> {
-    const { journal, replayed } = Journal.open(o.config.PROXY_DATA_DIR);
+    const { journal, replayed } = Journal.open(o.config.PROXY_DATA_DIR, {
+      // Issue 22 (a full disk): no crash; calls are refused until the journal writes again.
+      onWriteError: (err) =>
+        o.log.error(
+          { err },
+          'the settlement journal cannot be written; refusing billable calls until it can',
+        ),
+      onWriteRecovered: () => o.log.warn('the settlement journal is written again; serving billable calls'),
+    });
     const b = new Billing(o, journal);
     await b.reclaim?.start();
     if (replayed.pending.length > 0) {
@@ -147,7 +162,16 @@ export class Billing implements ChargeDeps {
 
   /** Why new billable calls are refused now, or null. */
   refusal(): ApiError | null {
-    return this.outbox.stalledMs() > this.o.config.PROXY_OUTBOX_STALL_MS ? billingUnavailable() : null;
+    const r = this.readiness();
+    return r.billing && r.journal ? null : billingUnavailable();
+  }
+
+  /** /readyz's billing checks: settlements reach Redis; the journal can be written (a full disk). */
+  readiness(): { billing: boolean; journal: boolean } {
+    return {
+      billing: this.outbox.stalledMs() <= this.o.config.PROXY_OUTBOX_STALL_MS,
+      journal: this.journal.writeFailure === null,
+    };
   }
 
   mayReserveAlongside(accountId: string, hold: number): boolean {

@@ -12,6 +12,12 @@
 // every line written before it, whoever asked.
 // Files are segments (outbox-<n>.log); a segment is deleted once nothing in it is pending. At start
 // `open` replays the segments a previous process left: what it had not seen acknowledged.
+// A write that fails (a full disk: ENOSPC) never throws at the caller or crashes the process: the
+// unwritten bytes stay in memory, in order, and are written again (on the next turn that writes,
+// and every RETRY_MS) until the disk takes them. Meanwhile `writeFailure` says why, so Billing
+// refuses new billable calls (their settlement could not be made crash-safe), and `durable()`
+// waits: a lease batch is only sent once its line is on disk. A segment holding nothing pending is
+// dropped for a fresh one when a write fails — the journal that filled its own disk frees it.
 import {
   closeSync,
   existsSync,
@@ -58,6 +64,8 @@ export interface Replayed {
 type Line = ({ t: 'r' } & SettleRecord) | ({ t: 'b' } & BatchLine) | { t: 'a'; s: number[]; b?: string };
 
 const SEGMENT = /^outbox-(\d+)\.log$/;
+/** How often a failed write is tried again when nothing else writes. */
+const RETRY_MS = 250;
 const batchKey = (b: { leaseId: string; batchId: string }) => `${b.leaseId}:${b.batchId}`;
 /** Data directories opened by this process (a second app in one process must not share one). */
 const openDirs = new Set<string>();
@@ -79,6 +87,17 @@ export class Journal {
   private syncing: Promise<void> | null = null;
   private nextSync: Promise<void> | null = null;
   private closed = false;
+  /** Lines a failed write left (whole lines, oldest first): written before any other line. */
+  private unwritten: Buffer | null = null;
+  /** How much of `unwritten` is already in the current segment. */
+  private unwrittenDone = 0;
+  /** Records and batches whose lines are not in the file yet (their pins move if the segment does). */
+  private bufferedPins: { seq: number | null; batch: string | null }[] = [];
+  private failure: { since: number; error: Error } | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private writtenWaiters: (() => void)[] = [];
+  private onWriteError: (err: Error) => void = () => {};
+  private onWriteRecovered: () => void = () => {};
 
   private constructor(
     private readonly dir: string,
@@ -94,7 +113,10 @@ export class Journal {
    * Opens the journal in `dir` (created if missing), taking its lock, and reads what a previous
    * process left pending. Refuses a directory another live process (or app) is using.
    */
-  static open(where: string, opts: { segmentBytes?: number } = {}): { journal: Journal; replayed: Replayed } {
+  static open(
+    where: string,
+    opts: { segmentBytes?: number; onWriteError?: (err: Error) => void; onWriteRecovered?: () => void } = {},
+  ): { journal: Journal; replayed: Replayed } {
     const dir = resolve(where);
     mkdirSync(dir, { recursive: true });
     lockDir(dir);
@@ -109,6 +131,8 @@ export class Journal {
         segment: (segments.at(-1) ?? 0) + 1,
         seq: read.maxSeq + 1,
       });
+      journal.onWriteError = opts.onWriteError ?? (() => {});
+      journal.onWriteRecovered = opts.onWriteRecovered ?? (() => {});
       for (const r of read.replayed.pending) journal.pin(read.recordSegment.get(r.seq)!, r.seq, null);
       for (const b of read.replayed.batches)
         journal.pin(read.batchSegment.get(batchKey(b))!, null, batchKey(b));
@@ -133,6 +157,7 @@ export class Journal {
     };
     this.write({ t: 'r', ...rec });
     this.pin(this.segment, rec.seq, null);
+    this.bufferedPins.push({ seq: rec.seq, batch: null });
     return rec;
   }
 
@@ -140,6 +165,7 @@ export class Journal {
   batch(b: BatchLine): void {
     this.write({ t: 'b', ...b });
     this.pin(this.segment, null, batchKey(b));
+    this.bufferedPins.push({ seq: null, batch: batchKey(b) });
     this.flush();
   }
 
@@ -155,13 +181,10 @@ export class Journal {
       this.writeScheduled = false;
       const waiting = this.waiting;
       this.waiting = [];
-      try {
-        this.flush();
-      } finally {
-        // A failed write (a full disk) must not hold answers back: the settlements are still owed
-        // from memory and sent to Redis; the error reaches the caller's error handling.
-        for (const w of waiting) w();
-      }
+      // A failed write (a full disk) must not hold answers back: the settlements are still owed
+      // from memory and sent to Redis; flush keeps the lines and writes them once it can.
+      this.flush();
+      for (const w of waiting) w();
     });
   }
 
@@ -183,9 +206,22 @@ export class Journal {
     }
   }
 
-  /** Resolves when every line recorded before the call is on disk (one fsync serves many callers). */
-  durable(): Promise<void> {
+  /**
+   * Resolves when every line recorded before the call is on disk (one fsync serves many callers);
+   * while the disk refuses writes, not before they are written.
+   */
+  async durable(): Promise<void> {
     this.flush();
+    while (this.hasUnwritten() && !this.closed) await new Promise<void>((r) => this.writtenWaiters.push(r));
+    return this.sync();
+  }
+
+  /** Why lines cannot be written now (a full disk), and since when; null while writes succeed. */
+  get writeFailure(): { since: number; error: Error } | null {
+    return this.failure;
+  }
+
+  private sync(): Promise<void> {
     if (this.syncing === null) return this.dirty ? this.startSync() : Promise.resolve();
     if (!this.dirty) return this.syncing;
     this.nextSync ??= this.syncing.then(
@@ -204,6 +240,8 @@ export class Journal {
     if (this.closed) return;
     this.flush();
     this.closed = true;
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    for (const w of this.writtenWaiters.splice(0)) w();
     fsyncSync(this.fd);
     closeSync(this.fd);
     if (!this.pendingIn.has(this.segment)) unlinkSync(this.path(this.segment));
@@ -230,23 +268,120 @@ export class Journal {
     this.buffered.push(JSON.stringify(line));
   }
 
-  /** Writes the buffered lines (one write(2)); a segment grown past its size is rotated after. */
+  private hasUnwritten(): boolean {
+    return this.unwritten !== null || this.buffered.length > 0;
+  }
+
+  /**
+   * Writes the buffered lines (one write(2)); a segment grown past its size is rotated after. A
+   * failed or short write keeps the lines not wholly written, to be written first next time.
+   */
   private flush(): void {
-    if (this.buffered.length === 0) return;
-    const text = `${this.buffered.join('\n')}\n`;
-    this.buffered = [];
-    this.size += writeSync(this.fd, text);
-    this.dirty = true;
-    if (this.size >= this.segmentBytes) this.rotate();
+    if (!this.hasUnwritten()) return;
+    if (this.buffered.length > 0) {
+      const text = Buffer.from(`${this.buffered.join('\n')}\n`);
+      this.unwritten = this.unwritten === null ? text : Buffer.concat([this.unwritten, text]);
+      this.buffered = [];
+    }
+    const lines = this.unwritten!;
+    let n = 0;
+    try {
+      // Nothing else is written to the segment in between: what the disk took of `lines` before
+      // is in the file, followed by exactly the rest.
+      for (;;) {
+        n = writeSync(this.fd, lines, this.unwrittenDone);
+        if (n === 0)
+          throw Object.assign(new Error('the disk took no byte of the journal lines'), { code: 'ENOSPC' });
+        this.unwrittenDone += n;
+        this.size += n;
+        this.dirty = true;
+        if (this.unwrittenDone === lines.length) break;
+      }
+    } catch (err) {
+      this.failed(err as Error);
+      return;
+    }
+    this.unwritten = null;
+    this.unwrittenDone = 0;
+    this.bufferedPins = [];
+    if (this.failure !== null) this.recovered();
+    if (this.size >= this.segmentBytes) {
+      try {
+        this.rotate();
+      } catch {
+        // no room for a new segment: this one grows, and rotation is tried at the next write
+      }
+    }
+  }
+
+  private failed(error: Error): void {
+    if (this.failure === null) {
+      this.failure = { since: Date.now(), error };
+      this.onWriteError(error);
+    }
+    // Nothing pending in this segment but the unwritten lines' own records: it goes, and its space
+    // with it, and those lines are written whole to a fresh segment (no torn line is left behind).
+    const owedHere = (this.pendingIn.get(this.segment) ?? 0) - this.stillPinned().length;
+    if (owedHere === 0 && this.size > 0) {
+      try {
+        this.startSegmentAfterFailure();
+      } catch {
+        // no room even for a new file: tried again with the write
+      }
+    }
+    if (this.retryTimer === null && !this.closed) {
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = null;
+        this.flush();
+      }, RETRY_MS);
+      this.retryTimer.unref();
+    }
+  }
+
+  private recovered(): void {
+    this.failure = null;
+    this.onWriteRecovered();
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    for (const w of this.writtenWaiters.splice(0)) w();
+  }
+
+  /** The unwritten lines' records and batches not acknowledged yet (those pin the segment). */
+  private stillPinned(): { seq: number | null; batch: string | null }[] {
+    return this.bufferedPins.filter((p) =>
+      p.seq !== null
+        ? this.segmentOfRecord.get(p.seq) === this.segment
+        : this.segmentOfBatch.get(p.batch!) === this.segment,
+    );
+  }
+
+  /** Moves the unwritten lines (and their records' pins) to a new segment; the old one goes. */
+  private startSegmentAfterFailure(): void {
+    const old = this.segment;
+    const fd = this.openSegment(old + 1);
+    closeSync(this.fd);
+    this.fd = fd;
+    this.segment = old + 1;
+    this.size = 0;
+    this.dirty = false;
+    this.unwrittenDone = 0;
+    for (const p of this.stillPinned()) {
+      this.unpin(old);
+      this.pin(this.segment, p.seq, p.batch);
+    }
+    this.bufferedPins = this.stillPinned();
+    if (!this.pendingIn.has(old) && existsSync(this.path(old))) unlinkSync(this.path(old));
   }
 
   private rotate(): void {
+    // The new segment opens first: if it cannot, the journal goes on in the old one.
+    const fd = this.openSegment(this.segment + 1);
     fsyncSync(this.fd);
     closeSync(this.fd);
     const old = this.segment;
     this.segment++;
     this.size = 0;
-    this.fd = this.openSegment(this.segment);
+    this.fd = fd;
     if (!this.pendingIn.has(old)) unlinkSync(this.path(old));
   }
 

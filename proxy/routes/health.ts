@@ -40,10 +40,11 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
       const checks = {
         redis,
         catalogue: ctx.catalogue.loaded,
-        billing: ctx.billing.refusal() === null,
+        // billing: settlements reach Redis; journal: the settlement journal can be written.
+        ...ctx.billing.readiness(),
         serving: ctx.serving.ready,
       };
-      const ok = checks.redis && checks.catalogue && checks.billing && checks.serving;
+      const ok = Object.values(checks).every((v) => v);
       return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks });
     },
   );
