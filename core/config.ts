@@ -113,6 +113,11 @@ const schema = z.object({
   PROXY_OUTBOX_STALL_MS: z.coerce.number().int().min(100).default(5_000),
   /** Replicas WAIT must confirm before a settlement counts as done; 0 = the primary's reply is enough. */
   REDIS_WAIT_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
+  /**
+   * How long a request-path Redis command may take before the call gets a retryable 500
+   * (Retry-After): a hung Redis (stopped, partitioned without a reset) must not hang calls.
+   */
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).default(2_000),
   /** How long one WAIT may take before the settlement is retried. */
   REDIS_WAIT_TIMEOUT_MS: z.coerce.number().int().min(1).default(1_000),
   /** How long a near-limit call waits for other replicas to give back unused lease money. */

@@ -9,6 +9,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import { LeaseMetering, Metering, startHoldSweeper, type Voided } from '../../core/billing/index.ts';
+import { loadMeteringScripts } from '../../core/billing/scripts.ts';
 import type { Config } from '../../core/config.ts';
 import { type ApiError, billingUnavailable } from '../../core/errors.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
@@ -21,6 +22,7 @@ import { Journal } from './journal.ts';
 import { LeaseReclaim } from './lease-reclaim.ts';
 import { CreditLeases } from './leases.ts';
 import { Outbox } from './outbox.ts';
+import { RedisProbe } from './redis-probe.ts';
 
 export interface BillingOptions {
   config: Config;
@@ -43,6 +45,8 @@ export class Billing implements ChargeDeps {
   private readonly openCharges = new Set<CallCharge>();
   private idleWaiters: (() => void)[] = [];
   private readonly outboxRedis: Redis;
+  /** Issue 22: a hung Redis is noticed (and treated like a dead one), and its return acted on at once. */
+  private readonly probe: RedisProbe;
   private readonly stopSweeper: () => Promise<void>;
   private replaying: Promise<void> = Promise.resolve();
   private closed = false;
@@ -67,9 +71,20 @@ export class Billing implements ChargeDeps {
       waitTimeoutMs: config.REDIS_WAIT_TIMEOUT_MS,
       onError: (err, what) => log.error({ err }, `outbox: ${what} not acknowledged yet; retrying`),
     });
+    this.probe = new RedisProbe({
+      redis: this.outboxRedis,
+      intervalMs: 100,
+      timeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+      onBack: () => {
+        log.warn('Redis answers again; sending owed settlements now');
+        this.outbox.wake();
+        loadMeteringScripts(o.redis).catch(() => {}); // a restarted Redis lost them
+      },
+    });
     metrics.sources.outboxPending = () => this.outbox.pending;
     metrics.sources.outboxStalledMs = () => this.outbox.stalledMs();
     registerFaultMetrics(metrics.registry, {
+      redisFailingMs: () => this.probe.failingMs(),
       journalFailingMs: () => {
         const f = journal.writeFailure;
         return f === null ? 0 : Date.now() - f.since;
@@ -129,6 +144,7 @@ export class Billing implements ChargeDeps {
       onWriteRecovered: () => o.log.warn('the settlement journal is written again; serving billable calls'),
     });
     const b = new Billing(o, journal);
+    await loadMeteringScripts(o.redis);
     await b.reclaim?.start();
     if (replayed.pending.length > 0) {
       o.log.warn({ settlements: replayed.pending.length }, 'replaying settlements a previous process left');
@@ -166,10 +182,14 @@ export class Billing implements ChargeDeps {
     return r.billing && r.journal ? null : billingUnavailable();
   }
 
-  /** /readyz's billing checks: settlements reach Redis; the journal can be written (a full disk). */
+  /**
+   * /readyz's billing checks: settlements reach Redis and Redis answers (a hung Redis counts as a
+   * dead one after the same bound); the journal can be written (a full disk).
+   */
   readiness(): { billing: boolean; journal: boolean } {
+    const stall = this.o.config.PROXY_OUTBOX_STALL_MS;
     return {
-      billing: this.outbox.stalledMs() <= this.o.config.PROXY_OUTBOX_STALL_MS,
+      billing: this.outbox.stalledMs() <= stall && this.probe.failingMs() <= stall,
       journal: this.journal.writeFailure === null,
     };
   }
@@ -252,6 +272,7 @@ export class Billing implements ChargeDeps {
     if (this.closed) return;
     this.closed = true;
     this.renewer.stop();
+    this.probe.stop();
     await this.stopSweeper();
     const leasesClosed = this.leases?.close() ?? Promise.resolve();
     let timer: NodeJS.Timeout | undefined;

@@ -4,11 +4,21 @@
 import { Gauge, type Registry } from 'prom-client';
 
 export interface FaultSources {
+  /** How long Redis has not answered the replica's PINGs (a hung or dead Redis), 0 while it does. */
+  redisFailingMs: () => number;
   /** How long the settlement journal has failed to write (a full disk), 0 while it writes. */
   journalFailingMs: () => number;
 }
 
 export function registerFaultMetrics(registry: Registry, sources: FaultSources): void {
+  new Gauge({
+    name: 'mp_proxy_redis_unanswered_seconds',
+    help: `How long Redis has not answered this replica's PINGs within REDIS_COMMAND_TIMEOUT_MS (hung or down); past PROXY_OUTBOX_STALL_MS billable calls are refused (0: it answers)`,
+    registers: [registry],
+    collect() {
+      this.set(sources.redisFailingMs() / 1000);
+    },
+  });
   new Gauge({
     name: 'mp_proxy_journal_write_failing_seconds',
     help: 'How long the settlement journal has failed to write (a full PROXY_DATA_DIR); billable calls are refused meanwhile (0: it writes)',

@@ -176,6 +176,11 @@ export class Outbox {
     });
   }
 
+  /** Redis is back (RedisProbe): every delivery waiting out its backoff is tried again now. */
+  wake(): void {
+    for (const wake of this.wakers) wake();
+  }
+
   /** Stops retrying: pending deliveries end with OutboxClosedError and stay in the journal. */
   close(): void {
     this.closed = true;

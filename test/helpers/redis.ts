@@ -16,6 +16,10 @@ export interface TestRedis {
   client(): Redis;
   /** SIGKILLs the server (clients see the connection drop and reconnect by themselves). */
   kill(): Promise<void>;
+  /** SIGSTOPs the server: a hung Redis (connections stay open, nothing is answered). */
+  pause(): void;
+  /** SIGCONTs it after pause(): it answers what queued up meanwhile. */
+  resume(): void;
   /** Starts it again on the same port and data directory (after kill). */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -63,10 +67,17 @@ export async function startRedis(opts: TestRedisOptions = {}): Promise<TestRedis
       proc.kill('SIGKILL');
       await exited;
     },
+    pause() {
+      proc.kill('SIGSTOP');
+    },
+    resume() {
+      proc.kill('SIGCONT');
+    },
     async restart() {
       proc = await launch(args, port);
     },
     async stop() {
+      proc.kill('SIGCONT'); // a paused server would leave quit() unanswered
       await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
       proc.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
