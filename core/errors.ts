@@ -124,6 +124,14 @@ export const storeUnavailable = () =>
     { retryAfterS: 1 },
   );
 
+/** Redis is not the one the proxy knew (it lost its data): nothing is served until it is restored. */
+export const storeLostData = () =>
+  new ApiError(
+    'server_error',
+    'The data store lost its data and is being restored, so no call can be served. Retry later.',
+    { retryAfterS: 5 },
+  );
+
 /** The proxy is shutting down: retry on another replica. */
 export const shuttingDown = () =>
   new ApiError('server_error', 'The server is restarting. Retry the request.', { retryAfterS: 1 });

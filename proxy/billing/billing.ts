@@ -6,13 +6,16 @@
 // - the hold sweeper (one per fleet, behind a Redis lock) that voids holds whose owner died;
 // - the gate: no new billable call while settlements cannot reach Redis;
 // - the open calls, so shutdown can wait for them, or end them, before the outbox drains.
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import { LeaseMetering, Metering, startHoldSweeper, type Voided } from '../../core/billing/index.ts';
 import { loadMeteringScripts } from '../../core/billing/scripts.ts';
 import type { Config } from '../../core/config.ts';
-import { type ApiError, billingUnavailable } from '../../core/errors.ts';
+import { type ApiError, billingUnavailable, storeLostData } from '../../core/errors.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
+import { reportEpochFault } from '../../core/redis-epoch.ts';
 import type { ProxyMetrics } from '../plugins/metrics.ts';
 import { BalanceView } from './balance-view.ts';
 import { CallCharge, type CallInfo, type ChargeDeps, type Quote, type UsageCounts } from './charge.ts';
@@ -22,6 +25,7 @@ import { Journal } from './journal.ts';
 import { LeaseReclaim } from './lease-reclaim.ts';
 import { CreditLeases } from './leases.ts';
 import { Outbox } from './outbox.ts';
+import { knownEpoch } from './redis-identity.ts';
 import { RedisProbe } from './redis-probe.ts';
 
 export interface BillingOptions {
@@ -54,6 +58,7 @@ export class Billing implements ChargeDeps {
   private constructor(
     private readonly o: BillingOptions,
     private readonly journal: Journal,
+    epoch: { expected: string; found: string | null; matches: boolean },
   ) {
     const { config, metrics, log } = o;
     this.holdTtlMs = config.HOLD_TTL_MS;
@@ -70,11 +75,38 @@ export class Billing implements ChargeDeps {
       waitReplicas: config.REDIS_WAIT_REPLICAS,
       waitTimeoutMs: config.REDIS_WAIT_TIMEOUT_MS,
       onError: (err, what) => log.error({ err }, `outbox: ${what} not acknowledged yet; retrying`),
+      // Issue 22: settlements owed to the Redis this replica knew are never written into another.
+      holdBack: () => this.probe.mismatch !== null,
     });
+    let reported = 0;
     this.probe = new RedisProbe({
       redis: this.outboxRedis,
+      epoch: epoch.expected,
+      matchedAtStart: epoch.matches,
+      foundAtStart: epoch.found,
       intervalMs: 100,
       timeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+      onMismatch: (found) => {
+        // Once a second: the log line, and the report ledger check reads from Redis itself.
+        if (Date.now() - reported < 1_000) return;
+        reported = Date.now();
+        const owed = this.journal.pendingRecords;
+        log.error(
+          { expected: epoch.expected, found, owed },
+          'Redis is not the one this replica knew (its epoch is missing or different): it lost its data or is another server. Not serving; owed settlements stay in the journal. Restore Redis from its AOF/RDB (README "Faults").',
+        );
+        reportEpochFault(
+          o.redis,
+          {
+            replica: replicaName(config.PROXY_DATA_DIR),
+            expected: epoch.expected,
+            found,
+            owed,
+            sinceMs: this.probe.mismatch?.since ?? Date.now(),
+          },
+          10_000,
+        ).catch(() => {});
+      },
       onBack: () => {
         log.warn('Redis answers again; sending owed settlements now');
         this.outbox.wake();
@@ -85,6 +117,7 @@ export class Billing implements ChargeDeps {
     metrics.sources.outboxStalledMs = () => this.outbox.stalledMs();
     registerFaultMetrics(metrics.registry, {
       redisFailingMs: () => this.probe.failingMs(),
+      redisDataLost: () => (this.probe.mismatch === null ? 0 : 1),
       journalFailingMs: () => {
         const f = journal.writeFailure;
         return f === null ? 0 : Date.now() - f.since;
@@ -143,7 +176,8 @@ export class Billing implements ChargeDeps {
         ),
       onWriteRecovered: () => o.log.warn('the settlement journal is written again; serving billable calls'),
     });
-    const b = new Billing(o, journal);
+    const epoch = await knownEpoch(o.redis, o.config.PROXY_DATA_DIR);
+    const b = new Billing(o, journal, epoch);
     await loadMeteringScripts(o.redis);
     await b.reclaim?.start();
     if (replayed.pending.length > 0) {
@@ -179,6 +213,7 @@ export class Billing implements ChargeDeps {
   /** Why new billable calls are refused now, or null. */
   refusal(): ApiError | null {
     const r = this.readiness();
+    if (!r.redisData) return storeLostData();
     return r.billing && r.journal ? null : billingUnavailable();
   }
 
@@ -186,12 +221,32 @@ export class Billing implements ChargeDeps {
    * /readyz's billing checks: settlements reach Redis and Redis answers (a hung Redis counts as a
    * dead one after the same bound); the journal can be written (a full disk).
    */
-  readiness(): { billing: boolean; journal: boolean } {
+  readiness(): { billing: boolean; journal: boolean; redisData: boolean } {
     const stall = this.o.config.PROXY_OUTBOX_STALL_MS;
     return {
+      // Redis has the epoch this replica knew (it did not lose its data).
+      redisData: this.probe.mismatch === null,
       billing: this.outbox.stalledMs() <= stall && this.probe.failingMs() <= stall,
       journal: this.journal.writeFailure === null,
     };
+  }
+
+  /** Why this replica's billing is not ready, in words for /readyz and the operator (empty: ready). */
+  faults(): string[] {
+    const out: string[] = [];
+    const m = this.probe.mismatch;
+    if (m !== null)
+      out.push(
+        `Redis lost its data or is another server: its epoch is ${m.found ?? 'missing'}, this replica knew ${m.expected}; ${this.journal.pendingRecords} settlements stay in the journal until Redis is restored from its AOF/RDB`,
+      );
+    const f = this.journal.writeFailure;
+    if (f !== null)
+      out.push(`the settlement journal cannot be written (${f.error.message}): free space in PROXY_DATA_DIR`);
+    const stall = this.o.config.PROXY_OUTBOX_STALL_MS;
+    if (this.probe.failingMs() > stall) out.push(`Redis has not answered for ${this.probe.failingMs()} ms`);
+    else if (this.outbox.stalledMs() > stall)
+      out.push(`settlements have not reached Redis for ${this.outbox.stalledMs()} ms`);
+    return out;
   }
 
   mayReserveAlongside(accountId: string, hold: number): boolean {
@@ -295,4 +350,9 @@ export class Billing implements ChargeDeps {
     this.journal.close();
     this.outboxRedis.disconnect();
   }
+}
+
+/** This replica's name in reports: its host (the pod's name under Kubernetes) and data directory. */
+export function replicaName(dataDir: string): string {
+  return `${hostname()}:${resolve(dataDir)}`;
 }

@@ -1,35 +1,55 @@
-// Is Redis answering? One PING at a time on the outbox's connection, every `intervalMs`; a PING
-// unanswered after `timeoutMs` counts as a failure but is left to finish. That is what tells a hung
-// Redis (stopped, or a partition that resets nothing) from a slow one, and what ends the outage
-// fast: the PING sent while Redis was stopped is the first command it answers when it resumes, and
-// `onBack` (the outbox retrying at once, instead of after its backoff) runs then — so the first
-// call is served again within a round trip, not after the longest backoff (issue 22).
+// Is Redis answering, and is it the Redis this replica knew? One GET of the epoch
+// (core/redis-epoch.ts) at a time on the outbox's connection, every `intervalMs`.
+// - Unanswered after `timeoutMs`, it counts as a failure but is left to finish: that tells a hung
+//   Redis (stopped, or a partition that resets nothing) from a slow one, and ends the outage fast —
+//   the GET sent while Redis was stopped is the first command it answers when it resumes, and
+//   `onBack` (the outbox retrying at once instead of after its backoff) runs then, so calls are
+//   served again within a round trip, not after the longest backoff (issue 22).
+// - Answered with another epoch, or none: Redis lost its data (or is another server). `onMismatch`
+//   runs on every probe while it lasts; `onBack` runs once the epoch is the known one again (a
+//   Redis restored from its AOF/RDB).
 import type { Redis } from 'ioredis';
+import { readEpoch } from '../../core/redis-epoch.ts';
 
 export interface RedisProbeOptions {
   redis: Redis;
+  /** The epoch this replica knew at start. */
+  epoch: string;
+  /** Whether Redis had it at start (false: the mismatch is known from the first probe). */
+  matchedAtStart: boolean;
+  foundAtStart: string | null;
   intervalMs: number;
   timeoutMs: number;
-  /** Redis answers again after failing. */
+  /** Redis answers again, with the known epoch, after failing or not matching. */
   onBack: () => void;
+  /** Redis answered with another epoch (or none). */
+  onMismatch: (found: string | null) => void;
 }
 
 export class RedisProbe {
-  /** Since when PINGs fail or go unanswered (Date.now()), or null while Redis answers. */
+  /** Since when probes fail or go unanswered (Date.now()), or null while Redis answers. */
   private failingSince: number | null = null;
+  /** Since when Redis answers with another epoch, and which, or null while it is the known one. */
+  private other: { since: number; found: string | null } | null = null;
   private inFlight = false;
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly o: RedisProbeOptions) {
+    if (!o.matchedAtStart) this.other = { since: Date.now(), found: o.foundAtStart };
     this.timer = setInterval(() => this.probe(), o.intervalMs);
     this.timer.unref();
-    // A reconnect (a Redis restarted) is news too: no need to wait for the next PING.
+    // A reconnect (a Redis restarted) is news too: no need to wait for the next probe.
     o.redis.on('ready', () => this.probe());
   }
 
   /** How long Redis has been failing to answer (0 while it answers). */
   failingMs(now = Date.now()): number {
     return this.failingSince === null ? 0 : now - this.failingSince;
+  }
+
+  /** Redis is not the one this replica knew: what it has instead, since when; null while it is. */
+  get mismatch(): { since: number; expected: string; found: string | null } | null {
+    return this.other === null ? null : { ...this.other, expected: this.o.epoch };
   }
 
   stop(): void {
@@ -41,13 +61,20 @@ export class RedisProbe {
     this.inFlight = true;
     const overdue = setTimeout(() => this.failed(), this.o.timeoutMs);
     overdue.unref();
-    this.o.redis.ping().then(
-      () => {
+    readEpoch(this.o.redis).then(
+      (found) => {
         clearTimeout(overdue);
         this.inFlight = false;
-        if (this.failingSince === null) return;
+        const wasDown = this.failingSince !== null || this.other !== null;
         this.failingSince = null;
-        this.o.onBack();
+        if (found !== this.o.epoch) {
+          this.other ??= { since: Date.now(), found };
+          this.other.found = found;
+          this.o.onMismatch(found);
+          return;
+        }
+        this.other = null;
+        if (wasDown) this.o.onBack();
       },
       () => {
         clearTimeout(overdue);

@@ -9,6 +9,8 @@ import type { ProxyContext } from '../context.ts';
 const status = z.object({
   status: z.enum(['ok', 'unavailable']),
   checks: z.record(z.string(), z.boolean()).optional(),
+  /** What is wrong, in words, when not ready. */
+  reasons: z.array(z.string()).optional(),
 });
 
 export async function healthRoutes(app: FastifyInstance, opts: { ctx: ProxyContext; redis: Redis }) {
@@ -45,7 +47,8 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
         serving: ctx.serving.ready,
       };
       const ok = Object.values(checks).every((v) => v);
-      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks });
+      if (ok) return reply.code(200).send({ status: 'ok', checks });
+      return reply.code(503).send({ status: 'unavailable', checks, reasons: ctx.billing.faults() });
     },
   );
 }

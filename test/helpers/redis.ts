@@ -12,6 +12,8 @@ import { freePort } from '../../core/free-port.ts';
 export interface TestRedis {
   url: string;
   port: number;
+  /** Its data directory (the append-only file): a test may copy it away and back, or wipe it. */
+  dir: string;
   /** A new client; closed by stop(). */
   client(): Redis;
   /** SIGKILLs the server (clients see the connection drop and reconnect by themselves). */
@@ -56,6 +58,7 @@ export async function startRedis(opts: TestRedisOptions = {}): Promise<TestRedis
   return {
     url,
     port,
+    dir,
     client() {
       const c = new Redis(url);
       c.on('error', () => {}); // a test that kills the server sees the failures where it looks
