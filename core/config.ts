@@ -118,6 +118,8 @@ const schema = z.object({
    * (Retry-After): a hung Redis (stopped, partitioned without a reset) must not hang calls.
    */
   REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).default(2_000),
+  /** How often a proxy replica publishes what its journal owes Redis (`ledger check` reads it). */
+  PROXY_REPLICA_REPORT_MS: z.coerce.number().int().min(50).default(2_000),
   /** How long one WAIT may take before the settlement is retried. */
   REDIS_WAIT_TIMEOUT_MS: z.coerce.number().int().min(1).default(1_000),
   /** How long a near-limit call waits for other replicas to give back unused lease money. */

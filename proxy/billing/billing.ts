@@ -16,6 +16,7 @@ import type { Config } from '../../core/config.ts';
 import { type ApiError, billingUnavailable, storeLostData } from '../../core/errors.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
 import { reportEpochFault } from '../../core/redis-epoch.ts';
+import { publishReplicaReport, removeReplicaReport } from '../../core/replica-reports.ts';
 import type { ProxyMetrics } from '../plugins/metrics.ts';
 import { BalanceView } from './balance-view.ts';
 import { CallCharge, type CallInfo, type ChargeDeps, type Quote, type UsageCounts } from './charge.ts';
@@ -53,6 +54,7 @@ export class Billing implements ChargeDeps {
   private readonly probe: RedisProbe;
   private readonly stopSweeper: () => Promise<void>;
   private replaying: Promise<void> = Promise.resolve();
+  private readonly reportTimer: NodeJS.Timeout;
   private closed = false;
 
   private constructor(
@@ -152,6 +154,11 @@ export class Billing implements ChargeDeps {
       onGone: (accountId, holdIds) =>
         log.warn({ accountId, holdIds }, 'holds of running calls were voided while Redis was out of reach'),
     });
+    // Issue 22: what this replica owes is visible to `ledger check`, even after it died.
+    this.reportTimer = setInterval(() => {
+      if (this.probe.mismatch === null) this.publishReport().catch(() => {});
+    }, config.PROXY_REPLICA_REPORT_MS);
+    this.reportTimer.unref();
     this.stopSweeper = startHoldSweeper(o.redis, {
       intervalMs: config.HOLD_SWEEP_INTERVAL_MS,
       lockTtlMs: config.HOLD_SWEEPER_LOCK_MS,
@@ -196,6 +203,23 @@ export class Billing implements ChargeDeps {
         );
     }
     return b;
+  }
+
+  private get replica(): string {
+    return replicaName(this.o.config.PROXY_DATA_DIR);
+  }
+
+  private publishReport(): Promise<void> {
+    const owed = this.journal.owed();
+    const now = Date.now();
+    return publishReplicaReport(this.outboxRedis, {
+      replica: this.replica,
+      owed: owed.count,
+      byAccount: owed.byAccount,
+      oldestAgeMs: owed.oldestAtMs === null ? null : now - owed.oldestAtMs,
+      reportedAtMs: now,
+      everyMs: this.o.config.PROXY_REPLICA_REPORT_MS,
+    });
   }
 
   /** A call's money (./charge.ts); refused while this replica cannot bill. */
@@ -347,6 +371,14 @@ export class Billing implements ChargeDeps {
     this.outbox.close();
     await leasesClosed;
     await this.replaying;
+    clearInterval(this.reportTimer);
+    // Handed over cleanly: nothing owed, no report; else the last word stays for ledger check.
+    if (this.probe.mismatch === null) {
+      const gone = this.journal.pendingRecords === 0;
+      await (gone ? removeReplicaReport(this.outboxRedis, this.replica) : this.publishReport()).catch(
+        () => {},
+      );
+    }
     this.journal.close();
     this.outboxRedis.disconnect();
   }

@@ -16,8 +16,8 @@
 // unwritten bytes stay in memory, in order, and are written again (on the next turn that writes,
 // and every RETRY_MS) until the disk takes them. Meanwhile `writeFailure` says why, so Billing
 // refuses new billable calls (their settlement could not be made crash-safe), and `durable()`
-// waits: a lease batch is only sent once its line is on disk. A segment holding nothing pending is
-// dropped for a fresh one when a write fails — the journal that filled its own disk frees it.
+// waits: a lease batch is only sent once its line is on disk. A large segment holding nothing
+// pending is dropped for a fresh one when a write fails — the journal that filled its disk frees it.
 import {
   closeSync,
   existsSync,
@@ -64,6 +64,11 @@ export interface Replayed {
 type Line = ({ t: 'r' } & SettleRecord) | ({ t: 'b' } & BatchLine) | { t: 'a'; s: number[]; b?: string };
 
 const SEGMENT = /^outbox-(\d+)\.log$/;
+/**
+ * A full disk's own segment is dropped for a fresh one only when that frees this much: the journal
+ * that filled its disk frees it; a small segment on a disk something else filled would only churn.
+ */
+const SELF_HEAL_BYTES = 32 * 1024;
 /** How often a failed write is tried again when nothing else writes. */
 const RETRY_MS = 250;
 const batchKey = (b: { leaseId: string; batchId: string }) => `${b.leaseId}:${b.batchId}`;
@@ -78,6 +83,8 @@ export class Journal {
   /** Per segment: records and batches in it that are not acknowledged yet. */
   private readonly pendingIn = new Map<number, number>();
   private readonly segmentOfRecord = new Map<number, number>();
+  /** What each unacknowledged record owes (nano) and since when: the replica's report (./replica-report.ts). */
+  private readonly owedOf = new Map<number, { accountId: string; cost: number; atMs: number }>();
   private readonly segmentOfBatch = new Map<string, number>();
   private dirty = false;
   /** Lines not written yet, and what waits for them to be (see afterWrite). */
@@ -133,7 +140,10 @@ export class Journal {
       });
       journal.onWriteError = opts.onWriteError ?? (() => {});
       journal.onWriteRecovered = opts.onWriteRecovered ?? (() => {});
-      for (const r of read.replayed.pending) journal.pin(read.recordSegment.get(r.seq)!, r.seq, null);
+      for (const r of read.replayed.pending) {
+        journal.pin(read.recordSegment.get(r.seq)!, r.seq, null);
+        journal.owedOf.set(r.seq, { accountId: r.accountId, cost: r.cost, atMs: Date.now() });
+      }
       for (const b of read.replayed.batches)
         journal.pin(read.batchSegment.get(batchKey(b))!, null, batchKey(b));
       for (const s of segments) if (!journal.pendingIn.has(s)) unlinkSync(join(dir, `outbox-${s}.log`));
@@ -157,6 +167,7 @@ export class Journal {
     };
     this.write({ t: 'r', ...rec });
     this.pin(this.segment, rec.seq, null);
+    this.owedOf.set(rec.seq, { accountId: rec.accountId, cost: rec.cost, atMs: Date.now() });
     this.bufferedPins.push({ seq: rec.seq, batch: null });
     return rec;
   }
@@ -197,6 +208,7 @@ export class Journal {
     for (const s of seqs) {
       const seg = this.segmentOfRecord.get(s);
       this.segmentOfRecord.delete(s);
+      this.owedOf.delete(s);
       if (seg !== undefined) this.unpin(seg);
     }
     if (key !== undefined) {
@@ -234,6 +246,24 @@ export class Journal {
   /** Records not acknowledged yet. */
   get pendingRecords(): number {
     return this.segmentOfRecord.size;
+  }
+
+  /** What the unacknowledged records owe, per account (count, cost in nano), and the oldest's time. */
+  owed(): {
+    count: number;
+    byAccount: Record<string, { count: number; nano: number }>;
+    oldestAtMs: number | null;
+  } {
+    const byAccount: Record<string, { count: number; nano: number }> = {};
+    let oldestAtMs: number | null = null;
+    for (const o of this.owedOf.values()) {
+      const a = byAccount[o.accountId] ?? { count: 0, nano: 0 };
+      byAccount[o.accountId] = a;
+      a.count++;
+      a.nano += o.cost;
+      if (oldestAtMs === null || o.atMs < oldestAtMs) oldestAtMs = o.atMs;
+    }
+    return { count: this.owedOf.size, byAccount, oldestAtMs };
   }
 
   close(): void {
@@ -322,7 +352,7 @@ export class Journal {
     // Nothing pending in this segment but the unwritten lines' own records: it goes, and its space
     // with it, and those lines are written whole to a fresh segment (no torn line is left behind).
     const owedHere = (this.pendingIn.get(this.segment) ?? 0) - this.stillPinned().length;
-    if (owedHere === 0 && this.size > 0) {
+    if (owedHere === 0 && this.size >= SELF_HEAL_BYTES) {
       try {
         this.startSegmentAfterFailure();
       } catch {
