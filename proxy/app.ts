@@ -194,7 +194,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     async (api) => {
       // A Redis that lost its data has no keys: every call would be a 401 (issue 22). Say what is wrong.
       api.addHook('onRequest', async () => {
-        if (!billing.readiness().redisData) throw storeLostData();
+        if (billing.redisDataLost) throw storeLostData();
       });
       await api.register(authPlugin, { keyCache, retired: new RetiredKeys(deps.redis) });
       await api.register(modelsRoutes, { ctx });

@@ -255,6 +255,11 @@ export class Billing implements ChargeDeps {
     };
   }
 
+  /** Redis is not the one this replica knew (it lost its data): checked on every /v1 request, so cheap. */
+  get redisDataLost(): boolean {
+    return this.probe.mismatch !== null;
+  }
+
   /** Why this replica's billing is not ready, in words for /readyz and the operator (empty: ready). */
   faults(): string[] {
     const out: string[] = [];
