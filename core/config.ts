@@ -118,6 +118,11 @@ const schema = z.object({
    * (Retry-After): a hung Redis (stopped, partitioned without a reset) must not hang calls.
    */
   REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).default(2_000),
+  /**
+   * How often a running stream's charge so far is written to the journal (0: never): a crash of
+   * its replica loses at most this much of its delivered tokens.
+   */
+  PROXY_STREAM_PROGRESS_MS: z.coerce.number().int().min(0).default(1_000),
   /** How often a proxy replica publishes what its journal owes Redis (`ledger check` reads it). */
   PROXY_REPLICA_REPORT_MS: z.coerce.number().int().min(50).default(2_000),
   /** How long one WAIT may take before the settlement is retried. */

@@ -55,6 +55,7 @@ export class Billing implements ChargeDeps {
   private readonly stopSweeper: () => Promise<void>;
   private replaying: Promise<void> = Promise.resolve();
   private readonly reportTimer: NodeJS.Timeout;
+  private readonly progressTimer: NodeJS.Timeout | null;
   private closed = false;
 
   private constructor(
@@ -159,6 +160,12 @@ export class Billing implements ChargeDeps {
       if (this.probe.mismatch === null) this.publishReport().catch(() => {});
     }, config.PROXY_REPLICA_REPORT_MS);
     this.reportTimer.unref();
+    // Issue 22: running streams leave their charge so far in the journal (one write for all).
+    this.progressTimer =
+      config.PROXY_STREAM_PROGRESS_MS > 0
+        ? setInterval(() => this.journalProgress(), config.PROXY_STREAM_PROGRESS_MS)
+        : null;
+    this.progressTimer?.unref();
     this.stopSweeper = startHoldSweeper(o.redis, {
       intervalMs: config.HOLD_SWEEP_INTERVAL_MS,
       lockTtlMs: config.HOLD_SWEEPER_LOCK_MS,
@@ -203,6 +210,17 @@ export class Billing implements ChargeDeps {
         );
     }
     return b;
+  }
+
+  private journalProgress(): void {
+    let any = false;
+    for (const c of this.openCharges) {
+      const p = c.progress();
+      if (p === null) continue;
+      this.journal.progress(p);
+      any = true;
+    }
+    if (any) this.journal.afterWrite();
   }
 
   private get replica(): string {
@@ -309,6 +327,8 @@ export class Billing implements ChargeDeps {
 
   finished(charge: CallCharge): void {
     this.openCharges.delete(charge);
+    // Ended without a record (nothing to charge): its progress, if any, no longer stands for it.
+    this.journal.endProgress(charge.call.requestId);
     if (this.openCharges.size === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
@@ -377,6 +397,7 @@ export class Billing implements ChargeDeps {
     await leasesClosed;
     await this.replaying;
     clearInterval(this.reportTimer);
+    if (this.progressTimer !== null) clearInterval(this.progressTimer);
     // Handed over cleanly: nothing owed, no report; else the last word stays for ledger check.
     if (this.probe.mismatch === null) {
       const gone = this.journal.pendingRecords === 0;

@@ -131,6 +131,55 @@ describe('settlement journal', () => {
   });
 });
 
+describe('stream progress in the journal', () => {
+  const prog = (holdId: string, cost: number) => ({ ...rec(holdId, null), cost });
+
+  it('a stream its process died in is replayed at its last progress; one that ended, at its record or not at all', () => {
+    const d = dir();
+    const { journal } = Journal.open(d);
+    journal.progress(prog('died', 10));
+    journal.progress(prog('died', 25)); // the latest stands
+    journal.progress(prog('ended', 5));
+    journal.record(prog('ended', 7)); // its settlement replaces its progress
+    journal.progress(prog('nothing', 3));
+    journal.endProgress('nothing'); // ended with nothing to charge
+    journal.close(); // a crash: nothing acknowledged
+    const again = Journal.open(d);
+    expect(again.replayed.pending.map((r) => [r.holdId, r.cost])).toEqual([
+      ['ended', 7],
+      ['died', 25],
+    ]);
+    again.journal.close();
+    // The resurrected stream is a record now: replayed once more if not acknowledged, never twice.
+    const third = Journal.open(d);
+    expect(third.replayed.pending.map((r) => [r.holdId, r.cost])).toEqual([
+      ['ended', 7],
+      ['died', 25],
+    ]);
+    third.journal.ack(third.replayed.pending.map((r) => r.seq));
+    third.journal.close();
+    expect(Journal.open(d).replayed.pending).toEqual([]);
+  });
+
+  it('a progress line kept by another pending record never outlives the line that closed its call', async () => {
+    const d = dir();
+    const { journal } = Journal.open(d, { segmentBytes: 300 });
+    const other = journal.record(rec('other', null)); // keeps the first segment
+    journal.progress(prog('stream', 9));
+    await new Promise<void>((r) => journal.afterWrite(r)); // rotates past 300 bytes
+    const done = journal.record(prog('stream', 12)); // in a later segment
+    await new Promise<void>((r) => journal.afterWrite(r));
+    journal.ack([done.seq]); // its segment would go, leaving the progress alone
+    await new Promise<void>((r) => journal.afterWrite(r));
+    journal.close();
+    const again = Journal.open(d);
+    expect(again.replayed.pending.map((r) => r.holdId)).toEqual(['other']);
+    again.journal.ack([other.seq]);
+    again.journal.close();
+    expect(Journal.open(d).replayed.pending).toEqual([]);
+  });
+});
+
 describe('settlement journal on a full disk (a real tmpfs)', () => {
   const disk = mountTmpfs(64 * 1024);
   const onDisk = disk === null ? it.skip : it;

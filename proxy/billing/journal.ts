@@ -10,6 +10,13 @@
 // runs a call's delivery once its line is in the file): a write per call cost the proxy ~40 µs of
 // CPU per request on ext4, most of its overhead. Group fsync (`durable`) makes one fsync cover
 // every line written before it, whoever asked.
+//   p  a running stream's progress (issue 22): what it has delivered so far, as the settlement it
+//      would be, written every PROXY_STREAM_PROGRESS_MS; a call that ends writes its r line (or x
+//      when it ends with nothing to charge), and the progress no longer counts. A progress line
+//      with neither after it is a stream its process died in: `open` turns it into a record, so a
+//      crash loses at most one interval of delivered tokens. A segment holding a closed call's
+//      progress keeps the segment of its closing line (a guard), so no replay finds the progress
+//      alone.
 // Files are segments (outbox-<n>.log); a segment is deleted once nothing in it is pending. At start
 // `open` replays the segments a previous process left: what it had not seen acknowledged.
 // A write that fails (a full disk: ENOSPC) never throws at the caller or crashes the process: the
@@ -61,7 +68,15 @@ export interface Replayed {
   batches: BatchLine[];
 }
 
-type Line = ({ t: 'r' } & SettleRecord) | ({ t: 'b' } & BatchLine) | { t: 'a'; s: number[]; b?: string };
+/** A running stream's charge so far (what a crash would otherwise lose): its settlement if it never ends. */
+export type Progress = Omit<SettleRecord, 'seq'>;
+
+type Line =
+  | ({ t: 'r' } & SettleRecord)
+  | ({ t: 'b' } & BatchLine)
+  | { t: 'a'; s: number[]; b?: string }
+  | ({ t: 'p' } & Progress)
+  | { t: 'x'; h: string };
 
 const SEGMENT = /^outbox-(\d+)\.log$/;
 /**
@@ -86,6 +101,10 @@ export class Journal {
   /** What each unacknowledged record owes (nano) and since when: the replica's report (./replica-report.ts). */
   private readonly owedOf = new Map<number, { accountId: string; cost: number; atMs: number }>();
   private readonly segmentOfBatch = new Map<string, number>();
+  /** Running calls with a progress line: the segment of the latest. */
+  private readonly segmentOfProgress = new Map<string, number>();
+  /** Per segment: later segments it keeps (they hold the closing lines of its progress lines). */
+  private readonly guards = new Map<number, number[]>();
   private dirty = false;
   /** Lines not written yet, and what waits for them to be (see afterWrite). */
   private buffered: string[] = [];
@@ -146,6 +165,19 @@ export class Journal {
       }
       for (const b of read.replayed.batches)
         journal.pin(read.batchSegment.get(batchKey(b))!, null, batchKey(b));
+      // Streams a dead process was running: their last progress becomes their settlement, written
+      // as a record here (before any old segment goes) and sent like the others.
+      const pairs = [...read.closedPairs];
+      for (const { progress, segment } of read.unclosed) {
+        const rec = journal.record(progress);
+        read.replayed.pending.push(rec);
+        pairs.push({ p: segment, r: journal.segment });
+      }
+      journal.flush();
+      if (journal.writeFailure !== null) throw journal.writeFailure.error;
+      // A progress segment that stays keeps the segment of its call's closing line.
+      pairs.sort((a, b) => a.p - b.p);
+      for (const { p, r } of pairs) if (journal.pendingIn.has(p)) journal.guard(p, r);
       for (const s of segments) if (!journal.pendingIn.has(s)) unlinkSync(join(dir, `outbox-${s}.log`));
       return { journal, replayed: read.replayed };
     } catch (err) {
@@ -169,7 +201,50 @@ export class Journal {
     this.pin(this.segment, rec.seq, null);
     this.owedOf.set(rec.seq, { accountId: rec.accountId, cost: rec.cost, atMs: Date.now() });
     this.bufferedPins.push({ seq: rec.seq, batch: null });
+    this.closeProgress(rec.holdId, false);
     return rec;
+  }
+
+  /** A running stream's charge so far: stands for its settlement if the process dies before it ends. */
+  progress(p: Progress): void {
+    if (this.closed) return;
+    this.write({ t: 'p', ...p });
+    const prev = this.segmentOfProgress.get(p.holdId);
+    this.pin(this.segment, null, null);
+    this.segmentOfProgress.set(p.holdId, this.segment);
+    if (prev !== undefined) this.unpin(prev);
+  }
+
+  /** The call ended without a settlement (nothing to charge): its progress no longer stands for it. */
+  endProgress(holdId: string): void {
+    if (this.closed) return;
+    this.closeProgress(holdId, true);
+  }
+
+  private closeProgress(holdId: string, withLine: boolean): void {
+    const p = this.segmentOfProgress.get(holdId);
+    if (p === undefined) return;
+    this.segmentOfProgress.delete(holdId);
+    if (withLine) this.write({ t: 'x', h: holdId });
+    this.guard(p, this.segment);
+    this.unpin(p);
+  }
+
+  /** Keeps segment `later` (a closing line) while segment `p` (the progress line) exists. */
+  private guard(p: number, later: number): void {
+    if (p === later) return;
+    this.pin(later, null, null);
+    const g = this.guards.get(p);
+    if (g) g.push(later);
+    else this.guards.set(p, [later]);
+  }
+
+  /** Segment `seg` is gone: the segments it kept may go too. */
+  private dropped(seg: number): void {
+    const g = this.guards.get(seg);
+    if (g === undefined) return;
+    this.guards.delete(seg);
+    for (const later of g) this.unpin(later);
   }
 
   /** Writes a lease batch line now (after every line before it); call `durable()` before sending the batch. */
@@ -400,7 +475,10 @@ export class Journal {
       this.pin(this.segment, p.seq, p.batch);
     }
     this.bufferedPins = this.stillPinned();
-    if (!this.pendingIn.has(old) && existsSync(this.path(old))) unlinkSync(this.path(old));
+    if (!this.pendingIn.has(old) && existsSync(this.path(old))) {
+      unlinkSync(this.path(old));
+      this.dropped(old);
+    }
   }
 
   private rotate(): void {
@@ -412,7 +490,10 @@ export class Journal {
     this.segment++;
     this.size = 0;
     this.fd = fd;
-    if (!this.pendingIn.has(old)) unlinkSync(this.path(old));
+    if (!this.pendingIn.has(old)) {
+      unlinkSync(this.path(old));
+      this.dropped(old);
+    }
   }
 
   private pin(segment: number, seq: number | null, batch: string | null): void {
@@ -428,7 +509,10 @@ export class Journal {
       return;
     }
     this.pendingIn.delete(segment);
-    if (segment !== this.segment && existsSync(this.path(segment))) unlinkSync(this.path(segment));
+    if (segment !== this.segment && existsSync(this.path(segment))) {
+      unlinkSync(this.path(segment));
+      this.dropped(segment);
+    }
   }
 
   private openSegment(n: number): number {
@@ -447,6 +531,8 @@ function readSegments(dir: string, segments: number[]) {
   const batchSegment = new Map<string, number>();
   const acked = new Set<number>();
   const ackedBatches = new Set<string>();
+  const progress = new Map<string, { progress: Progress; segment: number }>();
+  const closedIn = new Map<string, number>();
   let maxSeq = 0;
   for (const seg of segments) {
     const file = join(dir, `outbox-${seg}.log`);
@@ -463,10 +549,16 @@ function readSegments(dir: string, segments: number[]) {
           cause: err,
         });
       }
-      if (line.t === 'r') {
+      if (line.t === 'p') {
+        const { t: _, ...p } = line;
+        progress.set(p.holdId, { progress: p, segment: seg });
+      } else if (line.t === 'x') {
+        closedIn.set(line.h, seg);
+      } else if (line.t === 'r') {
         const { t: _, ...rec } = line;
         records.set(rec.seq, rec);
         recordSegment.set(rec.seq, seg);
+        closedIn.set(rec.holdId, seg);
         maxSeq = Math.max(maxSeq, rec.seq);
       } else if (line.t === 'b') {
         const { t: _, ...b } = line;
@@ -483,7 +575,11 @@ function readSegments(dir: string, segments: number[]) {
   const open = [...batches.entries()]
     .filter(([key, b]) => !ackedBatches.has(key) && b.seqs.some((s) => pendingSeqs.has(s)))
     .map(([, b]) => b);
-  return { replayed: { pending, batches: open }, recordSegment, batchSegment, maxSeq };
+  const unclosed = [...progress.values()].filter((p) => !closedIn.has(p.progress.holdId));
+  const closedPairs = [...progress.values()]
+    .filter((p) => closedIn.has(p.progress.holdId))
+    .map((p) => ({ p: p.segment, r: closedIn.get(p.progress.holdId)! }));
+  return { replayed: { pending, batches: open }, recordSegment, batchSegment, maxSeq, unclosed, closedPairs };
 }
 
 function lockDir(dir: string): void {

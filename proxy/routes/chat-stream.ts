@@ -132,6 +132,11 @@ export async function relayStream(
     const out = clientChunk(chunk, view);
     if (out !== null) pending.push(Buffer.from(dataFrame(out)));
   };
+  // Issue 22: the stream's charge so far, as its end would bill it (journaled at an interval).
+  charge.trackProgress(() => {
+    const so = usageBlock === null ? null : usageFromEngine(usageIn(usageBlock, usageAt));
+    return streamBill(request, { ...a, charge }, so ?? usage, contentFrames);
+  });
   const { sawDone, failure } = await pumpEvents(start, out, frame);
   out.done();
   abort.dispose();

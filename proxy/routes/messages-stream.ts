@@ -150,6 +150,11 @@ export async function relayMessages(
       for (const p of pieces) out.pending.push(p);
     }
   };
+  // Issue 22: the stream's charge so far, as its end would bill it (journaled at an interval).
+  charge.trackProgress(() => {
+    const so = usageBlock === null ? null : usageFromEngine(usageIn(usageBlock, usageAt));
+    return streamBill(request, { ...a, charge }, so ?? usage, contentFrames);
+  });
   let ended: { sawDone: boolean; failure: unknown };
   try {
     ended = await pumpEvents(start, out, frame);
