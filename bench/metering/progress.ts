@@ -54,7 +54,9 @@ async function main(): Promise<void> {
     }
     const perRecord = Number(process.hrtime.bigint() - t) / n / 1e3;
     j2.close();
-    console.log('| streams | one interval (µs) | per stream (µs) | a request\'s settlement line (µs) | interval / request |');
+    console.log(
+      "| streams | one interval (µs) | per stream (µs) | a request's settlement line (µs) | interval / request |",
+    );
     console.log('|---|---|---|---|---|');
     console.log(
       `| ${STREAMS} | ${perInterval.toFixed(0)} | ${(perInterval / STREAMS).toFixed(2)} | ${perRecord.toFixed(2)} | ${(perInterval / perRecord).toFixed(1)} |`,

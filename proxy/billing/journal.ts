@@ -101,8 +101,9 @@ export class Journal {
   /** What each unacknowledged record owes (nano) and since when: the replica's report (./replica-report.ts). */
   private readonly owedOf = new Map<number, { accountId: string; cost: number; atMs: number }>();
   private readonly segmentOfBatch = new Map<string, number>();
-  /** Running calls with a progress line: the segment of the latest. */
+  /** Running calls with a progress line: the segment of the latest, and what it charges. */
   private readonly segmentOfProgress = new Map<string, number>();
+  private readonly progressOwed = new Map<string, { accountId: string; cost: number; atMs: number }>();
   /** Per segment: later segments it keeps (they hold the closing lines of its progress lines). */
   private readonly guards = new Map<number, number[]>();
   private dirty = false;
@@ -212,6 +213,8 @@ export class Journal {
     const prev = this.segmentOfProgress.get(p.holdId);
     this.pin(this.segment, null, null);
     this.segmentOfProgress.set(p.holdId, this.segment);
+    const first = this.progressOwed.get(p.holdId)?.atMs ?? Date.now();
+    this.progressOwed.set(p.holdId, { accountId: p.accountId, cost: p.cost, atMs: first });
     if (prev !== undefined) this.unpin(prev);
   }
 
@@ -225,6 +228,7 @@ export class Journal {
     const p = this.segmentOfProgress.get(holdId);
     if (p === undefined) return;
     this.segmentOfProgress.delete(holdId);
+    this.progressOwed.delete(holdId);
     if (withLine) this.write({ t: 'x', h: holdId });
     this.guard(p, this.segment);
     this.unpin(p);
@@ -323,7 +327,10 @@ export class Journal {
     return this.segmentOfRecord.size;
   }
 
-  /** What the unacknowledged records owe, per account (count, cost in nano), and the oldest's time. */
+  /**
+   * What the unacknowledged records owe, and the running streams at their last progress (what a
+   * crash now would leave owed), per account (count, cost in nano), and the oldest's time.
+   */
   owed(): {
     count: number;
     byAccount: Record<string, { count: number; nano: number }>;
@@ -331,14 +338,14 @@ export class Journal {
   } {
     const byAccount: Record<string, { count: number; nano: number }> = {};
     let oldestAtMs: number | null = null;
-    for (const o of this.owedOf.values()) {
+    for (const o of [...this.owedOf.values(), ...this.progressOwed.values()]) {
       const a = byAccount[o.accountId] ?? { count: 0, nano: 0 };
       byAccount[o.accountId] = a;
       a.count++;
       a.nano += o.cost;
       if (oldestAtMs === null || o.atMs < oldestAtMs) oldestAtMs = o.atMs;
     }
-    return { count: this.owedOf.size, byAccount, oldestAtMs };
+    return { count: this.owedOf.size + this.progressOwed.size, byAccount, oldestAtMs };
   }
 
   close(): void {
