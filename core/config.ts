@@ -146,6 +146,18 @@ const schema = z.object({
   PROXY_OUTBOX_STALL_MS: z.coerce.number().int().min(100).default(5_000),
   /** Replicas WAIT must confirm before a settlement counts as done; 0 = the primary's reply is enough. */
   REDIS_WAIT_REPLICAS: z.coerce.number().int().min(0).max(16).default(0),
+  /**
+   * How long a request-path Redis command may take before the call gets a retryable 500
+   * (Retry-After): a hung Redis (stopped, partitioned without a reset) must not hang calls.
+   */
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(50).default(2_000),
+  /**
+   * How often a running stream's charge so far is written to the journal (0: never): a crash of
+   * its replica loses at most this much of its delivered tokens.
+   */
+  PROXY_STREAM_PROGRESS_MS: z.coerce.number().int().min(0).default(1_000),
+  /** How often a proxy replica publishes what its journal owes Redis (`ledger check` reads it). */
+  PROXY_REPLICA_REPORT_MS: z.coerce.number().int().min(50).default(2_000),
   /** How long one WAIT may take before the settlement is retried. */
   REDIS_WAIT_TIMEOUT_MS: z.coerce.number().int().min(1).default(1_000),
   /** How long a near-limit call waits for other replicas to give back unused lease money. */

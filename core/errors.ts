@@ -116,6 +116,22 @@ export const billingUnavailable = () =>
     { retryAfterS: 1 },
   );
 
+/** Redis did not answer in time or is out of reach (a hung or dead Redis): retry shortly. */
+export const storeUnavailable = () =>
+  new ApiError(
+    'server_error',
+    'The data store is not answering right now, so the call could not be served. Retry shortly.',
+    { retryAfterS: 1 },
+  );
+
+/** Redis is not the one the proxy knew (it lost its data): nothing is served until it is restored. */
+export const storeLostData = () =>
+  new ApiError(
+    'server_error',
+    'The data store lost its data and is being restored, so no call can be served. Retry later.',
+    { retryAfterS: 5 },
+  );
+
 /** The proxy is shutting down: retry on another replica. */
 export const shuttingDown = () =>
   new ApiError('server_error', 'The server is restarting. Retry the request.', { retryAfterS: 1 });

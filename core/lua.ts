@@ -13,6 +13,15 @@ export class LuaScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
+  /**
+   * Caches the script in the server ahead of use. A first EVALSHA answered NOSCRIPT after the
+   * client's command timeout gave up on it is never followed by its EVAL: loaded ahead, a command
+   * sent while Redis hangs (a release after a lost reply) runs when Redis resumes.
+   */
+  async load(redis: Redis): Promise<void> {
+    await redis.script('LOAD', this.source);
+  }
+
   async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
     try {
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);

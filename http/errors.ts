@@ -6,14 +6,17 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ApiError, invalidRequest, isApiError } from '../core/errors.ts';
+import { ApiError, invalidRequest, isApiError, storeUnavailable } from '../core/errors.ts';
 import { newRequestId } from '../core/ids.ts';
+import { isRedisUnavailable } from '../core/redis-unavailable.ts';
 import { ClientClosedError } from './client-closed.ts';
 import { dialectOf, dialectOfPath, errorBody } from './dialect.ts';
 import { MESSAGES_REQUEST_ID_HEADER, REQUEST_ID_HEADER, setRequestIdHeaders } from './request-id.ts';
 
 export function toApiError(err: unknown): ApiError {
   if (isApiError(err)) return err;
+  // A hung or dead Redis (issue 22): nothing was done or billed, so the 500 is retryable.
+  if (isRedisUnavailable(err)) return storeUnavailable();
   const fe = err as Partial<FastifyError> | null;
   const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500;
   if (status === 413) {

@@ -10,7 +10,12 @@ import { buildProxyApp } from './app.ts';
 async function main() {
   const config = loadConfig();
   // Auto-pipelining: the reserves and settles of concurrent requests leave in one write.
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, enableAutoPipelining: true });
+  // A command timeout bounds every request-path wait on a hung Redis (a retryable 500 after it).
+  const redis = new Redis(config.REDIS_URL, {
+    maxRetriesPerRequest: 2,
+    enableAutoPipelining: true,
+    commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
+  });
   const subscriber = new Redis(config.REDIS_URL);
   const catalogue = new CatalogueSnapshot(redis, {
     subscriber,

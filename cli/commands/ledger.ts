@@ -3,6 +3,8 @@
 // its hold, refunds of its charge.
 import { checkLedger, ledgerOfRequest } from '../../core/ledger.ts';
 import { formatNano } from '../../core/money.ts';
+import { epochFaults } from '../../core/redis-epoch.ts';
+import { isSilent, replicaReports } from '../../core/replica-reports.ts';
 import type { UsageEntry } from '../../core/usage.ts';
 import { noExtraPositionals, optional, positional, UsageError } from '../args.ts';
 import type { Command } from './types.ts';
@@ -39,8 +41,32 @@ export const ledgerCommands: Command[] = [
           (l) =>
             `${l.accountId}  ${l.problems.length === 0 ? 'ok' : 'MISMATCH'}  balance=${formatNano(l.balance)} held=${formatNano(l.held)} holds=${l.holds.length} entries=${l.entries} voids=${l.voids} uncollected=${formatNano(l.uncollected)}`,
         );
+        // Proxies that find this Redis is not the one they knew say so in it (core/redis-epoch.ts):
+        // the accounts are gone, so no account's check could show it.
+        const lost = (await epochFaults(ctx.redis)).map(
+          (f) =>
+            `replica ${f.replica}: this Redis is not the one it knew (epoch ${f.found ?? 'missing'}, expected ${f.expected}) — it lost its data; ${f.owed} settlements wait in that replica's journal. Restore Redis from its AOF/RDB.`,
+        );
+        for (const l of lost) lines.push(`LOST  ${l}`);
+        // What each replica's journal still owes (core/replica-reports.ts): in flight from a live
+        // replica, lost for good from one whose volume is gone — a silent one is named with the amount.
+        const now = Date.now();
+        const silent: string[] = [];
+        for (const r of await replicaReports(ctx.redis)) {
+          if (r.owed === 0) continue;
+          const amounts = Object.entries(r.byAccount)
+            .map(([acct, o]) => `${acct} ${formatNano(o.nano)} (${o.count})`)
+            .join(', ');
+          if (isSilent(r, now)) {
+            silent.push(
+              `replica ${r.replica} has been silent for ${Math.round((now - r.reportedAtMs) / 1000)} s owing ${r.owed} settlements: ${amounts}. Start it again on its PROXY_DATA_DIR; if that volume is gone, these charges are lost.`,
+            );
+          } else lines.push(`OWED  replica ${r.replica}: ${r.owed} settlements in flight: ${amounts}`);
+        }
+        for (const l of silent) lines.push(`SILENT  ${l}`);
+        lost.push(...silent);
         ctx.print(lines.join('\n') || '(no accounts)', ledgers);
-        const problems = ledgers.flatMap((l) => l.problems.map((p) => `${l.accountId}: ${p}`));
+        const problems = [...lost, ...ledgers.flatMap((l) => l.problems.map((p) => `${l.accountId}: ${p}`))];
         if (problems.length > 0) {
           throw new LedgerMismatchError(`the ledger does not add up:\n  ${problems.join('\n  ')}`);
         }

@@ -79,6 +79,14 @@ describe('Metering', () => {
     });
   });
 
+  it('BILL-5 a settlement for an account this Redis does not have (it lost its data) is refused and writes nothing', async () => {
+    const a = newId('acct'); // never created: as after a Redis restarted empty
+    await expect(m.settle({ accountId: a, holdId: 'h', cost: 100, usage: chat('k') })).rejects.toThrow(
+      /NOACCOUNT the account record is missing/,
+    );
+    expect(await redis.keys(`{a:${a}}*`)).toEqual([]);
+  });
+
   it('a retried reserve returns the same hold; a settled hold id cannot be reserved again', async () => {
     const a = await funded(1_000);
     const first = await m.reserve({ accountId: a, holdId: 'h', min: 10, max: 100, ttlMs: 60_000 });

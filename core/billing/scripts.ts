@@ -1,6 +1,7 @@
 // The metering Lua scripts, read once from ./lua at import. Each script is common.lua (shared
 // helpers) followed by the operation's own file, so every operation stays one atomic script.
 import { readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
 import { LuaScript } from '../lua.ts';
 
 const read = (file: string) => readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
@@ -20,3 +21,8 @@ export const scripts = {
   settleBatch: load('settle_batch'),
   releaseLease: load('release_lease'),
 } as const;
+
+/** Loads every metering script into the server's script cache (see LuaScript.load). */
+export async function loadMeteringScripts(redis: Redis): Promise<void> {
+  await Promise.all(Object.values(scripts).map((s) => s.load(redis)));
+}

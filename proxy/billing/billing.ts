@@ -6,20 +6,28 @@
 // - the hold sweeper (one per fleet, behind a Redis lock) that voids holds whose owner died;
 // - the gate: no new billable call while settlements cannot reach Redis;
 // - the open calls, so shutdown can wait for them, or end them, before the outbox drains.
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import { LeaseMetering, Metering, startHoldSweeper, type Voided } from '../../core/billing/index.ts';
+import { loadMeteringScripts } from '../../core/billing/scripts.ts';
 import type { Config } from '../../core/config.ts';
-import { type ApiError, billingUnavailable } from '../../core/errors.ts';
+import { type ApiError, billingUnavailable, storeLostData } from '../../core/errors.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
+import { reportEpochFault } from '../../core/redis-epoch.ts';
+import { publishReplicaReport, removeReplicaReport } from '../../core/replica-reports.ts';
 import type { ProxyMetrics } from '../metrics/metrics.ts';
 import { BalanceView } from './balance-view.ts';
 import { CallCharge, type CallCounts, type CallInfo, type ChargeDeps, type Quote } from './charge.ts';
+import { registerFaultMetrics } from './fault-metrics.ts';
 import { HoldRenewer } from './hold-renewer.ts';
 import { Journal } from './journal.ts';
 import { LeaseReclaim } from './lease-reclaim.ts';
 import { CreditLeases } from './leases.ts';
 import { Outbox } from './outbox.ts';
+import { knownEpoch } from './redis-identity.ts';
+import { RedisProbe } from './redis-probe.ts';
 
 export interface BillingOptions {
   config: Config;
@@ -42,13 +50,18 @@ export class Billing implements ChargeDeps {
   private readonly openCharges = new Set<CallCharge>();
   private idleWaiters: (() => void)[] = [];
   private readonly outboxRedis: Redis;
+  /** Issue 22: a hung Redis is noticed (and treated like a dead one), and its return acted on at once. */
+  private readonly probe: RedisProbe;
   private readonly stopSweeper: () => Promise<void>;
   private replaying: Promise<void> = Promise.resolve();
+  private readonly reportTimer: NodeJS.Timeout;
+  private readonly progressTimer: NodeJS.Timeout | null;
   private closed = false;
 
   private constructor(
     private readonly o: BillingOptions,
     private readonly journal: Journal,
+    epoch: { expected: string; found: string | null; matches: boolean },
   ) {
     const { config, metrics, log } = o;
     this.holdTtlMs = config.HOLD_TTL_MS;
@@ -65,9 +78,54 @@ export class Billing implements ChargeDeps {
       waitReplicas: config.REDIS_WAIT_REPLICAS,
       waitTimeoutMs: config.REDIS_WAIT_TIMEOUT_MS,
       onError: (err, what) => log.error({ err }, `outbox: ${what} not acknowledged yet; retrying`),
+      // Issue 22: settlements owed to the Redis this replica knew are never written into another.
+      holdBack: () => this.probe.mismatch !== null,
+    });
+    let reported = 0;
+    this.probe = new RedisProbe({
+      redis: this.outboxRedis,
+      epoch: epoch.expected,
+      matchedAtStart: epoch.matches,
+      foundAtStart: epoch.found,
+      intervalMs: 100,
+      timeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+      onMismatch: (found) => {
+        // Once a second: the log line, and the report ledger check reads from Redis itself.
+        if (Date.now() - reported < 1_000) return;
+        reported = Date.now();
+        const owed = this.journal.pendingRecords;
+        log.error(
+          { expected: epoch.expected, found, owed },
+          'Redis is not the one this replica knew (its epoch is missing or different): it lost its data or is another server. Not serving; owed settlements stay in the journal. Restore Redis from its AOF/RDB (README "Faults").',
+        );
+        reportEpochFault(
+          o.redis,
+          {
+            replica: replicaName(config.PROXY_DATA_DIR),
+            expected: epoch.expected,
+            found,
+            owed,
+            sinceMs: this.probe.mismatch?.since ?? Date.now(),
+          },
+          10_000,
+        ).catch(() => {});
+      },
+      onBack: () => {
+        log.warn('Redis answers again; sending owed settlements now');
+        this.outbox.wake();
+        loadMeteringScripts(o.redis).catch(() => {}); // a restarted Redis lost them
+      },
     });
     metrics.sources.outboxPending = () => this.outbox.pending;
     metrics.sources.outboxStalledMs = () => this.outbox.stalledMs();
+    registerFaultMetrics(metrics.registry, {
+      redisFailingMs: () => this.probe.failingMs(),
+      redisDataLost: () => (this.probe.mismatch === null ? 0 : 1),
+      journalFailingMs: () => {
+        const f = journal.writeFailure;
+        return f === null ? 0 : Date.now() - f.since;
+      },
+    });
     this.leases = config.PROXY_LEASES
       ? new CreditLeases({
           leases: new LeaseMetering(o.redis),
@@ -97,6 +155,17 @@ export class Billing implements ChargeDeps {
       onGone: (accountId, holdIds) =>
         log.warn({ accountId, holdIds }, 'holds of running calls were voided while Redis was out of reach'),
     });
+    // Issue 22: what this replica owes is visible to `ledger check`, even after it died.
+    this.reportTimer = setInterval(() => {
+      if (this.probe.mismatch === null) this.publishReport().catch(() => {});
+    }, config.PROXY_REPLICA_REPORT_MS);
+    this.reportTimer.unref();
+    // Issue 22: running streams leave their charge so far in the journal (one write for all).
+    this.progressTimer =
+      config.PROXY_STREAM_PROGRESS_MS > 0
+        ? setInterval(() => this.journalProgress(), config.PROXY_STREAM_PROGRESS_MS)
+        : null;
+    this.progressTimer?.unref();
     this.stopSweeper = startHoldSweeper(o.redis, {
       intervalMs: config.HOLD_SWEEP_INTERVAL_MS,
       lockTtlMs: config.HOLD_SWEEPER_LOCK_MS,
@@ -112,8 +181,18 @@ export class Billing implements ChargeDeps {
 
   /** Opens the journal in PROXY_DATA_DIR and sends what a previous process left in it. */
   static async start(o: BillingOptions): Promise<Billing> {
-    const { journal, replayed } = Journal.open(o.config.PROXY_DATA_DIR);
-    const b = new Billing(o, journal);
+    const { journal, replayed } = Journal.open(o.config.PROXY_DATA_DIR, {
+      // Issue 22 (a full disk): no crash; calls are refused until the journal writes again.
+      onWriteError: (err) =>
+        o.log.error(
+          { err },
+          'the settlement journal cannot be written; refusing billable calls until it can',
+        ),
+      onWriteRecovered: () => o.log.warn('the settlement journal is written again; serving billable calls'),
+    });
+    const epoch = await knownEpoch(o.redis, o.config.PROXY_DATA_DIR);
+    const b = new Billing(o, journal, epoch);
+    await loadMeteringScripts(o.redis);
     await b.reclaim?.start();
     if (replayed.pending.length > 0) {
       o.log.warn({ settlements: replayed.pending.length }, 'replaying settlements a previous process left');
@@ -131,6 +210,34 @@ export class Billing implements ChargeDeps {
         );
     }
     return b;
+  }
+
+  private journalProgress(): void {
+    let any = false;
+    for (const c of this.openCharges) {
+      const p = c.progress();
+      if (p === null) continue;
+      this.journal.progress(p);
+      any = true;
+    }
+    if (any) this.journal.afterWrite();
+  }
+
+  private get replica(): string {
+    return replicaName(this.o.config.PROXY_DATA_DIR);
+  }
+
+  private publishReport(): Promise<void> {
+    const owed = this.journal.owed();
+    const now = Date.now();
+    return publishReplicaReport(this.outboxRedis, {
+      replica: this.replica,
+      owed: owed.count,
+      byAccount: owed.byAccount,
+      oldestAgeMs: owed.oldestAtMs === null ? null : now - owed.oldestAtMs,
+      reportedAtMs: now,
+      everyMs: this.o.config.PROXY_REPLICA_REPORT_MS,
+    });
   }
 
   /** A call's money (./charge.ts); refused while this replica cannot bill. */
@@ -155,7 +262,46 @@ export class Billing implements ChargeDeps {
 
   /** Why new billable calls are refused now, or null. */
   refusal(): ApiError | null {
-    return this.outbox.stalledMs() > this.o.config.PROXY_OUTBOX_STALL_MS ? billingUnavailable() : null;
+    const r = this.readiness();
+    if (!r.redisData) return storeLostData();
+    return r.billing && r.journal ? null : billingUnavailable();
+  }
+
+  /**
+   * /readyz's billing checks: settlements reach Redis and Redis answers (a hung Redis counts as a
+   * dead one after the same bound); the journal can be written (a full disk).
+   */
+  readiness(): { billing: boolean; journal: boolean; redisData: boolean } {
+    const stall = this.o.config.PROXY_OUTBOX_STALL_MS;
+    return {
+      // Redis has the epoch this replica knew (it did not lose its data).
+      redisData: this.probe.mismatch === null,
+      billing: this.outbox.stalledMs() <= stall && this.probe.failingMs() <= stall,
+      journal: this.journal.writeFailure === null,
+    };
+  }
+
+  /** Redis is not the one this replica knew (it lost its data): checked on every /v1 request, so cheap. */
+  get redisDataLost(): boolean {
+    return this.probe.mismatch !== null;
+  }
+
+  /** Why this replica's billing is not ready, in words for /readyz and the operator (empty: ready). */
+  faults(): string[] {
+    const out: string[] = [];
+    const m = this.probe.mismatch;
+    if (m !== null)
+      out.push(
+        `Redis lost its data or is another server: its epoch is ${m.found ?? 'missing'}, this replica knew ${m.expected}; ${this.journal.pendingRecords} settlements stay in the journal until Redis is restored from its AOF/RDB`,
+      );
+    const f = this.journal.writeFailure;
+    if (f !== null)
+      out.push(`the settlement journal cannot be written (${f.error.message}): free space in PROXY_DATA_DIR`);
+    const stall = this.o.config.PROXY_OUTBOX_STALL_MS;
+    if (this.probe.failingMs() > stall) out.push(`Redis has not answered for ${this.probe.failingMs()} ms`);
+    else if (this.outbox.stalledMs() > stall)
+      out.push(`settlements have not reached Redis for ${this.outbox.stalledMs()} ms`);
+    return out;
   }
 
   mayReserveAlongside(accountId: string, hold: number): boolean {
@@ -189,6 +335,8 @@ export class Billing implements ChargeDeps {
 
   finished(charge: CallCharge): void {
     this.openCharges.delete(charge);
+    // Ended without a record (nothing to charge): its progress, if any, no longer stands for it.
+    this.journal.endProgress(charge.call.requestId);
     if (this.openCharges.size === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
@@ -236,6 +384,7 @@ export class Billing implements ChargeDeps {
     if (this.closed) return;
     this.closed = true;
     this.renewer.stop();
+    this.probe.stop();
     await this.stopSweeper();
     const leasesClosed = this.leases?.close() ?? Promise.resolve();
     let timer: NodeJS.Timeout | undefined;
@@ -255,7 +404,21 @@ export class Billing implements ChargeDeps {
     this.outbox.close();
     await leasesClosed;
     await this.replaying;
+    clearInterval(this.reportTimer);
+    if (this.progressTimer !== null) clearInterval(this.progressTimer);
+    // Handed over cleanly: nothing owed, no report; else the last word stays for ledger check.
+    if (this.probe.mismatch === null) {
+      const gone = this.journal.pendingRecords === 0;
+      await (gone ? removeReplicaReport(this.outboxRedis, this.replica) : this.publishReport()).catch(
+        () => {},
+      );
+    }
     this.journal.close();
     this.outboxRedis.disconnect();
   }
+}
+
+/** This replica's name in reports: its host (the pod's name under Kubernetes) and data directory. */
+export function replicaName(dataDir: string): string {
+  return `${hostname()}:${resolve(dataDir)}`;
 }

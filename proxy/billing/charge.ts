@@ -37,6 +37,7 @@ import type { Principal } from '../auth/key-cache.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import type { BalanceView } from './balance-view.ts';
 import type { HoldRenewer } from './hold-renewer.ts';
+import type { Progress } from './journal.ts';
 import type { LeaseReclaim } from './lease-reclaim.ts';
 import type { CreditLeases } from './leases.ts';
 import type { Outbox } from './outbox.ts';
@@ -119,6 +120,9 @@ export class CallCharge {
   private held = 0;
   /** The key's standing when its spend limit lowered or refused the last reserve, else null. */
   private keyLimit: KeySpend | null = null;
+  /** A stream's bill so far (trackProgress), and the cost last journaled from it. */
+  private billSoFar: (() => { cost: number; usage: CallCounts }) | null = null;
+  private progressed = 0;
 
   constructor(
     private readonly b: ChargeDeps,
@@ -174,11 +178,34 @@ export class CallCharge {
     }
   }
 
-  private charge(cost: number, counts: CallCounts): void {
-    this.state = 'done';
+  /**
+   * A stream says how to bill what it delivered so far: Billing journals it every
+   * PROXY_STREAM_PROGRESS_MS, so a crash of this replica loses at most one interval (issue 22).
+   */
+  trackProgress(bill: () => { cost: number; usage: CallCounts }): void {
+    this.billSoFar = bill;
+  }
+
+  /** The settlement this call would be now, when it grew since the last one asked; else null. */
+  progress(): Progress | null {
+    if (this.state !== 'held' || this.billSoFar === null) return null;
+    const { cost, usage } = this.billSoFar();
+    if (cost <= this.progressed) return null;
+    this.progressed = cost;
+    return {
+      accountId: this.accountId,
+      leaseId: this.leased ? (this.b.leases?.leaseId ?? null) : null,
+      holdId: this.call.requestId,
+      cost,
+      carved: this.held,
+      usage: this.usageRecord(usage),
+    };
+  }
+
+  private usageRecord(counts: CallCounts): UsageRecord {
     const { principal, model, kind, requestId } = this.call;
     // Spelled out, not spread: built once per request on the hot path.
-    const usage: UsageRecord = {
+    return {
       keyId: principal.keyId,
       model,
       kind,
@@ -189,6 +216,12 @@ export class CallCharge {
       videoSeconds: counts.videoSeconds,
       requestId,
     };
+  }
+
+  private charge(cost: number, counts: CallCounts): void {
+    this.state = 'done';
+    const usage = this.usageRecord(counts);
+    const { requestId } = this.call;
     const observe = (charged: number, short: number) => this.b.observe(this, counts, charged, short);
     try {
       if (this.leased) {

@@ -5,8 +5,10 @@
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { UsageRecord } from '../../core/billing/index.ts';
+import { free, mountTmpfs } from '../../test/helpers/tmpfs.ts';
+import { until } from '../../test/helpers/until.ts';
 import { Journal } from './journal.ts';
 
 const usage: UsageRecord = { keyId: 'k', model: 'M', kind: 'chat', inputTokens: 1, outputTokens: 2 };
@@ -127,4 +129,123 @@ describe('settlement journal', () => {
     await journal.durable(); // nothing new: resolves at once
     journal.close();
   });
+});
+
+describe('stream progress in the journal', () => {
+  const prog = (holdId: string, cost: number) => ({ ...rec(holdId, null), cost });
+
+  it('a stream its process died in is replayed at its last progress; one that ended, at its record or not at all', () => {
+    const d = dir();
+    const { journal } = Journal.open(d);
+    journal.progress(prog('died', 10));
+    journal.progress(prog('died', 25)); // the latest stands
+    journal.progress(prog('ended', 5));
+    journal.record(prog('ended', 7)); // its settlement replaces its progress
+    journal.progress(prog('nothing', 3));
+    journal.endProgress('nothing'); // ended with nothing to charge
+    journal.close(); // a crash: nothing acknowledged
+    const again = Journal.open(d);
+    expect(again.replayed.pending.map((r) => [r.holdId, r.cost])).toEqual([
+      ['ended', 7],
+      ['died', 25],
+    ]);
+    again.journal.close();
+    // The resurrected stream is a record now: replayed once more if not acknowledged, never twice.
+    const third = Journal.open(d);
+    expect(third.replayed.pending.map((r) => [r.holdId, r.cost])).toEqual([
+      ['ended', 7],
+      ['died', 25],
+    ]);
+    third.journal.ack(third.replayed.pending.map((r) => r.seq));
+    third.journal.close();
+    expect(Journal.open(d).replayed.pending).toEqual([]);
+  });
+
+  it('a progress line kept by another pending record never outlives the line that closed its call', async () => {
+    const d = dir();
+    const { journal } = Journal.open(d, { segmentBytes: 300 });
+    const other = journal.record(rec('other', null)); // keeps the first segment
+    journal.progress(prog('stream', 9));
+    await new Promise<void>((r) => journal.afterWrite(r)); // rotates past 300 bytes
+    const done = journal.record(prog('stream', 12)); // in a later segment
+    await new Promise<void>((r) => journal.afterWrite(r));
+    journal.ack([done.seq]); // its segment would go, leaving the progress alone
+    await new Promise<void>((r) => journal.afterWrite(r));
+    journal.close();
+    const again = Journal.open(d);
+    expect(again.replayed.pending.map((r) => r.holdId)).toEqual(['other']);
+    again.journal.ack([other.seq]);
+    again.journal.close();
+    expect(Journal.open(d).replayed.pending).toEqual([]);
+  });
+});
+
+describe('settlement journal on a full disk (a real tmpfs)', () => {
+  const disk = mountTmpfs(64 * 1024);
+  const onDisk = disk === null ? it.skip : it;
+  if (disk === null) console.warn('journal full-disk tests skipped: mounting a tmpfs needs root');
+  afterAll(() => disk?.unmount());
+
+  onDisk(
+    'a write the disk refuses throws at nobody: answers go out, the lines wait in memory and are written once there is room, whole',
+    async () => {
+      const d = mkdtempSync(join(disk!.dir, 'j-'));
+      const errors: Error[] = [];
+      let recovered = 0;
+      const { journal } = Journal.open(d, {
+        onWriteError: (e) => errors.push(e),
+        onWriteRecovered: () => recovered++,
+      });
+      const filler = disk!.fill();
+      const recs = [];
+      for (let i = 0; i < 20; i++) recs.push(journal.record(rec(`full${i}`, null)));
+      journal.batch({ accountId: 'acct_1', leaseId: 'lease_a', batchId: '1', seqs: [recs[0]!.seq] });
+      // The call's answer is not held back by the failed write.
+      await new Promise<void>((r) => journal.afterWrite(r));
+      expect(journal.writeFailure?.error.message).toMatch(/ENOSPC|no byte|took part/);
+      expect(errors).toHaveLength(1);
+      // A batch is sent only once its line is on disk: durable() waits for room.
+      let durable = false;
+      const made = journal.durable().then(() => {
+        durable = true;
+      });
+      await new Promise((r) => setTimeout(r, 600)); // two retries happened and failed
+      expect(durable).toBe(false);
+      free(filler);
+      await made;
+      expect(journal.writeFailure).toBeNull();
+      expect(recovered).toBe(1);
+      journal.close();
+      // Every line is in the file, whole: the next process replays all of them.
+      const again = Journal.open(d);
+      expect(again.replayed.pending.map((r) => r.holdId)).toEqual(recs.map((r) => r.holdId));
+      expect(again.replayed.batches).toHaveLength(1);
+      again.journal.close();
+    },
+  );
+
+  onDisk(
+    'a journal that filled its own disk with acknowledged lines starts a fresh segment and frees the space',
+    async () => {
+      const d = mkdtempSync(join(disk!.dir, 'j-'));
+      const { journal } = Journal.open(d);
+      const filler = disk!.fill();
+      free(filler);
+      // Fill the disk with the journal's own acknowledged lines.
+      let n = 0;
+      while (journal.writeFailure === null && n < 10_000) {
+        const r = journal.record(rec(`own${n++}`, null));
+        await new Promise<void>((res) => journal.afterWrite(res));
+        journal.ack([r.seq]);
+      }
+      expect(n).toBeLessThan(10_000);
+      // The full segment held nothing owed: it was replaced, and the next retry writes.
+      await until(() => journal.writeFailure === null, 'the journal writing again', 10_000);
+      const last = journal.record(rec('after', null));
+      await new Promise<void>((r) => journal.afterWrite(r));
+      expect(journal.writeFailure).toBeNull();
+      journal.close();
+      expect(Journal.open(d).replayed.pending.map((r) => r.seq)).toEqual([last.seq]);
+    },
+  );
 });

@@ -28,6 +28,11 @@ export interface OutboxOptions {
   waitReplicas: number;
   waitTimeoutMs: number;
   onError: (err: unknown, what: string) => void;
+  /**
+   * True while nothing may be sent (Redis is not the one the journal's settlements are owed to):
+   * deliveries wait, failing, and stay in the journal.
+   */
+  holdBack?: () => boolean;
   minBackoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -176,6 +181,11 @@ export class Outbox {
     });
   }
 
+  /** Redis is back (RedisProbe): every delivery waiting out its backoff is tried again now. */
+  wake(): void {
+    for (const wake of this.wakers) wake();
+  }
+
   /** Stops retrying: pending deliveries end with OutboxClosedError and stay in the journal. */
   close(): void {
     this.closed = true;
@@ -220,6 +230,11 @@ export class Outbox {
     try {
       for (let attempt = 0; ; attempt++) {
         if (this.closed) throw new OutboxClosedError();
+        if (this.o.holdBack?.()) {
+          d.failingSince ??= Date.now();
+          await this.sleep(this.maxBackoffMs);
+          continue;
+        }
         try {
           const result = await send();
           await this.replicated();

@@ -87,6 +87,12 @@ export async function relay(
   frame(start.firstEvent, start.first);
   observeFirstFrame(ctx, request, reply, start);
 
+  // The stream's charge so far, as its end would bill it: Billing journals it every
+  // PROXY_STREAM_PROGRESS_MS, so a crash of this replica loses at most one interval (README "Faults").
+  charge.trackProgress(() => {
+    const so = usageBlock === null ? null : usageFromEngine(usageIn(usageBlock, usageAt));
+    return streamBill(request, a, so ?? usage, contentFrames);
+  });
   const idle = a.early?.handOver(() => {
     pending.push(Buffer.from(tr.ping ?? ''));
     out.flush();

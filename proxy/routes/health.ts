@@ -10,6 +10,8 @@ import { redisAnswers } from '../metrics/redis-reachable.ts';
 const status = z.object({
   status: z.enum(['ok', 'unavailable']),
   checks: z.record(z.string(), z.boolean()).optional(),
+  /** What is wrong, in words, when not ready. */
+  reasons: z.array(z.string()).optional(),
 });
 
 export async function healthRoutes(app: FastifyInstance, opts: { ctx: ProxyContext; redis: Redis }) {
@@ -35,11 +37,13 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
       const checks = {
         redis,
         catalogue: ctx.catalogue.loaded,
-        billing: ctx.billing.refusal() === null,
+        // billing: settlements reach Redis; journal: the settlement journal can be written.
+        ...ctx.billing.readiness(),
         serving: ctx.serving.ready,
       };
-      const ok = checks.redis && checks.catalogue && checks.billing && checks.serving;
-      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks });
+      const ok = Object.values(checks).every((v) => v);
+      if (ok) return reply.code(200).send({ status: 'ok', checks });
+      return reply.code(503).send({ status: 'unavailable', checks, reasons: ctx.billing.faults() });
     },
   );
 }

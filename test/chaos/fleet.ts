@@ -248,3 +248,22 @@ export async function eventually(
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** `modelplane ledger check` run as the operator runs it (a process), against the fleet's Redis. */
+export async function ledgerCheckCli(fleet: Fleet): Promise<{ code: number; output: string }> {
+  const { execFile } = await import('node:child_process');
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['cli/bin.mjs', 'ledger', 'check'],
+      {
+        cwd: repo,
+        env: { ...process.env, REDIS_URL: fleet.redis.url, MODELPLANE_KEK: randomBytes(32).toString('hex') },
+      },
+      (err, stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;
+        resolve({ code, output: `${stdout}${stderr}` });
+      },
+    );
+  });
+}

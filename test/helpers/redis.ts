@@ -12,10 +12,16 @@ import { freePort } from '../../core/free-port.ts';
 export interface TestRedis {
   url: string;
   port: number;
+  /** Its data directory (the append-only file): a test may copy it away and back, or wipe it. */
+  dir: string;
   /** A new client; closed by stop(). */
   client(): Redis;
   /** SIGKILLs the server (clients see the connection drop and reconnect by themselves). */
   kill(): Promise<void>;
+  /** SIGSTOPs the server: a hung Redis (connections stay open, nothing is answered). */
+  pause(): void;
+  /** SIGCONTs it after pause(): it answers what queued up meanwhile. */
+  resume(): void;
   /** Starts it again on the same port and data directory (after kill). */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -52,6 +58,7 @@ export async function startRedis(opts: TestRedisOptions = {}): Promise<TestRedis
   return {
     url,
     port,
+    dir,
     client() {
       const c = new Redis(url);
       c.on('error', () => {}); // a test that kills the server sees the failures where it looks
@@ -63,10 +70,17 @@ export async function startRedis(opts: TestRedisOptions = {}): Promise<TestRedis
       proc.kill('SIGKILL');
       await exited;
     },
+    pause() {
+      proc.kill('SIGSTOP');
+    },
+    resume() {
+      proc.kill('SIGCONT');
+    },
     async restart() {
       proc = await launch(args, port);
     },
     async stop() {
+      proc.kill('SIGCONT'); // a paused server would leave quit() unanswered
       await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
       proc.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });

@@ -11,6 +11,11 @@
 local account, holds, expiry, done = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local hold_id, cost = ARGV[1], tonumber(ARGV[2])
 
+-- A settlement is owed to an account this Redis knows: against a missing one (a Redis that lost its
+-- data) it would make a ghost record and a charge of nothing. Refused; the proxy keeps it owed.
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.error_reply('NOACCOUNT the account record is missing (did Redis lose its data?)')
+end
 local prev_charged, prev_balance = read_done(done)
 if prev_charged then return { prev_charged, prev_balance, 1, 0 } end
 

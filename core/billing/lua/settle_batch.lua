@@ -26,6 +26,11 @@ local lease_id = ARGV[1]
 local n = tonumber(ARGV[6])
 local RECORD = 13
 
+-- A settlement is owed to an account this Redis knows: against a missing one (a Redis that lost its
+-- data) it would make a ghost record and a charge of nothing. Refused; the proxy keeps it owed.
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.error_reply('NOACCOUNT the account record is missing (did Redis lose its data?)')
+end
 local lease_raw = redis.call('HGET', holds, lease_id)
 local lease = num(lease_raw)
 local totals = redis.call('HMGET', account, 'balance', 'held')

@@ -1,0 +1,90 @@
+// Is Redis answering, and is it the Redis this replica knew? One GET of the epoch
+// (core/redis-epoch.ts) at a time on the outbox's connection, every `intervalMs`.
+// - Unanswered after `timeoutMs`, it counts as a failure but is left to finish: that tells a hung
+//   Redis (stopped, or a partition that resets nothing) from a slow one, and ends the outage fast —
+//   the GET sent while Redis was stopped is the first command it answers when it resumes, and
+//   `onBack` (the outbox retrying at once instead of after its backoff) runs then, so calls are
+//   served again within a round trip, not after the longest backoff (issue 22).
+// - Answered with another epoch, or none: Redis lost its data (or is another server). `onMismatch`
+//   runs on every probe while it lasts; `onBack` runs once the epoch is the known one again (a
+//   Redis restored from its AOF/RDB).
+import type { Redis } from 'ioredis';
+import { readEpoch } from '../../core/redis-epoch.ts';
+
+export interface RedisProbeOptions {
+  redis: Redis;
+  /** The epoch this replica knew at start. */
+  epoch: string;
+  /** Whether Redis had it at start (false: the mismatch is known from the first probe). */
+  matchedAtStart: boolean;
+  foundAtStart: string | null;
+  intervalMs: number;
+  timeoutMs: number;
+  /** Redis answers again, with the known epoch, after failing or not matching. */
+  onBack: () => void;
+  /** Redis answered with another epoch (or none). */
+  onMismatch: (found: string | null) => void;
+}
+
+export class RedisProbe {
+  /** Since when probes fail or go unanswered (Date.now()), or null while Redis answers. */
+  private failingSince: number | null = null;
+  /** Since when Redis answers with another epoch, and which, or null while it is the known one. */
+  private other: { since: number; found: string | null } | null = null;
+  private inFlight = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly o: RedisProbeOptions) {
+    if (!o.matchedAtStart) this.other = { since: Date.now(), found: o.foundAtStart };
+    this.timer = setInterval(() => this.probe(), o.intervalMs);
+    this.timer.unref();
+    // A reconnect (a Redis restarted) is news too: no need to wait for the next probe.
+    o.redis.on('ready', () => this.probe());
+  }
+
+  /** How long Redis has been failing to answer (0 while it answers). */
+  failingMs(now = Date.now()): number {
+    return this.failingSince === null ? 0 : now - this.failingSince;
+  }
+
+  /** Redis is not the one this replica knew: what it has instead, since when; null while it is. */
+  get mismatch(): { since: number; expected: string; found: string | null } | null {
+    return this.other === null ? null : { ...this.other, expected: this.o.epoch };
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private probe(): void {
+    if (this.inFlight) return;
+    this.inFlight = true;
+    const overdue = setTimeout(() => this.failed(), this.o.timeoutMs);
+    overdue.unref();
+    readEpoch(this.o.redis).then(
+      (found) => {
+        clearTimeout(overdue);
+        this.inFlight = false;
+        const wasDown = this.failingSince !== null || this.other !== null;
+        this.failingSince = null;
+        if (found !== this.o.epoch) {
+          this.other ??= { since: Date.now(), found };
+          this.other.found = found;
+          this.o.onMismatch(found);
+          return;
+        }
+        this.other = null;
+        if (wasDown) this.o.onBack();
+      },
+      () => {
+        clearTimeout(overdue);
+        this.inFlight = false;
+        this.failed();
+      },
+    );
+  }
+
+  private failed(): void {
+    this.failingSince ??= Date.now();
+  }
+}

@@ -1,0 +1,83 @@
+// Chaos: the proxy's PROXY_DATA_DIR is a small disk (a real tmpfs) that fills up. The proxy does not
+// crash: a call already running is still answered and its settlement is owed from memory; new
+// billable calls are refused with a retryable 500 while the journal cannot be written, /readyz says
+// so (checks.journal) and mp_proxy_journal_write_failing_seconds counts; once there is room again the
+// journal catches up and the proxy serves. Every delivered call is charged exactly once, the ledger
+// check is clean.
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseDecimalToNano } from '../../core/money.ts';
+import { expectLedgerClean } from '../helpers/ledger.ts';
+import { free, mountTmpfs } from '../helpers/tmpfs.ts';
+import { chargesByRequest, eventually, MODEL, startFleet } from './fleet.ts';
+
+const disk = mountTmpfs(64 * 1024);
+if (disk === null) console.warn('full-disk chaos test skipped: mounting a tmpfs needs root');
+afterAll(() => disk?.unmount());
+
+async function chat(url: string, secret: string) {
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'disk' }], max_tokens: 8 }),
+  });
+  return {
+    status: res.status,
+    id: res.headers.get('x-request-id')!,
+    retryAfter: res.headers.get('retry-after'),
+    body: await res.text(),
+  };
+}
+
+const readyz = async (url: string) => {
+  const r = await fetch(`${url}/readyz`);
+  return { status: r.status, checks: ((await r.json()) as { checks: Record<string, boolean> }).checks };
+};
+
+const gauge = async (url: string, name: string) => {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? Number.NaN : Number(line.split(' ')[1]);
+};
+
+describe.skipIf(disk === null)('the journal disk fills up', () => {
+  it('BILL-5 ERR-3 no crash: refused with a retryable 500 and unready while the journal cannot be written, serving again once it can; every delivered call charged once', async () => {
+    const fleet = await startFleet({ credit: parseDecimalToNano('50') });
+    try {
+      const dataDir = `${disk!.dir}/proxy-a`;
+      const a = await fleet.startProxy('a', {}, dataDir);
+      // The disk is full before the proxy's first settlement line.
+      const filler = disk!.fill();
+      const delivered: string[] = [];
+      const first = await chat(a.url, fleet.secret);
+      expect(first.status).toBe(200); // running when the write failed: answered, owed from memory
+      delivered.push(first.id);
+      await eventually(async () => (await readyz(a.url)).status === 503, 'the proxy unready');
+      expect((await readyz(a.url)).checks).toMatchObject({ journal: false });
+      expect(await gauge(a.url, 'mp_proxy_journal_write_failing_seconds')).toBeGreaterThan(0);
+      const refused = await chat(a.url, fleet.secret);
+      expect(refused.status).toBe(500);
+      expect(refused.retryAfter).toBe('1');
+      expect(refused.body).toMatch(/Billing is unavailable/);
+      expect(a.proc.exitCode).toBeNull(); // alive
+      expect(a.output()).toMatch(/settlement journal cannot be written/);
+
+      free(filler);
+      await eventually(async () => (await readyz(a.url)).status === 200, 'the proxy ready again');
+      expect(await gauge(a.url, 'mp_proxy_journal_write_failing_seconds')).toBe(0);
+      for (let i = 0; i < 5; i++) {
+        const ok = await chat(a.url, fleet.secret);
+        expect(ok.status).toBe(200);
+        delivered.push(ok.id);
+      }
+      a.proc.kill('SIGTERM');
+      expect(await a.exited).toBe(0);
+      const charges = await chargesByRequest(fleet);
+      for (const id of delivered) expect(charges.get(id), `charges of ${id}`).toHaveLength(1);
+      expect(charges.get(refused.id)).toBeUndefined();
+      expect([...charges.keys()].sort()).toEqual([...delivered].sort());
+      await expectLedgerClean(fleet.redis.client(), [fleet.accountId]);
+    } finally {
+      await fleet.stop();
+    }
+  }, 60_000);
+});

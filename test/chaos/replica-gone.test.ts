@@ -1,0 +1,120 @@
+// Chaos: a replica owes settlements (its journal's disk is full, so its lease batches cannot be made
+// durable and wait), is SIGKILLed, and its volume is gone for good. It published what it owed in
+// Redis while it lived (mp:replica:<name>, core/replica-reports.ts): `modelplane ledger check` names
+// it once it has gone silent, with the exact amount per account. The money is accounted for exactly:
+// what the ledger charged plus what the check names as lost is what the clients were delivered.
+import { rmSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { formatNano, parseDecimalToNano } from '../../core/money.ts';
+import { replicaReports } from '../../core/replica-reports.ts';
+import { expectLedgerClean } from '../helpers/ledger.ts';
+import { mountTmpfs } from '../helpers/tmpfs.ts';
+import {
+  chargesByRequest,
+  eventually,
+  ledgerCheckCli,
+  MODEL,
+  type ProxyProcess,
+  startFleet,
+} from './fleet.ts';
+
+const disk = mountTmpfs(64 * 1024);
+if (disk === null) console.warn('replica-gone chaos test skipped: mounting a tmpfs needs root');
+afterAll(() => disk?.unmount());
+
+interface Delivered {
+  id: string;
+  /** What the call cost at the catalogue's prices (input 1, output 2 per 1M tokens): nano. */
+  cost: number;
+}
+
+async function chat(p: ProxyProcess, secret: string): Promise<Delivered | null> {
+  const res = await fetch(`${p.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'gone' }], max_tokens: 8 }),
+  });
+  const body = (await res.json()) as { usage?: { prompt_tokens: number; completion_tokens: number } };
+  if (res.status !== 200) return null;
+  const u = body.usage!;
+  return {
+    id: res.headers.get('x-request-id')!,
+    cost: u.prompt_tokens * 1_000 + u.completion_tokens * 2_000,
+  };
+}
+
+describe.skipIf(disk === null)('a replica whose volume is gone for good', () => {
+  it('BILL-5 ledger check names it with the amount it owed; charged + named = delivered, exactly', async () => {
+    const fleet = await startFleet({ credit: parseDecimalToNano('50') });
+    try {
+      const env = { PROXY_REPLICA_REPORT_MS: '200', HOLD_TTL_MS: '1500', HOLD_SWEEPER_LOCK_MS: '500' };
+      const a = await fleet.startProxy('a', env, `${disk!.dir}/a`);
+      await fleet.startProxy('b', env); // its sweeper voids a's lease once a is gone
+      const delivered: Delivered[] = [];
+      for (let i = 0; i < 10; i++) {
+        const d = await chat(a, fleet.secret);
+        expect(d).not.toBeNull();
+        delivered.push(d!);
+      }
+      // The disk fills; calls already running are answered, their settlements owed from memory.
+      disk!.fill();
+      for (const d of await Promise.all(Array.from({ length: 30 }, () => chat(a, fleet.secret))))
+        if (d !== null) delivered.push(d);
+      const uncharged = async () => {
+        const charges = await chargesByRequest(fleet);
+        return delivered.filter((d) => !charges.has(d.id));
+      };
+      // a's report says exactly what it has not settled.
+      await eventually(async () => {
+        const owed = await uncharged();
+        const report = (await replicaReports(fleet.redis.client())).find((r) =>
+          r.replica.endsWith(a.dataDir),
+        );
+        return (
+          owed.length > 0 &&
+          report?.owed === owed.length &&
+          report.byAccount[fleet.accountId]?.nano === owed.reduce((s, d) => s + d.cost, 0)
+        );
+      }, "a's report matches what it owes");
+      const lost = await uncharged();
+      const lostNano = lost.reduce((s, d) => s + d.cost, 0);
+
+      a.proc.kill('SIGKILL');
+      await a.exited;
+      rmSync(a.dataDir, { recursive: true, force: true }); // the volume is gone
+
+      let check = { code: 0, output: '' };
+      await eventually(
+        async () => {
+          check = await ledgerCheckCli(fleet);
+          return check.code === 1 && /SILENT/.test(check.output);
+        },
+        'ledger check names the silent replica',
+        30_000,
+      );
+      // Named by host and data directory (the volume an operator would look for).
+      expect(check.output).toContain(`:${a.dataDir} has been silent for`);
+      expect(check.output).toContain(
+        `owing ${lost.length} settlements: ${fleet.accountId} ${formatNano(lostNano)} (${lost.length})`,
+      );
+
+      // Exactly accounted: the ledger charged every other delivered call, at its cost.
+      const charges = await chargesByRequest(fleet);
+      let charged = 0;
+      for (const d of delivered.filter((x) => !lost.includes(x))) {
+        expect(charges.get(d.id), `charges of ${d.id}`).toHaveLength(1);
+        expect(charges.get(d.id)![0]!.cost).toBe(d.cost);
+        charged += d.cost;
+      }
+      expect(charged + lostNano).toBe(delivered.reduce((s, d) => s + d.cost, 0));
+      const r = fleet.redis.client();
+      await eventually(
+        async () => Number(await r.hget(`{a:${fleet.accountId}}:account`, 'held')) === 0,
+        "a's lease voided",
+      );
+      await expectLedgerClean(r, [fleet.accountId]);
+    } finally {
+      await fleet.stop();
+    }
+  }, 90_000);
+});
