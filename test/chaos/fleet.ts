@@ -26,6 +26,8 @@ const repo = new URL('../../', import.meta.url).pathname;
 export interface ProxyProcess {
   name: string;
   url: string;
+  /** Its /metrics, on a port of its own (README "Security"). */
+  metricsUrl: string;
   dataDir: string;
   proc: ChildProcess;
   /** Resolves with the exit code (null after a signal) once the process is gone. */
@@ -80,6 +82,7 @@ export async function startFleet(o: {
       const dir = dataDir ?? mkdtempSync(join(tmpdir(), `mp-chaos-${name}-`));
       if (dataDir === undefined) dirs.push(dir);
       const port = await freePort();
+      const metricsPort = await freePort();
       const proc = spawn(process.execPath, [...NODE_SERVICE_FLAGS, '--import', 'tsx', 'proxy/main.ts'], {
         cwd: repo,
         env: {
@@ -88,9 +91,9 @@ export async function startFleet(o: {
           MODELPLANE_KEK: kek,
           PROXY_HOST: '127.0.0.1',
           PROXY_PORT: String(port),
-          // /metrics has its own port (README "Security"): any free one, so replicas do not collide.
+          // /metrics has its own port (README "Security"), one per replica.
           PROXY_METRICS_HOST: '127.0.0.1',
-          PROXY_METRICS_PORT: '0',
+          PROXY_METRICS_PORT: String(metricsPort),
           PROXY_DATA_DIR: dir,
           LOG_LEVEL: 'warn',
           ...env,
@@ -112,6 +115,7 @@ export async function startFleet(o: {
       const p: ProxyProcess = {
         name,
         url: `http://127.0.0.1:${port}`,
+        metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
         dataDir: dir,
         proc,
         exited,

@@ -33,8 +33,8 @@ const readyz = async (url: string) => {
   return { status: r.status, checks: ((await r.json()) as { checks: Record<string, boolean> }).checks };
 };
 
-const gauge = async (url: string, name: string) => {
-  const text = await (await fetch(`${url}/metrics`)).text();
+const gauge = async (metricsUrl: string, name: string) => {
+  const text = await (await fetch(metricsUrl)).text();
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
   return line === undefined ? Number.NaN : Number(line.split(' ')[1]);
 };
@@ -53,7 +53,7 @@ describe.skipIf(disk === null)('the journal disk fills up', () => {
       delivered.push(first.id);
       await eventually(async () => (await readyz(a.url)).status === 503, 'the proxy unready');
       expect((await readyz(a.url)).checks).toMatchObject({ journal: false });
-      expect(await gauge(a.url, 'mp_proxy_journal_write_failing_seconds')).toBeGreaterThan(0);
+      expect(await gauge(a.metricsUrl, 'mp_proxy_journal_write_failing_seconds')).toBeGreaterThan(0);
       const refused = await chat(a.url, fleet.secret);
       expect(refused.status).toBe(500);
       expect(refused.retryAfter).toBe('1');
@@ -63,7 +63,7 @@ describe.skipIf(disk === null)('the journal disk fills up', () => {
 
       free(filler);
       await eventually(async () => (await readyz(a.url)).status === 200, 'the proxy ready again');
-      expect(await gauge(a.url, 'mp_proxy_journal_write_failing_seconds')).toBe(0);
+      expect(await gauge(a.metricsUrl, 'mp_proxy_journal_write_failing_seconds')).toBe(0);
       for (let i = 0; i < 5; i++) {
         const ok = await chat(a.url, fleet.secret);
         expect(ok.status).toBe(200);
