@@ -202,4 +202,35 @@ describe('a cut stream’s cached prompt', () => {
     expect(cut.amount).toBe(1 * IN + 640 * CACHED + cut.outputTokens! * OUT);
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
+
+  it('BILL-2 a Messages stream cut the same way is billed by the same rule', async () => {
+    const a = await h.newAccount({ credit: '1' });
+    const anthropic = new Anthropic({
+      apiKey: a.secret,
+      baseURL: h.baseURL.replace(/\/v1$/, ''),
+      maxRetries: 0,
+    });
+    const ask = (max_tokens: number) =>
+      anthropic.messages.stream({
+        model: ONE_ENGINE_MODEL,
+        max_tokens,
+        messages: [{ role: 'user', content: words }],
+      });
+    const warm = await ask(4).finalMessage();
+    const prompt = warm.usage.input_tokens + (warm.usage.cache_read_input_tokens ?? 0);
+    h.sims[0]!.setOptions({ itlMs: 20 });
+    try {
+      let deltas = 0;
+      for await (const ev of ask(200)) if (ev.type === 'content_block_delta' && ++deltas === 5) break;
+    } finally {
+      h.sims[0]!.setOptions({ itlMs: 1 });
+    }
+    await h.settled(a.accountId);
+    const [cut] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(cut!.outputTokens).toBeGreaterThan(0);
+    expect(cut!.outputTokens).toBeLessThan(200);
+    expect(cut).toMatchObject({ type: 'charge', inputTokens: prompt, cachedTokens: prompt - 1 });
+    expect(cut!.amount).toBe(1 * IN + (prompt - 1) * CACHED + cut!.outputTokens! * OUT);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
 });
