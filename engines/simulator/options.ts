@@ -47,6 +47,13 @@ export interface SimulatorOptions {
   maxBodyBytes: number;
   /** Serves vLLM's POST /tokenize; false answers it 404, as an engine without a tokenizer endpoint. */
   tokenizeEndpoint: boolean;
+  /**
+   * Refuses every chat request as vLLM refuses out-of-vocabulary token ids (chat/refusal.ts), for
+   * callers that cannot send token ids: 'first-frame' as vLLM does (a stream gets 200, the error
+   * frame, [DONE]); 'after-content' sends that frame halfway through the content instead (no real
+   * engine's refusal, the case an in-band error must still cover); false: off.
+   */
+  refuseInEngine: false | 'first-frame' | 'after-content';
 }
 
 export const defaultOptions: SimulatorOptions = {
@@ -73,6 +80,7 @@ export const defaultOptions: SimulatorOptions = {
   dropVideoCreates: 0,
   maxBodyBytes: 210 * 1024 * 1024,
   tokenizeEndpoint: true,
+  refuseInEngine: false,
 };
 
 export function resolveOptions(partial: Partial<SimulatorOptions>): SimulatorOptions {

@@ -17,6 +17,7 @@ import { ApiError, invalidApiKey } from '../../core/errors.ts';
 import { ClientClosedError, ClientStalledError } from '../../http/client-closed.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
 import type { CallCharge } from '../billing/charge.ts';
+import { cachedInFrame, withCachedPrompt } from '../billing/cut-stream.ts';
 import { estimatedUsage, type TextUsage, textBill, usageFromEngine } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { hasContent, usageIn } from '../dialects/openai/chunks.ts';
@@ -58,6 +59,9 @@ export async function relay(
   let usageBlock: Buffer | null = null;
   let usageAt = 0;
   let contentFrames = 0;
+  // The prompt's cached tokens as any frame reported them (../billing/cut-stream.ts): kept for a
+  // stream cut before its final usage frame, the only one where vLLM reports them.
+  let cachedSeen: number | null = cachedInFrame(start.first);
   const frame = (ev: SseEvent, parsed?: Record<string, unknown>): void => {
     const fast = ev instanceof DataBlockEvent ? tr.fast(ev.block, pending) : undefined;
     if (fast !== undefined) {
@@ -70,6 +74,7 @@ export async function relay(
     }
     const chunk = parsed ?? parseChunk(ev.data);
     if (chunk.error !== undefined) throw new Error(`engine error frame: ${JSON.stringify(chunk.error)}`);
+    cachedSeen = cachedInFrame(chunk) ?? cachedSeen;
     const u = usageFromEngine(chunk.usage);
     if (u !== null) {
       usage = u;
@@ -109,10 +114,17 @@ export async function relay(
   }
   abort.dispose();
 
-  if (usageBlock !== null) usage = usageFromEngine(usageIn(usageBlock, usageAt)) ?? usage;
+  if (usageBlock !== null) {
+    const last = usageIn(usageBlock, usageAt);
+    usage = usageFromEngine(last) ?? usage;
+    cachedSeen = cachedInFrame({ usage: last }) ?? cachedSeen;
+  }
   // Charged for what was generated; the last bytes leave once the settlement is in the journal,
   // and a dialect that reports usage at the end reports exactly the usage billed.
-  const bill = streamBill(request, a, usage, contentFrames);
+  const bill = streamBill(request, a, usage, contentFrames, {
+    cachedSeen,
+    cut: !ended.sawDone,
+  });
   charge.settle(bill.cost, bill.usage, () => {
     const how = streamFailure(ctx, request, res, {
       abort,
@@ -132,8 +144,13 @@ function streamBill(
   a: { price: TokenPrice; entry: CatalogueEntry; promptBytes: number; charge: CallCharge },
   usage: TextUsage | null,
   contentFrames: number,
+  cache: { cachedSeen: number | null; cut: boolean },
 ): { cost: number; usage: TextUsage } {
-  const reported = usage ?? estimatedUsage(a.promptBytes, contentFrames);
+  const reported = withCachedPrompt(
+    usage ?? estimatedUsage(a.promptBytes, contentFrames),
+    cache.cachedSeen,
+    cache.cut,
+  );
   const bill = textBill(a.price, reported, { output: a.charge.allowance, input: a.entry.contextLength });
   if (bill.implausible) request.log.warn({ usage: reported }, 'the engine reported implausible usage');
   return bill;

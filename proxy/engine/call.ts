@@ -102,19 +102,43 @@ export async function callEngine(deps: EngineDeps, o: CallOptions): Promise<Engi
 /** Maps an engine 4xx to the client's error: the engine's message is about the client's input. */
 export async function engineClientError(call: EngineCall, model: string): Promise<ApiError> {
   const text = await call.body.text().catch(() => '');
-  let message = `The engine rejected the request (${call.statusCode}).`;
-  let param: string | undefined;
+  let error: unknown;
   try {
-    const parsed = JSON.parse(text) as { error?: { message?: unknown; param?: unknown }; message?: unknown };
-    const m = parsed.error?.message ?? parsed.message;
-    if (typeof m === 'string' && m.length > 0) message = m;
-    if (typeof parsed.error?.param === 'string') param = parsed.error.param;
+    const parsed = JSON.parse(text) as { error?: unknown; message?: unknown };
+    error = parsed.error ?? parsed;
   } catch {
     // Not JSON: keep the generic message rather than echo an engine's raw body.
   }
   // A 404 from the engine means our catalogue points at an engine without the model: our fault.
-  if (call.statusCode === 404) return noEngine(model, new Error(message));
-  return new ApiError('invalid_request', message, param === undefined ? {} : { param });
+  if (call.statusCode === 404) return noEngine(model, new Error(refusalOf(error, call.statusCode).message));
+  return refusalOf(error, call.statusCode);
+}
+
+/**
+ * The client's error for an engine's refusal inside a stream: vLLM checks some parameters only
+ * after its 200 head (out-of-vocabulary `stop_token_ids` or `logit_bias`, a bad grammar) and sends
+ * `{"error": {message, type: "BadRequestError", param, code: 400}}` as the first frame. A `code`
+ * that is a 4xx status (404 aside: a model missing from an engine is our catalogue's fault) makes
+ * it the client's fault, answered like the same refusal as a status; anything else is null (an
+ * engine failure).
+ */
+export function streamRefusal(error: unknown): ApiError | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'number' || code < 400 || code > 499 || code === 404) return null;
+  return refusalOf(error, code);
+}
+
+/** An engine's error object ({message, param}) as the client's invalid_request. */
+function refusalOf(error: unknown, status: number): ApiError {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as {
+    message?: unknown;
+    param?: unknown;
+  };
+  const message =
+    typeof e.message === 'string' && e.message.length > 0
+      ? e.message
+      : `The engine rejected the request (${status}).`;
+  return new ApiError('invalid_request', message, typeof e.param === 'string' ? { param: e.param } : {});
 }
 
 function errorKind(err: unknown): string {

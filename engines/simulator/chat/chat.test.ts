@@ -220,6 +220,55 @@ describe('chat completions (stream)', () => {
     expect(running[0]).toBe(0);
     expect(running.at(-1)).toBe(5);
     expect([...running].sort((a, b) => a - b)).toEqual(running);
+    // As vLLM: only the final usage frame says what was cached; running usage never does.
+    expect(chunks.slice(0, -1).every((c) => c.usage!.prompt_tokens_details === undefined)).toBe(true);
+    expect(chunks.at(-1)!.usage!.prompt_tokens_details).toEqual({ cached_tokens: 0 });
+  });
+});
+
+describe('refusals after the head (vLLM: out-of-vocabulary token ids)', () => {
+  const raw = (body: Record<string, unknown>) =>
+    fetch(`${sim.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: user('hi'), ...body }),
+    });
+  const refusal = (param: string, ids: string) => ({
+    message: `token_id(s) [${ids}] in ${param} contain out-of-vocab token ids. Vocabulary size: 151936`,
+    type: 'BadRequestError',
+    param,
+    code: 400,
+  });
+
+  it('a stream gets 200, the error as its first frame (a numeric code), then [DONE]', async () => {
+    const res = await raw({ stream: true, stop_token_ids: [2, 999_999] });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(
+      `data: ${JSON.stringify({ error: refusal('stop_token_ids', '999999') })}\n\ndata: [DONE]\n\n`,
+    );
+    const bias = await raw({ stream: true, logit_bias: { '151936': 1, '5': -1 } });
+    expect(await bias.text()).toContain(JSON.stringify({ error: refusal('logit_bias', '151936') }));
+  });
+
+  it('a non-streamed request gets a 400 naming the parameter; ids in the vocabulary pass', async () => {
+    const res = await raw({ stop_token_ids: [999_999] });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { param: string } }).error.param).toBe('stop_token_ids');
+    expect((await raw({ stream: true, stop_token_ids: [151_935], max_tokens: 2 })).status).toBe(200);
+  });
+
+  it('refuseInEngine refuses every request: first-frame, or after-content (failure injection)', async () => {
+    try {
+      sim.setOptions({ refuseInEngine: 'first-frame' });
+      const first = await (await raw({ stream: true })).text();
+      expect(first.startsWith('data: {"error":')).toBe(true);
+      sim.setOptions({ refuseInEngine: 'after-content' });
+      const late = await (await raw({ stream: true, max_tokens: 20, ignore_eos: true })).text();
+      expect(late).toMatch(/"content":"[^"]+"[\s\S]*data: \{"error":\{"message":"token_id/);
+      expect(late.endsWith('data: [DONE]\n\n')).toBe(true);
+    } finally {
+      sim.setOptions({ refuseInEngine: false });
+    }
   });
 });
 

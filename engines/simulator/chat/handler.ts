@@ -7,6 +7,7 @@ import { chooseFailure } from '../failure.ts';
 import { badRequest, HttpError, headerValue, parseJsonObject, sendError, sleep } from '../http.ts';
 import { tokenize } from '../tokenizer.ts';
 import { type ChoicePlan, planChoices, promptText } from './plan.ts';
+import { engineRefusal, refusalError, sendRefusal } from './refusal.ts';
 import { type ChatRequest, parseChatRequest } from './request.ts';
 import { streamChat } from './stream.ts';
 import { type ChatUsage, usageOf } from './usage.ts';
@@ -33,7 +34,8 @@ export async function handleChat(
   _params: Record<string, string>,
   body: Buffer,
 ): Promise<void> {
-  const chat = parseChatRequest(parseJsonObject(body));
+  const json = parseJsonObject(body);
+  const chat = parseChatRequest(json);
   const failure = chooseFailure(headerValue(req, 'x-sim-fail'), ctx.options);
   const timing: ChatTiming = {
     ttftMs: latencyHeader(req, 'x-sim-ttft-ms', ctx.options.ttftMs),
@@ -51,6 +53,13 @@ export async function handleChat(
       chat.maxTokens === null ? 'messages' : 'max_tokens',
     );
   }
+  // Checked by vLLM's engine, not its HTTP layer: a stream's refusal comes after a 200 head.
+  const refuse = ctx.options.refuseInEngine;
+  const refusal = engineRefusal(json, refuse === 'first-frame');
+  if (refusal !== null) return sendRefusal(res, refusal, chat.stream);
+  // Failure injection only: the refusal frame halfway through a stream's content.
+  const lateRefusal =
+    refuse === 'after-content' && chat.stream ? refusalError(engineRefusal(json, true)!) : undefined;
   const plans = planChoices(chat, maxTokens);
   const completionTokens = plans.reduce((sum, p) => sum + p.completionTokens, 0);
 
@@ -92,7 +101,8 @@ export async function handleChat(
         usage,
         includeUsage: chat.includeUsage,
         continuousUsage: chat.continuousUsage,
-        failure,
+        failure: lateRefusal === undefined ? failure : 'error-frame',
+        errorFrame: lateRefusal,
         firstTokenAt: admittedAt + timing.ttftMs,
         itlMs: timing.itlMs,
         onTokens: (n) => {

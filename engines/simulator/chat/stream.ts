@@ -17,6 +17,8 @@ export interface StreamPlan {
   includeUsage: boolean;
   continuousUsage: boolean;
   failure: string | null;
+  /** The error of an 'error-frame' failure (default: a simulated server error). */
+  errorFrame?: Record<string, unknown> | undefined;
   /** performance.now() time at which the first token is due; step i is due itlMs × i later. */
   firstTokenAt: number;
   itlMs: number;
@@ -109,7 +111,7 @@ export async function streamChat(res: ServerResponse, signal: AbortSignal, s: St
         res.destroy();
         return false;
       }
-      const error = {
+      const error = s.errorFrame ?? {
         message: 'simulated engine failure mid-stream',
         type: 'server_error',
         param: null,

@@ -9,6 +9,7 @@ import { badRequest, HttpError, parseJsonObject, sendJson } from '../http.ts';
 import { tokenize } from '../tokenizer.ts';
 import { promptTokenCount } from './handler.ts';
 import { promptText } from './plan.ts';
+import { VOCAB_SIZE } from './refusal.ts';
 import { parseChatRequest } from './request.ts';
 
 export async function handleTokenize(
@@ -34,6 +35,6 @@ export async function handleTokenize(
     throw badRequest('either messages or prompt is required', 'messages');
   }
   // Token ids are stand-ins (a hash of each piece); template and image tokens are not listed.
-  const tokens = pieces.map((p) => hash53(p) % 151_936);
+  const tokens = pieces.map((p) => hash53(p) % VOCAB_SIZE);
   sendJson(res, 200, { count, max_model_len: ctx.options.maxModelLen, tokens });
 }
