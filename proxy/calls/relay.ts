@@ -96,7 +96,8 @@ export async function relay(
   // PROXY_STREAM_PROGRESS_MS, so a crash of this replica loses at most one interval (README "Faults").
   charge.trackProgress(() => {
     const so = usageBlock === null ? null : usageFromEngine(usageIn(usageBlock, usageAt));
-    return streamBill(request, a, so ?? usage, contentFrames);
+    // Billed as a cut stream would be if this replica died now (README "Faults").
+    return streamBill(request, a, so ?? usage, contentFrames, { cachedSeen, cut: true });
   });
   const idle = a.early?.handOver(() => {
     pending.push(Buffer.from(tr.ping ?? ''));
