@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors.ts';
 
 /** Every path the web app draws (console/web/src/main.tsx); /invite/<token> too. */
-export const PAGES = ['/', '/api', '/signin', '/usage', '/pricing', '/billing', '/team', '/profile'] as const;
+export const PAGES = ['/', '/api', '/playground', '/signin', '/usage', '/pricing', '/billing', '/team', '/profile'] as const;
 
 const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
