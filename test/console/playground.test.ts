@@ -323,54 +323,58 @@ describe('the Playground', () => {
     for (const dialect of ['chat', 'messages']) {
       await page.getByLabel('Dialect').selectOption(dialect);
       await page.getByRole('button', { name: 'View code' }).click();
-      for (const language of ['CURL', 'Python', 'TypeScript']) {
-        await page.getByRole('tab', { name: language, exact: true }).click();
-        await expect
-          .poll(
-            () => page.getByRole('tab', { name: language, exact: true }).getAttribute('aria-selected'),
-            POLL,
-          )
-          .toBe('true');
-        const text = (await page.getByTestId('code').textContent())!;
-        expect(text).toContain(LLAMA);
-        expect(text).not.toContain(secret);
-        let stdout: string;
-        if (language === 'CURL') {
-          stdout = (
-            await run('bash', ['-e', '-o', 'pipefail', '-c', `${text.trim()} --fail-with-body`], {
-              cwd: work,
-              env,
-              timeout: 60_000,
-            })
-          ).stdout;
-          expect([dialect, language, stdout]).toEqual([
-            dialect,
-            language,
-            expect.stringMatching(dialect === 'chat' ? /data: \[DONE\]/ : /message_stop/),
-          ]);
-        } else if (language === 'Python') {
-          writeFileSync(join(work, 'code.py'), text);
-          stdout = (await run(python, ['code.py'], { cwd: work, env, timeout: 90_000 })).stdout;
-          expect([dialect, language, stdout.trim().length > 0]).toEqual([dialect, language, true]);
-        } else {
-          const file = `${out}playground-code-${dialect}.mts`;
-          writeFileSync(file, text);
-          stdout = (
-            await run(
-              process.execPath,
-              ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, file],
-              {
+      try {
+        for (const language of ['CURL', 'Python', 'TypeScript']) {
+          await page.getByRole('tab', { name: language, exact: true }).click();
+          await expect
+            .poll(
+              () => page.getByRole('tab', { name: language, exact: true }).getAttribute('aria-selected'),
+              POLL,
+            )
+            .toBe('true');
+          const text = (await page.getByTestId('code').textContent())!;
+          expect(text).toContain(LLAMA);
+          expect(text).not.toContain(secret);
+          let stdout: string;
+          if (language === 'CURL') {
+            stdout = (
+              await run('bash', ['-e', '-o', 'pipefail', '-c', `${text.trim()} --fail-with-body`], {
                 cwd: work,
                 env,
-                timeout: 90_000,
-              },
-            )
-          ).stdout;
-          expect([dialect, language, stdout.trim().length > 0]).toEqual([dialect, language, true]);
+                timeout: 60_000,
+              })
+            ).stdout;
+            expect([dialect, language, stdout]).toEqual([
+              dialect,
+              language,
+              expect.stringMatching(dialect === 'chat' ? /data: \[DONE\]/ : /message_stop/),
+            ]);
+          } else if (language === 'Python') {
+            writeFileSync(join(work, 'code.py'), text);
+            stdout = (await run(python, ['code.py'], { cwd: work, env, timeout: 90_000 })).stdout;
+            expect([dialect, language, stdout.trim().length > 0]).toEqual([dialect, language, true]);
+          } else {
+            const file = `${out}playground-code-${dialect}.mts`;
+            writeFileSync(file, text);
+            stdout = (
+              await run(
+                process.execPath,
+                ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, file],
+                {
+                  cwd: work,
+                  env,
+                  timeout: 90_000,
+                },
+              )
+            ).stdout;
+            expect([dialect, language, stdout.trim().length > 0]).toEqual([dialect, language, true]);
+          }
         }
+        if (dialect === 'chat') await shoot(page, 'view-code');
+      } finally {
+        // The dialog closes even when a snippet failed: the later tests need the page.
+        await page.getByRole('button', { name: 'Close' }).click();
       }
-      if (dialect === 'chat') await shoot(page, 'view-code');
-      await page.getByRole('button', { name: 'Close' }).click();
     }
     rmSync(work, { recursive: true, force: true });
   }, 240_000);

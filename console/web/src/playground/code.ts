@@ -27,8 +27,11 @@ export function callCode(language: CodeLanguage, dialect: Dialect, apiBase: stri
   }
   const { stream: _s, stream_options: _o, ...args } = body as Record<string, unknown>;
   if (language === 'Python') {
-    if (dialect === 'messages')
-      return `import os\nimport anthropic\n\nclient = anthropic.Anthropic(base_url=${JSON.stringify(messagesBase(base))}, api_key=os.environ["${KEY_VARIABLE}"])\nwith client.messages.stream(**${py(args)}) as stream:\n    for text in stream.text_stream:\n        print(text, end="", flush=True)\nprint()\n`;
+    if (dialect === 'messages') {
+      // The current Python SDK no longer takes `temperature` as an argument: it goes in the body.
+      const { temperature, ...rest } = args;
+      return `import os\nimport anthropic\n\nclient = anthropic.Anthropic(base_url=${JSON.stringify(messagesBase(base))}, api_key=os.environ["${KEY_VARIABLE}"])\nstream = client.messages.create(**${py(rest)}, extra_body={"temperature": ${py(temperature)}}, stream=True)\nfor event in stream:\n    if event.type == "content_block_delta" and event.delta.type == "text_delta":\n        print(event.delta.text, end="", flush=True)\nprint()\n`;
+    }
     return `import os\nfrom openai import OpenAI\n\nclient = OpenAI(base_url=${JSON.stringify(base)}, api_key=os.environ["${KEY_VARIABLE}"])\nstream = client.chat.completions.create(**${py(args)}, stream=True, stream_options={"include_usage": True})\nfor chunk in stream:\n    if chunk.choices and chunk.choices[0].delta.content:\n        print(chunk.choices[0].delta.content, end="", flush=True)\nprint()\n`;
   }
   const ts = JSON.stringify(args, null, 2);
