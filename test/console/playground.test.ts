@@ -151,6 +151,69 @@ async function settledBalance(accountId: string): Promise<number> {
 
 const nano = (decimal: string) => parseDecimalToNano(decimal);
 
+describe("the console's rough edges (issue 19 item 8)", () => {
+  it('sign-in names the product with a coloured primary button; a new account: no gap above the keys, "no usage yet", top-up limits stated, the navigation does not move, key actions on one line at phone width', async () => {
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    const fresh = await newOwner('Fresh Co');
+    await page.goto(`${platform.consoleUrl}/api`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.locator('.product').textContent()).toBe('modelplane console');
+    const button = page.getByRole('button', { name: 'Sign in' });
+    expect(await button.evaluate((b) => getComputedStyle(b).backgroundColor)).toBe('rgb(9, 105, 218)');
+    await shoot(page, 'edges-sign-in');
+    await page.getByLabel('Email').fill(fresh.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await button.click();
+    await page.getByRole('button', { name: 'Done' }).click(); // Default's one showing
+    await page.locator('#keys-table tbody tr').first().waitFor(POLL);
+    // No empty error line between the heading row and the table.
+    const gap = await page.evaluate(() => {
+      const heading = document.querySelector('h2')!.closest('.row')!.getBoundingClientRect();
+      const table = document.querySelector('#keys-table')!.getBoundingClientRect();
+      return table.top - heading.bottom;
+    });
+    expect(gap).toBeLessThan(12);
+    // The navigation's links sit in the same place on every page.
+    const navAt = () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll('nav a')].map((a) => Math.round(a.getBoundingClientRect().left)),
+      );
+    const onApi = await navAt();
+    await page.getByRole('link', { name: 'Inference API Usage' }).click();
+    await page.getByRole('heading', { name: 'Inference API Usage' }).waitFor();
+    expect(await navAt()).toEqual(onApi);
+    await expect.poll(() => page.getByTestId('no-usage').textContent(), POLL).toMatch(/No usage yet/);
+    await shoot(page, 'edges-usage-empty');
+    await page.getByRole('link', { name: 'Billing' }).click();
+    await expect
+      .poll(() => page.getByTestId('topup-limits').textContent(), POLL)
+      .toMatch(/^From .+ USD to .+ USD$/);
+    await shoot(page, 'edges-billing');
+    // Phone width: the key table stacks; every action button is one line; nothing scrolls sideways.
+    await page.getByRole('link', { name: 'API Management' }).click();
+    await page.locator('#keys-table tbody tr').first().waitFor(POLL);
+    await page.setViewportSize(PHONE);
+    const tall = await page.evaluate(() =>
+      [...document.querySelectorAll<HTMLElement>('#keys-table td.actions button')]
+        .filter(
+          (b) => b.getBoundingClientRect().height > parseFloat(getComputedStyle(b).lineHeight) * 1.5 + 16,
+        )
+        .map((b) => b.textContent),
+    );
+    expect(tall).toEqual([]);
+    expect(
+      await page.evaluate(
+        () =>
+          document.querySelector('#keys-table')!.scrollWidth -
+          document.querySelector('#keys-table')!.clientWidth,
+      ),
+    ).toBe(0);
+    await shoot(page, 'edges-keys');
+    await context.close();
+  }, 60_000);
+});
+
 describe('the Playground', () => {
   let context: BrowserContext;
   let page: Page;
