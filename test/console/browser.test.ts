@@ -640,6 +640,7 @@ describe('every page', () => {
     await signIn(page, (await newOwner('Tour Co')).email);
     await page.getByRole('heading', { name: 'API Management' }).waitFor();
     const titles: Record<string, string> = {
+      '/playground': 'Playground',
       '/usage': 'Inference API Usage',
       '/pricing': 'Pricing',
       '/billing': 'Billing',

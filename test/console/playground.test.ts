@@ -488,6 +488,7 @@ describe('the Playground', () => {
     for (const [i, id] of models.entries()) await columns.nth(i).getByLabel('Model').selectOption(id);
     await page.getByLabel(/^Prompt/).fill('Compare the seasons');
     await page.getByLabel('Max tokens').fill('200');
+    const before = await settledBalance(owner.accountId);
     await page.getByRole('button', { name: 'Run all' }).click();
     // Every column has text while none has ended: the four calls stream in parallel.
     await expect
@@ -509,6 +510,16 @@ describe('the Playground', () => {
       .toBe(4);
     for (let i = 0; i < 4; i++) expect(await columns.nth(i).getByTestId('ttft').textContent()).toMatch(/ms$/);
     await page.getByTestId('compare-total').waitFor({ timeout: 30_000 });
+    // Each column's cost (at the card's prices: no usage.cost in the response yet) is exact: the
+    // columns add up to the balance change of the run, to the nano-unit.
+    const columnCosts = await page
+      .getByTestId('columns')
+      .getByTestId('cost')
+      .evaluateAll((ds) => ds.map((d) => d.getAttribute('data-cost') ?? ''));
+    const totalText = (await page.getByTestId('compare-total').textContent())!;
+    const total = /All columns: ([\d.,]+) USD/.exec(totalText)![1]!.replaceAll(',', '');
+    expect(columnCosts.reduce((sum, c) => sum + nano(c), 0)).toBe(nano(total));
+    expect(nano(total)).toBe(before - (await settledBalance(owner.accountId)));
     await shoot(page, 'compare');
 
     // The link: models, prompt and parameters, never a key; a new tab opened on it has the set-up.
