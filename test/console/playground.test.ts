@@ -112,14 +112,15 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 
-async function newOwner(name: string) {
+async function newOwner(name: string, credit = '20') {
   const account = await new Accounts(redis).create({ name, country: 'US' });
-  await new Metering(redis).topUp({
-    accountId: account.id,
-    topUpId: `playground-${account.id}`,
-    amount: parseDecimalToNano('20'),
-    note: 'playground test credits',
-  });
+  if (credit !== '0')
+    await new Metering(redis).topUp({
+      accountId: account.id,
+      topUpId: `playground-${account.id}`,
+      amount: parseDecimalToNano(credit),
+      note: 'playground test credits',
+    });
   const email = `${name.toLowerCase().replace(/\W+/g, '-')}-${Date.now().toString(36)}@example.com`;
   const user = await new Users(redis).create({ email, password: PASSWORD, accountId: account.id });
   await new Team(redis).add(account.id, user.id, 'owner');
@@ -442,7 +443,7 @@ describe('the Playground', () => {
     rmSync(work, { recursive: true, force: true });
   }, 240_000);
 
-  it('CON-10 an image is generated and renders in the page; a refusal is said in words', async () => {
+  it('CON-10 an image is generated and renders in the page, downloadable; its cost is the balance change', async () => {
     await page.getByRole('tab', { name: 'Images' }).click();
     await page.getByLabel('Image prompt').fill('A lighthouse at dusk');
     const before = await settledBalance(owner.accountId);
@@ -456,6 +457,9 @@ describe('the Playground', () => {
     await expect.poll(() => cost.getAttribute('data-cost'), { timeout: 30_000 }).toBeTruthy();
     expect(nano((await cost.getAttribute('data-cost'))!)).toBe(
       before - (await settledBalance(owner.accountId)),
+    );
+    expect(await page.getByRole('link', { name: 'Download image 1' }).getAttribute('download')).toBe(
+      'image-1.png',
     );
     await shoot(page, 'image');
   }, 60_000);
@@ -550,8 +554,32 @@ describe('the Playground', () => {
     await shoot(page, 'error');
   });
 
-  it('no page wrote an error to the browser console (beyond the refusal the test provoked)', () => {
-    const other = consoleErrors.filter((e) => !/status of 401/.test(e));
+  it('BILL-6 an account without credit is told, in words, to top up (429 insufficient_quota)', async () => {
+    const broke = await newOwner('Broke Co', '0');
+    const other = await browser.newContext({ viewport: DESKTOP });
+    const p = await other.newPage();
+    p.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(`${p.url()}: ${m.text()}`);
+    });
+    await p.goto(`${platform.consoleUrl}/playground?tab=run`);
+    await p.getByLabel('Email').fill(broke.email);
+    await p.getByLabel('Password').fill(PASSWORD);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByRole('heading', { name: 'Run a prompt' }).waitFor(POLL);
+    await p.getByLabel(/^Message/).fill('Hello');
+    await p.getByRole('button', { name: 'Run' }).click();
+    await expect
+      .poll(() => p.getByTestId('error').textContent(), POLL)
+      .toMatch(/credit is used up.*Top up on the Billing page/);
+    expect(await p.getByTestId('error').textContent()).toContain('insufficient_quota');
+    await shoot(p, 'error-no-credit');
+    await other.close();
+  });
+
+  it('no page wrote an error to the browser console (beyond the refusals the tests provoked)', () => {
+    // Chromium logs each 4xx answer to fetch as an error: the 401 of the deleted key, the 429.
+    const other = consoleErrors.filter((e) => !/status of (401|429)/.test(e));
     expect(other).toEqual([]);
+    expect(consoleErrors.filter((e) => /status of (401|429)/.test(e))).toHaveLength(2);
   });
 });
