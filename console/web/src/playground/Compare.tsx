@@ -7,7 +7,7 @@ import type { PricedModel } from '../api.ts';
 import { CopyButton } from '../copy.tsx';
 import { money } from '../format.ts';
 import { type Dialect, type RunMetrics, streamReply } from './calls.ts';
-import { balanceChange, balanceNow } from './cost.ts';
+import { balanceBeside, balanceChange } from './cost.ts';
 import { ErrorBox } from './ErrorBox.tsx';
 import { type Cost, Metrics } from './Metrics.tsx';
 import { fromNano, toNano } from './money.ts';
@@ -119,8 +119,10 @@ export function Compare(props: {
   const runAll = async () => {
     setColumns(s.models.map(empty));
     setTotal(null);
-    const before = await balanceNow().catch(() => null);
-    await Promise.all(s.models.map((_, i) => runColumn(i)));
+    const balance = balanceBeside();
+    // The first column to end ends the window in which the read is the balance before the run.
+    await Promise.all(s.models.map((_, i) => runColumn(i).finally(balance.ended)));
+    const before = await balance.before();
     if (before !== null) setTotal(await balanceChange(before));
   };
   const stopAll = () => {

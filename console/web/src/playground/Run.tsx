@@ -8,7 +8,7 @@ import { Dialog } from '../Dialog.tsx';
 import { Tabs } from '../Tabs.tsx';
 import { type ChatMessage, type ChatRequest, type Dialect, type RunMetrics, streamReply } from './calls.ts';
 import { CODE_LANGUAGES, type CodeLanguage, callCode, KEY_VARIABLE } from './code.ts';
-import { balanceNow, costOf } from './cost.ts';
+import { balanceBeside, costOf } from './cost.ts';
 import { ErrorBox } from './ErrorBox.tsx';
 import { type Cost, Metrics } from './Metrics.tsx';
 
@@ -64,7 +64,7 @@ export function Run(props: {
     setCost(null);
     setError(null);
     let text = '';
-    const before = await balanceNow().catch(() => null);
+    const balance = balanceBeside();
     try {
       const m = await streamReply({
         apiBase: props.apiBase,
@@ -78,12 +78,16 @@ export function Run(props: {
         },
         onMetrics: setMetrics,
       });
+      balance.ended();
       setMetrics(m);
       setHistory([...r.messages, { role: 'assistant', content: text }]);
       setPrompt('');
-      if (before !== null) setCost(await costOf(m.cost, before));
+      const before = await balance.before();
+      if (m.cost !== null || before !== null) setCost(await costOf(m.cost, before ?? 0n));
     } catch (err) {
+      balance.ended();
       setError(err);
+      const before = await balance.before();
       if (before !== null) setCost(await costOf(null, before));
     } finally {
       abort.current = null;

@@ -30,3 +30,30 @@ export async function costOf(usageCost: string | null, before: bigint): Promise<
   if (usageCost !== null) return { amount: usageCost, source: 'usage' };
   return balanceChange(before);
 }
+
+/**
+ * The balance read beside a call (not before it: waiting would add a console round trip to the
+ * time to first token). The balance moves only when the call settles, after its end, so a read
+ * that completed before the end is the balance before the call; `before()` gives null for a read
+ * that came back only after the end (it might already include the charge).
+ */
+export function balanceBeside(): { ended: () => void; before: () => Promise<bigint | null> } {
+  let over = false;
+  let early = false;
+  const reading = balanceNow().then(
+    (b) => {
+      early = !over;
+      return b;
+    },
+    () => null,
+  );
+  return {
+    ended: () => {
+      over = true;
+    },
+    before: async () => {
+      const b = await reading;
+      return early ? b : null;
+    },
+  };
+}

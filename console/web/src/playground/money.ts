@@ -1,17 +1,9 @@
-// Exact amounts for the Playground: decimal strings to integer nano-units and back (never a float),
-// so a balance change reads to the last digit the ledger charged.
-const NANO = 1_000_000_000n;
+// Exact amounts for the Playground: the server's own conversions (core/money.ts, pure), decimal
+// strings to integer nano-units and back, never a float — a balance change reads to the last digit
+// the ledger charged.
+import { formatNano, parseDecimalToNano } from '../../../../core/money.ts';
 
-export function toNano(decimal: string): bigint {
-  const negative = decimal.startsWith('-');
-  const [whole = '0', frac = ''] = (negative ? decimal.slice(1) : decimal).split('.');
-  const n = BigInt(whole) * NANO + BigInt((frac + '000000000').slice(0, 9));
-  return negative ? -n : n;
-}
+/** A non-negative decimal string (a balance, a price, a cost) in nano-units. */
+export const toNano = (decimal: string): bigint => BigInt(parseDecimalToNano(decimal));
 
-export function fromNano(n: bigint): string {
-  const negative = n < 0n;
-  const abs = negative ? -n : n;
-  const frac = (abs % NANO).toString().padStart(9, '0').replace(/0+$/, '');
-  return `${negative ? '-' : ''}${abs / NANO}${frac ? `.${frac}` : ''}`;
-}
+export const fromNano = (n: bigint): string => formatNano(n);
