@@ -12,19 +12,22 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleModelIds, type Platform, startPlatform } from '../../cli/platform.ts';
-import { Accounts } from '../../core/accounts.ts';
-import { Metering } from '../../core/billing/index.ts';
 import { freePort } from '../../core/free-port.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
-import { parseDecimalToNano } from '../../core/money.ts';
 import { TopUpRequests } from '../../core/payments/index.ts';
-import { Team } from '../../core/team.ts';
-import { Users } from '../../core/users.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
+import {
+  DESKTOP,
+  launchChromium,
+  newOwner as newOwnerIn,
+  PASSWORD,
+  shoot as shootAt,
+  signIn as signInAt,
+} from '../helpers/browser.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { deliverStripeEvent, paidSession } from '../helpers/stripe-events.ts';
 import { startStripeMock, type TestStripeMock } from '../helpers/stripe-mock.ts';
@@ -33,9 +36,6 @@ const run = promisify(execFile);
 const repo = new URL('../../', import.meta.url).pathname;
 const out = `${repo}test/out/`;
 const WEBHOOK_SECRET = 'whsec_browser_test_secret';
-const PASSWORD = 'a long test password';
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 800 };
 
 let platform: Platform;
 let stripe: TestStripeMock;
@@ -80,10 +80,7 @@ beforeAll(async () => {
   });
   redis = new Redis(platform.redisUrl);
   keys = new ApiKeys(redis, { brand: 'service', kek: Buffer.from(platform.kek, 'hex') });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
-  });
+  browser = await launchChromium();
   mkdirSync(out, { recursive: true });
 }, 240_000);
 
@@ -96,20 +93,8 @@ afterAll(async () => {
 }, 60_000);
 
 /** A new account (US) whose owner has never opened the console: no key yet; `credit` USD on it. */
-async function newOwner(name: string, country: string | null = 'US', credit = '20') {
-  const account = await new Accounts(redis).create({ name, country });
-  if (credit !== '0')
-    await new Metering(redis).topUp({
-      accountId: account.id,
-      topUpId: `browser-${account.id}`,
-      amount: parseDecimalToNano(credit),
-      note: 'browser test credits',
-    });
-  const email = `${name.toLowerCase().replace(/\W+/g, '-')}-${Date.now().toString(36)}@example.com`;
-  const user = await new Users(redis).create({ email, password: PASSWORD, accountId: account.id });
-  await new Team(redis).add(account.id, user.id, 'owner');
-  return { accountId: account.id, email, userId: user.id };
-}
+const newOwner = (name: string, country: string | null = 'US', credit = '20') =>
+  newOwnerIn(redis, name, { country, credit });
 
 async function newContext(): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: DESKTOP });
@@ -125,25 +110,10 @@ function watch(page: Page) {
   page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
 }
 
-async function signIn(page: Page, email: string, path = '/api') {
-  await page.goto(`${platform.consoleUrl}${path}`);
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
+const signIn = (page: Page, email: string, path = '/api') => signInAt(page, platform.consoleUrl, email, path);
 
 /** Both widths, full page; at phone width nothing may stick out sideways (tables scroll inside). */
-async function shoot(page: Page, name: string) {
-  await page.setViewportSize(DESKTOP);
-  await page.screenshot({ path: `${out}${name}-desktop.png`, fullPage: true });
-  await page.setViewportSize(PHONE);
-  await page.waitForTimeout(50);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  expect([name, overflow]).toEqual([name, 0]);
-  await page.screenshot({ path: `${out}${name}-phone.png`, fullPage: true });
-  await page.setViewportSize(DESKTOP);
-}
+const shoot = (page: Page, name: string) => shootAt(page, `${out}${name}`);
 
 /** The API as a client would call it with a secret read off a page. */
 const apiStatus = async (secret: string) =>

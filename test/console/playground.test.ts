@@ -13,27 +13,29 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { type Platform, startPlatform } from '../../cli/platform.ts';
 import { amount } from '../../console/web/src/format.ts';
-import { Accounts } from '../../core/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { freePort } from '../../core/free-port.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
-import { Team } from '../../core/team.ts';
-import { Users } from '../../core/users.ts';
+import {
+  DESKTOP,
+  launchChromium,
+  newOwner as newOwnerIn,
+  PASSWORD,
+  PHONE,
+  shoot as shootAt,
+} from '../helpers/browser.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 
 const run = promisify(execFile);
 const repo = new URL('../../', import.meta.url).pathname;
 const out = `${repo}test/out/`;
-const PASSWORD = 'a long test password';
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 800 };
 const LLAMA = 'Meta-Llama/Llama-3.1-8B-Instruct';
 const DEEPSEEK = 'DeepSeek-AI/DeepSeek-R1';
 const EXTRA = ['Test/Chat-Two', 'Test/Chat-Three'];
@@ -98,10 +100,7 @@ beforeAll(async () => {
   });
   redis = new Redis(platform.redisUrl);
   keys = new ApiKeys(redis, { brand: 'service', kek: Buffer.from(platform.kek, 'hex') });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
-  });
+  browser = await launchChromium();
   mkdirSync(out, { recursive: true });
 }, 300_000);
 
@@ -112,31 +111,9 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 
-async function newOwner(name: string, credit = '20') {
-  const account = await new Accounts(redis).create({ name, country: 'US' });
-  if (credit !== '0')
-    await new Metering(redis).topUp({
-      accountId: account.id,
-      topUpId: `playground-${account.id}`,
-      amount: parseDecimalToNano(credit),
-      note: 'playground test credits',
-    });
-  const email = `${name.toLowerCase().replace(/\W+/g, '-')}-${Date.now().toString(36)}@example.com`;
-  const user = await new Users(redis).create({ email, password: PASSWORD, accountId: account.id });
-  await new Team(redis).add(account.id, user.id, 'owner');
-  return { accountId: account.id, email };
-}
+const newOwner = (name: string, credit = '20') => newOwnerIn(redis, name, { credit });
 
-async function shoot(page: Page, name: string) {
-  await page.setViewportSize(DESKTOP);
-  await page.screenshot({ path: `${out}playground-${name}-desktop.png`, fullPage: true });
-  await page.setViewportSize(PHONE);
-  await page.waitForTimeout(50);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  expect([name, overflow]).toEqual([name, 0]);
-  await page.screenshot({ path: `${out}playground-${name}-phone.png`, fullPage: true });
-  await page.setViewportSize(DESKTOP);
-}
+const shoot = (page: Page, name: string) => shootAt(page, `${out}playground-${name}`);
 
 /** The account's settled balance in nano-units, once no hold is open. */
 async function settledBalance(accountId: string): Promise<number> {

@@ -9,6 +9,7 @@ import { money } from '../format.ts';
 import { type Dialect, type RunMetrics, streamReply } from './calls.ts';
 import { balanceBeside, balanceChange } from './cost.ts';
 import { ErrorBox } from './ErrorBox.tsx';
+import { PromptBox, TextParamFields } from './fields.tsx';
 import { type Cost, Metrics } from './Metrics.tsx';
 import { fromNano, toNano } from './money.ts';
 
@@ -134,53 +135,24 @@ export function Compare(props: {
   return (
     <section aria-labelledby="compare-heading">
       <h2 id="compare-heading">Compare models</h2>
-      <label className="block">
-        Prompt <span className="muted small">(Enter runs every column, Esc stops them)</span>
-        <textarea
-          rows={3}
-          value={s.prompt}
-          onChange={(e) => set({ prompt: e.target.value })}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter' && !e.shiftKey) {
-              e.preventDefault();
-              void runAll();
-            }
-            if (e.key === 'Escape') stopAll();
-          }}
-        />
-      </label>
+      <PromptBox
+        label={
+          <>
+            Prompt <span className="muted small">(Enter runs every column, Esc stops them)</span>
+          </>
+        }
+        rows={3}
+        value={s.prompt}
+        onChange={(prompt) => set({ prompt })}
+        onRun={() => void runAll()}
+        onStop={stopAll}
+      />
       <div className="grid-params">
         <label>
           System prompt
           <input value={s.system} onChange={(e) => set({ system: e.target.value })} />
         </label>
-        <label>
-          Temperature
-          <input
-            type="number"
-            min={0}
-            max={2}
-            step={0.1}
-            value={s.temperature}
-            onChange={(e) => set({ temperature: Number(e.target.value) })}
-          />
-        </label>
-        <label>
-          Max tokens
-          <input
-            type="number"
-            min={1}
-            value={s.maxTokens}
-            onChange={(e) => set({ maxTokens: Number(e.target.value) })}
-          />
-        </label>
-        <label>
-          Dialect
-          <select value={s.dialect} onChange={(e) => set({ dialect: e.target.value as Dialect })}>
-            <option value="chat">Chat completions</option>
-            <option value="messages">Messages</option>
-          </select>
-        </label>
+        <TextParamFields value={s} onChange={set} />
       </div>
       <div className="row">
         <button

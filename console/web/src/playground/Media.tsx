@@ -17,6 +17,7 @@ import {
 } from './calls.ts';
 import { balanceNow, costOf } from './cost.ts';
 import { ErrorBox } from './ErrorBox.tsx';
+import { Choice, PromptBox } from './fields.tsx';
 import type { Cost } from './Metrics.tsx';
 
 /** The API's edit limits (IMG-3): checked here too, so a person hears it before uploading. */
@@ -100,24 +101,8 @@ export function Images(props: {
         </label>
       </fieldset>
       <div className="grid-params">
-        <label>
-          Image model
-          <select value={chosen} onChange={(e) => setModel(e.target.value)}>
-            {fitting.map((m) => (
-              <option key={m.id} value={m.id}>
-                {m.id}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Size
-          <select value={size} onChange={(e) => setSize(e.target.value)}>
-            {['256x256', '512x512', '1024x1024'].map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
+        <Choice label="Image model" value={chosen} options={fitting.map((m) => m.id)} onChange={setModel} />
+        <Choice label="Size" value={size} options={['256x256', '512x512', '1024x1024']} onChange={setSize} />
         <label>
           Images (n)
           <input type="number" min={1} max={10} value={n} onChange={(e) => setN(Number(e.target.value))} />
@@ -150,20 +135,7 @@ export function Images(props: {
           {mode === 'edit' ? 'No model of the account can edit images.' : 'The account has no image model.'}
         </p>
       )}
-      <label className="block">
-        Image prompt
-        <textarea
-          rows={2}
-          value={prompt}
-          onChange={(e) => setPrompt(e.target.value)}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter' && !e.shiftKey) {
-              e.preventDefault();
-              void go();
-            }
-          }}
-        />
-      </label>
+      <PromptBox label="Image prompt" value={prompt} onChange={setPrompt} onRun={() => void go()} />
       <button
         type="button"
         className="primary"
@@ -271,32 +243,14 @@ export function Videos(props: {
     <section aria-labelledby="videos-heading">
       <h2 id="videos-heading">Videos</h2>
       <div className="grid-params">
-        <label>
-          Video model
-          <select value={chosen?.id ?? ''} onChange={(e) => setModel(e.target.value)}>
-            {videoModels.map((m) => (
-              <option key={m.id} value={m.id}>
-                {m.id}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Seconds
-          <select value={seconds} onChange={(e) => setSeconds(e.target.value)}>
-            {['4', '8', '12'].map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Size
-          <select value={size} onChange={(e) => setSize(e.target.value)}>
-            {['1280x720', '720x1280'].map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
+        <Choice
+          label="Video model"
+          value={chosen?.id ?? ''}
+          options={videoModels.map((m) => m.id)}
+          onChange={setModel}
+        />
+        <Choice label="Seconds" value={seconds} options={['4', '8', '12']} onChange={setSeconds} />
+        <Choice label="Size" value={size} options={['1280x720', '720x1280']} onChange={setSize} />
       </div>
       {chosen?.capabilities.imageToVideo && (
         <label className="block">
@@ -305,10 +259,7 @@ export function Videos(props: {
         </label>
       )}
       {videoModels.length === 0 && <p>The account has no video model.</p>}
-      <label className="block">
-        Video prompt
-        <textarea rows={2} value={prompt} onChange={(e) => setPrompt(e.target.value)} />
-      </label>
+      <PromptBox label="Video prompt" value={prompt} onChange={setPrompt} onRun={() => void go()} />
       <button type="button" className="primary" onClick={() => void go()} disabled={!props.secret || !chosen}>
         Generate video
       </button>

@@ -10,6 +10,7 @@ import { type ChatMessage, type ChatRequest, type Dialect, type RunMetrics, stre
 import { CODE_LANGUAGES, type CodeLanguage, callCode, KEY_VARIABLE } from './code.ts';
 import { balanceBeside, costOf } from './cost.ts';
 import { ErrorBox } from './ErrorBox.tsx';
+import { Choice, PromptBox, TextParamFields } from './fields.tsx';
 import { type Cost, Metrics } from './Metrics.tsx';
 
 export function Run(props: {
@@ -99,44 +100,20 @@ export function Run(props: {
     <section aria-labelledby="run-heading" className="run">
       <h2 id="run-heading">Run a prompt</h2>
       <div className="grid-params">
-        <label>
-          Model
-          <select value={props.model} onChange={(e) => props.onModel(e.target.value)}>
-            {props.models.map((m) => (
-              <option key={m.id} value={m.id}>
-                {m.id}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Dialect
-          <select value={dialect} onChange={(e) => setDialect(e.target.value as Dialect)}>
-            <option value="chat">Chat completions</option>
-            <option value="messages">Messages</option>
-          </select>
-        </label>
-        <label>
-          Temperature
-          <input
-            type="number"
-            min={0}
-            max={2}
-            step={0.1}
-            value={temperature}
-            onChange={(e) => setTemperature(Number(e.target.value))}
-          />
-        </label>
-        <label>
-          Max tokens
-          <input
-            type="number"
-            min={1}
-            max={32768}
-            value={maxTokens}
-            onChange={(e) => setMaxTokens(Number(e.target.value))}
-          />
-        </label>
+        <Choice
+          label="Model"
+          value={props.model}
+          options={props.models.map((m) => m.id)}
+          onChange={props.onModel}
+        />
+        <TextParamFields
+          value={{ temperature, maxTokens, dialect }}
+          onChange={(p) => {
+            if (p.temperature !== undefined) setTemperature(p.temperature);
+            if (p.maxTokens !== undefined) setMaxTokens(p.maxTokens);
+            if (p.dialect !== undefined) setDialect(p.dialect);
+          }}
+        />
       </div>
       <label className="block">
         System prompt
@@ -152,20 +129,17 @@ export function Run(props: {
           ))}
         </ol>
       )}
-      <label className="block">
-        Message <span className="muted small">(Enter runs, Shift+Enter for a new line, Esc stops)</span>
-        <textarea
-          rows={3}
-          value={prompt}
-          onChange={(e) => setPrompt(e.target.value)}
-          onKeyDown={(e) => {
-            if (e.key === 'Enter' && !e.shiftKey) {
-              e.preventDefault();
-              void run();
-            }
-          }}
-        />
-      </label>
+      <PromptBox
+        label={
+          <>
+            Message <span className="muted small">(Enter runs, Shift+Enter for a new line, Esc stops)</span>
+          </>
+        }
+        rows={3}
+        value={prompt}
+        onChange={setPrompt}
+        onRun={() => void run()}
+      />
       <div className="row">
         {running ? (
           <button type="button" className="danger" onClick={stop}>
