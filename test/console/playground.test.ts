@@ -354,6 +354,33 @@ describe('the Playground', () => {
     await expectLedgerClean(redis, [owner.accountId]);
   }, 60_000);
 
+  it('BILL-7 KEY-10 a run with another key chosen is that key’s call: in its usage, not Default’s', async () => {
+    const second = await keys.create(owner.accountId, { name: 'second' });
+    await page.reload();
+    await page.getByRole('heading', { name: 'Run a prompt' }).waitFor(POLL);
+    const picker = page.getByLabel('API key');
+    await expect.poll(() => picker.locator('option').count(), POLL).toBe(2);
+    await picker.selectOption({ label: `second (sk-…${second.secret.slice(-4)})` });
+    await page.locator('section.run button.primary:not([disabled])').waitFor(POLL); // its secret is read
+    await page.getByLabel(/^Message/).fill('Which key am I?');
+    await page.getByLabel(/^Message/).press('Enter');
+    await page.getByText('Stop', { exact: true }).waitFor({ state: 'detached', timeout: 30_000 });
+    await expect
+      .poll(() => page.getByTestId('cost').getAttribute('data-cost'), { timeout: 30_000 })
+      .not.toBe('');
+    const usage = (keyId: string) =>
+      page.evaluate(async (id) => {
+        const now = Date.now();
+        const r = await fetch(`/api/usage?group=key&keyId=${id}&from=${now - 86_400_000}&to=${now + 60_000}`);
+        return ((await r.json()) as { rows: { requests: number }[] }).rows[0]?.requests ?? 0;
+      }, keyId);
+    await expect.poll(() => usage(second.key.id), POLL).toBe(1);
+    const defaultKey = (await keys.list(owner.accountId)).find((k) => k.name === 'Default')!;
+    expect(await usage(defaultKey.id)).toBe(2); // the two runs before, nothing of this one
+    await picker.selectOption({ label: `Default (sk-…${defaultKey.last4})` });
+    await page.locator('section.run button.primary:not([disabled])').waitFor(POLL);
+  }, 60_000);
+
   it('every "view code" snippet runs as shown (CURL, Python, TypeScript; both dialects)', async () => {
     const secret = await keys.show(owner.accountId, (await keys.list(owner.accountId))[0]!.id);
     const work = mkdtempSync(join(tmpdir(), 'mp-view-code-'));
