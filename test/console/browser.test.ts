@@ -11,22 +11,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleModelIds, type Platform, startPlatform } from '../../cli/platform.ts';
-import { freePort } from '../../core/free-port.ts';
-import { ApiKeys } from '../../core/keys/index.ts';
+import { exampleModelIds, type Platform } from '../../cli/platform.ts';
+import type { ApiKeys } from '../../core/keys/index.ts';
 import { TopUpRequests } from '../../core/payments/index.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
 import {
+  type BrowserPlatform,
   DESKTOP,
-  launchChromium,
   newOwner as newOwnerIn,
   PASSWORD,
   shoot as shootAt,
   signIn as signInAt,
+  startBrowserPlatform,
 } from '../helpers/browser.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { deliverStripeEvent, paidSession } from '../helpers/stripe-events.ts';
@@ -37,6 +37,7 @@ const repo = new URL('../../', import.meta.url).pathname;
 const out = `${repo}test/out/`;
 const WEBHOOK_SECRET = 'whsec_browser_test_secret';
 
+let started: BrowserPlatform;
 let platform: Platform;
 let stripe: TestStripeMock;
 let browser: Browser;
@@ -53,19 +54,9 @@ beforeAll(async () => {
   await build({ configFile: `${repo}console/web/vite.config.ts`, logLevel: 'error' });
   stripe = await startStripeMock();
   dataDir = mkdtempSync(join(tmpdir(), 'mp-browser-'));
-  const [redisPort, proxyPort, consolePort, operatorPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
-  platform = await startPlatform({
+  started = await startBrowserPlatform({
     dataDir,
     modelsDir: 'examples/models',
-    redisPort,
-    proxyPort,
-    consolePort,
-    operatorPort,
     env: {
       CONSOLE_PAYMENT_PROVIDERS: 'stripe,approval',
       STRIPE_SECRET_KEY: 'sk_test_browser',
@@ -78,16 +69,12 @@ beforeAll(async () => {
       if (serviceLog.length > 400) serviceLog.shift();
     },
   });
-  redis = new Redis(platform.redisUrl);
-  keys = new ApiKeys(redis, { brand: 'service', kek: Buffer.from(platform.kek, 'hex') });
-  browser = await launchChromium();
+  ({ platform, redis, keys, browser } = started);
   mkdirSync(out, { recursive: true });
 }, 240_000);
 
 afterAll(async () => {
-  await browser?.close();
-  redis?.disconnect();
-  await platform?.stop();
+  await started?.stop();
   await stripe?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);

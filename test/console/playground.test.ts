@@ -12,24 +12,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { type Platform, startPlatform } from '../../cli/platform.ts';
+import type { Platform } from '../../cli/platform.ts';
 import { amount } from '../../console/web/src/format.ts';
 import { Metering } from '../../core/billing/index.ts';
-import { freePort } from '../../core/free-port.ts';
-import { ApiKeys } from '../../core/keys/index.ts';
+import type { ApiKeys } from '../../core/keys/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
 import {
+  type BrowserPlatform,
   DESKTOP,
-  launchChromium,
   newOwner as newOwnerIn,
   PASSWORD,
   PHONE,
   shoot as shootAt,
+  startBrowserPlatform,
 } from '../helpers/browser.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 
@@ -42,6 +42,7 @@ const EXTRA = ['Test/Chat-Two', 'Test/Chat-Three'];
 const LATE = 'Test/Applied-Later';
 const POLL = { timeout: 15_000 };
 
+let started: BrowserPlatform;
 let platform: Platform;
 let browser: Browser;
 let redis: Redis;
@@ -82,32 +83,18 @@ beforeAll(async () => {
   }
   for (const [i, id] of EXTRA.entries())
     writeFileSync(join(modelsDir, `extra-${i}.yaml`), chatYaml(id, `extra-${i}`));
-  const [redisPort, proxyPort, consolePort, operatorPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
-  platform = await startPlatform({
+  started = await startBrowserPlatform({
     dataDir,
     modelsDir,
-    redisPort,
-    proxyPort,
-    consolePort,
-    operatorPort,
     env: { VIDEO_POLL_MS: '100' },
     log: () => {},
   });
-  redis = new Redis(platform.redisUrl);
-  keys = new ApiKeys(redis, { brand: 'service', kek: Buffer.from(platform.kek, 'hex') });
-  browser = await launchChromium();
+  ({ platform, redis, keys, browser } = started);
   mkdirSync(out, { recursive: true });
 }, 300_000);
 
 afterAll(async () => {
-  await browser?.close();
-  redis?.disconnect();
-  await platform?.stop();
+  await started?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 

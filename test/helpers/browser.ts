@@ -1,11 +1,15 @@
-// What the console's browser tests share: Debian's Chromium through playwright-core, a new account
+// What the console's browser tests share: the platform started as `make dev` starts it (on free
+// ports, in a folder of the test's own), Debian's Chromium through playwright-core, a new account
 // whose owner can sign in, the sign-in form, and a screenshot at desktop and phone width that also
 // checks nothing sticks out sideways at phone width.
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { type Platform, startPlatform } from '../../cli/platform.ts';
 import { Accounts } from '../../core/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
+import { freePort } from '../../core/free-port.ts';
+import { ApiKeys } from '../../core/keys/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
 import { Team } from '../../core/team.ts';
 import { Users } from '../../core/users.ts';
@@ -62,4 +66,42 @@ export async function shoot(page: Page, path: string) {
   expect([path, overflow]).toEqual([path, 0]);
   await page.screenshot({ path: `${path}-phone.png`, fullPage: true });
   await page.setViewportSize(DESKTOP);
+}
+
+export interface BrowserPlatform {
+  platform: Platform;
+  redis: Redis;
+  keys: ApiKeys;
+  browser: Browser;
+  stop(): Promise<void>;
+}
+
+/** The platform as `make dev` starts it, on free ports, a Redis client and the key store on it, and Chromium. */
+export async function startBrowserPlatform(o: {
+  dataDir: string;
+  modelsDir: string;
+  env: Record<string, string>;
+  log: (line: string) => void;
+}): Promise<BrowserPlatform> {
+  const platform = await startPlatform({
+    ...o,
+    redisPort: await freePort(),
+    proxyPort: await freePort(),
+    consolePort: await freePort(),
+    operatorPort: await freePort(),
+  });
+  const redis = new Redis(platform.redisUrl);
+  const keys = new ApiKeys(redis, { brand: 'service', kek: Buffer.from(platform.kek, 'hex') });
+  const browser = await launchChromium();
+  return {
+    platform,
+    redis,
+    keys,
+    browser,
+    async stop() {
+      await browser.close();
+      redis.disconnect();
+      await platform.stop();
+    },
+  };
 }
