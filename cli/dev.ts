@@ -3,11 +3,19 @@
 // (Model YAML in examples/models, simulator engines as child processes), the proxy and the console;
 // a demo account with credits, whose key and console user it prints. Ctrl-C stops all it started.
 import { resolve } from 'node:path';
-import { startPlatform } from './platform.ts';
+import { type Platform, startPlatform } from './platform.ts';
 
 async function main(): Promise<void> {
   let stopping = false;
-  const platform = await startPlatform({
+  let platform: Platform | null = null;
+  // Declared before the start: a part that exits once the platform is up stops everything. (A part
+  // that exits while it starts makes startPlatform stop everything and reject, naming the part.)
+  const shutdown = async (code: number) => {
+    stopping = true;
+    await platform?.stop();
+    process.exit(code);
+  };
+  platform = await startPlatform({
     dataDir: resolve('.data'),
     modelsDir: 'examples/models',
     ...(process.env.REDIS_URL ? { redisUrl: process.env.REDIS_URL } : {}),
@@ -22,11 +30,6 @@ async function main(): Promise<void> {
       void shutdown(1);
     },
   });
-  const shutdown = async (code: number) => {
-    stopping = true;
-    await platform.stop();
-    process.exit(code);
-  };
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
   const { demo, apiBase, consoleUrl } = platform;
@@ -50,6 +53,7 @@ Ctrl-C stops everything.`);
 }
 
 main().catch((err) => {
-  console.error(`make dev: ${(err as Error).message}`);
+  // startPlatform has stopped every part it started before rejecting: no port stays held.
+  console.error(`make dev could not start: ${(err as Error).message}`);
   process.exit(1);
 });

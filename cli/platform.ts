@@ -58,7 +58,16 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
   mkdirSync(resolve(data, 'redis'), { recursive: true });
   const children: ChildProcess[] = [];
   let stopping = false;
+  let started = false;
   const log = o.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  // A part that exits while the platform starts fails the start (everything is stopped and the
+  // error names the part and its last words); after the start, o.onExit decides.
+  let failStart!: (err: Error) => void;
+  const startFailed = new Promise<never>((_, reject) => {
+    failStart = reject;
+  });
+  startFailed.catch(() => {}); // observed by the race below; never unhandled
+  const lastWords = new Map<string, string[]>();
 
   const run = (name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv = {}) => {
     const child = spawn(cmd, args, {
@@ -71,14 +80,34 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
         buf += chunk.toString();
         const lines = buf.split('\n');
         buf = lines.pop() ?? '';
-        for (const line of lines) log(`[${name}] ${line}`);
+        for (const line of lines) {
+          log(`[${name}] ${line}`);
+          const words = lastWords.get(name) ?? [];
+          words.push(line);
+          if (words.length > 8) words.shift();
+          lastWords.set(name, words);
+        }
       });
     };
     pipe(child.stdout);
     pipe(child.stderr);
-    child.on('exit', (code, signal) => {
-      if (!stopping) o.onExit?.(name, signal ?? code);
-    });
+    const exited = (how: string) => {
+      if (stopping) return;
+      if (started) {
+        o.onExit?.(name, how);
+        return;
+      }
+      const words = (lastWords.get(name) ?? []).filter((l) => l.trim() !== '');
+      failStart(
+        new Error(
+          `the ${name} ${how} while the platform was starting${words.length ? `:\n  ${words.join('\n  ')}` : ' (it said nothing)'}`,
+        ),
+      );
+    };
+    child.on('exit', (code, signal) =>
+      exited(signal ? `was stopped by ${signal}` : `exited with code ${code}`),
+    );
+    child.on('error', (err) => exited(`could not be started (${err.message})`));
     children.push(child);
     return child;
   };
@@ -99,6 +128,9 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   };
 
+  /** Each step of the start, cut short by a part that exits meanwhile (its waits then end too). */
+  const abandoned = new AbortController();
+  const step = <T>(p: Promise<T>): Promise<T> => Promise.race([p, startFailed]);
   try {
     let redisUrl = o.redisUrl;
     if (!redisUrl) {
@@ -118,7 +150,7 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
       ]);
       redisUrl = `redis://127.0.0.1:${o.redisPort}`;
     }
-    await waitForRedis(redisUrl);
+    await step(waitForRedis(redisUrl, abandoned.signal));
     const kek = devKek(data);
     writeFileSync(resolve(data, 'dev.env'), `REDIS_URL=${redisUrl}\nMODELPLANE_KEK=${kek}\n`, {
       mode: 0o600,
@@ -161,12 +193,14 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
       CONSOLE_PUBLIC_URL: consoleUrl,
       LOG_LEVEL: o.env?.LOG_LEVEL ?? 'warn',
     });
-    const demo = await ensureDemoAccount(data, redisUrl, kek);
-    await waitForOk(`${apiOrigin}/readyz`, 'the proxy');
-    await waitForOk(`${consoleUrl}/healthz`, 'the console');
-    await waitForModels(apiOrigin, demo.secret, redisUrl, o.modelsDir);
+    const demo = await step(ensureDemoAccount(data, redisUrl, kek));
+    await step(waitForOk(`${apiOrigin}/readyz`, 'the proxy', abandoned.signal));
+    await step(waitForOk(`${consoleUrl}/healthz`, 'the console', abandoned.signal));
+    await step(waitForModels(apiOrigin, demo.secret, redisUrl, o.modelsDir, abandoned.signal));
+    started = true;
     return { redisUrl, kek, apiBase: `${apiOrigin}/v1`, consoleUrl, demo, stop };
   } catch (err) {
+    abandoned.abort();
     await stop();
     throw err;
   }
@@ -174,9 +208,9 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitForRedis(url: string): Promise<void> {
+async function waitForRedis(url: string, signal: AbortSignal): Promise<void> {
   const deadline = Date.now() + 15_000;
-  for (;;) {
+  while (!signal.aborted) {
     const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     r.on('error', () => {}); // refused while redis-server boots; retried below
     try {
@@ -193,11 +227,11 @@ async function waitForRedis(url: string): Promise<void> {
 }
 
 /** The banner's curl lines must work when printed: wait for the service to answer. */
-async function waitForOk(url: string, what: string): Promise<void> {
+async function waitForOk(url: string, what: string, signal: AbortSignal): Promise<void> {
   const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !signal.aborted) {
     try {
-      if ((await fetch(url)).ok) return;
+      if ((await fetch(url, { signal: AbortSignal.any([signal, AbortSignal.timeout(5_000)]) })).ok) return;
     } catch {
       // not listening yet
     }
@@ -231,14 +265,18 @@ async function waitForModels(
   secret: string,
   redisUrl: string,
   modelsDir: string,
+  signal: AbortSignal,
 ): Promise<void> {
   const want = exampleModelIds(modelsDir);
   const redis = new Redis(redisUrl);
   const catalogue = new CatalogueStore(redis);
   const deadline = Date.now() + 120_000;
   try {
-    for (;;) {
-      const listed = await fetch(`${base}/v1/models`, { headers: { authorization: `Bearer ${secret}` } })
+    while (!signal.aborted) {
+      const listed = await fetch(`${base}/v1/models`, {
+        headers: { authorization: `Bearer ${secret}` },
+        signal,
+      })
         .then((r) => r.json() as Promise<{ data?: { id: string }[] }>)
         .catch(() => ({ data: [] as { id: string }[] }));
       const ids = new Set((listed.data ?? []).map((m) => m.id.toLowerCase()));

@@ -112,7 +112,9 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   const payments = createPayments(config, redis);
   await app.register(requestIdPlugin);
   const webDir = deps.webDir ?? fileURLToPath(new URL('./web/dist/', import.meta.url));
-  await app.register(errorsPlugin, { notFoundPage: appNotFoundPage(webDir) });
+  await app.register(errorsPlugin, {
+    notFoundPage: appNotFoundPage(webDir, new URL(config.CONSOLE_API_BASE_URL).origin),
+  });
   await app.register(jsonBodyPlugin, { maxDepth: config.PROXY_JSON_MAX_DEPTH });
   await app.register(sessionPlugin, { sessions, team });
   // The console's JSON API: every route needs a session (and the CSRF token to change anything),
@@ -148,6 +150,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   await app.register(pageRoutes, {
     webDir,
     openApiUrl: `${new URL(config.CONSOLE_API_BASE_URL).origin}/openapi.json`,
+    apiOrigin: new URL(config.CONSOLE_API_BASE_URL).origin,
   });
   return app;
 }

@@ -9,21 +9,36 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../core/errors.ts';
 
 /** Every path the web app draws (console/web/src/main.tsx); /invite/<token> too. */
-export const PAGES = ['/', '/api', '/signin', '/usage', '/pricing', '/billing', '/team', '/profile'] as const;
+export const PAGES = [
+  '/',
+  '/api',
+  '/playground',
+  '/signin',
+  '/usage',
+  '/pricing',
+  '/billing',
+  '/team',
+  '/profile',
+] as const;
 
 const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
 };
-// The app is our own bundle: nothing inline, nothing from elsewhere. Redoc styles itself inline
-// (styled-components) and searches in a worker it makes from a blob.
-const APP_CSP =
-  "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+// The app is our own bundle: nothing inline, nothing from elsewhere but the API itself — the
+// Playground calls it from the browser, shows images it returns and plays videos from its signed
+// links. Redoc styles itself inline (styled-components) and searches in a worker it makes from a blob.
+const appCsp = (apiOrigin: string) =>
+  `default-src 'self'; img-src 'self' data: ${apiOrigin}; media-src 'self' ${apiOrigin}; style-src 'self'; script-src 'self'; connect-src 'self' ${apiOrigin}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`;
 const DOCS_CSP =
   "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; worker-src blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-export async function pageRoutes(app: FastifyInstance, opts: { webDir: string; openApiUrl: string }) {
+export async function pageRoutes(
+  app: FastifyInstance,
+  opts: { webDir: string; openApiUrl: string; apiOrigin: string },
+) {
+  const APP_CSP = appCsp(opts.apiOrigin);
   app.addHook('onSend', async (request, reply) => {
     reply.headers(SECURITY_HEADERS);
     if (!request.url.startsWith('/api/'))
@@ -75,7 +90,7 @@ export async function pageRoutes(app: FastifyInstance, opts: { webDir: string; o
  * found" inside the console's frame. A client that does not ask for HTML (and any /api/ path)
  * gets the JSON 404 instead.
  */
-export function appNotFoundPage(webDir: string) {
+export function appNotFoundPage(webDir: string, apiOrigin: string) {
   return (request: FastifyRequest, reply: FastifyReply): boolean => {
     const index = `${webDir}/index.html`;
     if (request.url.startsWith('/api/') || !request.headers.accept?.includes('text/html')) return false;
@@ -83,7 +98,7 @@ export function appNotFoundPage(webDir: string) {
     void reply
       .code(404)
       .header('cache-control', 'no-cache')
-      .header('content-security-policy', APP_CSP)
+      .header('content-security-policy', appCsp(apiOrigin))
       .headers(SECURITY_HEADERS)
       .type('text/html; charset=utf-8')
       .send(readFileSync(index));

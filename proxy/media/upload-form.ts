@@ -2,9 +2,10 @@
 // in memory (each bounded), files written to a spool folder as they arrive, never whole in memory.
 // Every bound is decided on the chunk that passes it, and so are the route's own checks (a model
 // that cannot edit, a file field it does not take), run as each part arrives: the reading stops
-// there, the spooled files are deleted, and the 400 goes out at once with `Connection: close` —
-// Node ends the socket once the answer is flushed — so an endless body (a file, a field, a part's
-// headers, the whole body) is never read to its end.
+// there, the spooled files are deleted, and the 400 goes out at once with `Connection: close`;
+// then the write side is closed and a bounded amount drained before the socket is (RFC 9112 §9.6,
+// ./lingering-close.ts), so a client still sending reads the 400, not a reset — and an endless
+// body (a file, a field, a part's headers, the whole body) is never read to its end.
 //
 // busboy parses; this module owns the request stream (busboy's own limits only truncate: past
 // them it goes on reading, and discarding, up to the end of the part).
@@ -16,6 +17,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { ClientClosedError } from '../../http/client-closed.ts';
 import { type FormFields, formFields, takeField } from './form-fields.ts';
+import { lingerAfterAnswer } from './lingering-close.ts';
 
 export interface UploadLimits {
   /** Bytes of one file. */
@@ -80,7 +82,11 @@ export function isMultipartForm(request: FastifyRequest): boolean {
 export function acceptUploads(app: FastifyInstance): void {
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
   app.addHook('onSend', async (request, reply) => {
-    if (!request.raw.complete) reply.header('connection', 'close');
+    if (request.raw.complete) return;
+    reply.header('connection', 'close');
+    // Close the write side first and drain a bounded amount, so a client still sending reads
+    // the answer instead of a connection reset (./lingering-close.ts).
+    lingerAfterAnswer(request.raw);
   });
 }
 

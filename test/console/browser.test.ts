@@ -11,22 +11,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Redis } from 'ioredis';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleModelIds, type Platform, startPlatform } from '../../cli/platform.ts';
-import { Accounts } from '../../core/accounts.ts';
-import { Metering } from '../../core/billing/index.ts';
-import { freePort } from '../../core/free-port.ts';
-import { ApiKeys } from '../../core/keys/index.ts';
-import { parseDecimalToNano } from '../../core/money.ts';
+import { exampleModelIds, type Platform } from '../../cli/platform.ts';
+import type { ApiKeys } from '../../core/keys/index.ts';
 import { TopUpRequests } from '../../core/payments/index.ts';
-import { Team } from '../../core/team.ts';
-import { Users } from '../../core/users.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
+import {
+  type BrowserPlatform,
+  DESKTOP,
+  newOwner as newOwnerIn,
+  PASSWORD,
+  shoot as shootAt,
+  signIn as signInAt,
+  startBrowserPlatform,
+} from '../helpers/browser.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { registerSecrets, runLogStream } from '../helpers/run-log.ts';
+import { registerSecrets } from '../helpers/run-log.ts';
 import { deliverStripeEvent, paidSession } from '../helpers/stripe-events.ts';
 import { startStripeMock, type TestStripeMock } from '../helpers/stripe-mock.ts';
 
@@ -34,10 +37,8 @@ const run = promisify(execFile);
 const repo = new URL('../../', import.meta.url).pathname;
 const out = `${repo}test/out/`;
 const WEBHOOK_SECRET = 'whsec_browser_test_secret';
-const PASSWORD = 'a long test password';
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 800 };
 
+let started: BrowserPlatform;
 let platform: Platform;
 let stripe: TestStripeMock;
 let browser: Browser;
@@ -54,69 +55,35 @@ beforeAll(async () => {
   await build({ configFile: `${repo}console/web/vite.config.ts`, logLevel: 'error' });
   stripe = await startStripeMock();
   dataDir = mkdtempSync(join(tmpdir(), 'mp-browser-'));
-  const [redisPort, proxyPort, consolePort, operatorPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
-  const runLog = runLogStream('platform');
   registerSecrets(WEBHOOK_SECRET);
-  platform = await startPlatform({
+  started = await startBrowserPlatform({
     dataDir,
     modelsDir: 'examples/models',
-    redisPort,
-    proxyPort,
-    consolePort,
-    operatorPort,
     env: {
       CONSOLE_PAYMENT_PROVIDERS: 'stripe,approval',
       STRIPE_SECRET_KEY: 'sk_test_browser',
       STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
       STRIPE_API_URL: stripe.url,
       VIDEO_POLL_MS: '100',
-      // Every service logs at info into the run's log folder: the final scan reads what real
-      // sign-ins, invitation links and Stripe webhooks put there (issue 24).
-      LOG_LEVEL: 'info',
     },
     log: (line) => {
-      runLog.write(`${line}\n`);
       serviceLog.push(line);
       if (serviceLog.length > 400) serviceLog.shift();
     },
   });
-  redis = new Redis(platform.redisUrl);
-  keys = new ApiKeys(redis, { brand: 'service', kek: Buffer.from(platform.kek, 'hex') });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
-  });
+  ({ platform, redis, keys, browser } = started);
   mkdirSync(out, { recursive: true });
 }, 240_000);
 
 afterAll(async () => {
-  await browser?.close();
-  redis?.disconnect();
-  await platform?.stop();
+  await started?.stop();
   await stripe?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 
 /** A new account (US) whose owner has never opened the console: no key yet; `credit` USD on it. */
-async function newOwner(name: string, country: string | null = 'US', credit = '20') {
-  const account = await new Accounts(redis).create({ name, country });
-  if (credit !== '0')
-    await new Metering(redis).topUp({
-      accountId: account.id,
-      topUpId: `browser-${account.id}`,
-      amount: parseDecimalToNano(credit),
-      note: 'browser test credits',
-    });
-  const email = `${name.toLowerCase().replace(/\W+/g, '-')}-${Date.now().toString(36)}@example.com`;
-  const user = await new Users(redis).create({ email, password: PASSWORD, accountId: account.id });
-  await new Team(redis).add(account.id, user.id, 'owner');
-  return { accountId: account.id, email, userId: user.id };
-}
+const newOwner = (name: string, country: string | null = 'US', credit = '20') =>
+  newOwnerIn(redis, name, { country, credit });
 
 async function newContext(): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport: DESKTOP });
@@ -132,25 +99,10 @@ function watch(page: Page) {
   page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
 }
 
-async function signIn(page: Page, email: string, path = '/api') {
-  await page.goto(`${platform.consoleUrl}${path}`);
-  await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
+const signIn = (page: Page, email: string, path = '/api') => signInAt(page, platform.consoleUrl, email, path);
 
 /** Both widths, full page; at phone width nothing may stick out sideways (tables scroll inside). */
-async function shoot(page: Page, name: string) {
-  await page.setViewportSize(DESKTOP);
-  await page.screenshot({ path: `${out}${name}-desktop.png`, fullPage: true });
-  await page.setViewportSize(PHONE);
-  await page.waitForTimeout(50);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  expect([name, overflow]).toEqual([name, 0]);
-  await page.screenshot({ path: `${out}${name}-phone.png`, fullPage: true });
-  await page.setViewportSize(DESKTOP);
-}
+const shoot = (page: Page, name: string) => shootAt(page, `${out}${name}`);
 
 /** The API as a client would call it with a secret read off a page. */
 const apiStatus = async (secret: string) =>
@@ -647,6 +599,7 @@ describe('every page', () => {
     await signIn(page, (await newOwner('Tour Co')).email);
     await page.getByRole('heading', { name: 'API Management' }).waitFor();
     const titles: Record<string, string> = {
+      '/playground': 'Playground',
       '/usage': 'Inference API Usage',
       '/pricing': 'Pricing',
       '/billing': 'Billing',

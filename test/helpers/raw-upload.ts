@@ -21,6 +21,11 @@ export interface RawUploadResult {
   answeredMs: number;
   /** Bytes the server read from this connection (its socket's bytesRead, once it closed). */
   serverBytesRead: number;
+  /**
+   * Bytes the server had read when it began to write its answer: what it read to decide. After
+   * an answer to a body it did not read to the end it drains a bounded amount more (RFC 9112 §9.6).
+   */
+  serverBytesReadBeforeAnswer: number;
   /** Whether the server closed the connection (within 2 s of an answer that said it would). */
   serverClosed: boolean;
 }
@@ -54,6 +59,12 @@ export async function rawUpload(o: {
   });
   const server = o.serverSide(socket.localPort!);
   if (server === undefined) throw new Error('the server side of the connection was not found');
+  let readBeforeAnswer = -1;
+  const serverWrite = server.write;
+  server.write = function (this: Socket, ...args: Parameters<Socket['write']>) {
+    if (readBeforeAnswer < 0) readBeforeAnswer = server.bytesRead;
+    return serverWrite.apply(this, args);
+  } as Socket['write'];
   const serverClosed = new Promise<boolean>((resolve) => {
     if (server.destroyed) resolve(true);
     else server.once('close', () => resolve(true));
@@ -152,6 +163,7 @@ export async function rawUpload(o: {
     body: head < 0 ? '' : response.subarray(head + 4).toString('utf8'),
     answeredMs,
     serverBytesRead: server.bytesRead,
+    serverBytesReadBeforeAnswer: readBeforeAnswer < 0 ? server.bytesRead : readBeforeAnswer,
     serverClosed: closed,
   };
 }

@@ -6,6 +6,7 @@ import { api, type Me } from './api.ts';
 import { Link, navigate } from './router.tsx';
 
 export const PAGES = [
+  { path: '/playground', title: 'Playground' },
   { path: '/api', title: 'API Management' },
   { path: '/usage', title: 'Inference API Usage' },
   { path: '/pricing', title: 'Pricing' },

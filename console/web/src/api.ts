@@ -175,7 +175,11 @@ export const api = {
 
   balance: () => call<Balance>('GET', '/billing'),
   ledger: (from: number, to: number) => call<Ledger>('GET', `/billing/ledger?${query({ from, to })}`),
-  providers: async () => (await call<{ providers: string[] }>('GET', '/billing/providers')).providers,
+  providers: () =>
+    call<{ providers: string[]; currency: string | null; min: string; max: string; decimals: number | null }>(
+      'GET',
+      '/billing/providers',
+    ),
   topUp: (amount: string, provider: string) =>
     call<TopUpStart>('POST', '/billing/topups', { amount, provider }),
   topUps: async () => (await call<{ data: TopUpRequest[] }>('GET', '/billing/topups')).data,

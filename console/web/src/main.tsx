@@ -7,6 +7,7 @@ import { ApiManagement } from './pages/ApiManagement.tsx';
 import { Billing } from './pages/Billing.tsx';
 import { Invite } from './pages/Invite.tsx';
 import { NotFound } from './pages/NotFound.tsx';
+import { Playground } from './pages/Playground.tsx';
 import { Pricing } from './pages/Pricing.tsx';
 import { Profile } from './pages/Profile.tsx';
 import { SignIn } from './pages/SignIn.tsx';
@@ -19,6 +20,8 @@ function Page({ me, path, onMe }: { me: Me; path: string; onMe: (me: Me) => void
     case '/':
     case '/api':
       return <ApiManagement me={me} />;
+    case '/playground':
+      return <Playground me={me} />;
     case '/usage':
       return <Usage me={me} />;
     case '/pricing':

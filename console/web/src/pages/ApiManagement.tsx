@@ -66,7 +66,7 @@ export function ApiManagement({ me }: { me: Me }) {
         </button>
       </div>
       <ErrorLine error={error} />
-      <ScrollTable head={['Name', 'Key', 'Created Date', 'Actions']}>
+      <ScrollTable head={['Name', 'Key', 'Created Date', 'Actions']} id="keys-table">
         {(keys ?? []).map((k) => (
           <tr key={k.id} data-key-id={k.id}>
             <td>

@@ -23,6 +23,7 @@ export function Billing({ me }: { me: Me }) {
   const [ledger, setLedger] = useState<Ledger | null>(null);
   const [requests, setRequests] = useState<TopUpRequest[]>([]);
   const [providers, setProviders] = useState<string[]>([]);
+  const [limits, setLimits] = useState<{ min: string; max: string } | null>(null);
   const [from, setFrom] = useState(isoDay(Date.now() - 29 * DAY));
   const [to, setTo] = useState(isoDay(Date.now()));
   const reload = useCallback(async () => {
@@ -36,7 +37,10 @@ export function Billing({ me }: { me: Me }) {
     void reload();
   }, [reload]);
   useEffect(() => {
-    void api.providers().then(setProviders);
+    void api.providers().then((p) => {
+      setProviders(p.providers);
+      setLimits({ min: p.min, max: p.max });
+    });
   }, []);
   const returned = query.get('topup');
 
@@ -63,7 +67,7 @@ export function Billing({ me }: { me: Me }) {
       </section>
 
       {currency ? (
-        <TopUp currency={currency} providers={providers} onRequested={reload} />
+        <TopUp currency={currency} providers={providers} limits={limits} onRequested={reload} />
       ) : (
         <p>Set the country in the profile before topping up: it decides the currency of the credits.</p>
       )}
@@ -161,7 +165,12 @@ function LedgerTable(props: { head: string[]; rows: string[][]; empty: string })
   );
 }
 
-function TopUp(props: { currency: string; providers: string[]; onRequested: () => Promise<void> }) {
+function TopUp(props: {
+  currency: string;
+  providers: string[];
+  limits: { min: string; max: string } | null;
+  onRequested: () => Promise<void>;
+}) {
   const [amount, setAmount] = useState('');
   const [provider, setProvider] = useState('');
   const [error, setError] = useState('');
@@ -199,10 +208,16 @@ function TopUp(props: { currency: string; providers: string[]; onRequested: () =
             name="amount"
             inputMode="decimal"
             required
+            aria-describedby="topup-limits"
             value={amount}
             onChange={(e) => setAmount(e.target.value)}
           />
         </label>
+        {props.limits && (
+          <span id="topup-limits" className="muted small" data-testid="topup-limits">
+            From {money(props.limits.min, props.currency)} to {money(props.limits.max, props.currency)}
+          </span>
+        )}
         {props.providers.length > 1 && (
           <label className="inline">
             How

@@ -9,6 +9,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   const [busy, setBusy] = useState(false);
   return (
     <main id="main" className="narrow">
+      <p className="product">modelplane console</p>
       <h1>Sign in</h1>
       <form
         onSubmit={async (e) => {
@@ -33,7 +34,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
           <input name="password" type="password" autoComplete="current-password" required />
         </label>
         <ErrorLine error={error} />
-        <button type="submit" disabled={busy}>
+        <button type="submit" className="primary" disabled={busy}>
           Sign in
         </button>
       </form>

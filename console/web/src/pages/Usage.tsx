@@ -112,11 +112,21 @@ export function Usage({ me }: { me: Me }) {
         />
       </div>
       <div id="usage-chart">
-        <BarChart
-          title={`${metric} per day${currency && metric === 'Cost' ? ` (${currency})` : ''}`}
-          points={days.map((d) => ({ label: d.group, value: value(d) }))}
-          format={(v) => (metric === 'Cost' ? money(String(Math.round(v * 1e9) / 1e9), currency) : count(v))}
-        />
+        {days.length === 0 ? (
+          <p className="empty-chart" data-testid="no-usage">
+            {rows === null
+              ? 'Loading…'
+              : 'No usage yet in this range: calls made with the account’s keys appear here.'}
+          </p>
+        ) : (
+          <BarChart
+            title={`${metric} per day${currency && metric === 'Cost' ? ` (${currency})` : ''}`}
+            points={days.map((d) => ({ label: d.group, value: value(d) }))}
+            format={(v) =>
+              metric === 'Cost' ? money(String(Math.round(v * 1e9) / 1e9), currency) : count(v)
+            }
+          />
+        )}
       </div>
       <Tabs
         label="Group the table"

@@ -1,0 +1,51 @@
+// A run's measurements (issue 19 items 3 and 5): time to first token, tokens per second, tokens
+// in / cached / out, and the cost — `usage.cost` when the response carries it, else the change of
+// the account's balance this run caused (read from the ledger once the call is settled).
+import { money } from '../format.ts';
+import type { RunMetrics } from './calls.ts';
+
+export interface Cost {
+  amount: string;
+  /**
+   * `usage`: the response's usage.cost; `balance`: the balance change observed; `prices`: the
+   * tokens at the card's prices (a compare column, whose calls settle together).
+   */
+  source: 'usage' | 'balance' | 'prices';
+}
+
+const COST_LABEL = { usage: 'Cost', balance: 'Cost (balance change)', prices: 'Cost (at the card’s prices)' };
+
+const n = (v: number | null, digits = 0) => (v === null ? '—' : v.toFixed(digits));
+
+export function Metrics(props: {
+  m: RunMetrics | null;
+  cost: Cost | null;
+  currency: string | null;
+  live?: boolean;
+}) {
+  const { m } = props;
+  return (
+    <dl className="metrics" data-testid="metrics" aria-live={props.live ? 'off' : 'polite'}>
+      <div>
+        <dt>Time to first token</dt>
+        <dd data-testid="ttft">{m?.ttftMs == null ? '—' : `${Math.round(m.ttftMs)} ms`}</dd>
+      </div>
+      <div>
+        <dt>Tokens per second</dt>
+        <dd data-testid="tps">{n(m?.tokensPerSecond ?? null, 1)}</dd>
+      </div>
+      <div>
+        <dt>Tokens in / cached / out</dt>
+        <dd data-testid="tokens">
+          {n(m?.inputTokens ?? null)} / {n(m?.cachedTokens ?? null)} / {n(m?.outputTokens ?? null)}
+        </dd>
+      </div>
+      <div>
+        <dt>{COST_LABEL[props.cost?.source ?? 'usage']}</dt>
+        <dd data-testid="cost" data-cost={props.cost?.amount ?? ''}>
+          {props.cost ? money(props.cost.amount, props.currency) : '—'}
+        </dd>
+      </div>
+    </dl>
+  );
+}

@@ -1,0 +1,576 @@
+// The Playground in a real browser (issue 19; CON-8, CON-9, CON-10, BILL-7): playwright-core driving
+// Debian's Chromium against the platform started as `make dev` starts it (cli/platform.ts), on
+// free ports in a folder of its own. The models folder is a copy of examples/models with the text
+// engines slowed to 40 ms a token (so a test can see a reply part-way) and two more text models, so
+// compare has four columns; a further model is applied while the page is open. Every run goes from
+// the browser straight to the proxy with the chosen key; money is checked against the ledger.
+// Screenshots of each state at desktop and phone width go to test/out/.
+import { execFile, execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import type { Redis } from 'ioredis';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import type { Platform } from '../../cli/platform.ts';
+import { amount } from '../../console/web/src/format.ts';
+import { Metering } from '../../core/billing/index.ts';
+import type { ApiKeys } from '../../core/keys/index.ts';
+import { parseDecimalToNano } from '../../core/money.ts';
+import {
+  type BrowserPlatform,
+  DESKTOP,
+  newOwner as newOwnerIn,
+  PASSWORD,
+  PHONE,
+  shoot as shootAt,
+  startBrowserPlatform,
+} from '../helpers/browser.ts';
+import { expectLedgerClean } from '../helpers/ledger.ts';
+
+const run = promisify(execFile);
+const repo = new URL('../../', import.meta.url).pathname;
+const out = `${repo}test/out/`;
+const LLAMA = 'Meta-Llama/Llama-3.1-8B-Instruct';
+const DEEPSEEK = 'DeepSeek-AI/DeepSeek-R1';
+const EXTRA = ['Test/Chat-Two', 'Test/Chat-Three'];
+const LATE = 'Test/Applied-Later';
+const POLL = { timeout: 15_000 };
+
+let started: BrowserPlatform;
+let platform: Platform;
+let browser: Browser;
+let redis: Redis;
+let keys: ApiKeys;
+let dataDir: string;
+let modelsDir: string;
+const consoleErrors: string[] = [];
+
+/** A text model's Model YAML for the test's folder, served by a simulator at 40 ms a token. */
+function chatYaml(id: string, name: string) {
+  return stringifyYaml({
+    apiVersion: 'modelplane.dev/v1alpha1',
+    kind: 'Model',
+    metadata: { name },
+    spec: {
+      id,
+      kind: 'chat',
+      engine: { type: 'simulator', args: ['--itl-ms', '40'] },
+      contextLength: 32768,
+      pricing: { USD: { input: '0.2', cachedInput: '0.1', output: '0.8' } },
+    },
+  });
+}
+
+beforeAll(async () => {
+  await build({ configFile: `${repo}console/web/vite.config.ts`, logLevel: 'error' });
+  dataDir = mkdtempSync(join(tmpdir(), 'mp-playground-'));
+  modelsDir = join(dataDir, 'models');
+  cpSync(`${repo}examples/models`, modelsDir, { recursive: true });
+  rmSync(join(modelsDir, 'cluster'), { recursive: true, force: true });
+  // The example text models stream at 40 ms a token here (5 ms in make dev): long enough to see.
+  for (const f of ['llama-3.1-8b-instruct.yaml', 'deepseek-r1.yaml']) {
+    const doc = parseYaml(readFileSync(join(modelsDir, f), 'utf8')) as {
+      spec: { engine: { args?: string[] } };
+    };
+    doc.spec.engine.args = ['--itl-ms', '40'];
+    writeFileSync(join(modelsDir, f), stringifyYaml(doc));
+  }
+  for (const [i, id] of EXTRA.entries())
+    writeFileSync(join(modelsDir, `extra-${i}.yaml`), chatYaml(id, `extra-${i}`));
+  started = await startBrowserPlatform({
+    dataDir,
+    modelsDir,
+    env: { VIDEO_POLL_MS: '100' },
+    log: () => {},
+  });
+  ({ platform, redis, keys, browser } = started);
+  mkdirSync(out, { recursive: true });
+}, 300_000);
+
+afterAll(async () => {
+  await started?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+}, 60_000);
+
+const newOwner = (name: string, credit = '20') => newOwnerIn(redis, name, { credit });
+
+const shoot = (page: Page, name: string) => shootAt(page, `${out}playground-${name}`);
+
+/** The account's settled balance in nano-units, once no hold is open. */
+async function settledBalance(accountId: string): Promise<number> {
+  const metering = new Metering(redis);
+  let b = await metering.balance(accountId);
+  const deadline = Date.now() + 20_000;
+  while (b.held !== 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    b = await metering.balance(accountId);
+  }
+  return b.balance;
+}
+
+const nano = (decimal: string) => parseDecimalToNano(decimal);
+
+describe("the console's rough edges (issue 19 item 8)", () => {
+  it('sign-in names the product with a coloured primary button; a new account: no gap above the keys, "no usage yet", top-up limits stated, the navigation does not move, key actions on one line at phone width', async () => {
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    const fresh = await newOwner('Fresh Co');
+    await page.goto(`${platform.consoleUrl}/api`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.locator('.product').textContent()).toBe('modelplane console');
+    const button = page.getByRole('button', { name: 'Sign in' });
+    expect(await button.evaluate((b) => getComputedStyle(b).backgroundColor)).toBe('rgb(9, 105, 218)');
+    await shoot(page, 'edges-sign-in');
+    await page.getByLabel('Email').fill(fresh.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await button.click();
+    await page.getByRole('button', { name: 'Done' }).click(); // Default's one showing
+    await page.locator('#keys-table tbody tr').first().waitFor(POLL);
+    // No empty error line between the heading row and the table.
+    const gap = await page.evaluate(() => {
+      const heading = document.querySelector('h2')!.closest('.row')!.getBoundingClientRect();
+      const table = document.querySelector('#keys-table')!.getBoundingClientRect();
+      return table.top - heading.bottom;
+    });
+    expect(gap).toBeLessThan(12);
+    // The navigation's links sit in the same place on every page.
+    const navAt = () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll('nav a')].map((a) => Math.round(a.getBoundingClientRect().left)),
+      );
+    const onApi = await navAt();
+    await page.getByRole('link', { name: 'Inference API Usage' }).click();
+    await page.getByRole('heading', { name: 'Inference API Usage' }).waitFor();
+    expect(await navAt()).toEqual(onApi);
+    await expect.poll(() => page.getByTestId('no-usage').textContent(), POLL).toMatch(/No usage yet/);
+    await shoot(page, 'edges-usage-empty');
+    await page.getByRole('link', { name: 'Billing' }).click();
+    await expect
+      .poll(() => page.getByTestId('topup-limits').textContent(), POLL)
+      .toMatch(/^From .+ USD to .+ USD$/);
+    await shoot(page, 'edges-billing');
+    // Phone width: the key table stacks; every action button is one line; nothing scrolls sideways.
+    await page.getByRole('link', { name: 'API Management' }).click();
+    await page.locator('#keys-table tbody tr').first().waitFor(POLL);
+    await page.setViewportSize(PHONE);
+    const tall = await page.evaluate(() =>
+      [...document.querySelectorAll<HTMLElement>('#keys-table td.actions button')]
+        .filter(
+          (b) => b.getBoundingClientRect().height > parseFloat(getComputedStyle(b).lineHeight) * 1.5 + 16,
+        )
+        .map((b) => b.textContent),
+    );
+    expect(tall).toEqual([]);
+    expect(
+      await page.evaluate(
+        () =>
+          document.querySelector('#keys-table')!.scrollWidth -
+          document.querySelector('#keys-table')!.clientWidth,
+      ),
+    ).toBe(0);
+    await shoot(page, 'edges-keys');
+    await context.close();
+  }, 60_000);
+});
+
+describe('the Playground', () => {
+  let context: BrowserContext;
+  let page: Page;
+  let owner: Awaited<ReturnType<typeof newOwner>>;
+
+  beforeAll(async () => {
+    context = await browser.newContext({ viewport: DESKTOP });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: platform.consoleUrl });
+    page = await context.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(`${page.url()}: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: ${e.message}`));
+    owner = await newOwner('Playground Co');
+    await page.goto(`${platform.consoleUrl}/playground`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByLabel('Email').fill(owner.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Playground', level: 1 }).waitFor();
+  }, 60_000);
+  afterAll(async () => context?.close());
+
+  const card = (id: string) => page.locator(`li.card[data-model="${id}"]`);
+  const priceOf = (id: string, what: string) => card(id).getByTestId(`price-${what}`).textContent();
+
+  it('KEY-3 CON-8 CON-9 cards show the exact prices of the Model YAML and the ribbons; Default is minted and chosen', async () => {
+    await expect.poll(() => page.title(), POLL).toBe('Playground');
+    // The account had no key: the Playground minted Default, as API Management does, and uses it.
+    await expect
+      .poll(async () => (await keys.list(owner.accountId)).map((k) => k.name), POLL)
+      .toEqual(['Default']);
+    await expect
+      .poll(() => page.getByLabel('API key').locator('option:checked').textContent(), POLL)
+      .toMatch(/^Default/);
+
+    const yaml = (f: string) =>
+      (
+        parseYaml(readFileSync(join(modelsDir, f), 'utf8')) as {
+          spec: { pricing: { USD: Record<string, string> } };
+        }
+      ).spec.pricing.USD;
+    const llama = yaml('llama-3.1-8b-instruct.yaml');
+    await expect.poll(() => priceOf(LLAMA, 'context'), POLL).toBe('131,072');
+    expect(await priceOf(LLAMA, 'input')).toBe(`${amount(llama.input!)} USD / 1M`);
+    expect(await priceOf(LLAMA, 'cached')).toBe(`${amount(llama.cachedInput!)} USD / 1M`);
+    expect(await priceOf(LLAMA, 'output')).toBe(`${amount(llama.output!)} USD / 1M`);
+    const flux = yaml('flux-kontext.yaml');
+    expect(await priceOf('Black-Forest-Labs/FLUX.1-Kontext-dev', 'per-generation')).toBe(
+      `${amount(flux.perImage!)} USD`,
+    );
+    const wan = yaml('wan-i2v.yaml');
+    expect(await priceOf('Wan-AI/Wan2.2-I2V-A14B', 'per-second')).toBe(`${amount(wan.perSecond!)} USD`);
+
+    // Ribbons: Coming Soon is shown, not runnable; By Invitation says how to ask until granted.
+    const soon = page.locator('li.card', {
+      has: page.getByTestId('ribbon').filter({ hasText: 'Coming Soon' }),
+    });
+    await expect.poll(() => soon.count(), POLL).toBeGreaterThan(0);
+    expect(await soon.first().getByRole('button', { name: /^Try/ }).count()).toBe(0);
+    await expect.poll(() => card(DEEPSEEK).getByTestId('ribbon').textContent(), POLL).toBe('By Invitation');
+    expect(await card(DEEPSEEK).getByRole('button', { name: /^Try/ }).count()).toBe(0);
+    expect(await card(DEEPSEEK).textContent()).toMatch(/ask/i);
+    // Filter by kind, search by name.
+    await page.getByLabel('Kind').selectOption('video');
+    await expect.poll(() => page.locator('li.card').count(), POLL).toBe(1);
+    await page.getByLabel('Kind').selectOption('all');
+    await page.getByLabel('Search').fill('llama');
+    await expect.poll(() => page.locator('li.card').count(), POLL).toBe(1);
+    await page.getByLabel('Search').fill('');
+    await shoot(page, 'cards');
+  });
+
+  it('CON-10 an invite-only model becomes runnable after `modelplane models grant`, and a model applied while the page is open appears — no reload', async () => {
+    const env = { ...process.env, REDIS_URL: platform.redisUrl, MODELPLANE_KEK: platform.kek };
+    await run(process.execPath, [`${repo}cli/bin.mjs`, 'models', 'grant', owner.accountId, DEEPSEEK], {
+      cwd: repo,
+      env,
+    });
+    await expect.poll(() => card(DEEPSEEK).getByRole('button', { name: /^Try/ }).count(), POLL).toBe(1);
+    writeFileSync(join(modelsDir, 'late.yaml'), chatYaml(LATE, 'applied-later'));
+    await expect.poll(() => card(LATE).count(), { timeout: 60_000 }).toBe(1);
+    expect(await priceOf(LATE, 'input')).toBe('0.20 USD / 1M');
+  }, 90_000);
+
+  it('CON-10 BILL-7 a prompt streams in token by token; the cost shown equals the balance change; the call is under the chosen key', async () => {
+    await card(LLAMA).getByRole('button', { name: /^Try/ }).click();
+    await page.getByRole('heading', { name: 'Run a prompt' }).waitFor();
+    await expect.poll(() => page.getByLabel('Model').inputValue(), POLL).toBe(LLAMA);
+    await page.getByLabel('System prompt').fill('You are terse.');
+    const before = await settledBalance(owner.accountId);
+    await page.getByLabel(/^Message/).fill('Tell me about the sea');
+    await page.getByLabel(/^Message/).press('Enter'); // Enter runs
+    const reply = page.getByTestId('reply');
+    // Partial text while the Stop button is still there: the reply is seen before its end.
+    await expect
+      .poll(
+        async () =>
+          ((await reply.textContent()) ?? '').length > 0 &&
+          (await page.getByRole('button', { name: 'Stop' }).count()) === 1,
+        POLL,
+      )
+      .toBe(true);
+    const partial = (await reply.textContent())!;
+    await shoot(page, 'run-streaming');
+    await page.getByRole('button', { name: 'Run' }).waitFor(POLL);
+    const full = (await reply.textContent())!;
+    expect(full.startsWith(partial)).toBe(true);
+    expect(full.length).toBeGreaterThan(partial.length);
+    const cost = page.getByTestId('cost');
+    await expect.poll(() => cost.getAttribute('data-cost'), { timeout: 30_000 }).not.toBe('');
+    const after = await settledBalance(owner.accountId);
+    expect(nano((await cost.getAttribute('data-cost'))!)).toBe(before - after);
+    expect(before - after).toBeGreaterThan(0);
+    await expect.poll(() => page.getByTestId('ttft').textContent(), POLL).toMatch(/^\d+ ms$/);
+    expect(await page.getByTestId('tps').textContent()).toMatch(/^\d+\.\d$/);
+    expect(await page.getByTestId('tokens').textContent()).toMatch(/^\d+ \/ \d+ \/ \d+$/);
+    await shoot(page, 'run-done');
+
+    // BILL-7: the call is in the usage of the key the Playground used (Default), as any API call.
+    const defaultKey = (await keys.list(owner.accountId)).find((k) => k.name === 'Default')!;
+    await expect
+      .poll(
+        () =>
+          page.evaluate(async (keyId) => {
+            const now = Date.now();
+            const r = await fetch(
+              `/api/usage?group=key&keyId=${keyId}&from=${now - 86_400_000}&to=${now + 60_000}`,
+            );
+            return ((await r.json()) as { rows: { requests: number; cost: string }[] }).rows[0] ?? null;
+          }, defaultKey.id),
+        POLL,
+      )
+      .toMatchObject({ requests: 1 });
+    await expectLedgerClean(redis, [owner.accountId]);
+  }, 90_000);
+
+  it('CON-10 stop mid-stream ends the call and bills only what was generated (Messages dialect, multi-turn)', async () => {
+    await page.getByLabel('Dialect').selectOption('messages');
+    const before = await settledBalance(owner.accountId);
+    await page.getByLabel(/^Message/).fill('And about the mountains, at length');
+    await page.getByRole('button', { name: 'Run' }).click();
+    const reply = page.getByTestId('reply');
+    await expect.poll(async () => ((await reply.textContent()) ?? '').length, POLL).toBeGreaterThan(0);
+    await page.keyboard.press('Escape'); // Esc stops
+    await page.getByText('Stopped: what was generated is billed.').waitFor(POLL);
+    const cost = page.getByTestId('cost');
+    await expect.poll(() => cost.getAttribute('data-cost'), { timeout: 30_000 }).not.toBe('');
+    const after = await settledBalance(owner.accountId);
+    expect(nano((await cost.getAttribute('data-cost'))!)).toBe(before - after);
+    // Billed: the input and the tokens that were generated, not max_tokens (256) of output.
+    const llama = { input: nano('0.15'), output: nano('0.60') };
+    const [input, , outTokens] = ((await page.getByTestId('tokens').textContent()) ?? '')
+      .split(' / ')
+      .map(Number);
+    expect(outTokens).toBeLessThan(256);
+    expect(before - after).toBeLessThan(Math.ceil(((input ?? 0) * llama.input + 256 * llama.output) / 1e6));
+    expect(await page.locator('ol.conversation li').count()).toBe(4); // two turns, each with its reply
+    await shoot(page, 'run-stopped');
+    await expectLedgerClean(redis, [owner.accountId]);
+  }, 60_000);
+
+  it('BILL-7 KEY-10 a run with another key chosen is that key’s call: in its usage, not Default’s', async () => {
+    const second = await keys.create(owner.accountId, { name: 'second' });
+    await page.reload();
+    await page.getByRole('heading', { name: 'Run a prompt' }).waitFor(POLL);
+    const picker = page.getByLabel('API key');
+    await expect.poll(() => picker.locator('option').count(), POLL).toBe(2);
+    await picker.selectOption({ label: `second (sk-…${second.secret.slice(-4)})` });
+    await page.locator('section.run button.primary:not([disabled])').waitFor(POLL); // its secret is read
+    await page.getByLabel(/^Message/).fill('Which key am I?');
+    await page.getByLabel(/^Message/).press('Enter');
+    await page.getByText('Stop', { exact: true }).waitFor({ state: 'detached', timeout: 30_000 });
+    await expect
+      .poll(() => page.getByTestId('cost').getAttribute('data-cost'), { timeout: 30_000 })
+      .not.toBe('');
+    const usage = (keyId: string) =>
+      page.evaluate(async (id) => {
+        const now = Date.now();
+        const r = await fetch(`/api/usage?group=key&keyId=${id}&from=${now - 86_400_000}&to=${now + 60_000}`);
+        return ((await r.json()) as { rows: { requests: number }[] }).rows[0]?.requests ?? 0;
+      }, keyId);
+    await expect.poll(() => usage(second.key.id), POLL).toBe(1);
+    const defaultKey = (await keys.list(owner.accountId)).find((k) => k.name === 'Default')!;
+    expect(await usage(defaultKey.id)).toBe(2); // the two runs before, nothing of this one
+    await picker.selectOption({ label: `Default (sk-…${defaultKey.last4})` });
+    await page.locator('section.run button.primary:not([disabled])').waitFor(POLL);
+  }, 60_000);
+
+  it('every "view code" snippet runs as shown (CURL, Python, TypeScript; both dialects)', async () => {
+    const secret = await keys.show(owner.accountId, (await keys.list(owner.accountId))[0]!.id);
+    const work = mkdtempSync(join(tmpdir(), 'mp-view-code-'));
+    const python = execFileSync(`${repo}test/sdk/python-sdks.sh`, { encoding: 'utf8' }).trim();
+    const env = { ...process.env, MODELPLANE_API_KEY: secret };
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await page.getByLabel(/^Message/).fill('Say hello');
+    for (const dialect of ['chat', 'messages']) {
+      await page.getByLabel('Dialect').selectOption(dialect);
+      await page.getByRole('button', { name: 'View code' }).click();
+      try {
+        for (const language of ['CURL', 'Python', 'TypeScript']) {
+          await page.getByRole('tab', { name: language, exact: true }).click();
+          await expect
+            .poll(
+              () => page.getByRole('tab', { name: language, exact: true }).getAttribute('aria-selected'),
+              POLL,
+            )
+            .toBe('true');
+          const text = (await page.getByTestId('code').textContent())!;
+          expect(text).toContain(LLAMA);
+          expect(text).not.toContain(secret);
+          let stdout: string;
+          if (language === 'CURL') {
+            stdout = (
+              await run('bash', ['-e', '-o', 'pipefail', '-c', `${text.trim()} --fail-with-body`], {
+                cwd: work,
+                env,
+                timeout: 60_000,
+              })
+            ).stdout;
+            expect([dialect, language, stdout]).toEqual([
+              dialect,
+              language,
+              expect.stringMatching(dialect === 'chat' ? /data: \[DONE\]/ : /message_stop/),
+            ]);
+          } else if (language === 'Python') {
+            writeFileSync(join(work, 'code.py'), text);
+            stdout = (await run(python, ['code.py'], { cwd: work, env, timeout: 90_000 })).stdout;
+            expect([dialect, language, stdout.trim().length > 0]).toEqual([dialect, language, true]);
+          } else {
+            const file = `${out}playground-code-${dialect}.mts`;
+            writeFileSync(file, text);
+            stdout = (
+              await run(
+                process.execPath,
+                ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href, file],
+                {
+                  cwd: work,
+                  env,
+                  timeout: 90_000,
+                },
+              )
+            ).stdout;
+            expect([dialect, language, stdout.trim().length > 0]).toEqual([dialect, language, true]);
+          }
+        }
+        if (dialect === 'chat') await shoot(page, 'view-code');
+      } finally {
+        // The dialog closes even when a snippet failed: the later tests need the page.
+        await page.getByRole('button', { name: 'Close' }).click();
+      }
+    }
+    rmSync(work, { recursive: true, force: true });
+  }, 240_000);
+
+  it('CON-10 an image is generated and renders in the page, downloadable; its cost is the balance change', async () => {
+    await page.getByRole('tab', { name: 'Images' }).click();
+    await page.getByLabel('Image prompt').fill('A lighthouse at dusk');
+    const before = await settledBalance(owner.accountId);
+    await page.getByRole('button', { name: 'Generate', exact: true }).click();
+    const img = page.getByTestId('result-image').first();
+    await img.waitFor(POLL);
+    await expect
+      .poll(() => img.evaluate((e) => (e as HTMLImageElement).naturalWidth), POLL)
+      .toBeGreaterThan(0);
+    const cost = page.getByTestId('media-cost');
+    await expect.poll(() => cost.getAttribute('data-cost'), { timeout: 30_000 }).toBeTruthy();
+    expect(nano((await cost.getAttribute('data-cost'))!)).toBe(
+      before - (await settledBalance(owner.accountId)),
+    );
+    expect(await page.getByRole('link', { name: 'Download image 1' }).getAttribute('download')).toBe(
+      'image-1.png',
+    );
+    await shoot(page, 'image');
+  }, 60_000);
+
+  it('CON-10 a video is generated: charge at creation, status, then it plays (readyState ≥ 2)', async () => {
+    await page.getByRole('tab', { name: 'Videos' }).click();
+    await page.getByLabel('Video prompt').fill('A paper boat drifting');
+    await page.getByRole('button', { name: 'Generate video' }).click();
+    await page.getByTestId('video-status').waitFor(POLL);
+    await expect
+      .poll(() => page.getByTestId('media-cost').getAttribute('data-cost'), { timeout: 30_000 })
+      .toBe('0.32'); // 4 seconds at 0.08 USD, charged at creation
+    await shoot(page, 'video-running');
+    const video = page.getByTestId('video');
+    await video.waitFor({ timeout: 60_000 });
+    await expect
+      .poll(() => video.evaluate((v) => (v as HTMLVideoElement).readyState), { timeout: 30_000 })
+      .toBeGreaterThanOrEqual(2);
+    await expect.poll(() => page.getByLabel('Earlier videos').locator('li').count(), POLL).toBeGreaterThan(0);
+    await shoot(page, 'video');
+  }, 120_000);
+
+  it('CON-10 compare streams four models at once, each column partial before any ends; a copied link restores the set-up', async () => {
+    await page.getByRole('tab', { name: 'Compare' }).click();
+    await page.getByRole('heading', { name: 'Compare models' }).waitFor();
+    for (let i = 0; i < 2; i++) await page.getByRole('button', { name: 'Add a column' }).click();
+    const columns = page.getByTestId('column');
+    await expect.poll(() => columns.count(), POLL).toBe(4);
+    const models = [LLAMA, EXTRA[0]!, EXTRA[1]!, DEEPSEEK];
+    for (const [i, id] of models.entries()) await columns.nth(i).getByLabel('Model').selectOption(id);
+    await page.getByLabel(/^Prompt/).fill('Compare the seasons');
+    await page.getByLabel('Max tokens').fill('200');
+    const before = await settledBalance(owner.accountId);
+    await page.getByRole('button', { name: 'Run all' }).click();
+    // Every column has text while none has ended: the four calls stream in parallel.
+    await expect
+      .poll(
+        () =>
+          page.evaluate(() => {
+            const replies = [...document.querySelectorAll('[data-testid="column-reply"]')];
+            return (
+              replies.every((r) => (r.textContent ?? '').length > 0) &&
+              replies.every((r) => r.getAttribute('data-done') !== 'true')
+            );
+          }),
+        { timeout: 30_000, interval: 20 },
+      )
+      .toBe(true);
+    await shoot(page, 'compare-streaming');
+    await expect
+      .poll(() => page.locator('[data-testid="column-reply"][data-done="true"]').count(), { timeout: 60_000 })
+      .toBe(4);
+    for (let i = 0; i < 4; i++) expect(await columns.nth(i).getByTestId('ttft').textContent()).toMatch(/ms$/);
+    await page.getByTestId('compare-total').waitFor({ timeout: 30_000 });
+    // Each column's cost (at the card's prices: no usage.cost in the response yet) is exact: the
+    // columns add up to the balance change of the run, to the nano-unit.
+    const columnCosts = await page
+      .getByTestId('columns')
+      .getByTestId('cost')
+      .evaluateAll((ds) => ds.map((d) => d.getAttribute('data-cost') ?? ''));
+    const totalText = (await page.getByTestId('compare-total').textContent())!;
+    const total = /All columns: ([\d.,]+) USD/.exec(totalText)![1]!.replaceAll(',', '');
+    expect(columnCosts.reduce((sum, c) => sum + nano(c), 0)).toBe(nano(total));
+    expect(nano(total)).toBe(before - (await settledBalance(owner.accountId)));
+    await shoot(page, 'compare');
+
+    // The link: models, prompt and parameters, never a key; a new tab opened on it has the set-up.
+    await page.getByRole('button', { name: 'Copy the link to this set-up' }).click();
+    const link = await page.evaluate(() => navigator.clipboard.readText());
+    const secret = await keys.show(owner.accountId, (await keys.list(owner.accountId))[0]!.id);
+    expect(link).not.toContain(secret);
+    expect(new URL(link).searchParams.getAll('model')).toEqual(models);
+    const other = await context.newPage();
+    await other.goto(link);
+    await other.getByRole('heading', { name: 'Compare models' }).waitFor();
+    await expect.poll(() => other.getByTestId('column').count(), POLL).toBe(4);
+    for (const [i, id] of models.entries())
+      expect(await other.getByTestId('column').nth(i).getByLabel('Model').inputValue()).toBe(id);
+    expect(await other.getByLabel(/^Prompt/).inputValue()).toBe('Compare the seasons');
+    expect(await other.getByLabel('Max tokens').inputValue()).toBe('200');
+    await other.close();
+    await expectLedgerClean(redis, [owner.accountId]);
+  }, 120_000);
+
+  it('errors from the API are said in words: a key deleted under the page', async () => {
+    await page.getByRole('tab', { name: 'Run' }).click();
+    const k = (await keys.list(owner.accountId)).find((x) => x.name === 'Default')!;
+    await keys.delete(owner.accountId, k.id);
+    await page.getByLabel(/^Message/).fill('Hello again');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await expect.poll(() => page.getByTestId('error').textContent(), POLL).toMatch(/no longer works/);
+    await shoot(page, 'error');
+  });
+
+  it('BILL-6 an account without credit is told, in words, to top up (429 insufficient_quota)', async () => {
+    const broke = await newOwner('Broke Co', '0');
+    const other = await browser.newContext({ viewport: DESKTOP });
+    const p = await other.newPage();
+    p.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(`${p.url()}: ${m.text()}`);
+    });
+    await p.goto(`${platform.consoleUrl}/playground?tab=run`);
+    await p.getByLabel('Email').fill(broke.email);
+    await p.getByLabel('Password').fill(PASSWORD);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByRole('heading', { name: 'Run a prompt' }).waitFor(POLL);
+    await p.getByLabel(/^Message/).fill('Hello');
+    await p.getByRole('button', { name: 'Run' }).click();
+    await expect
+      .poll(() => p.getByTestId('error').textContent(), POLL)
+      .toMatch(/credit is used up.*Top up on the Billing page/);
+    expect(await p.getByTestId('error').textContent()).toContain('insufficient_quota');
+    await shoot(p, 'error-no-credit');
+    await other.close();
+  });
+
+  it('no page wrote an error to the browser console (beyond the refusals the tests provoked)', () => {
+    // Chromium logs each 4xx answer to fetch as an error: the 401 of the deleted key, the 429.
+    const other = consoleErrors.filter((e) => !/status of (401|429)/.test(e));
+    expect(other).toEqual([]);
+    expect(consoleErrors.filter((e) => /status of (401|429)/.test(e))).toHaveLength(2);
+  });
+});
