@@ -569,6 +569,110 @@ describe('Messages: tool use', () => {
   });
 });
 
+describe('Messages: today’s API (Claude Code’s first request)', () => {
+  // The shape Claude Code 2.1.x sends first (issue 25): ?beta=true, seven anthropic-beta values,
+  // a system turn inside messages, adaptive thinking, context_management, output_config.effort,
+  // metadata.user_id, many custom tools, streamed.
+  const betas = [
+    'claude-code-20250219',
+    'oauth-2025-04-20',
+    'interleaved-thinking-2025-05-14',
+    'context-management-2025-06-27',
+    'prompt-caching-scope-2026-01-05',
+    'effort-2025-11-24',
+    'fine-grained-tool-streaming-2025-05-14',
+  ];
+  const tools: Anthropic.Beta.BetaTool[] = Array.from({ length: 21 }, (_, i) => ({
+    name: i === 0 ? 'Bash' : `Tool${i}`,
+    description: `Tool number ${i}`,
+    input_schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+  }));
+  const firstRequest = (model: string, maxTokens = 3000) =>
+    ({
+      model,
+      max_tokens: maxTokens,
+      stream: true,
+      system: [
+        { type: 'text', text: "You are Claude Code, Anthropic's official CLI for Claude." },
+        { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } },
+      ],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Say hello.' }] },
+        { role: 'system', content: 'The user is in /work/project.' },
+        { role: 'user', content: [{ type: 'text', text: 'Please.', cache_control: { type: 'ephemeral' } }] },
+      ],
+      tools,
+      thinking: { type: 'adaptive' },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      output_config: { effort: 'xhigh' },
+      metadata: { user_id: 'user_abc_account_def_session_ghi' },
+    }) as unknown as Anthropic.Beta.MessageCreateParamsStreaming;
+
+  it('MSG-6 MSG-7 a Claude-Code-shaped first request streams through client.beta.messages.stream(); translated as documented; billed as reported', async () => {
+    const a = await h.newAccount();
+    const client = anthropic(a.secret);
+    let final: Anthropic.Beta.BetaMessage | undefined;
+    const [sent] = await sentDuring(async () => {
+      const stream = client.beta.messages.stream(firstRequest(THINKING_MODEL), {
+        headers: { 'anthropic-beta': betas.join(',') },
+        query: { beta: 'true' },
+      });
+      final = await stream.finalMessage();
+    });
+    expect(final!.content.length).toBeGreaterThan(0);
+    expect(final!.usage.output_tokens).toBeGreaterThan(0);
+    const messages = sent!.messages as { role: string; content: unknown }[];
+    expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'system', 'user']);
+    expect(messages[2]).toEqual({ role: 'system', content: 'The user is in /work/project.' });
+    expect(sent!.tools).toHaveLength(21);
+    expect(sent!.chat_template_kwargs).toEqual({ enable_thinking: true });
+    expect(sent!.reasoning_effort).toBe('high');
+    expect(sent!.user).toBe('user_abc_account_def_session_ghi');
+    expect(sent).not.toHaveProperty('context_management');
+    expect(sent).not.toHaveProperty('output_config');
+    const [record] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(record!.outputTokens).toBe(final!.usage.output_tokens);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('the same request on a model that cannot reason is refused by name (thinking), nothing charged; effort alone is advisory there', async () => {
+    const a = await h.newAccount();
+    const client = anthropic(a.secret);
+    const refused = await client.beta.messages.create(firstRequest(CHAT_MODEL, 200)).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((refused as InstanceType<typeof Anthropic.BadRequestError>).message).toMatch(/think/);
+    const [sent] = await sentDuring(async () => {
+      const { thinking: _t, ...noThinking } = firstRequest(CHAT_MODEL, 200) as unknown as Record<
+        string,
+        unknown
+      >;
+      const m = await client.beta.messages.create({
+        ...(noThinking as unknown as Anthropic.Beta.MessageCreateParamsNonStreaming),
+        stream: false,
+      });
+      expect(m.content.length).toBeGreaterThan(0);
+    });
+    expect(sent).not.toHaveProperty('reasoning_effort');
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('output_config.format reaches the engine as response_format json_schema', async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const [sent] = await sentDuring(() =>
+      anthropic().messages.create({
+        model: CHAT_MODEL,
+        max_tokens: 64,
+        output_config: { format: { type: 'json_schema', schema } },
+        messages: [{ role: 'user', content: 'Where?' }],
+      }),
+    );
+    expect(sent!.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'output', schema, strict: true },
+    });
+  });
+});
+
 describe('Messages: carried, never dropped', () => {
   it('a final assistant turn is a prefill: the engine continues it and the answer carries on from it, streamed or not', async () => {
     const question: Anthropic.MessageParam = { role: 'user', content: 'Describe the harbour at dawn' };
@@ -931,8 +1035,36 @@ describe('Messages: authentication and errors', () => {
     ],
     [
       'MSG-6 an unknown role',
-      { model: CHAT_MODEL, max_tokens: 5, messages: [{ role: 'system', content: 'x' }] },
-      /messages\[0\]\.role.*unknown role "system"/,
+      { model: CHAT_MODEL, max_tokens: 5, messages: [{ role: 'developer', content: 'x' }] },
+      /messages\[0\]\.role.*unknown role "developer"/,
+    ],
+    [
+      'an image in a system turn (system turns are text)',
+      {
+        model: VISION_MODEL,
+        max_tokens: 5,
+        messages: [
+          {
+            role: 'system',
+            content: [{ type: 'image', source: { type: 'url', url: 'https://x.test/a.png' } }],
+          },
+          { role: 'user', content: 'hi' },
+        ],
+      },
+      /image block cannot appear in a system turn/,
+    ],
+    [
+      'a context edit that would clear tool results (not done here)',
+      {
+        ...ask,
+        context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
+      },
+      /context_management edit "clear_tool_uses_20250919" is not supported/,
+    ],
+    [
+      'an effort beyond the API’s scale',
+      { ...ask, output_config: { effort: 'extreme' } },
+      /output_config\.effort/,
     ],
     [
       'MSG-5 an unknown block type',

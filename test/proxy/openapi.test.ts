@@ -330,7 +330,7 @@ describe('/openapi.json', () => {
     expect(text).toContain(
       '"enum":["end_turn","max_tokens","stop_sequence","tool_use","pause_turn","refusal"]',
     );
-    expect(text).toContain('"enum":["user","assistant"]');
+    expect(text).toContain('"enum":["user","assistant","system"]');
     expect(text).toContain('"enum":["system","developer","user","assistant","tool","function"]');
   });
 });
