@@ -1,11 +1,11 @@
 // What each choice of a chat completion will emit, token by token, decided up front so streaming and
 // non-streaming responses carry exactly the same output and usage.
 
-import { hash53 } from '../hash.ts';
+import { hash53, seededRandom } from '../hash.ts';
 import { applyStop, generateTokens } from '../text-generator.ts';
 import { countTokens, tokenize } from '../tokenizer.ts';
 import type { ChatRequest } from './request.ts';
-import { type PlannedToolCall, planToolCalls } from './tools.ts';
+import { type PlannedToolCall, planToolCalls, sampleFromSchema } from './tools.ts';
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
@@ -94,6 +94,14 @@ function generateText(
       const cut = whole.naturalLength > whole.tokens.length;
       return { tokens: rest.slice(0, maxTokens), hitLimit: req.ignoreEos || cut || rest.length > maxTokens };
     }
+  }
+  if (req.jsonSchema !== null) {
+    // Structured output: JSON made from the schema (deterministic per prompt), cut at the limit.
+    const json = JSON.stringify(
+      sampleFromSchema(req.jsonSchema, seededRandom(hash53(seed(key), index)), 0) ?? {},
+    );
+    const tokens = tokenize(json);
+    return { tokens: tokens.slice(0, maxTokens), hitLimit: tokens.length > maxTokens };
   }
   const generated = generateTokens(seed(key), index, limits);
   return { tokens: generated.tokens, hitLimit: req.ignoreEos || generated.naturalLength > maxTokens };

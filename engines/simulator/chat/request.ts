@@ -38,6 +38,11 @@ export interface ChatRequest {
   addGenerationPrompt: boolean;
   /** vLLM: the final (assistant) message is left open and the reply continues it (a prefill). */
   continueFinalMessage: boolean;
+  /**
+   * Structured output (response_format json_schema, or json_object as the schema {}): the reply
+   * is JSON made from the schema, as a guided-decoding engine's is; null for free text.
+   */
+  jsonSchema: unknown;
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
@@ -195,5 +200,19 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
     parallelToolCalls: body.parallel_tool_calls !== false,
     addGenerationPrompt,
     continueFinalMessage,
+    jsonSchema: parseResponseFormat(body.response_format),
   };
+}
+
+function parseResponseFormat(v: unknown): unknown {
+  if (v === undefined || v === null) return null;
+  if (!isObject(v)) throw badRequest('response_format must be an object', 'response_format');
+  if (v.type === 'text') return null;
+  if (v.type === 'json_object') return { type: 'object' };
+  if (v.type === 'json_schema' && isObject(v.json_schema) && isObject(v.json_schema.schema))
+    return v.json_schema.schema;
+  throw badRequest(
+    'response_format must be text, json_object or json_schema with a schema',
+    'response_format',
+  );
 }
