@@ -2,6 +2,7 @@
 // responses.stream against the real proxy, Redis and simulator engines: billed exactly as chat
 // completions (one metered call, the same usage record and ledger), the chat surface's errors,
 // and stored responses (GET, DELETE, previous_response_id) per account.
+import { readFileSync } from 'node:fs';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDecimalToNano } from '../../core/money.ts';
@@ -208,7 +209,10 @@ describe('Responses: text', () => {
         max_output_tokens: 200,
         store: false,
       });
-      expect(r.output.length).toBeGreaterThan(0);
+      const reasoning = r.output[0] as OpenAI.Responses.ResponseReasoningItem;
+      expect(reasoning.type).toBe('reasoning');
+      expect(reasoning.content![0]!.text.length).toBeGreaterThan(0);
+      expect(r.output[1]).toMatchObject({ type: 'message' });
     });
     expect(sent!.reasoning_effort).toBe('high');
   });
@@ -514,5 +518,81 @@ describe('Responses: stored', () => {
     const got = await h.client().responses.retrieve(final.id);
     expect(got.output_text).toBe(final.output_text);
     expect(got.usage).toEqual(final.usage);
+  });
+});
+
+/**
+ * The SDK's own declarations: for a `type` value, the keys of the top-level interface that has
+ * it (an event or an output item), and the keys of the Response interface.
+ */
+const sdkTypes = readFileSync(
+  new URL('../../node_modules/openai/resources/responses/responses.d.ts', import.meta.url),
+  'utf8',
+);
+function sdkKeys(match: (body: string, name: string) => boolean): Set<string> | null {
+  for (const m of sdkTypes.matchAll(/^export interface (\w+) \{\n([\s\S]*?)^\}/gm)) {
+    const body = m[2]!;
+    if (match(body, m[1]!)) return new Set([...body.matchAll(/^ {4}([a-z_]+)\??:/gm)].map((k) => k[1]!));
+  }
+  return null;
+}
+const keysOfType = (type: string) => sdkKeys((body) => body.includes(`\n    type: '${type}';`));
+
+function expectSdkShaped(value: Record<string, unknown>, keys: Set<string> | null, at: string): void {
+  expect(keys, `the SDK declares ${at}`).not.toBeNull();
+  for (const k of Object.keys(value)) expect(keys!.has(k), `${at}.${k} is in the SDK's type`).toBe(true);
+}
+
+function expectResponseShaped(r: Record<string, unknown>, at: string): void {
+  expectSdkShaped(
+    r,
+    sdkKeys((_b, name) => name === 'Response'),
+    at,
+  );
+  for (const [i, item] of (r.output as Record<string, unknown>[]).entries())
+    expectSdkShaped(item, keysOfType(item.type as string), `${at}.output[${i}]`);
+}
+
+describe('Responses: what the SDK’s types declare, nothing else', () => {
+  it('every key of a response, its output items and every streamed event is one the SDK’s TypeScript types declare', async () => {
+    const body = {
+      model: THINKING_MODEL,
+      input: 'Use get_weather for Paris, thinking first',
+      tools: [weatherTool],
+      reasoning: { effort: 'low' },
+      max_output_tokens: 300,
+      store: false,
+    };
+    const { res, json } = await raw(body);
+    expect(res.status).toBe(200);
+    expectResponseShaped(json as unknown as Record<string, unknown>, 'response');
+    const text = await (
+      await fetch(`${h.baseURL}/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${h.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ...body, stream: true }),
+      })
+    ).text();
+    const events = text
+      .split('\n\n')
+      .filter(Boolean)
+      .map((block) => {
+        const [ev, data] = block.split('\n');
+        const e = JSON.parse(data!.slice('data: '.length)) as Record<string, unknown>;
+        expect(ev).toBe(`event: ${e.type}`);
+        return e;
+      });
+    const types = new Set(events.map((e) => e.type));
+    for (const t of ['response.function_call_arguments.delta', 'response.reasoning_text.delta'])
+      expect(types.has(t)).toBe(true);
+    for (const e of events) {
+      expectSdkShaped(e, keysOfType(e.type as string), e.type as string);
+      if (typeof e.response === 'object')
+        expectResponseShaped(e.response as Record<string, unknown>, `${e.type}.response`);
+      if (typeof e.item === 'object') {
+        const item = e.item as Record<string, unknown>;
+        expectSdkShaped(item, keysOfType(item.type as string), `${e.type}.item`);
+      }
+    }
   });
 });

@@ -43,6 +43,11 @@ export interface ChatRequest {
    * is JSON made from the schema, as a guided-decoding engine's is; null for free text.
    */
   jsonSchema: unknown;
+  /**
+   * A reasoning model asked to think (vLLM: chat_template_kwargs.enable_thinking, or a
+   * reasoning_effort without thinking switched off): the reply starts with reasoning_content.
+   */
+  thinks: boolean;
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
@@ -201,7 +206,14 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
     addGenerationPrompt,
     continueFinalMessage,
     jsonSchema: parseResponseFormat(body.response_format),
+    thinks: thinks(body),
   };
+}
+
+function thinks(body: Record<string, unknown>): boolean {
+  const kwargs = isObject(body.chat_template_kwargs) ? body.chat_template_kwargs : {};
+  if (kwargs.enable_thinking === false) return false;
+  return kwargs.enable_thinking === true || typeof body.reasoning_effort === 'string';
 }
 
 function parseResponseFormat(v: unknown): unknown {
