@@ -116,7 +116,7 @@ async function handleCreate(
   const prompt = JSON.stringify(chat.messages);
   const tools = chat.fields.tools;
   const promptBytes = Buffer.byteLength(prompt) + (tools ? Buffer.byteLength(JSON.stringify(tools)) : 0);
-  const echo = echoOf(body, entry.id, perChoice);
+  const echo = echoOf(body, entry.id, perChoice, chat.namespaced);
   const done = (response: ResponseObject) => {
     if (!keep) return;
     const stored: StoredResponse = { response, items: [...conversation, ...response.output] };

@@ -104,9 +104,21 @@ const functionTool = z.strictObject({
   strict: nullish(z.boolean()),
 });
 
-/** Only function tools; every other tool type runs on OpenAI's servers and is named in the 400. */
+/**
+ * A namespace groups function tools under a name the model calls them by (Codex CLI sends one):
+ * its functions reach the engine as `<namespace>__<name>`, and calls come back with `namespace`.
+ */
+const namespaceTool = z.strictObject({
+  type: z.literal('namespace'),
+  name: z.string().min(1).max(64),
+  description: nullish(z.string()),
+  tools: z.array(functionTool.omit({ type: true }).extend({ type: z.literal('function') })).max(512),
+});
+export type ResponsesNamespaceTool = z.infer<typeof namespaceTool>;
+
+/** Function tools (alone or in namespaces); every other type runs on OpenAI's servers: a 400 naming it. */
 const tool = z.looseObject({ type: z.string() }).superRefine((t, ctx) => {
-  if (t.type !== 'function') {
+  if (t.type !== 'function' && t.type !== 'namespace') {
     ctx.addIssue({
       code: 'custom',
       path: ['type'],
@@ -114,12 +126,13 @@ const tool = z.looseObject({ type: z.string() }).superRefine((t, ctx) => {
     });
     return;
   }
-  const parsed = functionTool.safeParse(t);
+  const parsed = (t.type === 'namespace' ? namespaceTool : functionTool).safeParse(t);
   if (!parsed.success)
     for (const issue of parsed.error.issues)
       ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
 });
 export type ResponsesFunctionTool = z.infer<typeof functionTool>;
+export type ResponsesTool = ResponsesFunctionTool | ResponsesNamespaceTool;
 
 const toolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
@@ -195,6 +208,12 @@ export const responsesRequest = z.strictObject({
   truncation: nullish(z.literal('disabled')).describe('disabled only: the input is never cut'),
   service_tier: nullish(z.string()).describe('Accepted; every call is served at one tier'),
   background: nullish(z.literal(false)).describe('false only: background responses are not run here'),
+  prompt_cache_retention: nullish(z.enum(['in_memory', '24h'])).describe(
+    'Accepted; engines keep their prefix cache by their own policy',
+  ),
+  client_metadata: nullish(z.record(z.string(), z.string())).describe(
+    'Sent by Codex CLI (its session and turn ids); accepted without effect',
+  ),
 });
 export type ResponsesRequest = z.infer<typeof responsesRequest>;
 

@@ -3,7 +3,12 @@
 // and fields out, or a 400 naming what cannot be carried. The other direction is ./response.ts
 // and ./stream.ts.
 import { ApiError } from '../../../core/errors.ts';
-import type { ResponsesItem, ResponsesPart, ResponsesRequest } from '../../schemas/responses.ts';
+import type {
+  ResponsesItem,
+  ResponsesPart,
+  ResponsesRequest,
+  ResponsesTool,
+} from '../../schemas/responses.ts';
 import type { ChatMessage, ChatToolCall, EngineAbilities } from '../messages/request.ts';
 
 const invalid = (message: string, param: string) => new ApiError('invalid_request', message, { param });
@@ -15,7 +20,12 @@ type ChatPart =
 export interface ResponsesChatForm {
   messages: ChatMessage[];
   fields: Record<string, unknown>;
+  /** Functions in namespaces, by the name the engine calls them (`<namespace>__<name>`). */
+  namespaced: Map<string, { namespace: string; name: string }>;
 }
+
+/** The engine's name of a function in a namespace (chat functions have no namespaces). */
+export const namespacedName = (namespace: string, name: string) => `${namespace}__${name}`;
 
 /**
  * The whole translation. `history` is the conversation a previous_response_id continues (its
@@ -40,7 +50,8 @@ export function toChatForm(
   });
   if (messages.length === 0 || messages.every((m) => m.role === 'system'))
     throw invalid('input has no message for the model to answer', 'input');
-  return { messages, fields: chatFields(req, can) };
+  const { fields, namespaced } = chatFields(req, can);
+  return { messages, fields, namespaced };
 }
 
 function addItem(out: ChatMessage[], item: ResponsesItem, at: string, can: EngineAbilities): void {
@@ -49,7 +60,10 @@ function addItem(out: ChatMessage[], item: ResponsesItem, at: string, can: Engin
       const call: ChatToolCall = {
         id: item.call_id,
         type: 'function',
-        function: { name: item.name, arguments: item.arguments },
+        function: {
+          name: item.namespace === undefined ? item.name : namespacedName(item.namespace, item.name),
+          arguments: item.arguments,
+        },
       };
       // Parallel calls are consecutive items; chat holds them in one assistant message.
       const last = out.at(-1);
@@ -111,26 +125,30 @@ function chatPart(p: ResponsesPart, role: string, at: string, can: EngineAbiliti
 }
 
 /** Tools, choice, sampling, format and reasoning, named as chat names them. */
-export function chatFields(req: ResponsesRequest, can: EngineAbilities): Record<string, unknown> {
+export function chatFields(
+  req: ResponsesRequest,
+  can: EngineAbilities,
+): { fields: Record<string, unknown>; namespaced: Map<string, { namespace: string; name: string }> } {
   const fields: Record<string, unknown> = {};
-  const tools = req.tools ?? [];
+  const namespaced = new Map<string, { namespace: string; name: string }>();
+  const tools = (req.tools ?? []) as ResponsesTool[];
   if (tools.length > 0) {
     if (!can.tools)
       throw invalid('this model cannot call tools; remove tools or choose a tool-capable model', 'tools');
-    fields.tools = tools.map((t) => ({
-      type: 'function',
-      function: {
-        name: t.name,
-        ...(t.description != null ? { description: t.description } : {}),
-        parameters: t.parameters ?? { type: 'object', properties: {} },
-        ...(t.strict != null ? { strict: t.strict } : {}),
-      },
-    }));
+    fields.tools = tools.flatMap((t) => {
+      if (t.type === 'function') return [chatFunction(t.name, t)];
+      return t.tools.map((f) => {
+        const name = namespacedName(t.name, f.name);
+        namespaced.set(name, { namespace: t.name, name: f.name });
+        const description = [t.description, f.description].filter((d) => d != null && d !== '').join('\n\n');
+        return chatFunction(name, { ...f, description });
+      });
+    });
   }
   const choice = req.tool_choice;
   if (choice != null) {
     if (typeof choice === 'object') {
-      if (!tools.some((t) => t.name === choice.name))
+      if (!tools.some((t) => t.type === 'function' && t.name === choice.name))
         throw invalid(
           `tool_choice names ${JSON.stringify(choice.name)}, which is not in tools`,
           'tool_choice.name',
@@ -167,5 +185,20 @@ export function chatFields(req: ResponsesRequest, can: EngineAbilities): Record<
     if (effort === 'none') fields.chat_template_kwargs = { enable_thinking: false };
     else fields.reasoning_effort = effort === 'minimal' ? 'low' : effort === 'xhigh' ? 'high' : effort;
   }
-  return fields;
+  return { fields, namespaced };
+}
+
+function chatFunction(
+  name: string,
+  t: { description?: string | null; parameters?: Record<string, unknown> | null; strict?: boolean | null },
+) {
+  return {
+    type: 'function',
+    function: {
+      name,
+      ...(t.description != null && t.description !== '' ? { description: t.description } : {}),
+      parameters: t.parameters ?? { type: 'object', properties: {} },
+      ...(t.strict != null ? { strict: t.strict } : {}),
+    },
+  };
 }

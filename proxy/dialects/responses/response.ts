@@ -30,6 +30,7 @@ export type OutputItem =
       name: string;
       arguments: string;
       status: 'completed' | 'in_progress' | 'incomplete';
+      namespace?: string;
     };
 
 export interface ResponsesUsage {
@@ -61,10 +62,30 @@ export interface Echo {
   req: ResponsesRequest;
   /** What the response is made for (the request's max_output_tokens, or the default). */
   maxOutputTokens: number;
+  /** Functions in namespaces, by the name the engine calls them. */
+  namespaced: ReadonlyMap<string, { namespace: string; name: string }>;
 }
 
-export function echoOf(req: ResponsesRequest, model: string, maxOutputTokens: number): Echo {
-  return { id: responseId(), createdAt: Math.floor(Date.now() / 1000), model, req, maxOutputTokens };
+export function echoOf(
+  req: ResponsesRequest,
+  model: string,
+  maxOutputTokens: number,
+  namespaced: ReadonlyMap<string, { namespace: string; name: string }>,
+): Echo {
+  return {
+    id: responseId(),
+    createdAt: Math.floor(Date.now() / 1000),
+    model,
+    req,
+    maxOutputTokens,
+    namespaced,
+  };
+}
+
+/** A call's name and namespace as the client declared them (the engine knows one flat name). */
+export function calledName(e: Echo, engineName: string): { name: string; namespace?: string } {
+  const ns = e.namespaced.get(engineName);
+  return ns === undefined ? { name: engineName } : { name: ns.name, namespace: ns.namespace };
 }
 
 /** The response object (OpenAI's `Response`), in whatever state it is in. */
@@ -121,7 +142,10 @@ interface ChatChoice {
 }
 
 /** The output items of a whole chat completion, in the order they were generated. */
-export function outputOf(completion: { choices?: ChatChoice[] }): { output: OutputItem[]; status: Status } {
+export function outputOf(
+  completion: { choices?: ChatChoice[] },
+  e: Echo,
+): { output: OutputItem[]; status: Status } {
   const choice = completion.choices?.[0] ?? {};
   const msg = choice.message ?? {};
   const incomplete = choice.finish_reason === 'length';
@@ -147,7 +171,7 @@ export function outputOf(completion: { choices?: ChatChoice[] }): { output: Outp
       type: 'function_call',
       id: itemId('fc'),
       call_id: typeof call.id === 'string' ? call.id : `call_${hex()}`,
-      name: typeof call.function?.name === 'string' ? call.function.name : '',
+      ...calledName(e, typeof call.function?.name === 'string' ? call.function.name : ''),
       arguments: typeof call.function?.arguments === 'string' ? call.function.arguments : '',
       status: incomplete ? 'incomplete' : 'completed',
     });

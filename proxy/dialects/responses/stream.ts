@@ -10,6 +10,7 @@ import type { TextUsage } from '../../billing/text-quote.ts';
 import { textFrame } from '../messages/text-frame.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
 import {
+  calledName,
   type Echo,
   itemId,
   type OutputItem,
@@ -67,7 +68,7 @@ export class ResponsesStream {
               type: 'function_call',
               id: itemId('fc'),
               call_id: typeof call.id === 'string' ? call.id : `call_${this.echo.id.slice(5)}_${toolIndex}`,
-              name: typeof call.function?.name === 'string' ? call.function.name : '',
+              ...calledName(this.echo, typeof call.function?.name === 'string' ? call.function.name : ''),
               arguments: '',
               status: 'in_progress',
             },

@@ -22,7 +22,7 @@ export function responsesDialect(
     },
     outputBytes: (answer) => outputBytesOf(answer as Parameters<typeof outputBytesOf>[0]),
     send: (reply, answer, usage) => {
-      const { output, status } = outputOf(answer);
+      const { output, status } = outputOf(answer, echo);
       const response = responseObject(echo, status, output, usage);
       done(response);
       reply.type('application/json').send(JSON.stringify(response));
