@@ -106,7 +106,7 @@ describe('editor tools through the proxy', () => {
     const { out, sent } = await engineRequestsDuring(() =>
       run(
         join(bin, 'codex'),
-        ['exec', '--skip-git-repo-check', '--sandbox', 'read-only', 'Use the shell tool to list the files here.'],
+        ['exec', '--skip-git-repo-check', '--sandbox', 'read-only', 'Use exec_command to list the files here.'],
         { CODEX_HOME: home, HOME: home, MODELPLANE_API_KEY: a.secret },
         work,
       ),

@@ -635,24 +635,20 @@ describe('Messages: today’s API (Claude Code’s first request)', () => {
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
-  it('the same request on a model that cannot reason is refused by name (thinking), nothing charged; effort alone is advisory there', async () => {
+  it('the same request on a model that cannot reason: adaptive thinking and effort are advisory there (the model answers directly); enabled thinking is refused by name', async () => {
     const a = await h.newAccount();
     const client = anthropic(a.secret);
-    const refused = await client.beta.messages.create(firstRequest(CHAT_MODEL, 200)).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
-    expect((refused as InstanceType<typeof Anthropic.BadRequestError>).message).toMatch(/think/);
     const [sent] = await sentDuring(async () => {
-      const { thinking: _t, ...noThinking } = firstRequest(CHAT_MODEL, 200) as unknown as Record<
-        string,
-        unknown
-      >;
-      const m = await client.beta.messages.create({
-        ...(noThinking as unknown as Anthropic.Beta.MessageCreateParamsNonStreaming),
-        stream: false,
-      });
+      const m = await client.beta.messages.create({ ...firstRequest(CHAT_MODEL, 200), stream: false });
       expect(m.content.length).toBeGreaterThan(0);
     });
     expect(sent).not.toHaveProperty('reasoning_effort');
+    expect(sent).not.toHaveProperty('chat_template_kwargs');
+    const refused = await client.beta.messages
+      .create({ ...firstRequest(CHAT_MODEL, 200), thinking: { type: 'enabled', budget_tokens: 100 } })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((refused as InstanceType<typeof Anthropic.BadRequestError>).message).toMatch(/think/);
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 

@@ -257,6 +257,9 @@ export function thinkingFields(
   can: Pick<EngineAbilities, 'reasoning'>,
 ): Record<string, unknown> {
   const thinking = req.thinking;
+  // Adaptive thinking leaves whether and how much to think to the model: one that cannot think
+  // answers directly, which is what adaptive allows (Claude Code sends it with every request).
+  if (thinking?.type === 'adaptive' && !can.reasoning) return {};
   if (thinking !== undefined && thinking.type !== 'disabled') {
     if (!can.reasoning)
       throw invalid('this model cannot think before answering; remove thinking', 'thinking');
