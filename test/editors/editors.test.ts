@@ -4,7 +4,7 @@
 // behind, each with only its base address and an API key of this service changed. Each call is
 // billed to that key.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,8 +40,15 @@ beforeAll(async () => {
     },
   );
 }, 300_000);
+const dirs: string[] = [];
+const tempDir = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+};
 afterAll(async () => {
   await h?.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
 /** Runs a tool to its end with stdin closed (both read a prompt from stdin while it is open). */
@@ -72,7 +79,9 @@ function run(
 }
 
 /** The chat requests the engines got while `go` ran. */
-async function engineRequestsDuring<T>(go: () => Promise<T>): Promise<{ out: T; sent: Record<string, unknown>[] }> {
+async function engineRequestsDuring<T>(
+  go: () => Promise<T>,
+): Promise<{ out: T; sent: Record<string, unknown>[] }> {
   const before = h.sims.map((s) => s.received().length);
   const out = await go();
   const sent = h.sims
@@ -85,8 +94,8 @@ async function engineRequestsDuring<T>(go: () => Promise<T>): Promise<{ out: T; 
 describe('editor tools through the proxy', () => {
   it('Codex CLI (codex exec, a custom provider at the proxy, wire_api responses) completes a turn with a tool call; every call billed to its key', async () => {
     const a = await h.newAccount();
-    const home = mkdtempSync(join(tmpdir(), 'codex-home-'));
-    const work = mkdtempSync(join(tmpdir(), 'codex-work-'));
+    const home = tempDir('codex-home-');
+    const work = tempDir('codex-work-');
     writeFileSync(
       join(home, 'config.toml'),
       [
@@ -106,7 +115,13 @@ describe('editor tools through the proxy', () => {
     const { out, sent } = await engineRequestsDuring(() =>
       run(
         join(bin, 'codex'),
-        ['exec', '--skip-git-repo-check', '--sandbox', 'read-only', 'Use exec_command to list the files here.'],
+        [
+          'exec',
+          '--skip-git-repo-check',
+          '--sandbox',
+          'read-only',
+          'Use exec_command to list the files here.',
+        ],
         { CODEX_HOME: home, HOME: home, MODELPLANE_API_KEY: a.secret },
         work,
       ),
@@ -116,7 +131,10 @@ describe('editor tools through the proxy', () => {
     // A turn with one tool call: the model called a tool, got its output, then answered.
     expect(sent.length, transcript).toBeGreaterThanOrEqual(2);
     const last = sent.at(-1)!.messages as { role: string }[];
-    expect(last.some((m) => m.role === 'tool'), transcript).toBe(true);
+    expect(
+      last.some((m) => m.role === 'tool'),
+      transcript,
+    ).toBe(true);
     await h.settled(a.accountId);
     const charges = (await usageRecords(h.redis.client(), a.accountId, { count: 50 })).filter(
       (r) => r.type === 'charge',
@@ -128,8 +146,8 @@ describe('editor tools through the proxy', () => {
 
   it('Claude Code (claude -p, ANTHROPIC_BASE_URL and the key) completes a turn; billed to its key', async () => {
     const a = await h.newAccount();
-    const home = mkdtempSync(join(tmpdir(), 'claude-home-'));
-    const work = mkdtempSync(join(tmpdir(), 'claude-work-'));
+    const home = tempDir('claude-home-');
+    const work = tempDir('claude-work-');
     mkdirSync(join(home, '.claude'), { recursive: true });
     const { out, sent } = await engineRequestsDuring(() =>
       run(
