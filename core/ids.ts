@@ -18,6 +18,9 @@ function pooledHex(bytes: number): string {
 
 /** `req_` + 24 lowercase hex (SPEC "Errors" 1); also fastify's `genReqId`. */
 export const newRequestId = (): string => `req_${pooledHex(12)}`;
+
+/** `<prefix>_` + 24 lowercase hex: the Messages dialect's message and tool-use ids (`msg_`, `toolu_`). */
+export const newLongId = (prefix: string): string => `${prefix}_${pooledHex(12)}`;
 export const REQUEST_ID_PATTERN = /^req_[0-9a-f]{24}$/;
 
 /** `<prefix>_` + 16 lowercase hex: account, key, user, hold, video ids. */

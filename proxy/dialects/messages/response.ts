@@ -1,6 +1,6 @@
 // Chat completion → Messages message, the direction an answer comes back from an engine. Pure; the
 // streamed form of the same mapping is ./stream.ts.
-import { randomBytes } from 'node:crypto';
+import { newLongId } from '../../../core/ids.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
@@ -28,7 +28,7 @@ export interface MessageOut {
   usage: MessagesUsage;
 }
 
-export const messageId = (): string => `msg_${randomBytes(12).toString('hex')}`;
+export const messageId = (): string => newLongId('msg');
 
 /** Billed usage in this dialect: input excludes what was read from the prefix cache. */
 export function messagesUsage(u: TextUsage): MessagesUsage {
@@ -102,7 +102,7 @@ export function toMessage(
   for (const call of Array.isArray(msg.tool_calls) ? msg.tool_calls : []) {
     content.push({
       type: 'tool_use',
-      id: typeof call.id === 'string' ? call.id : `toolu_${randomBytes(12).toString('hex')}`,
+      id: typeof call.id === 'string' ? call.id : newLongId('toolu'),
       name: typeof call.function?.name === 'string' ? call.function.name : '',
       input: toolInput(call.function?.arguments),
     });
