@@ -32,7 +32,9 @@ out["chat_stream"] = streamed
 # The Responses API (issue 25): create, the stream helper, a function-tool round trip, a stored
 # response continued and fetched, json_schema, and the SDK's error class.
 rc = oa.responses.create(model=chat, input="Hello", max_output_tokens=8)
-with oa.responses.stream(model=chat, input="Hi", max_output_tokens=8, store=False) as rs:
+# Room to finish: the Python helper wants response.completed, and an answer cut by
+# max_output_tokens ends with response.incomplete (as at OpenAI).
+with oa.responses.stream(model=chat, input="Hi", max_output_tokens=200, store=False) as rs:
     deltas = "".join(e.delta for e in rs if e.type == "response.output_text.delta")
     rfinal = rs.get_final_response()
 fn = {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}

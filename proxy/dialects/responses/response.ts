@@ -1,12 +1,12 @@
 // Chat completion → Responses response object, the direction an answer comes back from an engine.
 // Pure; the streamed form of the same mapping is ./stream.ts, which ends in the same object.
-import { randomBytes } from 'node:crypto';
+import { newLongId } from '../../../core/ids.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
 import type { ResponsesRequest } from '../../schemas/responses.ts';
 
-const hex = () => randomBytes(12).toString('hex');
-export const responseId = (): string => `resp_${hex()}`;
-export const itemId = (prefix: 'msg' | 'fc' | 'rs'): string => `${prefix}_${hex()}`;
+// Ids from the pooled generator (core/ids), not a crypto call each.
+export const responseId = (): string => newLongId('resp');
+export const itemId = (prefix: 'msg' | 'fc' | 'rs'): string => newLongId(prefix);
 
 export type OutputItem =
   | {
@@ -170,7 +170,7 @@ export function outputOf(
     output.push({
       type: 'function_call',
       id: itemId('fc'),
-      call_id: typeof call.id === 'string' ? call.id : `call_${hex()}`,
+      call_id: typeof call.id === 'string' ? call.id : newLongId('call'),
       ...calledName(e, typeof call.function?.name === 'string' ? call.function.name : ''),
       arguments: typeof call.function?.arguments === 'string' ? call.function.arguments : '',
       status: incomplete ? 'incomplete' : 'completed',
