@@ -91,6 +91,17 @@ async function engineRequestsDuring<T>(
   return { out, sent };
 }
 
+/** One charge per engine call, each to the tool's key; the ledger balances. */
+async function expectEachCallBilled(a: { accountId: string; keyId: string }, calls: number): Promise<void> {
+  await h.settled(a.accountId);
+  const charges = (await usageRecords(h.redis.client(), a.accountId, { count: 50 })).filter(
+    (r) => r.type === 'charge',
+  );
+  expect(charges.length).toBe(calls);
+  for (const c of charges) expect(c).toMatchObject({ keyId: a.keyId, model: MODEL });
+  await expectLedgerClean(h.redis.client(), [a.accountId]);
+}
+
 describe('editor tools through the proxy', () => {
   it('Codex CLI (codex exec, a custom provider at the proxy, wire_api responses) completes a turn with a tool call; every call billed to its key', async () => {
     const a = await h.newAccount();
@@ -135,13 +146,7 @@ describe('editor tools through the proxy', () => {
       last.some((m) => m.role === 'tool'),
       transcript,
     ).toBe(true);
-    await h.settled(a.accountId);
-    const charges = (await usageRecords(h.redis.client(), a.accountId, { count: 50 })).filter(
-      (r) => r.type === 'charge',
-    );
-    expect(charges.length).toBe(sent.length);
-    for (const c of charges) expect(c).toMatchObject({ keyId: a.keyId, model: MODEL });
-    await expectLedgerClean(h.redis.client(), [a.accountId]);
+    await expectEachCallBilled(a, sent.length);
   }, 300_000);
 
   it('Claude Code (claude -p, ANTHROPIC_BASE_URL and the key) completes a turn; billed to its key', async () => {
@@ -169,12 +174,6 @@ describe('editor tools through the proxy', () => {
     expect(out.code, transcript).toBe(0);
     expect(out.stdout.trim().length, transcript).toBeGreaterThan(0);
     expect(sent.length, transcript).toBeGreaterThanOrEqual(1);
-    await h.settled(a.accountId);
-    const charges = (await usageRecords(h.redis.client(), a.accountId, { count: 50 })).filter(
-      (r) => r.type === 'charge',
-    );
-    expect(charges.length).toBe(sent.length);
-    for (const c of charges) expect(c).toMatchObject({ keyId: a.keyId, model: MODEL });
-    await expectLedgerClean(h.redis.client(), [a.accountId]);
+    await expectEachCallBilled(a, sent.length);
   }, 300_000);
 });

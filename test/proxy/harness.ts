@@ -12,6 +12,7 @@ import { type CatalogueEntryInput, CatalogueSnapshot, CatalogueStore } from '../
 import { type Config, loadConfig } from '../../core/config.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
+import type { UsageEntry } from '../../core/usage.ts';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
 import { buildProxyApp, type ProxyApp } from '../../proxy/app.ts';
 import { startRedis, type TestRedis, type TestRedisOptions } from '../helpers/redis.ts';
@@ -225,4 +226,30 @@ export async function startHarness(
       await redis.stop();
     },
   };
+}
+
+/** The chat requests the simulators were sent while `run` ran (both of them), and what it returned. */
+export async function sentDuring(
+  sims: Simulator[],
+  run: () => Promise<unknown>,
+): Promise<Record<string, unknown>[]> {
+  const before = sims.map((s) => s.received().length);
+  await run();
+  return sims
+    .flatMap((s, i) => s.received().slice(before[i]))
+    .filter((r) => r.path === '/v1/chat/completions')
+    .map((r) => r.json as Record<string, unknown>);
+}
+
+/** What CHAT_MODEL's USD prices (input 1, cached input 0.5, output 2 per 1M tokens) make of a record. */
+export function chatModelCost(r: UsageEntry): number {
+  const [input, cached, output] = ['1', '0.5', '2'].map((v) => BigInt(parseDecimalToNano(v))) as [
+    bigint,
+    bigint,
+    bigint,
+  ];
+  const inTokens = BigInt(r.inputTokens!);
+  const cachedTokens = BigInt(r.cachedTokens ?? 0);
+  const scaled = (inTokens - cachedTokens) * input + cachedTokens * cached + BigInt(r.outputTokens!) * output;
+  return Number((scaled + 999_999n) / 1_000_000n); // rounded up to the nano, once
 }

@@ -2,10 +2,15 @@
 // @anthropic-ai/sdk as the client against the real proxy, Redis and simulator engines.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDecimalToNano } from '../../core/money.ts';
-import { type UsageEntry, usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
+import {
+  CHAT_MODEL,
+  chatModelCost,
+  type Harness,
+  sentDuring as sentEngines,
+  startHarness,
+} from './harness.ts';
 
 const VISION_MODEL = 'Org/Vision-Chat';
 const THINKING_MODEL = 'Org/Thinking-Chat';
@@ -59,28 +64,7 @@ const weatherTool: Anthropic.Tool = {
   input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
 };
 
-/** What the engines were sent while `run` ran (both simulators). */
-async function sentDuring(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-  const before = h.sims.map((s) => s.received().length);
-  await run();
-  return h.sims
-    .flatMap((s, i) => s.received().slice(before[i]))
-    .filter((r) => r.path === '/v1/chat/completions')
-    .map((r) => r.json as Record<string, unknown>);
-}
-
-/** What CHAT_MODEL's USD prices (input 1, cached input 0.5, output 2 per 1M tokens) make of a record. */
-function chatModelCost(r: UsageEntry): number {
-  const [input, cached, output] = ['1', '0.5', '2'].map((v) => BigInt(parseDecimalToNano(v))) as [
-    bigint,
-    bigint,
-    bigint,
-  ];
-  const inTokens = BigInt(r.inputTokens!);
-  const cachedTokens = BigInt(r.cachedTokens ?? 0);
-  const scaled = (inTokens - cachedTokens) * input + cachedTokens * cached + BigInt(r.outputTokens!) * output;
-  return Number((scaled + 999_999n) / 1_000_000n); // rounded up to the nano, once
-}
+const sentDuring = (run: () => Promise<unknown>) => sentEngines(h.sims, run);
 
 /** The events of a raw Messages stream, each with the milliseconds since the request was sent. */
 async function timedEvents(body: Record<string, unknown>, apiKey = h.secret) {

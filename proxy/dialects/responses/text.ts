@@ -2,6 +2,7 @@
 // completion is parsed once and mapped to a response object (./response.ts) carrying the usage
 // billed; a stream is translated event by event (./stream.ts). `done` receives every finished
 // response (the route keeps it when the request asked to store it).
+import { readCompletionObject } from '../completion-object.ts';
 import { outputBytesOf } from '../openai/completion.ts';
 import type { TextDialect } from '../translator.ts';
 import { type Echo, outputOf, type ResponseObject, responseObject } from './response.ts';
@@ -14,12 +15,7 @@ export function responsesDialect(
   done: (response: ResponseObject) => void,
 ): TextDialect<Completion> {
   return {
-    read: (bytes) => {
-      const json: unknown = JSON.parse(bytes.toString('utf8'));
-      if (typeof json !== 'object' || json === null || Array.isArray(json))
-        throw new Error('engine sent a non-object');
-      return { answer: json as Completion, usage: (json as { usage?: unknown }).usage ?? null };
-    },
+    read: (bytes) => readCompletionObject<Completion>(bytes),
     outputBytes: (answer) => outputBytesOf(answer as Parameters<typeof outputBytesOf>[0]),
     send: (reply, answer, usage) => {
       const { output, status } = outputOf(answer, echo);
