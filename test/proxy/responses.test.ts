@@ -421,6 +421,62 @@ describe('Responses: money and errors as chat completions', () => {
     },
   );
 
+  it('ERR-1 403 billing_currency_unset, and X-Request-Id on every error', async () => {
+    const noCurrency = await h.newAccount({ country: null });
+    const { res, json } = await raw({ ...ask }, noCurrency.secret);
+    expect(res.status).toBe(403);
+    expect(json.error).toMatchObject({ type: 'permission_error', code: 'billing_currency_unset' });
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+
+  it('ERR-2 ERR-3 engines failing before anything was written → a real, retryable 500, nothing charged, streamed or not', async () => {
+    const a = await h.newAccount();
+    for (const s of h.sims) s.setOptions({ ttftMs: 0, failBeforeFirstByte: 1 });
+    try {
+      for (const stream of [false, true]) {
+        const { res, json } = await raw({ ...ask, stream }, a.secret);
+        expect([stream, res.status]).toEqual([stream, 500]);
+        expect(res.headers.get('content-type')).toContain('application/json');
+        expect(json.error).toMatchObject({ code: 'server_error' });
+      }
+    } finally {
+      for (const s of h.sims) s.setOptions({ ttftMs: 5, failBeforeFirstByte: 0 });
+    }
+    await h.settled(a.accountId);
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 5 })).toHaveLength(1); // the top-up only
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('a mid-stream engine failure ends the stream with error then response.failed; what was generated is billed', async () => {
+    const a = await h.newAccount();
+    const types: string[] = [];
+    let failed: OpenAI.Responses.Response | undefined;
+    for (const s of h.sims) s.setOptions({ failMidStream: 1 });
+    try {
+      const stream = await h.client(a.secret).responses.create({
+        model: CHAT_MODEL,
+        input: 'Tell me a long story',
+        max_output_tokens: 40,
+        store: false,
+        stream: true,
+      });
+      for await (const ev of stream) {
+        types.push(ev.type);
+        if (ev.type === 'response.failed') failed = ev.response;
+      }
+    } finally {
+      for (const s of h.sims) s.setOptions({ failMidStream: 0 });
+    }
+    expect(types.slice(-2)).toEqual(['error', 'response.failed']);
+    expect(failed!.status).toBe('failed');
+    expect(failed!.error).toMatchObject({ code: 'server_error' });
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec!.outputTokens).toBeGreaterThan(0);
+    expect(rec!.outputTokens).toBeLessThan(40);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
   it('AUTH-5 ERR-1 401, 404 and 429 through the SDK, as chat completions gives them', async () => {
     const bad = h.client('sk-nope-0000000000000000000000000000');
     await expect(bad.responses.create({ model: CHAT_MODEL, input: 'hi' })).rejects.toMatchObject({
