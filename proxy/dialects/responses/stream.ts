@@ -36,6 +36,10 @@ export class ResponsesStream {
   private readonly output: OutputItem[] = [];
   private open: Open = null;
   private finish: unknown = null;
+  /** The bytes before a text delta's JSON string, for the open message (built once per item). */
+  private textHead: Buffer | null = null;
+  /** The open message's text so far, as JSON string bodies (quotes cut). */
+  private textBodies: Buffer[] = [];
 
   constructor(private readonly echo: Echo) {}
 
@@ -90,35 +94,49 @@ export class ResponsesStream {
     return out;
   }
 
+  /** A text delta given as text (the parsed way). */
   textDelta(text: string): string {
-    let out = '';
-    if (this.open?.kind !== 'text') {
+    return this.textDeltaJson(Buffer.from(JSON.stringify(text))).toString();
+  }
+
+  /**
+   * A text delta given as its JSON string bytes (`"…"`, from ../messages/text-frame.ts), copied
+   * into a prebuilt event as they are: the usual frame needs no parse and no stringify. The text
+   * itself is kept as JSON string bodies and parsed once, when its item closes.
+   */
+  textDeltaJson(json: Buffer): Buffer {
+    const out: Buffer[] = [];
+    if (this.open?.kind !== 'text' || this.textHead === null) {
       const id = itemId('msg');
-      out += this.openItem(
+      let head = this.openItem(
         { kind: 'text' },
         { type: 'message', id, role: 'assistant', status: 'in_progress', content: [] },
       );
       const part = { type: 'output_text' as const, text: '', annotations: [], logprobs: [] };
       (this.current() as Extract<OutputItem, { type: 'message' }>).content.push(part);
-      out += this.event('response.content_part.added', {
+      head += this.event('response.content_part.added', {
         item_id: id,
         output_index: this.output.length - 1,
         content_index: 0,
         part,
       });
+      out.push(Buffer.from(head));
+      this.textHead = Buffer.from(
+        `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"${id}","output_index":${this.output.length - 1},"content_index":0,"delta":`,
+      );
+      this.textBodies = [];
     }
-    const item = this.current() as Extract<OutputItem, { type: 'message' }>;
-    item.content[0]!.text += text;
-    return (
-      out +
-      this.event('response.output_text.delta', {
-        item_id: item.id,
-        output_index: this.output.length - 1,
-        content_index: 0,
-        delta: text,
-        logprobs: [],
-      })
-    );
+    this.textBodies.push(json.subarray(1, json.length - 1));
+    out.push(this.textHead, json, Buffer.from(`,"logprobs":[],"sequence_number":${this.seq++}}\n\n`));
+    return Buffer.concat(out);
+  }
+
+  /** The open message's text, made of its JSON string bodies at once. */
+  private settleText(): void {
+    const item = this.current();
+    if (item?.type !== 'message' || this.textBodies.length === 0) return;
+    item.content[0]!.text += JSON.parse(`"${Buffer.concat(this.textBodies).toString('utf8')}"`) as string;
+    this.textBodies = [];
   }
 
   private reasoningDelta(text: string): string {
@@ -159,6 +177,7 @@ export class ResponsesStream {
 
   /** A failure after the first event: OpenAI's `error` event, then response.failed. */
   failed(err: ApiError): string {
+    if (this.open?.kind === 'text') this.settleText();
     const error = { code: err.code, message: err.message };
     return (
       this.event('error', { code: err.code, message: err.message, param: err.param ?? null }) +
@@ -187,7 +206,9 @@ export class ResponsesStream {
 
   private closeItem(status: 'completed' | 'incomplete'): string {
     if (this.open === null) return '';
+    if (this.open.kind === 'text') this.settleText();
     this.open = null;
+    this.textHead = null;
     const item = this.current();
     const output_index = this.output.length - 1;
     let out = '';
@@ -235,8 +256,8 @@ export class ResponsesStream {
 }
 
 /**
- * The Responses stream translator: the usual text frame read from its bytes (the text delta's
- * JSON string parsed alone, as the .done events repeat the whole text), any other frame parsed
+ * The Responses stream translator: the usual text frame read from its bytes (its JSON string
+ * copied into the delta event, the text parsed once when its item closes), any other frame parsed
  * and translated. No pings: Responses streams have no keep-alive event.
  */
 export class ResponsesTranslator implements StreamTranslator {
@@ -255,9 +276,9 @@ export class ResponsesTranslator implements StreamTranslator {
   fast(block: Buffer, out: Buffer[]): FastFrame | undefined {
     const fast = textFrame(block);
     if (fast === undefined) return undefined;
-    const text = JSON.parse(fast.text.toString('utf8')) as string;
-    if (text !== '') out.push(Buffer.from(this.stream.textDelta(text)));
-    return { usageAt: fast.usageAt, content: text !== '' };
+    const content = fast.text.length > 2; // not ""
+    if (content) out.push(this.stream.textDeltaJson(fast.text));
+    return { usageAt: fast.usageAt, content };
   }
 
   chunk(chunk: Record<string, unknown>, out: Buffer[]): void {
