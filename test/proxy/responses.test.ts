@@ -21,7 +21,8 @@ const THINKING_MODEL = 'Org/Thinking-Chat';
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness(
-    {},
+    // Small bounds, so the tests can reach them (README "The Responses API", State).
+    { PROXY_RESPONSES_MAX_STORED_PER_ACCOUNT: '5', PROXY_RESPONSES_MAX_STORED_BYTES: '8192' },
     {
       entries: (endpoints) => [
         {
@@ -548,6 +549,35 @@ describe('Responses: stored', () => {
       max_output_tokens: 5,
     });
     await expect(h.client().responses.retrieve(unstored.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('the bounds: an account keeps its newest PROXY_RESPONSES_MAX_STORED_PER_ACCOUNT, the oldest go; a conversation over PROXY_RESPONSES_MAX_STORED_BYTES is a 400 with store: true (nothing charged), served with store: false', async () => {
+    const a = await h.newAccount();
+    const c = h.client(a.secret);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++)
+      ids.push((await c.responses.create({ model: CHAT_MODEL, input: `n ${i}`, max_output_tokens: 4 })).id);
+    await expect(c.responses.retrieve(ids[0]!)).rejects.toMatchObject({ status: 404 });
+    for (const id of ids.slice(1)) expect((await c.responses.retrieve(id)).id).toBe(id);
+    expect(await h.redis.client().zcard(`responses:{${a.accountId}}:index`)).toBe(5);
+    const big = 'word '.repeat(2000); // 10 kB of input
+    const refused = await raw({ model: CHAT_MODEL, input: big, max_output_tokens: 4 }, a.secret);
+    expect(refused.res.status).toBe(400);
+    expect(refused.json.error.param).toBe('store');
+    expect(refused.json.error.message).toMatch(/8192 bytes/);
+    const served = await c.responses.create({
+      model: CHAT_MODEL,
+      input: big,
+      max_output_tokens: 4,
+      store: false,
+    });
+    expect(served.output_text.length).toBeGreaterThan(0);
+    await h.settled(a.accountId);
+    const charges = (await usageRecords(h.redis.client(), a.accountId, { count: 20 })).filter(
+      (r) => r.type === 'charge',
+    );
+    expect(charges).toHaveLength(7); // six stored, one served unstored; the refused one not
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
   it('a streamed response is stored too, as its final response.completed says', async () => {
