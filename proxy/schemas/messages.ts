@@ -272,6 +272,17 @@ export const messagesRequest = z.strictObject({
     .enum(['auto', 'standard_only'])
     .optional()
     .describe('Accepted; every call is served at the standard tier'),
+  // The current SDK's other request fields (README "Today's Messages API"): the standard speed is
+  // the only one served, so "fast" is refused rather than ignored; diagnostics only ask for a
+  // report about Anthropic's prompt cache, which engines here do not give.
+  speed: z
+    .literal('standard', { error: 'speed "fast" is not served here: every call runs at the standard speed' })
+    .nullish()
+    .describe('"standard" or null only: one speed is served'),
+  diagnostics: z
+    .strictObject({ previous_message_id: z.string().nullish() })
+    .nullish()
+    .describe('Accepted without effect: no cache-miss report is made here'),
 });
 export type MessagesRequest = z.infer<typeof messagesRequest>;
 

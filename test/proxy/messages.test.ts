@@ -1041,6 +1041,12 @@ describe('Messages: authentication and errors', () => {
       },
       /context_management edit "clear_tool_uses_20250919" is not supported/,
     ],
+    ['speed "fast" (one speed is served)', { ...ask, speed: 'fast' }, /speed "fast" is not served/],
+    [
+      'inference_geo (a region per request cannot be promised)',
+      { ...ask, inference_geo: 'us' },
+      /inference_geo/,
+    ],
     [
       'an effort beyond the API’s scale',
       { ...ask, output_config: { effort: 'extreme' } },
