@@ -306,6 +306,60 @@ describe('Responses: function tools', () => {
     });
   }
 
+  it('a namespace tool (as Codex sends one): its functions reach the engine as <namespace>__<name>; the call comes back with its name and namespace, and goes back the same way', async () => {
+    const ns = {
+      type: 'namespace',
+      name: 'crm',
+      description: 'Customer records',
+      tools: [
+        {
+          type: 'function',
+          name: 'lookup',
+          description: 'Find a customer',
+          parameters: { type: 'object', properties: { q: { type: 'string' } } },
+        },
+      ],
+    } as unknown as OpenAI.Responses.Tool;
+    const client = h.client();
+    let call: OpenAI.Responses.ResponseFunctionToolCall | undefined;
+    const [first] = await sentDuring(async () => {
+      const r = await client.responses.create({
+        model: CHAT_MODEL,
+        input: 'Please use crm__lookup',
+        tools: [ns],
+        max_output_tokens: 60,
+        store: false,
+      });
+      call = r.output.find((o) => o.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+    });
+    expect(first!.tools).toEqual([
+      {
+        type: 'function',
+        function: {
+          name: 'crm__lookup',
+          description: 'Customer records\n\nFind a customer',
+          parameters: { type: 'object', properties: { q: { type: 'string' } } },
+        },
+      },
+    ]);
+    expect(call).toMatchObject({ name: 'lookup', namespace: 'crm' });
+    const [second] = await sentDuring(() =>
+      client.responses.create({
+        model: CHAT_MODEL,
+        tools: [ns],
+        store: false,
+        max_output_tokens: 20,
+        input: [
+          { role: 'user', content: 'Please use crm__lookup' },
+          call!,
+          { type: 'function_call_output', call_id: call!.call_id, output: 'found' },
+        ],
+      }),
+    );
+    const assistant = (second!.messages as { tool_calls?: { function: { name: string } }[] }[])[1]!;
+    expect(assistant.tool_calls![0]!.function.name).toBe('crm__lookup');
+  });
+
   it('tool_choice and parallel_tool_calls are carried as chat names them', async () => {
     const [sent] = await sentDuring(() =>
       h.client().responses.create({
