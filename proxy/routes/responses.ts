@@ -11,7 +11,7 @@ import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { checkOutputBound } from '../calls/context-fit.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { ResponseStore, type StoredResponse } from '../calls/response-store.ts';
-import { runTextCall } from '../calls/text-call.ts';
+import { chatPromptOf, runTextCall } from '../calls/text-call.ts';
 import type { ProxyContext } from '../context.ts';
 import { toChatForm } from '../dialects/responses/request.ts';
 import { echoOf, type ResponseObject } from '../dialects/responses/response.ts';
@@ -113,9 +113,7 @@ async function handleCreate(
       `store: true keeps responses of at most ${store.bounds.maxBytes} bytes, and this conversation is larger; send store: false (and the whole input) instead.`,
       'store',
     );
-  const prompt = JSON.stringify(chat.messages);
-  const tools = chat.fields.tools;
-  const promptBytes = Buffer.byteLength(prompt) + (tools ? Buffer.byteLength(JSON.stringify(tools)) : 0);
+  const { prompt, promptBytes } = chatPromptOf(chat);
   const echo = echoOf(body, entry.id, perChoice, chat.namespaced);
   const done = (response: ResponseObject) => {
     if (!keep) return;

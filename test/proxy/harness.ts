@@ -253,3 +253,20 @@ export function chatModelCost(r: UsageEntry): number {
   const scaled = (inTokens - cachedTokens) * input + cachedTokens * cached + BigInt(r.outputTokens!) * output;
   return Number((scaled + 999_999n) / 1_000_000n); // rounded up to the nano, once
 }
+
+/**
+ * Waits (generously: the machine is shared) until the simulators have seen one more request
+ * aborted than in `before`, and gives back the output tokens they generated since.
+ */
+export async function generatedUntilAborted(
+  sims: Simulator[],
+  before: ReturnType<Simulator['stats']>[],
+): Promise<number> {
+  for (let i = 0; i < 1000; i++) {
+    const now = sims.map((s) => s.stats());
+    if (now.reduce((n, x, k) => n + x.aborted - before[k]!.aborted, 0) === 1)
+      return now.reduce((n, x, k) => n + x.generationTokens - before[k]!.generationTokens, 0);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('the engine request was never aborted');
+}

@@ -7,6 +7,7 @@ import { expectLedgerClean } from '../helpers/ledger.ts';
 import {
   CHAT_MODEL,
   chatModelCost,
+  generatedUntilAborted,
   type Harness,
   sentDuring as sentEngines,
   startHarness,
@@ -378,16 +379,7 @@ describe('Messages: text', () => {
       for (const s of h.sims) s.setOptions({ itlMs: 1 });
     }
     // The engine saw its client (the proxy) go away and stopped generating.
-    const stats = async () => {
-      for (let i = 0; i < 100; i++) {
-        const now = h.sims.map((s) => s.stats());
-        if (now.reduce((n, x, k) => n + x.aborted - before[k]!.aborted, 0) === 1) return now;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      throw new Error('the engine request was never aborted');
-    };
-    const after = await stats();
-    const generated = after.reduce((n, x, k) => n + x.generationTokens - before[k]!.generationTokens, 0);
+    const generated = await generatedUntilAborted(h.sims, before);
     await h.settled(a.accountId);
     const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
     expect(rec).toMatchObject({ type: 'charge', keyId: a.keyId, model: CHAT_MODEL });
