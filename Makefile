@@ -29,6 +29,7 @@ test-deps: $(NPM_STAMP)
 	@test/s3/build-s3-server.sh >/dev/null
 	@test/s3/build-minio.sh >/dev/null
 	@test/stripe/build-stripe-mock.sh >/dev/null
+	@test/editors/install-editor-tools.sh >/dev/null
 
 dev: deps console-web
 	npx tsx cli/dev.ts

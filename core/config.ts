@@ -108,6 +108,13 @@ const schema = z.object({
   /** Messages streams: a `ping` event after this long without a write (a slow or thinking engine). */
   PROXY_MESSAGES_PING_MS: z.coerce.number().int().positive().default(5000),
   /**
+   * Stored Responses (POST /v1/responses with store: true, kept 30 days): the largest one kept, in
+   * bytes of its conversation (a request whose input alone is larger is a 400), and how many one
+   * account keeps (the oldest go first). They cost nothing but Redis memory, so they are bounded.
+   */
+  PROXY_RESPONSES_MAX_STORED_BYTES: z.coerce.number().int().min(1024).default(1_048_576),
+  PROXY_RESPONSES_MAX_STORED_PER_ACCOUNT: z.coerce.number().int().min(1).default(1_000),
+  /**
    * Credit leases: each replica holds a slice of an account's credit (an ordinary hold, freed by the
    * sweeper if the replica dies) and carves request holds from it in memory, settling in batches, so
    * a request does no Redis round trip before its first byte. Near the limit the exact reserve-first

@@ -45,6 +45,7 @@ import { imagesRoutes } from './routes/images.ts';
 import { messagesRoutes } from './routes/messages.ts';
 import { modelsRoutes } from './routes/models.ts';
 import { collectRoutes, openApiRoutes } from './routes/openapi.ts';
+import { responsesRoutes } from './routes/responses.ts';
 import { videosRoutes } from './routes/videos.ts';
 import { shutdown } from './shutdown.ts';
 
@@ -218,6 +219,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       await api.register(chatRoutes, { ctx });
       await api.register(embeddingsRoutes, { ctx });
       await api.register(messagesRoutes, { ctx });
+      await api.register(responsesRoutes, { ctx, redis: deps.redis }); // issue 25: the Responses API
       await api.register(imagesRoutes, { ctx });
       await api.register(imageEditsRoutes, { ctx });
       await api.register(videosRoutes, { ctx });

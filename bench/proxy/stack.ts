@@ -40,6 +40,9 @@ export interface Stack {
   streamed: string;
   messagesPlain: string;
   messagesStreamed: string;
+  /** The same call on the Responses surface (store: false, as Codex sends it). */
+  responsesPlain: string;
+  responsesStreamed: string;
   stop(): Promise<void>;
 }
 
@@ -179,6 +182,19 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         model: MODEL,
         messages: [{ role: 'user', content: 'Say hello to the benchmark in a few words.' }],
         max_tokens: 16,
+        stream: true,
+      }),
+      responsesPlain: JSON.stringify({
+        model: MODEL,
+        input: 'Say hello to the benchmark in a few words.',
+        max_output_tokens: 16,
+        store: false,
+      }),
+      responsesStreamed: JSON.stringify({
+        model: MODEL,
+        input: 'Say hello to the benchmark in a few words.',
+        max_output_tokens: 16,
+        store: false,
         stream: true,
       }),
       stop,

@@ -60,6 +60,22 @@ export interface TextCall {
   affinityKey: string | undefined;
 }
 
+/**
+ * A translated dialect's prompt in chat form, serialized once (spliced into the engine request),
+ * and the bytes the hold counts for it (messages and tool definitions).
+ */
+export function chatPromptOf(chat: { messages: readonly unknown[]; fields: Record<string, unknown> }): {
+  prompt: string;
+  promptBytes: number;
+} {
+  const prompt = JSON.stringify(chat.messages);
+  const tools = chat.fields.tools;
+  return {
+    prompt,
+    promptBytes: Buffer.byteLength(prompt) + (tools ? Buffer.byteLength(JSON.stringify(tools)) : 0),
+  };
+}
+
 export async function runTextCall<A>(
   ctx: ProxyContext,
   request: FastifyRequest,

@@ -8,10 +8,10 @@ import { z } from 'zod';
 import { estimatedPromptTokens } from '../billing/text-quote.ts';
 import { checkOutputBound } from '../calls/context-fit.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
-import { runTextCall } from '../calls/text-call.ts';
+import { chatPromptOf, runTextCall } from '../calls/text-call.ts';
 import { engineTokenCount } from '../calls/token-count.ts';
 import type { ProxyContext } from '../context.ts';
-import { type ChatForm, toChatRequest } from '../dialects/messages/request.ts';
+import { toChatRequest } from '../dialects/messages/request.ts';
 import { messagesDialect } from '../dialects/messages/text.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
 import {
@@ -63,21 +63,12 @@ export async function messagesRoutes(app: FastifyInstance, opts: { ctx: ProxyCon
   );
 }
 
-function chatPrompt(chat: ChatForm): { prompt: string; promptBytes: number } {
-  const prompt = JSON.stringify(chat.messages);
-  const tools = chat.fields.tools;
-  return {
-    prompt,
-    promptBytes: Buffer.byteLength(prompt) + (tools ? Buffer.byteLength(JSON.stringify(tools)) : 0),
-  };
-}
-
 function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as MessagesRequest;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
   checkOutputBound(entry, body.max_tokens, 'max_tokens');
   const chat = toChatRequest(body, entry.capabilities);
-  const { prompt, promptBytes } = chatPrompt(chat);
+  const { prompt, promptBytes } = chatPromptOf(chat);
   return runTextCall(
     ctx,
     request,
@@ -116,7 +107,7 @@ async function handleCountTokens(ctx: ProxyContext, request: FastifyRequest, rep
   const { entry } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
   request.metricModel = entry.id;
   const chat = toChatRequest(body, entry.capabilities);
-  const { prompt, promptBytes } = chatPrompt(chat);
+  const { prompt, promptBytes } = chatPromptOf(chat);
   const counted = await engineTokenCount(ctx, request, reply, entry, prompt, chat.fields);
   const source = counted === null ? 'estimate' : 'engine';
   const inputTokens = counted ?? estimatedPromptTokens(entry, chat.messages, promptBytes);

@@ -103,9 +103,10 @@ const contentBlock = z.discriminatedUnion(
 export type ContentBlock = z.infer<typeof contentBlock>;
 
 export const messageParam = z.strictObject({
-  role: z.enum(['user', 'assistant'], {
-    error: (iss) =>
-      `unknown role ${JSON.stringify(iss.input)}: roles are user and assistant (a system prompt goes in the top-level system field)`,
+  // The current Messages API also has a `system` turn inside messages (Claude Code sends one):
+  // it becomes a chat system message in its place (text only, checked in the translation).
+  role: z.enum(['user', 'assistant', 'system'], {
+    error: (iss) => `unknown role ${JSON.stringify(iss.input)}: roles are user, assistant and system`,
   }),
   content: z.union([z.string(), z.array(contentBlock)]),
 });
@@ -198,6 +199,48 @@ const thinkingConfig = z.discriminatedUnion(
   { error: (iss) => unknownType(iss, 'thinking type', ['enabled', 'adaptive', 'disabled']) },
 );
 
+/**
+ * context_management (Anthropic's context-editing beta). clear_thinking_20251015 asks for earlier
+ * turns' thinking to be left out of the prompt: the translation always leaves it out (see
+ * ../dialects/messages/request.ts), so it is carried whatever its `keep`. The other edits
+ * (clearing tool results, compaction) would change the prompt in ways this surface does not do:
+ * refused by name rather than ignored.
+ */
+const contextEdit = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({
+      type: z.literal('clear_thinking_20251015'),
+      keep: z
+        .union([
+          z.literal('all'),
+          z.strictObject({ type: z.literal('thinking_turns'), value: z.number().int().min(0) }),
+          z.strictObject({ type: z.literal('all') }),
+        ])
+        .optional(),
+    }),
+  ],
+  { error: (iss) => unknownType(iss, 'context_management edit', ['clear_thinking_20251015']) },
+);
+const contextManagement = z
+  .strictObject({ edits: z.array(contextEdit).max(16).optional() })
+  .nullish()
+  .describe('clear_thinking_20251015 only: earlier turns’ thinking is never sent to the engine anyway');
+
+/** output_config: effort for reasoning models (vLLM's reasoning_effort), format as response_format. */
+const outputConfig = z
+  .strictObject({
+    effort: z
+      .enum(['low', 'medium', 'high', 'xhigh', 'max'])
+      .nullish()
+      .describe('Sent to a reasoning model as reasoning_effort (xhigh and max as high); advisory elsewhere'),
+    format: z
+      .strictObject({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) })
+      .nullish()
+      .describe('Sent to the engine as response_format json_schema (structured output)'),
+  })
+  .optional();
+
 /** Fields of a count_tokens request: the create request without max_tokens and stream. */
 const promptFields = {
   model: modelId,
@@ -206,6 +249,8 @@ const promptFields = {
   tools: z.array(tool).max(512).optional(),
   tool_choice: toolChoice.optional(),
   thinking: thinkingConfig.optional(),
+  context_management: contextManagement,
+  output_config: outputConfig,
 };
 
 export const messagesRequest = z.strictObject({
@@ -227,6 +272,17 @@ export const messagesRequest = z.strictObject({
     .enum(['auto', 'standard_only'])
     .optional()
     .describe('Accepted; every call is served at the standard tier'),
+  // The current SDK's other request fields (README "Today's Messages API"): the standard speed is
+  // the only one served, so "fast" is refused rather than ignored; diagnostics only ask for a
+  // report about Anthropic's prompt cache, which engines here do not give.
+  speed: z
+    .literal('standard', { error: 'speed "fast" is not served here: every call runs at the standard speed' })
+    .nullish()
+    .describe('"standard" or null only: one speed is served'),
+  diagnostics: z
+    .strictObject({ previous_message_id: z.string().nullish() })
+    .nullish()
+    .describe('Accepted without effect: no cache-miss report is made here'),
 });
 export type MessagesRequest = z.infer<typeof messagesRequest>;
 

@@ -254,7 +254,45 @@ export const chatCompletion = z
     choices: z.array(
       z.looseObject({
         index: z.number().int(),
-        message: z.looseObject({ role: z.literal('assistant'), content: z.string().nullable() }),
+        message: z.looseObject({
+          role: z.literal('assistant'),
+          content: z.string().nullable(),
+          // A client generated from /openapi.json must see a tool call (issue 25).
+          tool_calls: z
+            .array(
+              z.looseObject({
+                id: z.string(),
+                type: z.literal('function'),
+                function: z.looseObject({
+                  name: z.string(),
+                  arguments: z.string().describe('JSON text; cut short when finish_reason is length'),
+                }),
+              }),
+            )
+            .optional(),
+          reasoning_content: z.string().nullish().describe('A reasoning model’s reasoning (vLLM)'),
+        }),
+        logprobs: z
+          .looseObject({
+            content: z
+              .array(
+                z.looseObject({
+                  token: z.string(),
+                  logprob: z.number(),
+                  bytes: z.array(z.number().int()).nullable(),
+                  top_logprobs: z.array(
+                    z.looseObject({
+                      token: z.string(),
+                      logprob: z.number(),
+                      bytes: z.array(z.number().int()).nullable(),
+                    }),
+                  ),
+                }),
+              )
+              .nullable(),
+          })
+          .nullish()
+          .describe('With logprobs: true, as the engine reports them'),
         finish_reason: z.enum(FINISH_REASONS).nullable(),
       }),
     ),

@@ -12,6 +12,7 @@ import { type CatalogueEntryInput, CatalogueSnapshot, CatalogueStore } from '../
 import { type Config, loadConfig } from '../../core/config.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
+import type { UsageEntry } from '../../core/usage.ts';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
 import { buildProxyApp, type ProxyApp } from '../../proxy/app.ts';
 import { startRedis, type TestRedis, type TestRedisOptions } from '../helpers/redis.ts';
@@ -236,4 +237,47 @@ export async function startHarness(
       await redis.stop();
     },
   };
+}
+
+/** The chat requests the simulators were sent while `run` ran (both of them), and what it returned. */
+export async function sentDuring(
+  sims: Simulator[],
+  run: () => Promise<unknown>,
+): Promise<Record<string, unknown>[]> {
+  const before = sims.map((s) => s.received().length);
+  await run();
+  return sims
+    .flatMap((s, i) => s.received().slice(before[i]))
+    .filter((r) => r.path === '/v1/chat/completions')
+    .map((r) => r.json as Record<string, unknown>);
+}
+
+/** What CHAT_MODEL's USD prices (input 1, cached input 0.5, output 2 per 1M tokens) make of a record. */
+export function chatModelCost(r: UsageEntry): number {
+  const [input, cached, output] = ['1', '0.5', '2'].map((v) => BigInt(parseDecimalToNano(v))) as [
+    bigint,
+    bigint,
+    bigint,
+  ];
+  const inTokens = BigInt(r.inputTokens!);
+  const cachedTokens = BigInt(r.cachedTokens ?? 0);
+  const scaled = (inTokens - cachedTokens) * input + cachedTokens * cached + BigInt(r.outputTokens!) * output;
+  return Number((scaled + 999_999n) / 1_000_000n); // rounded up to the nano, once
+}
+
+/**
+ * Waits (generously: the machine is shared) until the simulators have seen one more request
+ * aborted than in `before`, and gives back the output tokens they generated since.
+ */
+export async function generatedUntilAborted(
+  sims: Simulator[],
+  before: ReturnType<Simulator['stats']>[],
+): Promise<number> {
+  for (let i = 0; i < 1000; i++) {
+    const now = sims.map((s) => s.stats());
+    if (now.reduce((n, x, k) => n + x.aborted - before[k]!.aborted, 0) === 1)
+      return now.reduce((n, x, k) => n + x.generationTokens - before[k]!.generationTokens, 0);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('the engine request was never aborted');
 }

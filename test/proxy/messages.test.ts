@@ -2,10 +2,16 @@
 // @anthropic-ai/sdk as the client against the real proxy, Redis and simulator engines.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDecimalToNano } from '../../core/money.ts';
-import { type UsageEntry, usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
+import {
+  CHAT_MODEL,
+  chatModelCost,
+  generatedUntilAborted,
+  type Harness,
+  sentDuring as sentEngines,
+  startHarness,
+} from './harness.ts';
 
 const VISION_MODEL = 'Org/Vision-Chat';
 const THINKING_MODEL = 'Org/Thinking-Chat';
@@ -59,28 +65,7 @@ const weatherTool: Anthropic.Tool = {
   input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
 };
 
-/** What the engines were sent while `run` ran (both simulators). */
-async function sentDuring(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-  const before = h.sims.map((s) => s.received().length);
-  await run();
-  return h.sims
-    .flatMap((s, i) => s.received().slice(before[i]))
-    .filter((r) => r.path === '/v1/chat/completions')
-    .map((r) => r.json as Record<string, unknown>);
-}
-
-/** What CHAT_MODEL's USD prices (input 1, cached input 0.5, output 2 per 1M tokens) make of a record. */
-function chatModelCost(r: UsageEntry): number {
-  const [input, cached, output] = ['1', '0.5', '2'].map((v) => BigInt(parseDecimalToNano(v))) as [
-    bigint,
-    bigint,
-    bigint,
-  ];
-  const inTokens = BigInt(r.inputTokens!);
-  const cachedTokens = BigInt(r.cachedTokens ?? 0);
-  const scaled = (inTokens - cachedTokens) * input + cachedTokens * cached + BigInt(r.outputTokens!) * output;
-  return Number((scaled + 999_999n) / 1_000_000n); // rounded up to the nano, once
-}
+const sentDuring = (run: () => Promise<unknown>) => sentEngines(h.sims, run);
 
 /** The events of a raw Messages stream, each with the milliseconds since the request was sent. */
 async function timedEvents(body: Record<string, unknown>, apiKey = h.secret) {
@@ -394,16 +379,7 @@ describe('Messages: text', () => {
       for (const s of h.sims) s.setOptions({ itlMs: 1 });
     }
     // The engine saw its client (the proxy) go away and stopped generating.
-    const stats = async () => {
-      for (let i = 0; i < 100; i++) {
-        const now = h.sims.map((s) => s.stats());
-        if (now.reduce((n, x, k) => n + x.aborted - before[k]!.aborted, 0) === 1) return now;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      throw new Error('the engine request was never aborted');
-    };
-    const after = await stats();
-    const generated = after.reduce((n, x, k) => n + x.generationTokens - before[k]!.generationTokens, 0);
+    const generated = await generatedUntilAborted(h.sims, before);
     await h.settled(a.accountId);
     const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
     expect(rec).toMatchObject({ type: 'charge', keyId: a.keyId, model: CHAT_MODEL });
@@ -566,6 +542,106 @@ describe('Messages: tool use', () => {
       content: 'You are an editor assistant.\n\nProject rules: be brief.',
     });
     expect(json!.user).toBe('user-1');
+  });
+});
+
+describe('Messages: today’s API (Claude Code’s first request)', () => {
+  // The shape Claude Code 2.1.x sends first (issue 25): ?beta=true, seven anthropic-beta values,
+  // a system turn inside messages, adaptive thinking, context_management, output_config.effort,
+  // metadata.user_id, many custom tools, streamed.
+  const betas = [
+    'claude-code-20250219',
+    'oauth-2025-04-20',
+    'interleaved-thinking-2025-05-14',
+    'context-management-2025-06-27',
+    'prompt-caching-scope-2026-01-05',
+    'effort-2025-11-24',
+    'fine-grained-tool-streaming-2025-05-14',
+  ];
+  const tools: Anthropic.Beta.BetaTool[] = Array.from({ length: 21 }, (_, i) => ({
+    name: i === 0 ? 'Bash' : `Tool${i}`,
+    description: `Tool number ${i}`,
+    input_schema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+  }));
+  const firstRequest = (model: string, maxTokens = 3000) =>
+    ({
+      model,
+      max_tokens: maxTokens,
+      stream: true,
+      system: [
+        { type: 'text', text: "You are Claude Code, Anthropic's official CLI for Claude." },
+        { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } },
+      ],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Say hello.' }] },
+        { role: 'system', content: 'The user is in /work/project.' },
+        { role: 'user', content: [{ type: 'text', text: 'Please.', cache_control: { type: 'ephemeral' } }] },
+      ],
+      tools,
+      thinking: { type: 'adaptive' },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      output_config: { effort: 'xhigh' },
+      metadata: { user_id: 'user_abc_account_def_session_ghi' },
+    }) as unknown as Anthropic.Beta.MessageCreateParamsStreaming;
+
+  it('MSG-6 MSG-7 a Claude-Code-shaped first request streams through client.beta.messages.stream(); translated as documented; billed as reported', async () => {
+    const a = await h.newAccount();
+    const client = anthropic(a.secret);
+    let final: Anthropic.Beta.BetaMessage | undefined;
+    const [sent] = await sentDuring(async () => {
+      const stream = client.beta.messages.stream(firstRequest(THINKING_MODEL), {
+        headers: { 'anthropic-beta': betas.join(',') },
+        query: { beta: 'true' },
+      });
+      final = await stream.finalMessage();
+    });
+    expect(final!.content.length).toBeGreaterThan(0);
+    expect(final!.usage.output_tokens).toBeGreaterThan(0);
+    const messages = sent!.messages as { role: string; content: unknown }[];
+    expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'system', 'user']);
+    expect(messages[2]).toEqual({ role: 'system', content: 'The user is in /work/project.' });
+    expect(sent!.tools).toHaveLength(21);
+    expect(sent!.chat_template_kwargs).toEqual({ enable_thinking: true });
+    expect(sent!.reasoning_effort).toBe('high');
+    expect(sent!.user).toBe('user_abc_account_def_session_ghi');
+    expect(sent).not.toHaveProperty('context_management');
+    expect(sent).not.toHaveProperty('output_config');
+    const [record] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(record!.outputTokens).toBe(final!.usage.output_tokens);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('the same request on a model that cannot reason: adaptive thinking and effort are advisory there (the model answers directly); enabled thinking is refused by name', async () => {
+    const a = await h.newAccount();
+    const client = anthropic(a.secret);
+    const [sent] = await sentDuring(async () => {
+      const m = await client.beta.messages.create({ ...firstRequest(CHAT_MODEL, 200), stream: false });
+      expect(m.content.length).toBeGreaterThan(0);
+    });
+    expect(sent).not.toHaveProperty('reasoning_effort');
+    expect(sent).not.toHaveProperty('chat_template_kwargs');
+    const refused = await client.beta.messages
+      .create({ ...firstRequest(CHAT_MODEL, 200), thinking: { type: 'enabled', budget_tokens: 100 } })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((refused as InstanceType<typeof Anthropic.BadRequestError>).message).toMatch(/think/);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('output_config.format reaches the engine as response_format json_schema', async () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const [sent] = await sentDuring(() =>
+      anthropic().messages.create({
+        model: CHAT_MODEL,
+        max_tokens: 64,
+        output_config: { format: { type: 'json_schema', schema } },
+        messages: [{ role: 'user', content: 'Where?' }],
+      }),
+    );
+    expect(sent!.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'output', schema, strict: true },
+    });
   });
 });
 
@@ -931,8 +1007,42 @@ describe('Messages: authentication and errors', () => {
     ],
     [
       'MSG-6 an unknown role',
-      { model: CHAT_MODEL, max_tokens: 5, messages: [{ role: 'system', content: 'x' }] },
-      /messages\[0\]\.role.*unknown role "system"/,
+      { model: CHAT_MODEL, max_tokens: 5, messages: [{ role: 'developer', content: 'x' }] },
+      /messages\[0\]\.role.*unknown role "developer"/,
+    ],
+    [
+      'an image in a system turn (system turns are text)',
+      {
+        model: VISION_MODEL,
+        max_tokens: 5,
+        messages: [
+          {
+            role: 'system',
+            content: [{ type: 'image', source: { type: 'url', url: 'https://x.test/a.png' } }],
+          },
+          { role: 'user', content: 'hi' },
+        ],
+      },
+      /image block cannot appear in a system turn/,
+    ],
+    [
+      'a context edit that would clear tool results (not done here)',
+      {
+        ...ask,
+        context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
+      },
+      /context_management edit "clear_tool_uses_20250919" is not supported/,
+    ],
+    ['speed "fast" (one speed is served)', { ...ask, speed: 'fast' }, /speed "fast" is not served/],
+    [
+      'inference_geo (a region per request cannot be promised)',
+      { ...ask, inference_geo: 'us' },
+      /inference_geo/,
+    ],
+    [
+      'an effort beyond the API’s scale',
+      { ...ask, output_config: { effort: 'extreme' } },
+      /output_config\.effort/,
     ],
     [
       'MSG-5 an unknown block type',

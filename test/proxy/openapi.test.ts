@@ -14,6 +14,7 @@ import {
 } from '../../proxy/schemas/media.ts';
 import { countTokensRequest, messagesRequest } from '../../proxy/schemas/messages.ts';
 import { chatCompletionRequest, embeddingsRequest } from '../../proxy/schemas/openai.ts';
+import { responsesRequest } from '../../proxy/schemas/responses.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
 
 type Doc = {
@@ -124,6 +125,7 @@ const requestSchema = (path: string, type = 'application/json') =>
 const bodies: [string, string, z.ZodType][] = [
   ['/v1/chat/completions', 'application/json', chatCompletionRequest],
   ['/v1/messages', 'application/json', messagesRequest],
+  ['/v1/responses', 'application/json', responsesRequest],
   ['/v1/messages/count_tokens', 'application/json', countTokensRequest],
   ['/v1/embeddings', 'application/json', embeddingsRequest],
   ['/v1/images/generations', 'application/json', imageGenerationRequest],
@@ -184,7 +186,7 @@ describe('/openapi.json', () => {
       for (const v of variants)
         expect([path, Object.keys(v.properties ?? {}).length > 0]).toEqual([path, true]);
     }
-    expect(streams).toBe(2); // chat completions and messages
+    expect(streams).toBe(3); // chat completions, messages and responses
   });
 
   it('documents every parameter the openai SDK can send to chat completions', () => {
@@ -313,6 +315,33 @@ describe('/openapi.json', () => {
     }
   });
 
+  it('documents the Responses API: POST /v1/responses (JSON or event stream), GET and DELETE /v1/responses/{id}', () => {
+    const op = doc.paths['/v1/responses']!.post!;
+    const ok = (op.responses as Record<string, { content: Record<string, { schema: Schema }> }>)['200']!;
+    expect(Object.keys(ok.content)).toEqual(['application/json', 'text/event-stream']);
+    expect(Object.keys(ok.content['application/json']!.schema.properties ?? {})).toEqual(
+      expect.arrayContaining(['id', 'object', 'status', 'output', 'usage']),
+    );
+    expect(Object.keys(requestSchema('/v1/responses').properties ?? {})).toEqual(
+      expect.arrayContaining(['input', 'instructions', 'tools', 'text', 'reasoning', 'previous_response_id']),
+    );
+    expect(doc.paths['/v1/responses/{id}']!.get).toBeDefined();
+    expect(doc.paths['/v1/responses/{id}']!.delete).toBeDefined();
+  });
+
+  it('the chat completion response documents message.tool_calls and logprobs (a generated client can see a tool call)', () => {
+    const ok = (
+      doc.paths['/v1/chat/completions']!.post!.responses as Record<
+        string,
+        { content: Record<string, { schema: Schema }> }
+      >
+    )['200']!.content['application/json']!.schema;
+    const text = JSON.stringify(ok);
+    expect(text).toContain('"tool_calls"');
+    expect(text).toContain('"logprobs"');
+    expect(text).toContain('"arguments"');
+  });
+
   it('VID-1 documents the video content redirect (302) and the multipart create’s input_reference', () => {
     const content = doc.paths['/v1/videos/{id}/content']!.get!.responses as Record<
       string,
@@ -330,7 +359,7 @@ describe('/openapi.json', () => {
     expect(text).toContain(
       '"enum":["end_turn","max_tokens","stop_sequence","tool_use","pause_turn","refusal"]',
     );
-    expect(text).toContain('"enum":["user","assistant"]');
+    expect(text).toContain('"enum":["user","assistant","system"]');
     expect(text).toContain('"enum":["system","developer","user","assistant","tool","function"]');
   });
 });

@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 describe('the official Python SDKs', () => {
-  it('MSG-1 MSG-2 MSG-7 IMG-1 IMG-3 VID-1 openai and anthropic from Python: chat, images, edits, videos (multipart), messages, streams, tools, count_tokens, errors', async () => {
+  it('MSG-1 MSG-2 MSG-7 IMG-1 IMG-3 VID-1 openai and anthropic from Python: chat, responses, images, edits, videos (multipart), messages, streams, tools, count_tokens, errors', async () => {
     // Not execFileSync: the proxy under test runs in this very process and must keep serving.
     const { stdout } = await promisify(execFile)(python, [`${here}smoke.py`], {
       encoding: 'utf8',
@@ -58,6 +58,16 @@ describe('the official Python SDKs', () => {
     expect(out.message.id).toMatch(/^msg_/);
     expect(out.message.output_tokens).toBe(8);
     expect(out.message_stream.text).toBe(out.message_stream.final);
+    // The Responses API through the Python SDK (issue 25).
+    expect(out.responses.id).toMatch(/^resp_/);
+    expect(out.responses.retrieved).toBe(out.responses.text);
+    expect(out.responses.stream_deltas.length).toBeGreaterThan(0);
+    expect(out.responses.stream_final).toBe(out.responses.stream_deltas);
+    expect(out.responses.call).toBe('get_weather');
+    expect(out.responses.answer.length).toBeGreaterThan(0);
+    expect(out.responses.follow_prev).toBe(out.responses.id);
+    expect(typeof out.responses.json.city).toBe('string');
+    expect(out.responses.auth).toBe(401);
     expect(out.tool_use).toEqual(['get_weather']);
     expect(out.count_tokens).toBeGreaterThan(0);
     expect(out.auth_error.status).toBe(401);

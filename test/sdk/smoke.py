@@ -29,6 +29,37 @@ streamed = "".join(c.choices[0].delta.content or "" for c in oa.chat.completions
     model=chat, messages=[{"role": "user", "content": "Hi"}], max_tokens=5, stream=True) if c.choices)
 out["chat_stream"] = streamed
 
+# The Responses API (issue 25): create, the stream helper, a function-tool round trip, a stored
+# response continued and fetched, json_schema, and the SDK's error class.
+rc = oa.responses.create(model=chat, input="Hello", max_output_tokens=8)
+# Room to finish: the Python helper wants response.completed, and an answer cut by
+# max_output_tokens ends with response.incomplete (as at OpenAI).
+with oa.responses.stream(model=chat, input="Hi", max_output_tokens=200, store=False) as rs:
+    deltas = "".join(e.delta for e in rs if e.type == "response.output_text.delta")
+    rfinal = rs.get_final_response()
+fn = {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
+call_r = oa.responses.create(model=chat, input="Please call get_weather", tools=[fn], store=False)
+call = next(o for o in call_r.output if o.type == "function_call")
+answer = oa.responses.create(model=chat, tools=[fn], store=False, max_output_tokens=16, input=[
+    {"role": "user", "content": "Please call get_weather"},
+    {"type": "function_call", "call_id": call.call_id, "name": call.name, "arguments": call.arguments},
+    {"type": "function_call_output", "call_id": call.call_id, "output": "sunny"}])
+follow = oa.responses.create(model=chat, input="And again?", previous_response_id=rc.id, max_output_tokens=8)
+schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": False}
+js = oa.responses.create(model=chat, input="Where?", store=False, max_output_tokens=64,
+                         text={"format": {"type": "json_schema", "name": "place", "schema": schema, "strict": True}})
+try:
+    openai.OpenAI(base_url=f"{base}/v1", api_key="sk-service-wrong", max_retries=0).responses.create(model=chat, input="x")
+    resp_auth = None
+except openai.AuthenticationError as e:
+    resp_auth = e.status_code
+out["responses"] = {
+    "id": rc.id, "text": rc.output_text, "retrieved": oa.responses.retrieve(rc.id).output_text,
+    "stream_deltas": deltas, "stream_final": rfinal.output_text, "call": call.name,
+    "answer": answer.output_text, "follow_prev": follow.previous_response_id,
+    "json": json.loads(js.output_text), "auth": resp_auth,
+}
+
 img = oa.images.generate(model=image, prompt="a fox", n=2)
 out["images"] = [d.url for d in img.data]
 edit = oa.images.edit(model=image, prompt="night", response_format="b64_json",

@@ -170,6 +170,7 @@ function completionBody(
       message: {
         role: 'assistant',
         content: p.content,
+        ...(p.reasoning !== null ? { reasoning_content: p.reasoning } : {}),
         refusal: null,
         ...(p.toolCalls.length > 0
           ? {

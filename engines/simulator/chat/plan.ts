@@ -1,16 +1,17 @@
 // What each choice of a chat completion will emit, token by token, decided up front so streaming and
 // non-streaming responses carry exactly the same output and usage.
 
-import { hash53 } from '../hash.ts';
+import { hash53, seededRandom } from '../hash.ts';
 import { applyStop, generateTokens } from '../text-generator.ts';
 import { countTokens, tokenize } from '../tokenizer.ts';
 import type { ChatRequest } from './request.ts';
-import { type PlannedToolCall, planToolCalls } from './tools.ts';
+import { type PlannedToolCall, planToolCalls, sampleFromSchema } from './tools.ts';
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls';
 
 /** One decode step: one streamed delta. A tool call's name is one step worth `tokens` tokens. */
 export type Step =
+  | { kind: 'reasoning'; text: string; tokens: number }
   | { kind: 'content'; text: string; tokens: number }
   | { kind: 'tool-start'; call: number; id: string; name: string; tokens: number }
   | { kind: 'tool-args'; call: number; text: string; tokens: number };
@@ -22,6 +23,8 @@ export interface ChoicePlan {
   /** vLLM's `stop_reason`: the stop string that ended the choice, else null. */
   stopReason: string | null;
   content: string | null;
+  /** vLLM's reasoning_content (a thinking model's reasoning), or null. */
+  reasoning: string | null;
   toolCalls: PlannedToolCall[];
   completionTokens: number;
 }
@@ -65,6 +68,7 @@ function planTools(calls: PlannedToolCall[], budget: number): Omit<ChoicePlan, '
     finishReason: truncated ? 'length' : 'tool_calls',
     stopReason: null,
     content: null,
+    reasoning: null,
     toolCalls: kept,
     completionTokens: used,
   };
@@ -95,6 +99,14 @@ function generateText(
       return { tokens: rest.slice(0, maxTokens), hitLimit: req.ignoreEos || cut || rest.length > maxTokens };
     }
   }
+  if (req.jsonSchema !== null) {
+    // Structured output: JSON made from the schema (deterministic per prompt), cut at the limit.
+    const json = JSON.stringify(
+      sampleFromSchema(req.jsonSchema, seededRandom(hash53(seed(key), index)), 0) ?? {},
+    );
+    const tokens = tokenize(json);
+    return { tokens: tokens.slice(0, maxTokens), hitLimit: tokens.length > maxTokens };
+  }
   const generated = generateTokens(seed(key), index, limits);
   return { tokens: generated.tokens, hitLimit: req.ignoreEos || generated.naturalLength > maxTokens };
 }
@@ -113,27 +125,53 @@ export function continuation(tokens: string[], prefix: string): string[] | null 
   return [];
 }
 
+/**
+ * A thinking model's reasoning: a few words before the answer, at most half the budget, so the
+ * answer still has room. Empty when the model does not think.
+ */
+function planReasoning(req: ChatRequest, key: string, index: number, maxTokens: number): string[] {
+  if (!req.thinks || maxTokens < 2) return [];
+  const limit = Math.min(12, Math.floor(maxTokens / 2));
+  return generateTokens(`think\u0005${key}`, index, { maxTokens: limit, minTokens: limit, ignoreEos: false })
+    .tokens;
+}
+
+/** The plan with its reasoning before it (reasoning tokens count as output, as vLLM counts them). */
+function withReasoning(plan: ChoicePlan, reasoning: string[]): ChoicePlan {
+  if (reasoning.length === 0) return plan;
+  return {
+    ...plan,
+    steps: [...reasoning.map((text) => ({ kind: 'reasoning' as const, text, tokens: 1 })), ...plan.steps],
+    reasoning: reasoning.join(''),
+    completionTokens: plan.completionTokens + reasoning.length,
+  };
+}
+
 export function planChoices(req: ChatRequest, maxTokens: number): ChoicePlan[] {
   const key = promptKey(req);
   const plans: ChoicePlan[] = [];
   for (let index = 0; index < req.n; index++) {
-    const calls = planToolCalls(req, key, index);
-    if (calls.length > 0) {
-      plans.push({ index, ...planTools(calls, maxTokens) });
-      continue;
-    }
-    const generated = generateText(req, key, index, maxTokens);
-    const { tokens, stopped, matched } = applyStop(generated.tokens, req.stop);
-    const hitLimit = generated.hitLimit;
-    plans.push({
-      index,
-      steps: tokens.map((text) => ({ kind: 'content', text, tokens: 1 })),
-      finishReason: !stopped && hitLimit ? 'length' : 'stop',
-      stopReason: matched,
-      content: tokens.join(''),
-      toolCalls: [],
-      completionTokens: tokens.length,
-    });
+    const reasoning = planReasoning(req, key, index, maxTokens);
+    const plan = planChoice(req, key, index, maxTokens - reasoning.length);
+    plans.push(withReasoning(plan, reasoning));
   }
   return plans;
+}
+
+function planChoice(req: ChatRequest, key: string, index: number, maxTokens: number): ChoicePlan {
+  const calls = planToolCalls(req, key, index);
+  if (calls.length > 0) return { index, ...planTools(calls, maxTokens) };
+  const generated = generateText(req, key, index, maxTokens);
+  const { tokens, stopped, matched } = applyStop(generated.tokens, req.stop);
+  const hitLimit = generated.hitLimit;
+  return {
+    index,
+    steps: tokens.map((text) => ({ kind: 'content', text, tokens: 1 })),
+    finishReason: !stopped && hitLimit ? 'length' : 'stop',
+    stopReason: matched,
+    content: tokens.join(''),
+    reasoning: null,
+    toolCalls: [],
+    completionTokens: tokens.length,
+  };
 }

@@ -38,6 +38,16 @@ export interface ChatRequest {
   addGenerationPrompt: boolean;
   /** vLLM: the final (assistant) message is left open and the reply continues it (a prefill). */
   continueFinalMessage: boolean;
+  /**
+   * Structured output (response_format json_schema, or json_object as the schema {}): the reply
+   * is JSON made from the schema, as a guided-decoding engine's is; null for free text.
+   */
+  jsonSchema: unknown;
+  /**
+   * A reasoning model asked to think (vLLM: chat_template_kwargs.enable_thinking, or a
+   * reasoning_effort without thinking switched off): the reply starts with reasoning_content.
+   */
+  thinks: boolean;
 }
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
@@ -195,5 +205,26 @@ export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
     parallelToolCalls: body.parallel_tool_calls !== false,
     addGenerationPrompt,
     continueFinalMessage,
+    jsonSchema: parseResponseFormat(body.response_format),
+    thinks: thinks(body),
   };
+}
+
+function thinks(body: Record<string, unknown>): boolean {
+  const kwargs = isObject(body.chat_template_kwargs) ? body.chat_template_kwargs : {};
+  if (kwargs.enable_thinking === false) return false;
+  return kwargs.enable_thinking === true || typeof body.reasoning_effort === 'string';
+}
+
+function parseResponseFormat(v: unknown): unknown {
+  if (v === undefined || v === null) return null;
+  if (!isObject(v)) throw badRequest('response_format must be an object', 'response_format');
+  if (v.type === 'text') return null;
+  if (v.type === 'json_object') return { type: 'object' };
+  if (v.type === 'json_schema' && isObject(v.json_schema) && isObject(v.json_schema.schema))
+    return v.json_schema.schema;
+  throw badRequest(
+    'response_format must be text, json_object or json_schema with a schema',
+    'response_format',
+  );
 }

@@ -28,6 +28,8 @@ export interface StreamPlan {
 
 function deltaOf(step: Step): Record<string, unknown> {
   switch (step.kind) {
+    case 'reasoning':
+      return { reasoning_content: step.text };
     case 'content':
       return { content: step.text };
     case 'tool-start':

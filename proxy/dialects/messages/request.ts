@@ -62,7 +62,13 @@ export function toChatRequest(req: MessagesRequest | CountTokensRequest, can: En
     messages.push(...turn);
     if (breakpoint) cachedMessages = messages.length;
   });
-  Object.assign(fields, prefillFields(req), samplingFields(req), thinkingFields(req, can));
+  Object.assign(
+    fields,
+    prefillFields(req),
+    samplingFields(req),
+    thinkingFields(req, can),
+    outputConfigFields(req, can),
+  );
   // A top-level cache_control makes the whole prompt the breakpoint (automatic caching).
   if (req.cache_control) cachedMessages = messages.length;
   const cachedTools = req.tools?.some((t) => t.cache_control) === true && tools !== undefined;
@@ -121,6 +127,7 @@ export function chatTurn(
   at: string,
   can: Pick<EngineAbilities, 'vision'>,
 ): { turn: ChatMessage[]; breakpoint: boolean } {
+  if (m.role === 'system') return { turn: [systemTurn(m.content, at)], breakpoint: false };
   if (typeof m.content === 'string')
     return {
       turn: [
@@ -133,6 +140,23 @@ export function chatTurn(
     turn: m.role === 'assistant' ? [assistantTurn(m.content, at)] : userTurn(m.content, at, can),
     breakpoint,
   };
+}
+
+/**
+ * A `system` turn inside messages (the current Messages API has them; Claude Code sends one): a
+ * chat system message in the same place, which chat templates render where it stands. Text only.
+ */
+function systemTurn(content: MessageParam['content'], at: string): ChatMessage {
+  if (typeof content === 'string') return { role: 'system', content };
+  const texts = content.map((b, j) => {
+    if (b.type !== 'text')
+      throw invalid(
+        `a ${b.type} block cannot appear in a system turn (text only)`,
+        `${at}.content[${j}].type`,
+      );
+    return b.text;
+  });
+  return { role: 'system', content: texts.join('\n\n') };
 }
 
 function assistantTurn(blocks: ContentBlock[], at: string): ChatMessage {
@@ -239,6 +263,9 @@ export function thinkingFields(
   can: Pick<EngineAbilities, 'reasoning'>,
 ): Record<string, unknown> {
   const thinking = req.thinking;
+  // Adaptive thinking leaves whether and how much to think to the model: one that cannot think
+  // answers directly, which is what adaptive allows (Claude Code sends it with every request).
+  if (thinking?.type === 'adaptive' && !can.reasoning) return {};
   if (thinking !== undefined && thinking.type !== 'disabled') {
     if (!can.reasoning)
       throw invalid('this model cannot think before answering; remove thinking', 'thinking');
@@ -252,6 +279,29 @@ export function thinkingFields(
   if (thinking?.type === 'disabled' && can.reasoning)
     return { chat_template_kwargs: { enable_thinking: false } };
   return {};
+}
+
+/**
+ * output_config: `effort` is vLLM's reasoning_effort on a model that reasons (its scale stops at
+ * high, so xhigh and max are high) and advisory elsewhere, as Anthropic says effort is a hint;
+ * `format` is chat's structured output (response_format json_schema).
+ */
+export function outputConfigFields(
+  req: Pick<MessagesRequest, 'output_config'>,
+  can: Pick<EngineAbilities, 'reasoning'>,
+): Record<string, unknown> {
+  const config = req.output_config;
+  if (config === undefined) return {};
+  const fields: Record<string, unknown> = {};
+  const effort = config.effort;
+  if (effort != null && can.reasoning)
+    fields.reasoning_effort = effort === 'low' || effort === 'medium' ? effort : 'high';
+  if (config.format != null)
+    fields.response_format = {
+      type: 'json_schema',
+      json_schema: { name: 'output', schema: config.format.schema, strict: true },
+    };
+  return fields;
 }
 
 /** The prompt up to its last breakpoint, rendered (null: no breakpoint). */

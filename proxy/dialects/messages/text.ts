@@ -2,6 +2,7 @@
 // completion is parsed once and mapped to a message (./response.ts) carrying the usage billed;
 // a stream is translated event by event (./stream.ts) and pings while the engine is silent.
 
+import { readCompletionObject } from '../completion-object.ts';
 import { outputBytesOf } from '../openai/completion.ts';
 import type { TextDialect } from '../translator.ts';
 import { messageId, toMessage } from './response.ts';
@@ -17,12 +18,7 @@ export function messagesDialect(o: {
 }): TextDialect<Completion> {
   const id = messageId();
   return {
-    read: (bytes) => {
-      const json: unknown = JSON.parse(bytes.toString('utf8'));
-      if (typeof json !== 'object' || json === null || Array.isArray(json))
-        throw new Error('engine sent a non-object');
-      return { answer: json as Completion, usage: (json as { usage?: unknown }).usage ?? null };
-    },
+    read: (bytes) => readCompletionObject<Completion>(bytes),
     outputBytes: (answer) => outputBytesOf(answer as Parameters<typeof outputBytesOf>[0]),
     send: (reply, answer, usage) => {
       const message = toMessage(answer, { id, model: o.model, usage, stopSequences: o.stopSequences });

@@ -1,0 +1,204 @@
+// Responses request → chat-completions request, the direction a call goes to an engine. Pure: a
+// validated body (and the stored turns a previous_response_id continues) in, the chat messages
+// and fields out, or a 400 naming what cannot be carried. The other direction is ./response.ts
+// and ./stream.ts.
+import { ApiError } from '../../../core/errors.ts';
+import type {
+  ResponsesItem,
+  ResponsesPart,
+  ResponsesRequest,
+  ResponsesTool,
+} from '../../schemas/responses.ts';
+import type { ChatMessage, ChatToolCall, EngineAbilities } from '../messages/request.ts';
+
+const invalid = (message: string, param: string) => new ApiError('invalid_request', message, { param });
+
+type ChatPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: string } };
+
+export interface ResponsesChatForm {
+  messages: ChatMessage[];
+  fields: Record<string, unknown>;
+  /** Functions in namespaces, by the name the engine calls them (`<namespace>__<name>`). */
+  namespaced: Map<string, { namespace: string; name: string }>;
+}
+
+/** The engine's name of a function in a namespace (chat functions have no namespaces). */
+export const namespacedName = (namespace: string, name: string) => `${namespace}__${name}`;
+
+/**
+ * The whole translation. `history` is the conversation a previous_response_id continues (its
+ * input and output items, oldest first), placed before this request's input; `instructions`
+ * are this request's only (OpenAI does not carry earlier instructions over either).
+ */
+export function toChatForm(
+  req: ResponsesRequest,
+  can: EngineAbilities,
+  history: readonly ResponsesItem[] = [],
+): ResponsesChatForm {
+  const messages: ChatMessage[] = [];
+  if (req.instructions != null && req.instructions !== '')
+    messages.push({ role: 'system', content: req.instructions });
+  const items: ResponsesItem[] =
+    typeof req.input === 'string' ? [{ role: 'user', content: req.input }] : req.input;
+  history.forEach((item, i) => {
+    addItem(messages, item, `previous_response_id (item ${i})`, can);
+  });
+  items.forEach((item, i) => {
+    addItem(messages, item, `input[${i}]`, can);
+  });
+  if (messages.length === 0 || messages.every((m) => m.role === 'system'))
+    throw invalid('input has no message for the model to answer', 'input');
+  const { fields, namespaced } = chatFields(req, can);
+  return { messages, fields, namespaced };
+}
+
+function addItem(out: ChatMessage[], item: ResponsesItem, at: string, can: EngineAbilities): void {
+  switch (item.type) {
+    case 'function_call': {
+      const call: ChatToolCall = {
+        id: item.call_id,
+        type: 'function',
+        function: {
+          name: item.namespace === undefined ? item.name : namespacedName(item.namespace, item.name),
+          arguments: item.arguments,
+        },
+      };
+      // Parallel calls are consecutive items; chat holds them in one assistant message.
+      const last = out.at(-1);
+      if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
+      else out.push({ role: 'assistant', content: null, tool_calls: [call] });
+      return;
+    }
+    case 'function_call_output':
+      out.push({
+        role: 'tool',
+        tool_call_id: item.call_id,
+        content: typeof item.output === 'string' ? item.output : item.output.map((p) => p.text).join('\n'),
+      });
+      return;
+    // Reasoning passed back is not part of the prompt: reasoning models' chat templates drop an
+    // earlier turn's reasoning too (vLLM, Qwen3, DeepSeek-R1), so nothing the engine reads is lost.
+    case 'reasoning':
+      return;
+    default:
+      out.push(messageOf(item, at, can));
+  }
+}
+
+function messageOf(
+  item: Extract<ResponsesItem, { role: string }>,
+  at: string,
+  can: EngineAbilities,
+): ChatMessage {
+  const role = item.role === 'developer' ? 'system' : item.role;
+  if (typeof item.content === 'string') {
+    if (role === 'assistant') return { role, content: item.content };
+    return role === 'system' ? { role, content: item.content } : { role, content: item.content };
+  }
+  const parts = item.content.map((p, j) => chatPart(p, role, `${at}.content[${j}]`, can));
+  const onlyText = parts.every((p) => p.type === 'text');
+  if (role === 'user')
+    return { role, content: onlyText ? parts.map((p) => (p as { text: string }).text).join('\n') : parts };
+  if (!onlyText) throw invalid(`an image can only appear in a user message`, `${at}.content`);
+  const text = parts.map((p) => (p as { text: string }).text).join(role === 'system' ? '\n\n' : '');
+  return role === 'system' ? { role, content: text } : { role, content: text };
+}
+
+function chatPart(p: ResponsesPart, role: string, at: string, can: EngineAbilities): ChatPart {
+  switch (p.type) {
+    case 'input_text':
+    case 'output_text':
+      return { type: 'text', text: p.text };
+    case 'refusal':
+      return { type: 'text', text: p.refusal };
+    case 'input_image': {
+      if (role !== 'user') throw invalid('an image can only appear in a user message', at);
+      if (!can.vision) throw invalid('this model cannot read images; choose a vision model', at);
+      if (p.image_url == null)
+        throw invalid('an input_image needs image_url (file_id is not supported here)', at);
+      const detail = p.detail === 'low' || p.detail === 'high' || p.detail === 'auto' ? p.detail : undefined;
+      return { type: 'image_url', image_url: { url: p.image_url, ...(detail ? { detail } : {}) } };
+    }
+  }
+}
+
+/** Tools, choice, sampling, format and reasoning, named as chat names them. */
+export function chatFields(
+  req: ResponsesRequest,
+  can: EngineAbilities,
+): { fields: Record<string, unknown>; namespaced: Map<string, { namespace: string; name: string }> } {
+  const fields: Record<string, unknown> = {};
+  const namespaced = new Map<string, { namespace: string; name: string }>();
+  const tools = (req.tools ?? []) as ResponsesTool[];
+  if (tools.length > 0) {
+    if (!can.tools)
+      throw invalid('this model cannot call tools; remove tools or choose a tool-capable model', 'tools');
+    fields.tools = tools.flatMap((t) => {
+      if (t.type === 'function') return [chatFunction(t.name, t)];
+      return t.tools.map((f) => {
+        const name = namespacedName(t.name, f.name);
+        namespaced.set(name, { namespace: t.name, name: f.name });
+        const description = [t.description, f.description].filter((d) => d != null && d !== '').join('\n\n');
+        return chatFunction(name, { ...f, description });
+      });
+    });
+  }
+  const choice = req.tool_choice;
+  if (choice != null) {
+    if (typeof choice === 'object') {
+      if (!tools.some((t) => t.type === 'function' && t.name === choice.name))
+        throw invalid(
+          `tool_choice names ${JSON.stringify(choice.name)}, which is not in tools`,
+          'tool_choice.name',
+        );
+      fields.tool_choice = { type: 'function', function: { name: choice.name } };
+    } else {
+      if (choice === 'required' && tools.length === 0)
+        throw invalid('tool_choice required needs tools', 'tool_choice');
+      if (tools.length > 0) fields.tool_choice = choice;
+    }
+  }
+  if (req.parallel_tool_calls != null && tools.length > 0)
+    fields.parallel_tool_calls = req.parallel_tool_calls;
+  if (req.temperature != null) fields.temperature = req.temperature;
+  if (req.top_p != null) fields.top_p = req.top_p;
+  const user = req.user ?? req.safety_identifier;
+  if (user != null) fields.user = user;
+  const format = req.text?.format;
+  if (format?.type === 'json_object') fields.response_format = { type: 'json_object' };
+  else if (format?.type === 'json_schema')
+    fields.response_format = {
+      type: 'json_schema',
+      json_schema: {
+        name: format.name,
+        schema: format.schema,
+        ...(format.description != null ? { description: format.description } : {}),
+        ...(format.strict != null ? { strict: format.strict } : {}),
+      },
+    };
+  // A hint where the model does not reason (Codex sends one whatever the model); vLLM's scale
+  // for a model that does is low / medium / high, and `none` switches thinking off.
+  const effort = req.reasoning?.effort;
+  if (effort != null && can.reasoning) {
+    if (effort === 'none') fields.chat_template_kwargs = { enable_thinking: false };
+    else fields.reasoning_effort = effort === 'minimal' ? 'low' : effort === 'xhigh' ? 'high' : effort;
+  }
+  return { fields, namespaced };
+}
+
+function chatFunction(
+  name: string,
+  t: { description?: string | null; parameters?: Record<string, unknown> | null; strict?: boolean | null },
+) {
+  return {
+    type: 'function',
+    function: {
+      name,
+      ...(t.description != null && t.description !== '' ? { description: t.description } : {}),
+      parameters: t.parameters ?? { type: 'object', properties: {} },
+      ...(t.strict != null ? { strict: t.strict } : {}),
+    },
+  };
+}

@@ -1,0 +1,179 @@
+// Chat completion → Responses response object, the direction an answer comes back from an engine.
+// Pure; the streamed form of the same mapping is ./stream.ts, which ends in the same object.
+import { newLongId } from '../../../core/ids.ts';
+import type { TextUsage } from '../../billing/text-quote.ts';
+import type { ResponsesRequest } from '../../schemas/responses.ts';
+
+// Ids from the pooled generator (core/ids), not a crypto call each.
+export const responseId = (): string => newLongId('resp');
+export const itemId = (prefix: 'msg' | 'fc' | 'rs'): string => newLongId(prefix);
+
+export type OutputItem =
+  | {
+      type: 'reasoning';
+      id: string;
+      summary: never[];
+      content: { type: 'reasoning_text'; text: string }[];
+      status?: 'completed' | 'in_progress';
+    }
+  | {
+      type: 'message';
+      id: string;
+      role: 'assistant';
+      status: 'completed' | 'in_progress' | 'incomplete';
+      content: { type: 'output_text'; text: string; annotations: never[]; logprobs: never[] }[];
+    }
+  | {
+      type: 'function_call';
+      id: string;
+      call_id: string;
+      name: string;
+      arguments: string;
+      status: 'completed' | 'in_progress' | 'incomplete';
+      namespace?: string;
+    };
+
+export interface ResponsesUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+/** Billed usage in this dialect. Engines do not report reasoning tokens apart: counted as 0. */
+export function responsesUsage(u: TextUsage): ResponsesUsage {
+  return {
+    input_tokens: u.inputTokens,
+    input_tokens_details: { cached_tokens: u.cachedTokens },
+    output_tokens: u.outputTokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: u.inputTokens + u.outputTokens,
+  };
+}
+
+export type Status = 'in_progress' | 'completed' | 'incomplete' | 'failed';
+
+/** What a response echoes of its request, fixed when the call starts. */
+export interface Echo {
+  id: string;
+  createdAt: number;
+  model: string;
+  req: ResponsesRequest;
+  /** What the response is made for (the request's max_output_tokens, or the default). */
+  maxOutputTokens: number;
+  /** Functions in namespaces, by the name the engine calls them. */
+  namespaced: ReadonlyMap<string, { namespace: string; name: string }>;
+}
+
+export function echoOf(
+  req: ResponsesRequest,
+  model: string,
+  maxOutputTokens: number,
+  namespaced: ReadonlyMap<string, { namespace: string; name: string }>,
+): Echo {
+  return {
+    id: responseId(),
+    createdAt: Math.floor(Date.now() / 1000),
+    model,
+    req,
+    maxOutputTokens,
+    namespaced,
+  };
+}
+
+/** A call's name and namespace as the client declared them (the engine knows one flat name). */
+export function calledName(e: Echo, engineName: string): { name: string; namespace?: string } {
+  const ns = e.namespaced.get(engineName);
+  return ns === undefined ? { name: engineName } : { name: ns.name, namespace: ns.namespace };
+}
+
+/** The response object (OpenAI's `Response`), in whatever state it is in. */
+export function responseObject(
+  e: Echo,
+  status: Status,
+  output: OutputItem[],
+  usage: TextUsage | null,
+  error: { code: string; message: string } | null = null,
+) {
+  const r = e.req;
+  return {
+    id: e.id,
+    object: 'response' as const,
+    created_at: e.createdAt,
+    status,
+    background: false,
+    error,
+    incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' as const } : null,
+    instructions: r.instructions ?? null,
+    max_output_tokens: r.max_output_tokens ?? null,
+    metadata: r.metadata ?? {},
+    model: e.model,
+    output,
+    parallel_tool_calls: r.parallel_tool_calls ?? true,
+    previous_response_id: r.previous_response_id ?? null,
+    reasoning: { effort: r.reasoning?.effort ?? null, summary: r.reasoning?.summary ?? null },
+    service_tier: 'default',
+    temperature: r.temperature ?? 1,
+    text: { format: r.text?.format ?? { type: 'text' }, verbosity: r.text?.verbosity ?? 'medium' },
+    tool_choice: r.tool_choice ?? 'auto',
+    tools: (r.tools ?? []).map((t) => ({ ...t, strict: t.strict ?? null })),
+    top_p: r.top_p ?? 1,
+    truncation: 'disabled',
+    usage: usage === null ? null : responsesUsage(usage),
+    completed_at: status === 'completed' ? Math.floor(Date.now() / 1000) : null,
+    prompt_cache_key: r.prompt_cache_key ?? null,
+    safety_identifier: r.safety_identifier ?? null,
+    // Only the fields of OpenAI's Response type (the SDKs' types have no `store`, and `user` only
+    // when it was given).
+    ...(r.user != null ? { user: r.user } : {}),
+  };
+}
+export type ResponseObject = ReturnType<typeof responseObject>;
+
+interface ChatChoice {
+  message?: {
+    content?: unknown;
+    reasoning_content?: unknown;
+    reasoning?: unknown;
+    tool_calls?: { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[];
+  };
+  finish_reason?: unknown;
+}
+
+/** The output items of a whole chat completion, in the order they were generated. */
+export function outputOf(
+  completion: { choices?: ChatChoice[] },
+  e: Echo,
+): { output: OutputItem[]; status: Status } {
+  const choice = completion.choices?.[0] ?? {};
+  const msg = choice.message ?? {};
+  const incomplete = choice.finish_reason === 'length';
+  const output: OutputItem[] = [];
+  const reasoning = typeof msg.reasoning_content === 'string' ? msg.reasoning_content : msg.reasoning;
+  if (typeof reasoning === 'string' && reasoning !== '')
+    output.push({
+      type: 'reasoning',
+      id: itemId('rs'),
+      summary: [],
+      content: [{ type: 'reasoning_text', text: reasoning }],
+    });
+  if (typeof msg.content === 'string' && msg.content !== '')
+    output.push({
+      type: 'message',
+      id: itemId('msg'),
+      role: 'assistant',
+      status: incomplete ? 'incomplete' : 'completed',
+      content: [{ type: 'output_text', text: msg.content, annotations: [], logprobs: [] }],
+    });
+  for (const call of Array.isArray(msg.tool_calls) ? msg.tool_calls : [])
+    output.push({
+      type: 'function_call',
+      id: itemId('fc'),
+      call_id: typeof call.id === 'string' ? call.id : newLongId('call'),
+      ...calledName(e, typeof call.function?.name === 'string' ? call.function.name : ''),
+      arguments: typeof call.function?.arguments === 'string' ? call.function.arguments : '',
+      status: incomplete ? 'incomplete' : 'completed',
+    });
+  return { output, status: incomplete ? 'incomplete' : 'completed' };
+}

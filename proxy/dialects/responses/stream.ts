@@ -1,0 +1,298 @@
+// A chat-completions stream → Responses events, one engine chunk at a time, each with its
+// sequence_number (from 0): response.created, response.in_progress, then per output item
+// output_item.added, its part added, its deltas, its .done events and output_item.done, and last
+// response.completed (or response.incomplete when max_output_tokens cut it, response.failed when
+// the call failed after the first event). The events are what the openai SDKs' ResponseStream
+// accumulates (its snapshot equals the final response). ResponsesTranslator is this dialect's
+// stream translator (../translator.ts), fed by the one relay (../../calls/relay.ts).
+import type { ApiError } from '../../../core/errors.ts';
+import type { TextUsage } from '../../billing/text-quote.ts';
+import { textFrame } from '../messages/text-frame.ts';
+import type { FastFrame, StreamTranslator } from '../translator.ts';
+import {
+  calledName,
+  type Echo,
+  itemId,
+  type OutputItem,
+  type ResponseObject,
+  responseObject,
+  type Status,
+} from './response.ts';
+
+interface ChunkChoice {
+  delta?: {
+    content?: unknown;
+    reasoning_content?: unknown;
+    reasoning?: unknown;
+    tool_calls?: { index?: unknown; id?: unknown; function?: { name?: unknown; arguments?: unknown } }[];
+  };
+  finish_reason?: unknown;
+}
+
+type Open = { kind: 'reasoning' | 'text' } | { kind: 'tool'; toolIndex: number } | null;
+
+export class ResponsesStream {
+  private seq = 0;
+  private readonly output: OutputItem[] = [];
+  private open: Open = null;
+  private finish: unknown = null;
+  /** The bytes before a text delta's JSON string, for the open message (built once per item). */
+  private textHead: Buffer | null = null;
+  /** The open message's text so far, as JSON string bodies (quotes cut). */
+  private textBodies: Buffer[] = [];
+
+  constructor(private readonly echo: Echo) {}
+
+  private event(type: string, data: Record<string, unknown>): string {
+    return `event: ${type}\ndata: ${JSON.stringify({ type, ...data, sequence_number: this.seq++ })}\n\n`;
+  }
+
+  start(): string {
+    const r = responseObject(this.echo, 'in_progress', [], null);
+    return (
+      this.event('response.created', { response: r }) + this.event('response.in_progress', { response: r })
+    );
+  }
+
+  chunk(c: { choices?: ChunkChoice[] }): string {
+    const choice = c.choices?.[0];
+    if (choice === undefined) return '';
+    let out = '';
+    const d = choice.delta;
+    if (d !== undefined) {
+      const reasoning = typeof d.reasoning_content === 'string' ? d.reasoning_content : d.reasoning;
+      if (typeof reasoning === 'string' && reasoning !== '') out += this.reasoningDelta(reasoning);
+      if (typeof d.content === 'string' && d.content !== '') out += this.textDelta(d.content);
+      for (const call of Array.isArray(d.tool_calls) ? d.tool_calls : []) {
+        const toolIndex = typeof call.index === 'number' ? call.index : 0;
+        if (this.open?.kind !== 'tool' || this.open.toolIndex !== toolIndex)
+          out += this.openItem(
+            { kind: 'tool', toolIndex },
+            {
+              type: 'function_call',
+              id: itemId('fc'),
+              call_id: typeof call.id === 'string' ? call.id : `call_${this.echo.id.slice(5)}_${toolIndex}`,
+              ...calledName(this.echo, typeof call.function?.name === 'string' ? call.function.name : ''),
+              arguments: '',
+              status: 'in_progress',
+            },
+          );
+        const args = call.function?.arguments;
+        if (typeof args === 'string' && args !== '') {
+          const item = this.current() as Extract<OutputItem, { type: 'function_call' }>;
+          item.arguments += args;
+          out += this.event('response.function_call_arguments.delta', {
+            item_id: item.id,
+            output_index: this.output.length - 1,
+            delta: args,
+          });
+        }
+      }
+    }
+    if (choice.finish_reason !== null && choice.finish_reason !== undefined)
+      this.finish = choice.finish_reason;
+    return out;
+  }
+
+  /** A text delta given as text (the parsed way). */
+  textDelta(text: string): string {
+    return this.textDeltaJson(Buffer.from(JSON.stringify(text))).toString();
+  }
+
+  /**
+   * A text delta given as its JSON string bytes (`"…"`, from ../messages/text-frame.ts), copied
+   * into a prebuilt event as they are: the usual frame needs no parse and no stringify. The text
+   * itself is kept as JSON string bodies and parsed once, when its item closes.
+   */
+  textDeltaJson(json: Buffer): Buffer {
+    const out: Buffer[] = [];
+    if (this.open?.kind !== 'text' || this.textHead === null) {
+      const id = itemId('msg');
+      let head = this.openItem(
+        { kind: 'text' },
+        { type: 'message', id, role: 'assistant', status: 'in_progress', content: [] },
+      );
+      const part = { type: 'output_text' as const, text: '', annotations: [], logprobs: [] };
+      (this.current() as Extract<OutputItem, { type: 'message' }>).content.push(part);
+      head += this.event('response.content_part.added', {
+        item_id: id,
+        output_index: this.output.length - 1,
+        content_index: 0,
+        part,
+      });
+      out.push(Buffer.from(head));
+      this.textHead = Buffer.from(
+        `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"${id}","output_index":${this.output.length - 1},"content_index":0,"delta":`,
+      );
+      this.textBodies = [];
+    }
+    this.textBodies.push(json.subarray(1, json.length - 1));
+    out.push(this.textHead, json, Buffer.from(`,"logprobs":[],"sequence_number":${this.seq++}}\n\n`));
+    return Buffer.concat(out);
+  }
+
+  /** The open message's text, made of its JSON string bodies at once. */
+  private settleText(): void {
+    const item = this.current();
+    if (item?.type !== 'message' || this.textBodies.length === 0) return;
+    item.content[0]!.text += JSON.parse(`"${Buffer.concat(this.textBodies).toString('utf8')}"`) as string;
+    this.textBodies = [];
+  }
+
+  private reasoningDelta(text: string): string {
+    let out = '';
+    if (this.open?.kind !== 'reasoning') {
+      const id = itemId('rs');
+      out += this.openItem({ kind: 'reasoning' }, { type: 'reasoning', id, summary: [], content: [] });
+      const part = { type: 'reasoning_text' as const, text: '' };
+      (this.current() as Extract<OutputItem, { type: 'reasoning' }>).content.push(part);
+      out += this.event('response.content_part.added', {
+        item_id: id,
+        output_index: this.output.length - 1,
+        content_index: 0,
+        part,
+      });
+    }
+    const item = this.current() as Extract<OutputItem, { type: 'reasoning' }>;
+    item.content[0]!.text += text;
+    return (
+      out +
+      this.event('response.reasoning_text.delta', {
+        item_id: item.id,
+        output_index: this.output.length - 1,
+        content_index: 0,
+        delta: text,
+      })
+    );
+  }
+
+  /** The final response of a stream the engine finished, and its last events. */
+  end(usage: TextUsage): { events: string; response: ResponseObject } {
+    const status: Status = this.finish === 'length' ? 'incomplete' : 'completed';
+    const events = this.closeItem(status === 'incomplete' ? 'incomplete' : 'completed');
+    const response = responseObject(this.echo, status, this.output, usage);
+    const type = status === 'incomplete' ? 'response.incomplete' : 'response.completed';
+    return { events: events + this.event(type, { response }), response };
+  }
+
+  /** A failure after the first event: OpenAI's `error` event, then response.failed. */
+  failed(err: ApiError): string {
+    if (this.open?.kind === 'text') this.settleText();
+    const error = { code: err.code, message: err.message };
+    return (
+      this.event('error', { code: err.code, message: err.message, param: err.param ?? null }) +
+      this.event('response.failed', {
+        response: responseObject(this.echo, 'failed', this.output, null, error),
+      })
+    );
+  }
+
+  private current(): OutputItem {
+    return this.output[this.output.length - 1]!;
+  }
+
+  private openItem(open: NonNullable<Open>, item: OutputItem): string {
+    const closed = this.closeItem('completed');
+    this.open = open;
+    this.output.push(item);
+    return (
+      closed +
+      this.event('response.output_item.added', {
+        output_index: this.output.length - 1,
+        item: structuredClone(item),
+      })
+    );
+  }
+
+  private closeItem(status: 'completed' | 'incomplete'): string {
+    if (this.open === null) return '';
+    if (this.open.kind === 'text') this.settleText();
+    this.open = null;
+    this.textHead = null;
+    const item = this.current();
+    const output_index = this.output.length - 1;
+    let out = '';
+    if (item.type === 'message') {
+      item.status = status;
+      const part = item.content[0]!;
+      out += this.event('response.output_text.done', {
+        item_id: item.id,
+        output_index,
+        content_index: 0,
+        text: part.text,
+        logprobs: [],
+      });
+      out += this.event('response.content_part.done', {
+        item_id: item.id,
+        output_index,
+        content_index: 0,
+        part,
+      });
+    } else if (item.type === 'reasoning') {
+      const part = item.content[0]!;
+      out += this.event('response.reasoning_text.done', {
+        item_id: item.id,
+        output_index,
+        content_index: 0,
+        text: part.text,
+      });
+      out += this.event('response.content_part.done', {
+        item_id: item.id,
+        output_index,
+        content_index: 0,
+        part,
+      });
+    } else {
+      item.status = status;
+      out += this.event('response.function_call_arguments.done', {
+        item_id: item.id,
+        output_index,
+        name: item.name,
+        arguments: item.arguments,
+      });
+    }
+    return out + this.event('response.output_item.done', { output_index, item });
+  }
+}
+
+/**
+ * The Responses stream translator: the usual text frame read from its bytes (its JSON string
+ * copied into the delta event, the text parsed once when its item closes), any other frame parsed
+ * and translated. No pings: Responses streams have no keep-alive event.
+ */
+export class ResponsesTranslator implements StreamTranslator {
+  readonly ping = null;
+
+  constructor(
+    readonly stream: ResponsesStream,
+    /** Called with the final response of a finished stream (kept when the request asked to store). */
+    private readonly onEnd: (response: ResponseObject) => void,
+  ) {}
+
+  head(): string {
+    return this.stream.start();
+  }
+
+  fast(block: Buffer, out: Buffer[]): FastFrame | undefined {
+    const fast = textFrame(block);
+    if (fast === undefined) return undefined;
+    const content = fast.text.length > 2; // not ""
+    if (content) out.push(this.stream.textDeltaJson(fast.text));
+    return { usageAt: fast.usageAt, content };
+  }
+
+  chunk(chunk: Record<string, unknown>, out: Buffer[]): void {
+    const events = this.stream.chunk(chunk as { choices?: ChunkChoice[] });
+    if (events !== '') out.push(Buffer.from(events));
+  }
+
+  end(usage: TextUsage): Buffer {
+    const { events, response } = this.stream.end(usage);
+    this.onEnd(response);
+    return Buffer.from(events);
+  }
+
+  error(err: ApiError): Buffer {
+    return Buffer.from(this.stream.failed(err));
+  }
+}

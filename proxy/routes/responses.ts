@@ -1,0 +1,170 @@
+// POST /v1/responses (OpenAI's Responses API) on the chat-completions surface, and GET / DELETE
+// /v1/responses/{id} for stored ones. The request is translated to chat form
+// (../dialects/responses/request.ts), run through the one text-call money path
+// (../calls/text-call.ts) exactly as a chat completion is — same hold, settlement, usage record,
+// errors — and the answer translated back (../dialects/responses/text.ts). store: true (the
+// default) keeps the response and its conversation (../calls/response-store.ts).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { ApiError, invalidRequest } from '../../core/errors.ts';
+import { checkOutputBound } from '../calls/context-fit.ts';
+import { tokenModel } from '../calls/resolve-model.ts';
+import { ResponseStore, type StoredResponse } from '../calls/response-store.ts';
+import { chatPromptOf, runTextCall } from '../calls/text-call.ts';
+import type { ProxyContext } from '../context.ts';
+import { toChatForm } from '../dialects/responses/request.ts';
+import { echoOf, type ResponseObject } from '../dialects/responses/response.ts';
+import { responsesDialect } from '../dialects/responses/text.ts';
+import { affinityKeyOf } from '../engine/picker.ts';
+import { commonErrors } from '../schemas/openai.ts';
+import {
+  deletedResponse,
+  type ResponsesItem,
+  type ResponsesRequest,
+  responseObject,
+  responseStreamEvent,
+  responsesRequest,
+} from '../schemas/responses.ts';
+
+const idParams = z.strictObject({ id: z.string().min(1).max(128) });
+
+const notFound = (id: string) =>
+  new ApiError('not_found', `No response with id '${id}' was found.`, { param: 'id' });
+
+export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyContext; redis: Redis }) {
+  const { ctx } = opts;
+  const store = new ResponseStore(opts.redis, {
+    maxBytes: ctx.config.PROXY_RESPONSES_MAX_STORED_BYTES,
+    perAccount: ctx.config.PROXY_RESPONSES_MAX_STORED_PER_ACCOUNT,
+  });
+  app.post(
+    '/responses',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'Create a model response (Responses API)',
+        description:
+          'Translated to the engines’ chat completions and billed exactly as one. Function tools only; store: true keeps the response 30 days.',
+        tags: ['chat-completions dialect'],
+        body: responsesRequest,
+        response: { 200: responseObject, ...commonErrors },
+        stream: responseStreamEvent,
+      },
+    },
+    (request, reply) => handleCreate(ctx, store, request, reply),
+  );
+  app.get(
+    '/responses/:id',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'Get a stored response',
+        tags: ['chat-completions dialect'],
+        params: idParams,
+        response: { 200: responseObject, ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const stored = await store.get(request.principal!.accountId, id);
+      if (stored === null) throw notFound(id);
+      return reply.type('application/json').send(JSON.stringify(stored.response));
+    },
+  );
+  app.delete(
+    '/responses/:id',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'Delete a stored response',
+        tags: ['chat-completions dialect'],
+        params: idParams,
+        response: { 200: deletedResponse, ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      if (!(await store.delete(request.principal!.accountId, id))) throw notFound(id);
+      return reply.send({ id, object: 'response', deleted: true });
+    },
+  );
+}
+
+async function handleCreate(
+  ctx: ProxyContext,
+  store: ResponseStore,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
+  const body = request.body as ResponsesRequest;
+  const accountId = request.principal!.accountId;
+  const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
+  if (body.max_output_tokens != null) checkOutputBound(entry, body.max_output_tokens, 'max_output_tokens');
+  const perChoice = body.max_output_tokens ?? entry.maxOutputTokens ?? ctx.config.PROXY_DEFAULT_MAX_TOKENS;
+  const history = await previousItems(store, accountId, body.previous_response_id);
+  const chat = toChatForm(body, entry.capabilities, history);
+  const keep = body.store !== false;
+  const inputItems: ResponsesItem[] =
+    typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
+  const conversation = [...history, ...inputItems];
+  if (keep && Buffer.byteLength(JSON.stringify(conversation)) > store.bounds.maxBytes)
+    throw invalidRequest(
+      `store: true keeps responses of at most ${store.bounds.maxBytes} bytes, and this conversation is larger; send store: false (and the whole input) instead.`,
+      'store',
+    );
+  const { prompt, promptBytes } = chatPromptOf(chat);
+  const echo = echoOf(body, entry.id, perChoice, chat.namespaced);
+  const done = (response: ResponseObject) => {
+    if (!keep) return;
+    const stored: StoredResponse = { response, items: [...conversation, ...response.output] };
+    // Queued on the connection now, so a GET the client sends after this response reads it.
+    store
+      .save(accountId, response.id, stored)
+      .then((kept) => {
+        if (!kept) request.log.warn({ responseId: response.id }, 'response too large to store; not kept');
+      })
+      .catch((err: unknown) =>
+        request.log.error({ err, responseId: response.id }, 'storing a response failed'),
+      );
+  };
+  return runTextCall(
+    ctx,
+    request,
+    reply,
+    {
+      entry,
+      price,
+      messages: chat.messages,
+      prompt,
+      promptBytes,
+      fields: chat.fields,
+      perChoice,
+      perChoiceField: 'max_output_tokens',
+      asked: body.max_output_tokens != null,
+      n: 1,
+      stream: body.stream === true,
+      // Codex sends one key per conversation: its turns go to the engine that holds their prefix.
+      affinityKey:
+        body.prompt_cache_key != null
+          ? `key:${body.prompt_cache_key}`
+          : affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS),
+    },
+    responsesDialect(echo, done),
+  );
+}
+
+/** The conversation a previous_response_id continues (none without one); another account's is a 404. */
+async function previousItems(
+  store: ResponseStore,
+  accountId: string,
+  id: string | null | undefined,
+): Promise<ResponsesItem[]> {
+  if (id == null) return [];
+  const stored = await store.get(accountId, id);
+  if (stored === null)
+    throw new ApiError('not_found', `Previous response with id '${id}' not found.`, {
+      param: 'previous_response_id',
+    });
+  return stored.items as ResponsesItem[];
+}

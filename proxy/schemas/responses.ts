@@ -1,0 +1,251 @@
+// Request and response schemas of POST /v1/responses (OpenAI's Responses API) on the
+// chat-completions surface. They validate requests and are the source of /openapi.json. The top
+// level is closed as chat completions' is: an unknown parameter is a 400 naming it. Items and parts
+// are closed too — the translation (../dialects/responses/request.ts) must understand every key, as
+// nothing is forwarded to the engine as sent. Tool types that would run on OpenAI's servers (web
+// search, file search, computer use, code interpreter, MCP, …) are refused by name.
+import { z } from 'zod';
+import { MAX_MESSAGES, MAX_OUTPUT_TOKENS, modelId } from './openai.ts';
+
+const nullish = <T extends z.ZodType>(t: T) => t.nullish();
+
+function unknownType(iss: { code: string; input?: unknown }, what: string, known: readonly string[]) {
+  if (iss.code !== 'invalid_union') return undefined;
+  const got = (iss.input as { type?: unknown } | undefined)?.type;
+  return `${what} ${JSON.stringify(got ?? null)} is not supported here (supported: ${known.join(', ')})`;
+}
+
+const inputText = z.strictObject({ type: z.literal('input_text'), text: z.string() });
+const inputImage = z.strictObject({
+  type: z.literal('input_image'),
+  image_url: nullish(z.string().min(1)),
+  file_id: z
+    .null()
+    .optional()
+    .describe('null only: uploaded files are not kept by this surface; send image_url'),
+  detail: nullish(z.enum(['low', 'high', 'auto', 'original'])),
+});
+const outputText = z.strictObject({
+  type: z.literal('output_text'),
+  text: z.string(),
+  annotations: z.array(z.unknown()).max(0).optional().describe('empty only'),
+  logprobs: z.array(z.unknown()).optional().describe('Accepted; not sent to the engine'),
+  // The openai SDKs' parse helpers add it to the output they return; passed back, it is the text.
+  parsed: z
+    .unknown()
+    .optional()
+    .describe('Accepted (added by the SDKs’ parse helpers); the text is what is sent'),
+});
+const refusal = z.strictObject({ type: z.literal('refusal'), refusal: z.string() });
+
+const PART_TYPES = ['input_text', 'input_image', 'output_text', 'refusal'] as const;
+const contentPart = z.discriminatedUnion('type', [inputText, inputImage, outputText, refusal], {
+  error: (iss) => unknownType(iss, 'content part type', PART_TYPES),
+});
+export type ResponsesPart = z.infer<typeof contentPart>;
+
+const messageItem = z.strictObject({
+  type: z.literal('message').optional(),
+  id: z.string().optional(),
+  status: z.string().optional(),
+  role: z.enum(['user', 'assistant', 'system', 'developer'], {
+    error: (iss) =>
+      `unknown role ${JSON.stringify(iss.input)}: roles are user, assistant, system and developer`,
+  }),
+  content: z.union([z.string(), z.array(contentPart)]),
+});
+
+const functionCallItem = z.strictObject({
+  type: z.literal('function_call'),
+  id: z.string().optional(),
+  call_id: z.string().min(1),
+  name: z.string().min(1),
+  arguments: z.string(),
+  status: z.string().optional(),
+  namespace: z.string().optional(),
+  // The openai SDKs' stream and parse helpers add it to the calls they return; passed back, the
+  // arguments string is what is sent.
+  parsed_arguments: z
+    .unknown()
+    .optional()
+    .describe('Accepted (added by the SDKs’ helpers); arguments is what is sent'),
+});
+
+const functionCallOutputItem = z.strictObject({
+  type: z.literal('function_call_output'),
+  id: nullish(z.string()),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(z.union([inputText, outputText]))]),
+  status: nullish(z.string()),
+});
+
+const reasoningItem = z.strictObject({
+  type: z.literal('reasoning'),
+  id: z.string().optional(),
+  summary: z.array(z.strictObject({ type: z.literal('summary_text'), text: z.string() })),
+  content: nullish(z.array(z.strictObject({ type: z.literal('reasoning_text'), text: z.string() }))),
+  encrypted_content: nullish(z.string()),
+  status: nullish(z.string()),
+});
+
+const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning'] as const;
+
+/** A message without `type` is a message (OpenAI's EasyInputMessage); any other item is typed. */
+const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem, reasoningItem], {
+  error: (iss) => unknownType(iss, 'input item type', ITEM_TYPES),
+});
+export type ResponsesItem = z.infer<typeof inputItem>;
+
+const functionTool = z.strictObject({
+  type: z.literal('function'),
+  name: z.string().min(1).max(128),
+  description: nullish(z.string()),
+  parameters: nullish(z.record(z.string(), z.unknown())),
+  strict: nullish(z.boolean()),
+});
+
+/**
+ * A namespace groups function tools under a name the model calls them by (Codex CLI sends one):
+ * its functions reach the engine as `<namespace>__<name>`, and calls come back with `namespace`.
+ */
+const namespaceTool = z.strictObject({
+  type: z.literal('namespace'),
+  name: z.string().min(1).max(64),
+  description: nullish(z.string()),
+  tools: z.array(functionTool.omit({ type: true }).extend({ type: z.literal('function') })).max(512),
+});
+export type ResponsesNamespaceTool = z.infer<typeof namespaceTool>;
+
+/** Function tools (alone or in namespaces); every other type runs on OpenAI's servers: a 400 naming it. */
+const tool = z.looseObject({ type: z.string() }).superRefine((t, ctx) => {
+  if (t.type !== 'function' && t.type !== 'namespace') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['type'],
+      message: `tool type ${JSON.stringify(t.type)} is not supported here: only function tools are (hosted tools such as web_search, file_search, computer_use, code_interpreter, image_generation and mcp run on OpenAI's servers)`,
+    });
+    return;
+  }
+  const parsed = (t.type === 'namespace' ? namespaceTool : functionTool).safeParse(t);
+  if (!parsed.success)
+    for (const issue of parsed.error.issues)
+      ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
+});
+export type ResponsesFunctionTool = z.infer<typeof functionTool>;
+export type ResponsesTool = ResponsesFunctionTool | ResponsesNamespaceTool;
+
+const toolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.strictObject({ type: z.literal('function'), name: z.string().min(1) }),
+]);
+
+const textFormat = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({ type: z.literal('text') }),
+    z.strictObject({ type: z.literal('json_object') }),
+    z.strictObject({
+      type: z.literal('json_schema'),
+      name: z.string().min(1).max(64),
+      schema: z.record(z.string(), z.unknown()),
+      description: nullish(z.string()),
+      strict: nullish(z.boolean()),
+    }),
+  ],
+  { error: (iss) => unknownType(iss, 'text.format type', ['text', 'json_object', 'json_schema']) },
+);
+
+export const INCLUDE_ACCEPTED = ['reasoning.encrypted_content', 'message.output_text.logprobs'] as const;
+
+export const responsesRequest = z.strictObject({
+  model: modelId,
+  input: z.union([z.string(), z.array(inputItem).min(1).max(MAX_MESSAGES)]),
+  instructions: nullish(z.string()),
+  stream: nullish(z.boolean()),
+  stream_options: nullish(
+    z.strictObject({
+      include_obfuscation: nullish(z.boolean()).describe('Accepted; frames are not padded'),
+    }),
+  ),
+  store: nullish(z.boolean()).describe(
+    'Default true: the response is kept 30 days for GET and previous_response_id',
+  ),
+  previous_response_id: nullish(z.string().min(1)),
+  tools: nullish(z.array(tool).max(512)),
+  tool_choice: nullish(toolChoice),
+  parallel_tool_calls: nullish(z.boolean()),
+  max_output_tokens: nullish(z.number().int().min(1).max(MAX_OUTPUT_TOKENS)).describe(
+    "At most the model's output limit, and the prompt plus this must fit its context",
+  ),
+  temperature: nullish(z.number().min(0).max(2)),
+  top_p: nullish(z.number().min(0).max(1)),
+  text: nullish(
+    z.strictObject({
+      format: nullish(textFormat),
+      verbosity: nullish(z.enum(['low', 'medium', 'high'])).describe('Accepted without effect: a hint'),
+    }),
+  ),
+  reasoning: nullish(
+    z.strictObject({
+      effort: nullish(z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])).describe(
+        "A reasoning model's reasoning_effort; a hint elsewhere",
+      ),
+      summary: nullish(z.enum(['auto', 'concise', 'detailed'])).describe(
+        'Accepted; the engine’s reasoning comes back in full as reasoning_text',
+      ),
+      generate_summary: nullish(z.enum(['auto', 'concise', 'detailed'])).describe('Deprecated: summary'),
+    }),
+  ),
+  metadata: nullish(z.record(z.string().max(64), z.string().max(512))).describe('Echoed and stored'),
+  user: nullish(z.string()).describe('Sent to the engine as chat’s user'),
+  safety_identifier: nullish(z.string()).describe('Sent to the engine as chat’s user'),
+  prompt_cache_key: nullish(z.string().max(1024)).describe(
+    'Calls with equal keys go to the engine that holds their prefix',
+  ),
+  include: nullish(z.array(z.enum(INCLUDE_ACCEPTED))).describe(
+    'Accepted; no encrypted reasoning is made here, logprobs are not returned',
+  ),
+  truncation: nullish(z.literal('disabled')).describe('disabled only: the input is never cut'),
+  service_tier: nullish(z.string()).describe('Accepted; every call is served at one tier'),
+  background: nullish(z.literal(false)).describe('false only: background responses are not run here'),
+  prompt_cache_retention: nullish(z.enum(['in_memory', '24h'])).describe(
+    'Accepted; engines keep their prefix cache by their own policy',
+  ),
+  client_metadata: nullish(z.record(z.string(), z.string())).describe(
+    'Sent by Codex CLI (its session and turn ids); accepted without effect',
+  ),
+});
+export type ResponsesRequest = z.infer<typeof responsesRequest>;
+
+const usage = z.object({
+  input_tokens: z.number().int(),
+  input_tokens_details: z.object({ cached_tokens: z.number().int() }),
+  output_tokens: z.number().int(),
+  output_tokens_details: z.object({ reasoning_tokens: z.number().int() }),
+  total_tokens: z.number().int(),
+});
+
+/** The response object (non-streamed body, GET, and inside response.* stream events). */
+export const responseObject = z.looseObject({
+  id: z.string().describe('resp_…'),
+  object: z.literal('response'),
+  created_at: z.number().int(),
+  status: z.enum(['completed', 'incomplete', 'failed', 'in_progress']),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  incomplete_details: z.object({ reason: z.literal('max_output_tokens') }).nullable(),
+  model: z.string(),
+  output: z.array(z.looseObject({ type: z.enum(['message', 'function_call', 'reasoning']), id: z.string() })),
+  usage: usage.nullable(),
+});
+
+export const responseStreamEvent = z
+  .looseObject({ type: z.string(), sequence_number: z.number().int() })
+  .describe(
+    'event: <type> then data: {"type": …, "sequence_number": n, …}; response.created, response.in_progress, response.output_item.added/.done, response.content_part.added/.done, response.output_text.delta/.done, response.function_call_arguments.delta/.done, response.reasoning_text.delta/.done, then response.completed, response.incomplete or response.failed',
+  );
+
+export const deletedResponse = z.object({
+  id: z.string(),
+  object: z.literal('response'),
+  deleted: z.literal(true),
+});

@@ -1,0 +1,179 @@
+// Real editor tools as clients (issue 25, SPEC "Authentication" 8): OpenAI's Codex CLI (Responses
+// API only) and Anthropic's Claude Code (Messages), installed from the npm registry by
+// ./install-editor-tools.sh, run non-interactively against the real proxy with the simulator
+// behind, each with only its base address and an API key of this service changed. Each call is
+// billed to that key.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usageRecords } from '../../core/usage.ts';
+import { expectLedgerClean } from '../helpers/ledger.ts';
+import { type Harness, startHarness } from '../proxy/harness.ts';
+
+const MODEL = 'Org/Agent-Model';
+
+let h: Harness;
+let bin: string;
+beforeAll(async () => {
+  bin = join(
+    execFileSync(join(import.meta.dirname, 'install-editor-tools.sh'), { encoding: 'utf8' }).trim(),
+    'node_modules',
+    '.bin',
+  );
+  h = await startHarness(
+    {},
+    {
+      entries: (endpoints) => [
+        {
+          id: MODEL,
+          kind: 'chat',
+          pricing: { USD: { input: '1', output: '2' } },
+          capabilities: { tools: true },
+          contextLength: 200_000,
+          maxOutputTokens: 32_000,
+          endpoints,
+          created: 1_700_000_000,
+        },
+      ],
+    },
+  );
+}, 300_000);
+const dirs: string[] = [];
+const tempDir = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+};
+afterAll(async () => {
+  await h?.stop();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Runs a tool to its end with stdin closed (both read a prompt from stdin while it is open). */
+function run(
+  cmd: string,
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 150_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The chat requests the engines got while `go` ran. */
+async function engineRequestsDuring<T>(
+  go: () => Promise<T>,
+): Promise<{ out: T; sent: Record<string, unknown>[] }> {
+  const before = h.sims.map((s) => s.received().length);
+  const out = await go();
+  const sent = h.sims
+    .flatMap((s, i) => s.received().slice(before[i]))
+    .filter((r) => r.path === '/v1/chat/completions')
+    .map((r) => r.json as Record<string, unknown>);
+  return { out, sent };
+}
+
+/** One charge per engine call, each to the tool's key; the ledger balances. */
+async function expectEachCallBilled(a: { accountId: string; keyId: string }, calls: number): Promise<void> {
+  await h.settled(a.accountId);
+  const charges = (await usageRecords(h.redis.client(), a.accountId, { count: 50 })).filter(
+    (r) => r.type === 'charge',
+  );
+  expect(charges.length).toBe(calls);
+  for (const c of charges) expect(c).toMatchObject({ keyId: a.keyId, model: MODEL });
+  await expectLedgerClean(h.redis.client(), [a.accountId]);
+}
+
+describe('editor tools through the proxy', () => {
+  it('Codex CLI (codex exec, a custom provider at the proxy, wire_api responses) completes a turn with a tool call; every call billed to its key', async () => {
+    const a = await h.newAccount();
+    const home = tempDir('codex-home-');
+    const work = tempDir('codex-work-');
+    writeFileSync(
+      join(home, 'config.toml'),
+      [
+        `model = "${MODEL}"`,
+        'model_provider = "modelplane"',
+        // Codex offers the model OpenAI's hosted web search unless told not to; this service
+        // refuses hosted tools by name (README "Use it from Codex CLI").
+        'web_search = "disabled"',
+        '[model_providers.modelplane]',
+        'name = "modelplane"',
+        `base_url = "${h.baseURL}"`,
+        'env_key = "MODELPLANE_API_KEY"',
+        'wire_api = "responses"',
+        '',
+      ].join('\n'),
+    );
+    const { out, sent } = await engineRequestsDuring(() =>
+      run(
+        join(bin, 'codex'),
+        [
+          'exec',
+          '--skip-git-repo-check',
+          '--sandbox',
+          'read-only',
+          'Use exec_command to list the files here.',
+        ],
+        { CODEX_HOME: home, HOME: home, MODELPLANE_API_KEY: a.secret },
+        work,
+      ),
+    );
+    const transcript = `exit ${out.code}\nstdout:\n${out.stdout}\nstderr:\n${out.stderr}`;
+    expect(out.code, transcript).toBe(0);
+    // A turn with one tool call: the model called a tool, got its output, then answered.
+    expect(sent.length, transcript).toBeGreaterThanOrEqual(2);
+    const last = sent.at(-1)!.messages as { role: string }[];
+    expect(
+      last.some((m) => m.role === 'tool'),
+      transcript,
+    ).toBe(true);
+    await expectEachCallBilled(a, sent.length);
+  }, 300_000);
+
+  it('Claude Code (claude -p, ANTHROPIC_BASE_URL and the key) completes a turn; billed to its key', async () => {
+    const a = await h.newAccount();
+    const home = tempDir('claude-home-');
+    const work = tempDir('claude-work-');
+    mkdirSync(join(home, '.claude'), { recursive: true });
+    const { out, sent } = await engineRequestsDuring(() =>
+      run(
+        join(bin, 'claude'),
+        ['-p', 'Say hello.', '--model', MODEL],
+        {
+          HOME: home,
+          ANTHROPIC_BASE_URL: h.baseURL.replace(/\/v1$/, ''),
+          ANTHROPIC_API_KEY: a.secret,
+          ANTHROPIC_SMALL_FAST_MODEL: MODEL,
+          ANTHROPIC_DEFAULT_HAIKU_MODEL: MODEL,
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          DISABLE_AUTOUPDATER: '1',
+        },
+        work,
+      ),
+    );
+    const transcript = `exit ${out.code}\nstdout:\n${out.stdout}\nstderr:\n${out.stderr}`;
+    expect(out.code, transcript).toBe(0);
+    expect(out.stdout.trim().length, transcript).toBeGreaterThan(0);
+    expect(sent.length, transcript).toBeGreaterThanOrEqual(1);
+    await expectEachCallBilled(a, sent.length);
+  }, 300_000);
+});
