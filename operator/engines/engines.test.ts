@@ -31,8 +31,8 @@ describe('engine pod templates', () => {
   it('vLLM: the default image is past the chat-template advisories; media only from the Model’s hosts, never by redirect', () => {
     const plain = spec({ type: 'vllm' });
     const c = engineTemplate(plain, plain.engine).container;
-    // v0.11.1 fixes GHSA-69j4-grxj-j64p (and 0.11.0 GHSA-6fvq-23cw-5628); v0.11.0 was the default.
-    expect(c.image).toBe('vllm/vllm-openai:v0.11.1');
+    // Past GHSA-6fvq-23cw-5628 (0.11.0), GHSA-69j4-grxj-j64p (0.11.1) and GHSA-4hw3-g54f-xfrj; v0.11.0 was the default.
+    expect(c.image).toBe('vllm/vllm-openai:v0.32.0');
     expect(c.args).not.toContain('--allowed-media-domains');
     expect(c.env).toContainEqual({ name: 'VLLM_MEDIA_URL_ALLOW_REDIRECTS', value: '0' });
     const limited = spec({ type: 'vllm', allowedMediaDomains: ['images.example.com', 'cdn.example.org'] });

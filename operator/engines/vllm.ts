@@ -11,12 +11,15 @@ import {
 } from './types.ts';
 
 /**
- * v0.11.1: the first release past the chat-template advisories the proxy also guards against —
- * GHSA-6fvq-23cw-5628 (a Jinja template smuggled in chat_template_kwargs, fixed in 0.11.0) and
- * GHSA-69j4-grxj-j64p (chat_template_kwargs that block the server's event loop, fixed in 0.11.1);
- * v0.11.0, the previous default, predates the latter. It also has --allowed-media-domains (0.11.0).
+ * v0.32.0: a current release (the one the proxy was tried against for real, README "Real engines"),
+ * well past the chat-template advisories the proxy also guards against — GHSA-6fvq-23cw-5628 (a
+ * Jinja template smuggled in chat_template_kwargs, fixed in 0.11.0), GHSA-69j4-grxj-j64p
+ * (chat_template_kwargs that block the server's event loop, fixed in 0.11.1) and
+ * GHSA-4hw3-g54f-xfrj (whose fixed release we could not look up here: a year of releases past
+ * the other two leaves room). v0.11.0, the earlier default, predates them. --allowed-media-domains
+ * exists since 0.11.0.
  */
-export const vllmDefaults: EngineDefaults = { image: 'vllm/vllm-openai:v0.11.1', port: 8000, gpus: 1 };
+export const vllmDefaults: EngineDefaults = { image: 'vllm/vllm-openai:v0.32.0', port: 8000, gpus: 1 };
 
 export function vllmTemplate(input: EngineInput): EngineTemplate {
   const user = input.engine.args ?? [];
