@@ -9,7 +9,6 @@ import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { chargesByRequest, eventually, type ProxyProcess, startFleet, streamingLoad } from './fleet.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TTL = 1_500;
 const LOCK = 500;
 const INTERVAL = 100;
@@ -30,7 +29,10 @@ describe('a proxy SIGKILLed under streaming load', () => {
         workers: 6,
         maxTokens: () => 20 + Math.floor(Math.random() * 60),
       });
-      await sleep(1_500);
+      // a is killed once it has served a few streams (a fixed wait saw too few on a loaded machine).
+      const deliveredOnA = () =>
+        load.calls.filter((c) => c.proxy === 'a' && c.outcome === 'delivered').length;
+      await eventually(async () => deliveredOnA() > 5, 'a delivered some streams', 30_000);
       live = [b];
       const killedAt = Date.now();
       a.proc.kill('SIGKILL');

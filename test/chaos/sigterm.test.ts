@@ -6,9 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseDecimalToNano } from '../../core/money.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { chargesByRequest, type ProxyProcess, startFleet, streamingLoad } from './fleet.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { chargesByRequest, eventually, type ProxyProcess, startFleet, streamingLoad } from './fleet.ts';
 
 describe('SIGTERM under streaming load', () => {
   it('BILL-5 every call is charged: delivered ones in full, ones ended at the grace period for what they delivered', async () => {
@@ -26,7 +24,11 @@ describe('SIGTERM under streaming load', () => {
         workers: 8,
         maxTokens: (proxy) => (proxy === 'a' && ++onA % 3 === 0 ? 400 : 20 + Math.floor(Math.random() * 40)),
       });
-      await sleep(1_500);
+      // a is stopped once it has served a few streams (a fixed wait can see too few on a loaded
+      // machine); its long third stream is running by then.
+      const deliveredOnA = () =>
+        load.calls.filter((c) => c.proxy === 'a' && c.outcome === 'delivered').length;
+      await eventually(async () => deliveredOnA() > 5, 'a delivered some streams', 30_000);
       live = [b];
       a.proc.kill('SIGTERM');
       expect(await a.exited).toBe(0);
