@@ -27,7 +27,7 @@ async function main() {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 
-  const variants = [
+  const variants: { name: string; env: Record<string, string> }[] = [
     { name: 'tracing off', env: {} },
     {
       name: 'tracing on, 1 % sampled',
@@ -77,11 +77,10 @@ async function main() {
         process.stderr.write('.');
       }
       const rps = totals.map((t) => t.requests / t.seconds);
-      variants.forEach((v, i) =>
+      for (const [i, v] of variants.entries())
         lines.push(
           `| ${i === 0 ? scenario : ''} | ${v.name} | ${rps[i]!.toFixed(0)} | ${(rps[i]! / rps[0]!).toFixed(3)} |`,
-        ),
-      );
+        );
       lines.push(`| | spans received (both traced proxies) | ${spans - spansBefore} | |`);
     }
     process.stderr.write('\n');
