@@ -144,7 +144,10 @@ export class RequestTrace {
     this.root.setAttributes({ [GEN_AI_OPERATION]: operations[kind], [GEN_AI_REQUEST_MODEL]: model });
   }
 
-  /** One attempt at an engine: a client span, and the headers that carry it to the engine. */
+  /**
+   * One attempt at an engine (`url`, its base URL: an address inside the cluster, no secret): a
+   * client span, and the headers that carry it to the engine.
+   */
   engine(
     kind: UsageRecord['kind'],
     model: string,
@@ -153,7 +156,7 @@ export class RequestTrace {
     const operation = operations[kind];
     const span = this.start(
       `${operation} ${model}`,
-      { [GEN_AI_OPERATION]: operation, [GEN_AI_REQUEST_MODEL]: model, 'server.address': url },
+      { [GEN_AI_OPERATION]: operation, [GEN_AI_REQUEST_MODEL]: model, 'url.full': url },
       SpanKind.CLIENT,
     );
     const headers: Record<string, string> = {};
