@@ -92,7 +92,7 @@ const schema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   /** The service name traces are filed under (the standard variable). */
   OTEL_SERVICE_NAME: z.string().min(1).default('modelplane-proxy'),
-  /** Share of requests traced (a trace the caller already sampled is kept whatever this says). */
+  /** Share of API requests traced, 0 to 1 (a client's own traceparent is ignored: it cannot force it). */
   PROXY_TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(1),
   /**
    * Reserve credits concurrently with the engine call when the account's last known available
