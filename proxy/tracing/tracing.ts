@@ -1,6 +1,7 @@
 // Tracing with OpenTelemetry (README "Configuration", "Install on Kubernetes: turning tracing on").
 // Off unless OTEL_EXPORTER_OTLP_ENDPOINT names an OTLP/HTTP collector: then buildProxyApp makes one
-// Tracing and registers ./plugin.ts, and each /v1 request carries a RequestTrace (request.trace).
+// Tracing and registers ./plugin.ts, and each sampled /v1 request carries a RequestTrace
+// (request.trace).
 // Off, nothing here runs: no hook, no span object; the call sites test `request.trace` only.
 //
 // One trace per request: the server span (the request), and under it auth → model resolution →
@@ -90,8 +91,12 @@ export class Tracing {
     return new Tracing(provider, provider.getTracer('modelplane-proxy'));
   }
 
-  /** The server span of one API request. */
-  begin(method: string, route: string, requestId: string): RequestTrace {
+  /**
+   * The server span of one API request, or undefined when the sampler leaves it out: an unsampled
+   * request then costs the sampler's decision and nothing more (no child spans, no traceparent
+   * sent; the engine's own tracing decides for itself).
+   */
+  begin(method: string, route: string, requestId: string): RequestTrace | undefined {
     const root = this.tracer.startSpan(
       `${method} ${route}`,
       {
@@ -104,7 +109,7 @@ export class Tracing {
       },
       ROOT_CONTEXT,
     );
-    return new RequestTrace(this.tracer, root);
+    return root.isRecording() ? new RequestTrace(this.tracer, root) : undefined;
   }
 
   /** Sends what is buffered (shutdown, tests). */
@@ -119,15 +124,12 @@ export class Tracing {
 
 export class RequestTrace {
   private readonly context: Context;
-  /** Whether this request is sampled: its log lines then carry the trace id. */
-  readonly recording: boolean;
 
   constructor(
     private readonly tracer: Tracer,
     readonly root: Span,
   ) {
     this.context = trace.setSpan(ROOT_CONTEXT, root);
-    this.recording = root.isRecording();
   }
 
   get traceId(): string {

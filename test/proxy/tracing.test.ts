@@ -251,29 +251,43 @@ describe('tracing with OpenTelemetry', () => {
   });
 });
 
-describe('tracing off (no OTLP endpoint)', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness();
-  });
-  afterAll(async () => {
-    await h?.stop();
-  });
+for (const sampled of [null, 0] as const) {
+  describe(
+    sampled === null ? 'tracing off (no OTLP endpoint)' : 'tracing on, nothing sampled (ratio 0)',
+    () => {
+      let h: Harness;
+      let receiver: Awaited<ReturnType<typeof startReceiver>>;
+      beforeAll(async () => {
+        receiver = await startReceiver();
+        h = await startHarness(
+          sampled === null
+            ? {}
+            : { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, PROXY_TRACE_SAMPLE_RATIO: String(sampled) },
+        );
+      });
+      afterAll(async () => {
+        await h?.stop();
+        await receiver?.close();
+      });
 
-  it('makes no tracer and sends the engine no traceparent', async () => {
-    expect(h.proxy.tracing).toBeNull();
-    const marker = `untraced-${randomBytes(6).toString('hex')}`;
-    await h.client().chat.completions.create({
-      model: CHAT_MODEL,
-      messages: [{ role: 'user', content: marker }],
-      max_tokens: 4,
-    });
-    const received = h.sims
-      .flatMap((s) => s.received())
-      .filter((r) => JSON.stringify(r.json ?? null).includes(marker));
-    expect(received).toHaveLength(1);
-    expect(received[0]!.headers.traceparent).toBeUndefined();
-    await h.quiesce();
-    await expectLedgerClean(h.redis.client(), [h.accountId]);
-  });
-});
+      it('exports nothing and sends the engine no traceparent', async () => {
+        expect(h.proxy.tracing === null).toBe(sampled === null);
+        const marker = `untraced-${randomBytes(6).toString('hex')}`;
+        await h.client().chat.completions.create({
+          model: CHAT_MODEL,
+          messages: [{ role: 'user', content: marker }],
+          max_tokens: 4,
+        });
+        const received = h.sims
+          .flatMap((s) => s.received())
+          .filter((r) => JSON.stringify(r.json ?? null).includes(marker));
+        expect(received).toHaveLength(1);
+        expect(received[0]!.headers.traceparent).toBeUndefined();
+        await h.proxy.tracing?.flush();
+        expect(receiver.bodies).toEqual([]);
+        await h.quiesce();
+        await expectLedgerClean(h.redis.client(), [h.accountId]);
+      });
+    },
+  );
+}
