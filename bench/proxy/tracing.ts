@@ -1,7 +1,8 @@
 // What tracing costs the proxy (issue 21 item 6): the same full proxy stack (./stack.ts) three times
 // in one run, tracing off, on at 1 % sampling, and on at 100 %, exporting to an OTLP/HTTP receiver
 // in this process that counts the spans it gets (so "on" is shown to export). The targets take turns
-// in short slices (ROUNDS), as in run.ts, so the machine's drift falls on all of them alike.
+// in short slices (ROUNDS), as in run.ts, so the machine's drift falls on all of them alike; each
+// round's ratio to "off" is also taken, and their median reported.
 //   nice -n 10 npx tsx bench/proxy/tracing.ts      (prints the table; figures go in bench/RESULTS.md)
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -59,29 +60,36 @@ async function main() {
     for (const s of stacks) for (const body of [s.plain, s.streamed]) await load(s, body, WARMUP_S);
 
     const lines = [
-      `| scenario (${CONNECTIONS} connections) | target | req/s | vs off |`,
-      '|---|---|---:|---:|',
+      `| scenario (${CONNECTIONS} connections) | target | req/s | vs off (totals) | vs off (median of rounds) |`,
+      '|---|---|---:|---:|---:|',
     ];
     for (const [scenario, pick] of [
       ['non-streaming', (s: Stack) => s.plain],
       ['streaming (whole stream)', (s: Stack) => s.streamed],
     ] as const) {
       const totals = stacks.map(() => ({ requests: 0, seconds: 0 }));
+      const perRound: number[][] = stacks.map(() => []);
       const spansBefore = spans;
       for (let round = 0; round < ROUNDS; round++) {
-        for (const [i, s] of stacks.entries()) {
-          const r = await load(s, pick(s), SLICE_S);
+        // Every other round in reverse order, so a drift within a round favours no target.
+        const order = [...stacks.keys()];
+        if (round % 2 === 1) order.reverse();
+        const rps: number[] = [];
+        for (const i of order) {
+          const r = await load(stacks[i]!, pick(stacks[i]!), SLICE_S);
           totals[i]!.requests += r.requests;
           totals[i]!.seconds += r.seconds;
+          rps[i] = r.requests / r.seconds;
         }
+        for (const i of stacks.keys()) perRound[i]!.push(rps[i]! / rps[0]!);
         process.stderr.write('.');
       }
       const rps = totals.map((t) => t.requests / t.seconds);
       for (const [i, v] of variants.entries())
         lines.push(
-          `| ${i === 0 ? scenario : ''} | ${v.name} | ${rps[i]!.toFixed(0)} | ${(rps[i]! / rps[0]!).toFixed(3)} |`,
+          `| ${i === 0 ? scenario : ''} | ${v.name} | ${rps[i]!.toFixed(0)} | ${(rps[i]! / rps[0]!).toFixed(3)} | ${median(perRound[i]!).toFixed(3)} |`,
         );
-      lines.push(`| | spans received (both traced proxies) | ${spans - spansBefore} | |`);
+      lines.push(`| | spans received (both traced proxies) | ${spans - spansBefore} | | |`);
     }
     process.stderr.write('\n');
     console.log(lines.join('\n'));
@@ -89,6 +97,12 @@ async function main() {
     await Promise.all(stacks.map((s) => s.stop()));
     receiver.close();
   }
+}
+
+/** The median: a round's ratio taken in one round is robust to the machine's drift between rounds. */
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
 main()
