@@ -59,6 +59,7 @@ bench: deps
 	npx tsx bench/proxy/slow-clients.ts
 	npx tsx bench/proxy/run.ts
 	npx tsx bench/playground/ttft.ts
+	npx tsx bench/proxy/tracing.ts
 
 .PHONY: help deps test-deps dev console-web build typecheck lint test bench e2e-kind images e2e-images e2e-cluster
 

@@ -86,6 +86,15 @@ const schema = z.object({
   /** Bounded load for affinity: an endpoint may carry at most this factor times the mean load. */
   PROXY_AFFINITY_LOAD_FACTOR: z.coerce.number().min(1).default(1.25),
   /**
+   * Tracing (proxy/tracing/): off unless an OTLP/HTTP collector is named. The standard variable,
+   * the collector's base URL; spans go to <endpoint>/v1/traces.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** The service name traces are filed under (the standard variable). */
+  OTEL_SERVICE_NAME: z.string().min(1).default('modelplane-proxy'),
+  /** Share of API requests traced, 0 to 1 (a client's own traceparent is ignored: it cannot force it). */
+  PROXY_TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(1),
+  /**
    * Reserve credits concurrently with the engine call when the account's last known available
    * balance is at least this many times the hold; 0 always reserves first.
    */

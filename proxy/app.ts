@@ -48,6 +48,8 @@ import { collectRoutes, openApiRoutes } from './routes/openapi.ts';
 import { responsesRoutes } from './routes/responses.ts';
 import { videosRoutes } from './routes/videos.ts';
 import { shutdown } from './shutdown.ts';
+import { tracingPlugin } from './tracing/plugin.ts';
+import { Tracing } from './tracing/tracing.ts';
 
 export interface ProxyDeps {
   config: Config;
@@ -76,6 +78,8 @@ export interface ProxyApp {
   videoWorker: VideoWorker;
   /** /metrics on its own port (issue 24 item 6): main.ts and tests call listen(); closed with the app. */
   metricsServer: MetricsServer;
+  /** Tracing, when an OTLP endpoint is configured (proxy/tracing/); null when off. */
+  tracing: Tracing | null;
   /**
    * The ordered shutdown (./shutdown.ts): readiness off, stop accepting, let running calls finish
    * (PROXY_SHUTDOWN_GRACE_MS) and end the rest, land the outbox, give leases back. The Redis
@@ -200,6 +204,9 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
 
   const routes = collectRoutes(app);
   await app.register(requestIdPlugin);
+  // Off unless an OTLP endpoint is configured: then no hook at all, and request.trace stays unset.
+  const tracing = Tracing.fromConfig(config);
+  if (tracing !== null) await app.register(tracingPlugin, { tracing });
   await app.register(errorsPlugin);
   await app.register(jsonBodyPlugin, { maxDepth: config.PROXY_JSON_MAX_DEPTH });
   await app.register(corsPlugin, { origins: config.PROXY_CORS_ORIGINS });
@@ -229,7 +236,14 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   await app.register(filesRoutes, { store: mediaStore, signer });
   await app.register(healthRoutes, { ctx, redis: deps.redis });
   await app.register(openApiRoutes, { routes });
-  return { app, ctx, videoWorker, metricsServer: metricsHttp, shutdown: () => shutdown(app, ctx) };
+  return {
+    app,
+    ctx,
+    videoWorker,
+    metricsServer: metricsHttp,
+    tracing,
+    shutdown: () => shutdown(app, ctx),
+  };
 }
 
 /**

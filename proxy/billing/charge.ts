@@ -35,6 +35,7 @@ import type { ChargeResult, KeySpend, Metering, UsageRecord, Voided } from '../.
 import { insufficientQuota, keySpendLimitReached } from '../../core/errors.ts';
 import type { Principal } from '../auth/key-cache.ts';
 import type { Cancel } from '../engine/cancel.ts';
+import type { RequestTrace } from '../tracing/tracing.ts';
 import type { BalanceView } from './balance-view.ts';
 import type { HoldRenewer } from './hold-renewer.ts';
 import type { Progress } from './journal.ts';
@@ -70,6 +71,8 @@ export interface CallInfo {
   requestId: string;
   /** The request's cancel: the client leaving, the key dying, or shutdown ending the call. */
   cancel: Cancel;
+  /** The request's trace when tracing is on (proxy/tracing/): the settlement is a span of it. */
+  trace?: RequestTrace;
 }
 
 /** The usage counts of a delivered call (the record's who and what come from the CallInfo). */
@@ -152,8 +155,10 @@ export class CallCharge {
   settle(cost: number, counts: CallCounts, deliver: () => void = noop): void {
     if (this.state === 'held') this.charge(cost, counts);
     else this.state = 'done';
+    const span = this.call.trace?.settlement(counts);
     // The call counts as running until its answer is out, so shutdown waits for the last bytes.
     this.b.outbox.afterJournaled(() => {
+      span?.end();
       try {
         deliver();
       } finally {

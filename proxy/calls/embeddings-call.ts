@@ -25,7 +25,14 @@ export function embeddingsCall(
     quote,
     run: async (_out, cancel) => {
       const tried = new Set<string>();
-      const call = await callEngine(ctx.engine, { entry, path: '/v1/embeddings', payload, cancel, tried });
+      const call = await callEngine(ctx.engine, {
+        entry,
+        path: '/v1/embeddings',
+        payload,
+        cancel,
+        tried,
+        trace: request.trace,
+      });
       if (call.statusCode >= 400) {
         call.release();
         throw await engineClientError(call, entry.id);

@@ -14,6 +14,8 @@
 //    a call charged at once (a video job): charged and delivered;
 // 4. whatever fails before an answer: the hold is released and the failure mapped to the error
 //    catalogue (a rotated key → invalid_api_key, shutdown → its own error).
+
+import type { Span } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { UsageRecord } from '../../core/billing/index.ts';
 import { ApiError, invalidApiKey } from '../../core/errors.ts';
@@ -23,6 +25,7 @@ import type { CallCharge, CallCounts, Quote } from '../billing/charge.ts';
 import type { ProxyContext } from '../context.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { linkRequestAbort, type RequestAbort } from '../request-abort.ts';
+import { failed, type RequestTrace } from '../tracing/tracing.ts';
 
 export type { CallCounts, Quote } from '../billing/charge.ts';
 
@@ -74,7 +77,9 @@ export async function meteredCall<T>(
   c: HeldCall<T> | ChargedNowCall,
 ): Promise<FastifyReply> {
   const abort = linkRequestAbort(request, reply);
+  request.trace?.call(c.kind, c.model);
   let charge: CallCharge | undefined;
+  let hold: HoldSpan | undefined;
   try {
     charge = ctx.billing.open(
       {
@@ -83,6 +88,7 @@ export async function meteredCall<T>(
         kind: c.kind,
         requestId: request.id,
         cancel: abort.cancel,
+        trace: request.trace,
       },
       c.quote,
     );
@@ -93,7 +99,9 @@ export async function meteredCall<T>(
       return reply;
     }
     c.opened?.(charge);
-    const result = await charge.hold({ run: c.run, discard: c.discard ?? noop });
+    if (request.trace !== undefined) hold = new HoldSpan(request.trace);
+    const run = hold === undefined ? c.run : hold.run(c.run);
+    const result = await charge.hold({ run, discard: c.discard ?? noop });
     if (c.relay !== undefined) {
       await c.relay(result, charge, abort);
       return reply;
@@ -107,6 +115,7 @@ export async function meteredCall<T>(
   } catch (err) {
     abort.dispose();
     charge?.release();
+    hold?.fail(err);
     const failure = requestFailure(err, abort);
     if (c.failed?.(failure)) return reply;
     throw failure;
@@ -120,4 +129,35 @@ function requestFailure(err: unknown, abort: RequestAbort): unknown {
   if (reason instanceof ClientClosedError) return reason; // nobody is listening; logged only
   if (reason instanceof ApiError) return reason; // the proxy ended the call (shutdown)
   return err;
+}
+
+/**
+ * The credit hold as a span (tracing on only): from seeking the hold to the engine call's start,
+ * which is what the hold costs the call (reserving alongside, the call starts at once). A hold
+ * refused (429) ends it failed.
+ */
+class HoldSpan {
+  private span: Span | undefined;
+
+  constructor(trace: RequestTrace) {
+    this.span = trace.start('credit hold');
+  }
+
+  run<T>(run: HeldCall<T>['run']): HeldCall<T>['run'] {
+    return (allowance, cancel) => {
+      this.span?.setAttribute('modelplane.hold.allowance', allowance);
+      this.end();
+      return run(allowance, cancel);
+    };
+  }
+
+  fail(err: unknown): void {
+    if (this.span !== undefined) failed(this.span, err);
+    this.end();
+  }
+
+  private end(): void {
+    this.span?.end();
+    this.span = undefined;
+  }
 }

@@ -13,6 +13,7 @@ import type {
 import { isCallableBy, priceFor } from '../../core/catalogue/index.ts';
 import { invalidRequest, modelNotFound } from '../../core/errors.ts';
 import type { Principal } from '../auth/key-cache.ts';
+import { failed, type RequestTrace } from '../tracing/tracing.ts';
 
 export function visibleEntry(catalogue: CatalogueSnapshot, p: Principal, id: string): CatalogueEntry {
   const entry = catalogue.get(id);
@@ -33,7 +34,9 @@ export function tokenModel(
   p: Principal,
   id: string,
   kind: 'chat' | 'embedding',
+  trace?: RequestTrace,
 ): { entry: CatalogueEntry; price: TokenPrice } {
+  if (trace !== undefined) return resolveTraced(trace, () => tokenModel(catalogue, p, id, kind));
   const entry = visibleEntry(catalogue, p, id);
   if (entry.kind !== kind) {
     throw invalidRequest(
@@ -53,7 +56,9 @@ export function mediaModel<K extends 'image' | 'video'>(
   p: Principal,
   id: string,
   kind: K,
+  trace?: RequestTrace,
 ): { entry: CatalogueEntry; price: K extends 'image' ? ImagePrice : VideoPrice } {
+  if (trace !== undefined) return resolveTraced(trace, () => mediaModel(catalogue, p, id, kind));
   const entry = visibleEntry(catalogue, p, id);
   if (entry.kind !== kind) {
     throw invalidRequest(
@@ -65,4 +70,19 @@ export function mediaModel<K extends 'image' | 'video'>(
   const fits = price !== null && (kind === 'image' ? 'perImage' in price : 'perSecond' in price);
   if (!fits) throw modelNotFound(id);
   return { entry, price: price as K extends 'image' ? ImagePrice : VideoPrice };
+}
+
+/** Model resolution as a span of the request's trace (tracing on only). */
+function resolveTraced<T extends { entry: CatalogueEntry }>(trace: RequestTrace, resolve: () => T): T {
+  const span = trace.start('model resolution');
+  try {
+    const resolved = resolve();
+    span.setAttribute('gen_ai.request.model', resolved.entry.id);
+    return resolved;
+  } catch (err) {
+    failed(span, err);
+    throw err;
+  } finally {
+    span.end();
+  }
 }

@@ -19,6 +19,7 @@ import type { ProxyContext } from '../context.ts';
 import type { StreamTranslator, TextDialect } from '../dialects/translator.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
+import type { RequestTrace } from '../tracing/tracing.ts';
 import { outputThatFits, promptTextBytes, tokensAtLeast } from './context-fit.ts';
 import { EarlyHead } from './early-head.ts';
 import { firstStreamEvent, type StreamStart } from './engine-stream.ts';
@@ -158,6 +159,7 @@ async function startChat(
   outputTokens: number,
   cancel: Cancel,
   tried: Set<string>,
+  trace: RequestTrace | undefined,
 ): Promise<EngineCall> {
   const call = await callEngine(ctx.engine, {
     entry: t.entry,
@@ -166,6 +168,7 @@ async function startChat(
     cancel,
     affinityKey: t.affinityKey,
     tried,
+    trace,
   });
   if (call.statusCode >= 400) {
     call.release();
@@ -186,7 +189,8 @@ function wholeCall<A>(
     kind: 'chat',
     model: t.entry.id,
     quote,
-    run: async (out, cancel) => readAnswer(await startChat(ctx, t, out, cancel, new Set()), dialect),
+    run: async (out, cancel) =>
+      readAnswer(await startChat(ctx, t, out, cancel, new Set(), request.trace), dialect),
     bill: (result, charge) => {
       const reported =
         usageFromEngine(result.usage) ??
@@ -239,7 +243,7 @@ function streamedCall<A>(
     },
     run: (out, cancel) => {
       const tried = new Set<string>();
-      return firstStreamEvent(ctx.engine, cancel, () => startChat(ctx, t, out, cancel, tried));
+      return firstStreamEvent(ctx.engine, cancel, () => startChat(ctx, t, out, cancel, tried, request.trace));
     },
     discard: (s) => s.close(),
     relay: (start, charge, abort) =>

@@ -7,6 +7,7 @@ import type { Readable } from 'node:stream';
 import type { CatalogueEntry } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { ProxyMetrics } from '../metrics/metrics.ts';
+import { failed, type RequestTrace } from '../tracing/tracing.ts';
 import type { Cancel } from './cancel.ts';
 import type { EngineClient, EngineResponse } from './client.ts';
 import type { EngineHealth } from './health.ts';
@@ -38,6 +39,8 @@ export interface CallOptions {
   affinityKey?: string;
   /** Endpoints already tried by this request; grows as endpoints fail. */
   tried: Set<string>;
+  /** The request's trace (tracing on only): each attempt is a span, its traceparent sent along. */
+  trace?: RequestTrace;
 }
 
 export const noEngine = (model: string, cause?: unknown) =>
@@ -67,12 +70,14 @@ export async function callEngine(deps: EngineDeps, o: CallOptions): Promise<Engi
     if (url === null) break;
     o.tried.add(url);
     const release = deps.picker.acquire(url);
+    const traced = o.trace?.engine(o.entry.kind, o.entry.id, url);
     const sentAt = performance.now();
     try {
       const res =
         typeof o.payload === 'string'
-          ? await deps.client.postJson(url, o.path, o.payload, o.cancel)
-          : await deps.client.send(url, 'POST', o.path, o.payload(), o.cancel);
+          ? await deps.client.postJson(url, o.path, o.payload, o.cancel, traced?.headers)
+          : await deps.client.send(url, 'POST', o.path, o.payload(), o.cancel, traced?.headers);
+      traced?.span.setAttribute('http.response.status_code', res.statusCode);
       if (res.statusCode < 500) {
         deps.health.recordSuccess(url);
         return {
@@ -81,14 +86,23 @@ export async function callEngine(deps: EngineDeps, o: CallOptions): Promise<Engi
           url,
           sentAt,
           headersAt: performance.now(),
-          release,
+          // The engine span lasts until its body is read (the whole answer, or the whole stream).
+          release: traced === undefined ? release : endingSpan(traced.span, release),
         };
       }
       lastError = new Error(`engine ${url} answered ${res.statusCode}`);
+      if (traced !== undefined) {
+        failed(traced.span, lastError);
+        traced.span.end();
+      }
       deps.metrics.engineErrors.inc({ model: o.entry.id, kind: 'status' });
       await res.body.dump().catch(() => {});
     } catch (err) {
       release();
+      if (traced !== undefined) {
+        failed(traced.span, err);
+        traced.span.end();
+      }
       if (o.cancel.aborted) throw o.cancel.reason ?? err;
       lastError = err;
       deps.metrics.engineErrors.inc({ model: o.entry.id, kind: errorKind(err) });
@@ -145,4 +159,14 @@ function errorKind(err: unknown): string {
   const code = (err as { code?: string } | null)?.code ?? '';
   if (code.includes('TIMEOUT')) return 'timeout';
   return 'connect';
+}
+
+/** `release`, which also ends the attempt's span the first time (release is idempotent). */
+function endingSpan(span: { end(): void }, release: () => void): () => void {
+  let open = true;
+  return () => {
+    if (open) span.end();
+    open = false;
+    release();
+  };
 }

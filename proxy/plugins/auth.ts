@@ -1,7 +1,7 @@
 // Authentication for the API routes (SPEC "Authentication"; the Messages surface also takes x-api-key): registered inside the `/v1` scope so
 // it guards exactly the API, not /healthz, /readyz, /openapi.json or CORS preflights (/metrics has its own port). Runs in
 // onRequest — before the body is even read — so an unauthenticated caller costs no parsing.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError, billingCurrencyUnset, invalidApiKey, retiredApiKey } from '../../core/errors.ts';
 import type { Dialect } from '../../http/dialect.ts';
@@ -9,6 +9,7 @@ import type { KeyCache, KeyLease, Principal } from '../auth/key-cache.ts';
 import { bearerSecret } from '../auth/principal.ts';
 import type { RetiredKeys } from '../auth/retired.ts';
 import { whenClosed } from '../request-abort.ts';
+import { spanOver } from '../tracing/tracing.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -56,29 +57,37 @@ export const authPlugin = fp(
   async (app: FastifyInstance, opts: { keyCache: KeyCache; retired: RetiredKeys }) => {
     app.decorateRequest('principal', null as unknown as Principal);
     app.decorateRequest('keyLease', null as unknown as KeyLease);
-    app.addHook('onRequest', async (request, reply) => {
-      if (repeatedKeyHeader(request.raw.rawHeaders))
-        throw new ApiError(
-          'invalid_api_key',
-          'Send one API key header: this request has the key header more than once.',
-        );
-      const dialect = request.routeOptions.config?.dialect;
-      const secret =
-        dialect === 'messages'
-          ? messagesSecret(request.headers)
-          : bearerSecret(request.headers.authorization);
-      if (secret === null) throw missingKey(dialect);
-      const principal = await opts.keyCache.resolve(secret);
-      if (!principal)
-        throw secret !== '' && (await opts.retired.isRetired(secret)) ? retiredApiKey() : invalidApiKey();
-      if (!principal.currency) throw billingCurrencyUnset();
-      request.principal = principal;
-      const lease = opts.keyCache.track(principal.secretHash);
-      request.keyLease = lease;
-      // Let go of the key when the response closes (finished or cut; the client may have gone
-      // while the key was looked up).
-      whenClosed(reply, () => lease.untrack());
+    app.addHook('onRequest', (request, reply) => {
+      const span = request.trace?.start('auth');
+      const done = authenticate(request, reply, opts);
+      return span === undefined ? done : spanOver(span, done);
     });
   },
   { name: 'auth' },
 );
+
+async function authenticate(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  opts: { keyCache: KeyCache; retired: RetiredKeys },
+): Promise<void> {
+  if (repeatedKeyHeader(request.raw.rawHeaders))
+    throw new ApiError(
+      'invalid_api_key',
+      'Send one API key header: this request has the key header more than once.',
+    );
+  const dialect = request.routeOptions.config?.dialect;
+  const secret =
+    dialect === 'messages' ? messagesSecret(request.headers) : bearerSecret(request.headers.authorization);
+  if (secret === null) throw missingKey(dialect);
+  const principal = await opts.keyCache.resolve(secret);
+  if (!principal)
+    throw secret !== '' && (await opts.retired.isRetired(secret)) ? retiredApiKey() : invalidApiKey();
+  if (!principal.currency) throw billingCurrencyUnset();
+  request.principal = principal;
+  const lease = opts.keyCache.track(principal.secretHash);
+  request.keyLease = lease;
+  // Let go of the key when the response closes (finished or cut; the client may have gone
+  // while the key was looked up).
+  whenClosed(reply, () => lease.untrack());
+}

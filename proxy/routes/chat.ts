@@ -38,7 +38,7 @@ export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext
 
 function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as ChatCompletionRequest;
-  const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
+  const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat', request.trace);
   // Media URLs and image parts (issue 24 item 4): refused before anything is held or sent.
   checkChatMedia(body.messages, entry);
   const perChoiceField = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';

@@ -32,7 +32,13 @@ export async function embeddingsRoutes(app: FastifyInstance, opts: { ctx: ProxyC
 
 async function handleEmbeddings(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as EmbeddingsRequest;
-  const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'embedding');
+  const { entry, price } = tokenModel(
+    ctx.catalogue,
+    request.principal,
+    body.model,
+    'embedding',
+    request.trace,
+  );
   request.metricModel = entry.id;
   checkEmbeddingInputs(entry, body.input);
   // Token ids and text alike: the serialized input's bytes bound its token count from above.

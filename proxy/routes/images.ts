@@ -27,7 +27,7 @@ export async function imagesRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
 
 async function handleGenerations(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as ImageGenerationRequest;
-  const { entry, price } = mediaModel(ctx.catalogue, request.principal, body.model, 'image');
+  const { entry, price } = mediaModel(ctx.catalogue, request.principal, body.model, 'image', request.trace);
   request.metricModel = entry.id;
   const n = body.n ?? 1;
   const payload: Record<string, unknown> = {
@@ -48,6 +48,7 @@ async function handleGenerations(ctx: ProxyContext, request: FastifyRequest, rep
         payload: JSON.stringify(payload),
         cancel,
         tried: new Set(),
+        trace: request.trace,
       }),
   });
 }

@@ -65,7 +65,7 @@ export async function messagesRoutes(app: FastifyInstance, opts: { ctx: ProxyCon
 
 function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as MessagesRequest;
-  const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
+  const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat', request.trace);
   checkOutputBound(entry, body.max_tokens, 'max_tokens');
   const chat = toChatRequest(body, entry.capabilities);
   const { prompt, promptBytes } = chatPromptOf(chat);

@@ -69,6 +69,17 @@ describe('helm lint and template', () => {
       ]),
     );
     expect(env).toMatchObject({ MEDIA_STORE: 's3', S3_BUCKET: 'media', PROXY_METRICS_PORT: '9464' });
+    // Tracing on: the collector and the sampling ratio (README "turning tracing on").
+    expect(env).toMatchObject({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability:4318',
+      PROXY_TRACE_SAMPLE_RATIO: '0.05',
+    });
+    const defaultEnv = find(defaults, 'StatefulSet', 'mp-modelplane-proxy').spec.template.spec.containers[0]
+      .env;
+    expect(
+      defaultEnv.map((e: { name: string }) => e.name),
+      'tracing is off by default',
+    ).not.toContain('OTEL_EXPORTER_OTLP_ENDPOINT');
     expect(find(allOn, 'Ingress', 'mp-modelplane-console').spec.rules[0].host).toBe('console.example.com');
     expect(find(allOn, 'NetworkPolicy', 'mp-modelplane-engines').metadata.namespace).toBe('modelplane');
     expect(
@@ -169,6 +180,7 @@ describe('values.schema.json', () => {
       /stripeSecretKey/,
     ],
     ['a misspelt key', ['--set', 'proxy.replica=3'], /replica/],
+    ['a tracing sample ratio above 1', ['--set', 'proxy.tracing.sampleRatio=2'], /sampleRatio/],
   ];
   for (const [what, args, names] of refusals) {
     it(`refuses ${what}`, async () => {
