@@ -3,11 +3,13 @@
 // so the outbox gate refuses it like any billable call and it counts in the credits metric. 429
 // insufficient_quota (or the key's spend limit): no job. A job that fails later is refunded by the
 // video worker, through the same billing (Billing.refund).
+
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { videoCost } from '../../core/billing/index.ts';
 import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
 import { insufficientQuota, keySpendLimitReached } from '../../core/errors.ts';
 import type { VideoJobs } from '../../core/video-jobs.ts';
+import { callCost, costHeader } from '../billing/call-cost.ts';
 import type { ProxyContext } from '../context.ts';
 import { videoView } from '../media/video-view.ts';
 import { meteredCall, type Quote } from './metered.ts';
@@ -57,9 +59,13 @@ export function videoCall(
         throw keyLimit === null
           ? insufficientQuota()
           : keySpendLimitReached(keyLimit, request.principal.currency);
+      // The job says what its creation charged (../billing/call-cost.ts): the amount the script
+      // just charged, exactly the quote (a video is charged whole, at once).
+      const cost = callCost(request, videoCost(v.price, v.seconds));
       return () => {
         ctx.metrics.videoSeconds.inc({ model: v.entry.id }, v.seconds);
-        reply.send(videoView(job));
+        costHeader(reply, cost);
+        reply.send({ ...videoView(job), usage: cost });
       };
     },
   });

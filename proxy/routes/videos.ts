@@ -86,6 +86,7 @@ export async function videosRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
         summary: 'Create a video (an asynchronous job, charged at creation)',
         tags: ['media'],
         bodyDoc: { 'application/json': videoCreateRequest, 'multipart/form-data': videoCreateForm },
+        charged: true,
         response: { 200: videoObject, ...commonErrors },
       },
     },
