@@ -142,6 +142,24 @@ describe('every response says what it cost (usage.cost = the balance change, exa
     });
   });
 
+  it('BILL-7 the console origin may read x-modelplane-cost (CORS exposes it)', async () => {
+    await expectCostIsCharge(async (secret) => {
+      const res = await fetch(`${h.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${secret}`,
+          'content-type': 'application/json',
+          origin: 'http://console.test', // the harness's PROXY_CORS_ORIGINS
+        },
+        body: JSON.stringify({ model: CHAT_MODEL, messages, max_tokens: 5 }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('access-control-expose-headers')).toContain('x-modelplane-cost');
+      const body = (await res.json()) as { usage: Costed };
+      return { usage: body.usage, header: res.headers.get('x-modelplane-cost') };
+    });
+  });
+
   it('BILL-7 BILL-3 images: the response carries usage.cost (per image × n) and x-modelplane-cost', async () => {
     await expectCostIsCharge(async (secret) => {
       const { data, response } = await h
