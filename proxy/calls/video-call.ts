@@ -9,7 +9,7 @@ import { videoCost } from '../../core/billing/index.ts';
 import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
 import { insufficientQuota, keySpendLimitReached } from '../../core/errors.ts';
 import type { VideoJobs } from '../../core/video-jobs.ts';
-import { callCost, costHeader } from '../billing/call-cost.ts';
+import { COST_HEADER } from '../billing/call-cost.ts';
 import type { ProxyContext } from '../context.ts';
 import { videoView } from '../media/video-view.ts';
 import { meteredCall, type Quote } from './metered.ts';
@@ -59,13 +59,13 @@ export function videoCall(
         throw keyLimit === null
           ? insufficientQuota()
           : keySpendLimitReached(keyLimit, request.principal.currency);
-      // The job says what its creation charged (../billing/call-cost.ts): the amount the script
-      // just charged, exactly the quote (a video is charged whole, at once).
-      const cost = callCost(request, videoCost(v.price, v.seconds));
+      // The job says what its creation charged (../media/video-view.ts): the cost it recorded,
+      // the amount the script just charged.
+      const view = videoView(job, request.principal.currency);
       return () => {
         ctx.metrics.videoSeconds.inc({ model: v.entry.id }, v.seconds);
-        costHeader(reply, cost);
-        reply.send({ ...videoView(job), usage: cost });
+        if (view.usage !== undefined) reply.header(COST_HEADER, view.usage.cost);
+        reply.send(view);
       };
     },
   });

@@ -77,7 +77,9 @@ export const videoObject = z.object({
   seconds: z.string(),
   size: z.string(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
-  usage: callCost.optional().describe('On the job as created: what its creation charged'),
+  usage: callCost
+    .optional()
+    .describe('What the job’s creation charged (a failed job’s refund is its own entry)'),
 });
 export type VideoObject = z.infer<typeof videoObject>;
 

@@ -172,7 +172,7 @@ describe('every response says what it cost (usage.cost = the balance change, exa
     });
   });
 
-  it('BILL-7 BILL-4 videos: the created job carries usage.cost (per second × seconds) and x-modelplane-cost', async () => {
+  it('BILL-7 BILL-4 videos: the job carries usage.cost (per second × seconds) and x-modelplane-cost', async () => {
     await expectCostIsCharge(async (secret) => {
       const { data, response } = await h
         .client(secret)
@@ -181,6 +181,9 @@ describe('every response says what it cost (usage.cost = the balance change, exa
       expect(data.status).toBe('queued');
       const usage = (data as unknown as { usage: Costed }).usage;
       expect(usage.cost).toBe('0.084');
+      // The job, read again, still says what its creation charged.
+      const again = await h.client(secret).videos.retrieve(data.id);
+      expect((again as unknown as { usage: Costed }).usage).toEqual(usage);
       return { usage, header: response.headers.get('x-modelplane-cost') };
     });
   });
