@@ -7,9 +7,10 @@
 // records the uncollected part as `short` beside the charge) is known only once the settlement is
 // acknowledged, after the answer left. The field says the amount charged to the ledger — the
 // call's cost — never a guess at the shortfall; `modelplane ledger show <request id>` shows both.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { formatNano } from '../../core/money.ts';
 
+/** Set on a non-streamed answer (../calls/metered.ts; a video job, ../calls/video-call.ts). */
 export const COST_HEADER = 'x-modelplane-cost';
 
 /** The two fields every response's usage gains: an exact decimal string and the ISO currency. */
@@ -22,9 +23,4 @@ export interface CallCost {
 export function callCost(request: FastifyRequest, nano: number): CallCost {
   // Never null here: a call of an account without a currency is refused before it is priced (AUTH-6).
   return { cost: formatNano(nano), currency: request.principal.currency ?? '' };
-}
-
-/** A non-streamed answer's header, set before its body is sent. */
-export function costHeader(reply: FastifyReply, cost: CallCost): void {
-  reply.header(COST_HEADER, cost.cost);
 }

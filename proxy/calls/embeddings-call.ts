@@ -2,7 +2,6 @@
 // input token from the engine's usage. The engine is always asked for floats and the proxy
 // encodes base64 itself (little-endian float32), so the encoding is exactly the spec's whatever
 // the engine supports.
-
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';

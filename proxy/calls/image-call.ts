@@ -3,7 +3,6 @@
 // call costs nothing; fewer images than asked are charged as returned). The engine is always asked
 // for b64_json; `url` answers are links to our own store, signed and expiring
 // (MEDIA_IMAGE_TTL_MS), the files deleted after.
-
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { imageCost } from '../../core/billing/index.ts';
 import type { CatalogueEntry, ImagePrice } from '../../core/catalogue/index.ts';

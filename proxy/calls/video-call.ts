@@ -3,7 +3,6 @@
 // so the outbox gate refuses it like any billable call and it counts in the credits metric. 429
 // insufficient_quota (or the key's spend limit): no job. A job that fails later is refunded by the
 // video worker, through the same billing (Billing.refund).
-
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { videoCost } from '../../core/billing/index.ts';
 import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';

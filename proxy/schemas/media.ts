@@ -1,6 +1,5 @@
 // Request and response schemas of the media routes (images, videos), chat-completions dialect.
 // They validate requests and are the source of /openapi.json.
-
 import { z } from 'zod';
 import { callCost } from './cost.ts';
 import { modelId } from './openai.ts';

@@ -4,7 +4,6 @@
 // inside a block, a tool, a choice), block type, role or a server-side tool is a 400 naming it. A
 // documented Anthropic field is listed here only when it is carried, or has no effect on the answer
 // (README "Carried with a change"); the rest are refused like unknown ones.
-
 import { z } from 'zod';
 import { optionalCostFields } from './cost.ts';
 import { MAX_MESSAGES, MAX_OUTPUT_TOKENS, modelId } from './openai.ts';

@@ -2,7 +2,6 @@
 // validator compiler in http/validation.ts) and are the source of /openapi.json, so the document
 // cannot drift from what is enforced. The request's top level is closed (see chatCompletionRequest);
 // messages and their parts are open: they are the chat template's to read.
-
 import { z } from 'zod';
 import { costFields, optionalCostFields } from './cost.ts';
 

@@ -4,7 +4,6 @@
 // are closed too — the translation (../dialects/responses/request.ts) must understand every key, as
 // nothing is forwarded to the engine as sent. Tool types that would run on OpenAI's servers (web
 // search, file search, computer use, code interpreter, MCP, …) are refused by name.
-
 import { z } from 'zod';
 import { optionalCostFields } from './cost.ts';
 import { MAX_MESSAGES, MAX_OUTPUT_TOKENS, modelId } from './openai.ts';

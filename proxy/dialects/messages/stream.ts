@@ -4,7 +4,6 @@
 // Blocks are numbered apart from the engine's tool-call indexes: a text block then two tool calls
 // are blocks 0, 1, 2 for tool indexes 0 and 1. Pure (strings out); MessagesTranslator below is this
 // dialect's stream translator (../translator.ts), which the one relay (../../calls/relay.ts) feeds.
-
 import type { ApiError } from '../../../core/errors.ts';
 import { messagesErrorBody } from '../../../http/messages-error-body.ts';
 import type { CallCost } from '../../billing/call-cost.ts';

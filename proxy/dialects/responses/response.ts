@@ -1,6 +1,5 @@
 // Chat completion → Responses response object, the direction an answer comes back from an engine.
 // Pure; the streamed form of the same mapping is ./stream.ts, which ends in the same object.
-
 import { newLongId } from '../../../core/ids.ts';
 import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';

@@ -5,7 +5,6 @@
 // the call failed after the first event). The events are what the openai SDKs' ResponseStream
 // accumulates (its snapshot equals the final response). ResponsesTranslator is this dialect's
 // stream translator (../translator.ts), fed by the one relay (../../calls/relay.ts).
-
 import type { ApiError } from '../../../core/errors.ts';
 import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
