@@ -5,6 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
+import { callCost } from '../billing/call-cost.ts';
 import { type TextUsage, textBill, usageFromEngine } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
@@ -44,6 +45,8 @@ export function embeddingsCall(
       if (body.encoding_format === 'base64') encodeBase64(result.json);
       const perInput = entry.contextLength;
       const bill = textBill(price, result.usage, { output: 0, input: perInput && perInput * inputs });
+      // usage.cost and usage.currency: what this bill settles (../billing/call-cost.ts).
+      result.json.usage = { ...(result.json.usage as object), ...callCost(request, bill.cost) };
       return { cost: bill.cost, counts: bill.usage, deliver: () => reply.send(result.json) };
     },
   });

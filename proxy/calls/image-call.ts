@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { imageCost } from '../../core/billing/index.ts';
 import type { CatalogueEntry, ImagePrice } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
+import { callCost } from '../billing/call-cost.ts';
 import type { ProxyContext } from '../context.ts';
 import { type EngineCall, engineClientError } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
@@ -49,12 +50,16 @@ export async function runImageCall(
     bill: async (images) => {
       const made = images.slice(0, c.n);
       const data = await Promise.all(made.map((img, i) => answerImage(ctx, request, img, i, c.format)));
+      const cost = imageCost(c.price, made.length);
+      // OpenAI's image response has a usage object (token counts, for its own models); ours says
+      // what the images cost (../billing/call-cost.ts).
+      const usage = callCost(request, cost);
       return {
-        cost: imageCost(c.price, made.length),
+        cost,
         counts: { images: made.length },
         deliver: () => {
           ctx.metrics.images.inc({ model: c.entry.id }, made.length);
-          reply.send({ created: Math.floor(Date.now() / 1000), data });
+          reply.send({ created: Math.floor(Date.now() / 1000), data, usage });
         },
       };
     },

@@ -19,8 +19,10 @@ import type { Span } from '@opentelemetry/api';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { UsageRecord } from '../../core/billing/index.ts';
 import { ApiError, invalidApiKey } from '../../core/errors.ts';
+import { formatNano } from '../../core/money.ts';
 import { ClientClosedError } from '../../http/client-closed.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
+import { COST_HEADER } from '../billing/call-cost.ts';
 import type { CallCharge, CallCounts, Quote } from '../billing/charge.ts';
 import type { ProxyContext } from '../context.ts';
 import type { Cancel } from '../engine/cancel.ts';
@@ -107,6 +109,8 @@ export async function meteredCall<T>(
       return reply;
     }
     const bill = await c.bill!(result, charge);
+    // Every non-streamed answer says what it cost: the amount settled below (../billing/call-cost.ts).
+    reply.header(COST_HEADER, formatNano(bill.cost));
     charge.settle(bill.cost, bill.counts, () => {
       abort.dispose();
       bill.deliver();

@@ -16,6 +16,7 @@ import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidApiKey } from '../../core/errors.ts';
 import { ClientClosedError, ClientStalledError } from '../../http/client-closed.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
+import { callCost } from '../billing/call-cost.ts';
 import type { CallCharge } from '../billing/charge.ts';
 import { cachedInFrame, withCachedPrompt } from '../billing/cut-stream.ts';
 import { estimatedUsage, type TextUsage, textBill, usageFromEngine } from '../billing/text-quote.ts';
@@ -134,7 +135,8 @@ export async function relay(
       entry,
     });
     if (how === 'gone') return;
-    const last = how === 'done' ? tr.end(bill.usage) : tr.error(how, request.id);
+    const last =
+      how === 'done' ? tr.end(bill.usage, callCost(request, bill.cost)) : tr.error(how, request.id);
     res.end(pending.length === 0 ? last : Buffer.concat([...pending, last]));
   });
 }

@@ -7,6 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
+import { callCost } from '../billing/call-cost.ts';
 import {
   chatPromptTokens,
   estimatedUsage,
@@ -200,7 +201,7 @@ function wholeCall<A>(
       return {
         cost: bill.cost,
         counts: bill.usage,
-        deliver: () => dialect.send(reply, result.answer, bill.usage),
+        deliver: () => dialect.send(reply, result.answer, bill.usage, callCost(request, bill.cost)),
       };
     },
   });

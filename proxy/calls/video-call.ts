@@ -8,6 +8,7 @@ import { videoCost } from '../../core/billing/index.ts';
 import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
 import { insufficientQuota, keySpendLimitReached } from '../../core/errors.ts';
 import type { VideoJobs } from '../../core/video-jobs.ts';
+import { COST_HEADER } from '../billing/call-cost.ts';
 import type { ProxyContext } from '../context.ts';
 import { videoView } from '../media/video-view.ts';
 import { meteredCall, type Quote } from './metered.ts';
@@ -57,9 +58,13 @@ export function videoCall(
         throw keyLimit === null
           ? insufficientQuota()
           : keySpendLimitReached(keyLimit, request.principal.currency);
+      // The job says what its creation charged (../media/video-view.ts): the cost it recorded,
+      // the amount the script just charged.
+      const view = videoView(job, request.principal.currency);
       return () => {
         ctx.metrics.videoSeconds.inc({ model: v.entry.id }, v.seconds);
-        reply.send(videoView(job));
+        if (view.usage !== undefined) reply.header(COST_HEADER, view.usage.cost);
+        reply.send(view);
       };
     },
   });

@@ -5,6 +5,7 @@
 // translator (and its request and whole-answer mapping), not another relay.
 import type { FastifyReply } from 'fastify';
 import type { ApiError } from '../../core/errors.ts';
+import type { CallCost } from '../billing/call-cost.ts';
 import type { TextUsage } from '../billing/text-quote.ts';
 
 /** What the relay learns from a frame the translator cut from its bytes. */
@@ -32,8 +33,8 @@ export interface StreamTranslator {
   fast(block: Buffer, out: Buffer[]): FastFrame | undefined;
   /** A parsed engine chunk (never an error frame: the relay ends the stream on those). */
   chunk(chunk: Record<string, unknown>, out: Buffer[]): void;
-  /** The last bytes of a stream the engine finished; `usage` is what was billed. */
-  end(usage: TextUsage): Buffer;
+  /** The last bytes of a stream the engine finished; `usage` is what was billed, `cost` its bill. */
+  end(usage: TextUsage, cost: CallCost): Buffer;
   /** The in-band error that ends a stream after its head (the SDKs raise it). */
   error(err: ApiError, requestId: string): Buffer;
 }
@@ -47,8 +48,11 @@ export interface TextDialect<A> {
   read(bytes: Buffer): { answer: A; usage: unknown };
   /** The output an answer generated, in UTF-8 bytes (counted when the engine reports no usage). */
   outputBytes(answer: A): number;
-  /** Sends a whole answer; `usage` is what was billed (a dialect that reports usage reports this). */
-  send(reply: FastifyReply, answer: A, usage: TextUsage): void;
+  /**
+   * Sends a whole answer; `usage` is what was billed (a dialect that reports usage reports this),
+   * `cost` its bill (usage.cost and usage.currency, ../billing/call-cost.ts).
+   */
+  send(reply: FastifyReply, answer: A, usage: TextUsage, cost: CallCost): void;
   /** A streamed call's translator (one per call: the early head and the relay share it). */
   translator(): StreamTranslator;
   /** The prompt's input tokens as the proxy estimates them, for an early head (dialects that ping). */

@@ -1,10 +1,19 @@
 // A video job as the API shows it (VID-*): the stored record (core/video-jobs.ts) in the schema's shape.
+import { formatNano } from '../../core/money.ts';
 import type { JobRecord, VideoStatus } from '../../core/video-jobs.ts';
 import type { VideoObject } from '../schemas/media.ts';
 
-/** The job as the API shows it (VID-*): nullable fields present as null. */
-export function videoView(j: JobRecord): VideoObject {
+/**
+ * The job as the API shows it (VID-*): nullable fields present as null; `usage` says what its
+ * creation charged (the job's recorded cost, the charge's very amount; ../billing/call-cost.ts) in
+ * `currency`, the account's. A failed job's refund is its own ledger entry, not a change of it.
+ */
+export function videoView(j: JobRecord, currency: string | null): VideoObject {
   const num = (v: string | undefined) => (v === undefined || v === '' ? null : Number(v));
+  const usage =
+    j.cost === undefined || j.cost === '' || currency === null
+      ? {}
+      : { usage: { cost: formatNano(Number(j.cost)), currency } };
   return {
     id: j.id!,
     object: 'video',
@@ -17,5 +26,6 @@ export function videoView(j: JobRecord): VideoObject {
     seconds: j.seconds!,
     size: j.size!,
     error: j.error_code ? { code: j.error_code, message: j.error_message ?? '' } : null,
+    ...usage,
   };
 }

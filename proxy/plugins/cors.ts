@@ -10,7 +10,8 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
 const ALLOW_METHODS = 'GET, HEAD, POST, DELETE';
-const EXPOSE_HEADERS = 'x-request-id, x-should-retry';
+// x-modelplane-cost: what a non-streamed call cost (../billing/call-cost.ts), readable by the Playground too.
+const EXPOSE_HEADERS = 'x-request-id, x-should-retry, x-modelplane-cost';
 const MAX_AGE = '600';
 
 export const corsPlugin = fp(

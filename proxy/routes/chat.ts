@@ -28,6 +28,7 @@ export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext
         summary: 'Create a chat completion',
         tags: ['chat-completions dialect'],
         body: chatCompletionRequest,
+        charged: true,
         response: { 200: chatCompletion, ...commonErrors },
         stream: chatCompletionChunk,
       },

@@ -23,6 +23,7 @@ export async function embeddingsRoutes(app: FastifyInstance, opts: { ctx: ProxyC
         summary: 'Create embeddings',
         tags: ['chat-completions dialect'],
         body: embeddingsRequest,
+        charged: true,
         response: { 200: embeddingsResponse, ...commonErrors },
       },
     },

@@ -36,6 +36,7 @@ export async function imageEditsRoutes(app: FastifyInstance, opts: { ctx: ProxyC
         tags: ['media'],
         // Documented, not validated by fastify: the form is read as it streams (below).
         bodyDoc: { 'multipart/form-data': imageEditForm },
+        charged: true,
         response: { 200: imagesResponse, ...commonErrors, ...multipartOnly },
       },
     },

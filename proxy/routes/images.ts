@@ -18,6 +18,7 @@ export async function imagesRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
         summary: 'Generate images',
         tags: ['media'],
         body: imageGenerationRequest,
+        charged: true,
         response: { 200: imagesResponse, ...commonErrors },
       },
     },

@@ -41,6 +41,7 @@ export async function messagesRoutes(app: FastifyInstance, opts: { ctx: ProxyCon
         tags: ['messages dialect'],
         querystring: betaQuery,
         body: messagesRequest,
+        charged: true,
         response: { 200: messageResponse, ...messagesErrors },
         stream: messagesStreamEvent,
       },

@@ -2,6 +2,7 @@
 // (collected as routes are registered), so the document cannot drift from what is enforced.
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { z } from 'zod';
+import { COST_HEADER_DOC } from '../schemas/cost.ts';
 
 interface RouteSchema {
   summary?: string;
@@ -19,6 +20,8 @@ interface RouteSchema {
   bodyDoc?: Record<string, z.ZodType>;
   /** The payload of one event when the route streams (`stream: true`): 200 is text/event-stream too. */
   stream?: z.ZodType;
+  /** A charged call: its 200 says what it cost (usage.cost, and x-modelplane-cost when not streamed). */
+  charged?: boolean;
 }
 
 interface CollectedRoute {
@@ -84,6 +87,7 @@ export function openApiDocument(routes: readonly CollectedRoute[], info: { versi
     for (const [code, schema] of Object.entries(s.response ?? {})) {
       responses[code] = {
         description: schema.description ?? (code === '200' ? 'OK' : 'Error'),
+        ...(code === '200' && s.charged ? { headers: COST_HEADER_DOC } : {}),
         content: {
           'application/json': { schema: json(schema, 'output') },
           ...(code === '200' && s.stream

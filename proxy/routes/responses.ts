@@ -48,6 +48,7 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
           'Translated to the engines’ chat completions and billed exactly as one. Function tools only; store: true keeps the response 30 days.',
         tags: ['chat-completions dialect'],
         body: responsesRequest,
+        charged: true,
         response: { 200: responseObject, ...commonErrors },
         stream: responseStreamEvent,
       },

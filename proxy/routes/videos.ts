@@ -86,6 +86,7 @@ export async function videosRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
         summary: 'Create a video (an asynchronous job, charged at creation)',
         tags: ['media'],
         bodyDoc: { 'application/json': videoCreateRequest, 'multipart/form-data': videoCreateForm },
+        charged: true,
         response: { 200: videoObject, ...commonErrors },
       },
     },
@@ -112,7 +113,7 @@ export async function videosRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
       if (listed === null)
         throw invalidRequest(`after: there is no video '${q.after}' to list after.`, 'after');
       const { jobs: page, hasMore } = listed;
-      const data = page.map(videoView);
+      const data = page.map((j) => videoView(j, request.principal.currency));
       return {
         object: 'list',
         data,
@@ -133,7 +134,7 @@ export async function videosRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
         response: { 200: videoObject, ...commonErrors },
       },
     },
-    async (request) => videoView(await owned(request)),
+    async (request) => videoView(await owned(request), request.principal.currency),
   );
   app.get(
     '/videos/:id/content',

@@ -1,6 +1,7 @@
 // Request and response schemas of the media routes (images, videos), chat-completions dialect.
 // They validate requests and are the source of /openapi.json.
 import { z } from 'zod';
+import { callCost } from './cost.ts';
 import { modelId } from './openai.ts';
 
 export const imageN = z.coerce
@@ -36,6 +37,7 @@ export const imagesResponse = z.object({
       revised_prompt: z.string().optional(),
     }),
   ),
+  usage: callCost.describe('What the images cost'),
 });
 
 /** The multipart fields of an edit, as the form sends them (files are streamed, not in this schema). */
@@ -74,6 +76,9 @@ export const videoObject = z.object({
   seconds: z.string(),
   size: z.string(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  usage: callCost
+    .optional()
+    .describe('What the job’s creation charged (a failed job’s refund is its own entry)'),
 });
 export type VideoObject = z.infer<typeof videoObject>;
 

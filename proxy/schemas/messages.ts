@@ -5,6 +5,7 @@
 // documented Anthropic field is listed here only when it is carried, or has no effect on the answer
 // (README "Carried with a change"); the rest are refused like unknown ones.
 import { z } from 'zod';
+import { optionalCostFields } from './cost.ts';
 import { MAX_MESSAGES, MAX_OUTPUT_TOKENS, modelId } from './openai.ts';
 
 const cacheControl = z
@@ -307,6 +308,8 @@ export const messagesUsage = z.object({
   output_tokens: z.number().int(),
   cache_creation_input_tokens: z.number().int().describe('Always 0: engines cache automatically'),
   cache_read_input_tokens: z.number().int().describe('Prompt tokens read from the prefix cache'),
+  // On a whole message and the last message_delta of a stream (message_start does not know it yet).
+  ...optionalCostFields,
 });
 
 const responseBlock = z.discriminatedUnion('type', [

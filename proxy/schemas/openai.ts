@@ -3,6 +3,7 @@
 // cannot drift from what is enforced. The request's top level is closed (see chatCompletionRequest);
 // messages and their parts are open: they are the chat template's to read.
 import { z } from 'zod';
+import { costFields, optionalCostFields } from './cost.ts';
 
 const nullish = <T extends z.ZodType>(t: T) => t.nullish();
 
@@ -243,6 +244,7 @@ export const usage = z.looseObject({
   completion_tokens: z.number().int().optional(),
   total_tokens: z.number().int(),
   prompt_tokens_details: nullish(z.looseObject({ cached_tokens: nullish(z.number().int()) })),
+  ...optionalCostFields,
 });
 
 export const chatCompletion = z
@@ -379,7 +381,7 @@ export const embeddingsResponse = z.looseObject({
     }),
   ),
   model: z.string(),
-  usage: z.looseObject({ prompt_tokens: z.number().int(), total_tokens: z.number().int() }),
+  usage: z.looseObject({ prompt_tokens: z.number().int(), total_tokens: z.number().int(), ...costFields }),
 });
 
 export const modelEntry = z.object({

@@ -5,6 +5,7 @@
 // nothing is forwarded to the engine as sent. Tool types that would run on OpenAI's servers (web
 // search, file search, computer use, code interpreter, MCP, …) are refused by name.
 import { z } from 'zod';
+import { optionalCostFields } from './cost.ts';
 import { MAX_MESSAGES, MAX_OUTPUT_TOKENS, modelId } from './openai.ts';
 
 const nullish = <T extends z.ZodType>(t: T) => t.nullish();
@@ -223,6 +224,8 @@ const usage = z.object({
   output_tokens: z.number().int(),
   output_tokens_details: z.object({ reasoning_tokens: z.number().int() }),
   total_tokens: z.number().int(),
+  // On a finished response (response.completed, response.incomplete, a whole response, GET).
+  ...optionalCostFields,
 });
 
 /** The response object (non-streamed body, GET, and inside response.* stream events). */

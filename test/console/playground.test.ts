@@ -291,6 +291,7 @@ describe('the Playground', () => {
     const cost = page.getByTestId('cost');
     await expect.poll(() => cost.getAttribute('data-cost'), { timeout: 30_000 }).not.toBe('');
     const after = await settledBalance(owner.accountId);
+    expect(await cost.getAttribute('data-source')).toBe('usage'); // the response's usage.cost
     expect(nano((await cost.getAttribute('data-cost'))!)).toBe(before - after);
     expect(before - after).toBeGreaterThan(0);
     await expect.poll(() => page.getByTestId('ttft').textContent(), POLL).toMatch(/^\d+ ms$/);
@@ -446,6 +447,7 @@ describe('the Playground', () => {
       .toBeGreaterThan(0);
     const cost = page.getByTestId('media-cost');
     await expect.poll(() => cost.getAttribute('data-cost'), { timeout: 30_000 }).toBeTruthy();
+    expect(await cost.getAttribute('data-source')).toBe('usage'); // the response's usage.cost
     expect(nano((await cost.getAttribute('data-cost'))!)).toBe(
       before - (await settledBalance(owner.accountId)),
     );
@@ -505,12 +507,17 @@ describe('the Playground', () => {
       .toBe(4);
     for (let i = 0; i < 4; i++) expect(await columns.nth(i).getByTestId('ttft').textContent()).toMatch(/ms$/);
     await page.getByTestId('compare-total').waitFor({ timeout: 30_000 });
-    // Each column's cost (at the card's prices: no usage.cost in the response yet) is exact: the
-    // columns add up to the balance change of the run, to the nano-unit.
+    // Each column's cost (its response's usage.cost) is exact: the columns add up to the balance
+    // change of the run, to the nano-unit.
     const columnCosts = await page
       .getByTestId('columns')
       .getByTestId('cost')
       .evaluateAll((ds) => ds.map((d) => d.getAttribute('data-cost') ?? ''));
+    const sources = await page
+      .getByTestId('columns')
+      .getByTestId('cost')
+      .evaluateAll((ds) => ds.map((d) => d.getAttribute('data-source')));
+    expect(sources).toEqual(['usage', 'usage', 'usage', 'usage']);
     const totalText = (await page.getByTestId('compare-total').textContent())!;
     const total = /All columns: ([\d.,]+) USD/.exec(totalText)![1]!.replaceAll(',', '');
     expect(columnCosts.reduce((sum, c) => sum + nano(c), 0)).toBe(nano(total));

@@ -1,6 +1,7 @@
 // Chat completion → Messages message, the direction an answer comes back from an engine. Pure; the
 // streamed form of the same mapping is ./stream.ts.
 import { newLongId } from '../../../core/ids.ts';
+import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
@@ -15,6 +16,9 @@ export interface MessagesUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** What the call cost (../../billing/call-cost.ts): on a whole message and the last message_delta. */
+  cost?: string;
+  currency?: string;
 }
 
 export interface MessageOut {
@@ -31,13 +35,18 @@ export interface MessageOut {
 export const messageId = (): string => newLongId('msg');
 
 /** Billed usage in this dialect: input excludes what was read from the prefix cache. */
-export function messagesUsage(u: TextUsage): MessagesUsage {
-  return {
+export function messagesUsage(u: TextUsage, cost?: CallCost): MessagesUsage {
+  const usage: MessagesUsage = {
     input_tokens: u.inputTokens - u.cachedTokens,
     output_tokens: u.outputTokens,
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: u.cachedTokens,
   };
+  if (cost !== undefined) {
+    usage.cost = cost.cost;
+    usage.currency = cost.currency;
+  }
+  return usage;
 }
 
 /**
@@ -90,7 +99,13 @@ interface ChatChoice {
 
 export function toMessage(
   completion: { choices?: ChatChoice[] },
-  o: { id: string; model: string; usage: TextUsage; stopSequences?: readonly string[] | undefined },
+  o: {
+    id: string;
+    model: string;
+    usage: TextUsage;
+    cost?: CallCost;
+    stopSequences?: readonly string[] | undefined;
+  },
 ): MessageOut {
   const choice = completion.choices?.[0] ?? {};
   const msg = choice.message ?? {};
@@ -114,6 +129,6 @@ export function toMessage(
     content,
     model: o.model,
     ...stopReasonOf(choice.finish_reason, choice.stop_reason, o.stopSequences),
-    usage: messagesUsage(o.usage),
+    usage: messagesUsage(o.usage, o.cost),
   };
 }

@@ -6,6 +6,7 @@
 // dialect's stream translator (../translator.ts), which the one relay (../../calls/relay.ts) feeds.
 import type { ApiError } from '../../../core/errors.ts';
 import { messagesErrorBody } from '../../../http/messages-error-body.ts';
+import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
 import { messagesUsage, type StopReason, stopReasonOf } from './response.ts';
@@ -123,14 +124,14 @@ export class MessagesStream {
   }
 
   /** The last events of a stream the engine finished: the open block closed, the stop reason and usage. */
-  end(usage: TextUsage): string {
+  end(usage: TextUsage, cost?: CallCost): string {
     const stop = this.stopReason();
     return (
       this.closeBlock() +
       sseEvent('message_delta', {
         type: 'message_delta',
         delta: stop,
-        usage: messagesUsage(usage),
+        usage: messagesUsage(usage, cost),
       }) +
       sseEvent('message_stop', { type: 'message_stop' })
     );
@@ -197,8 +198,8 @@ export class MessagesTranslator implements StreamTranslator {
     if (events !== '') out.push(Buffer.from(events));
   }
 
-  end(usage: TextUsage): Buffer {
-    return Buffer.from(this.messages.end(usage));
+  end(usage: TextUsage, cost: CallCost): Buffer {
+    return Buffer.from(this.messages.end(usage, cost));
   }
 
   error(err: ApiError, requestId: string): Buffer {

@@ -20,8 +20,8 @@ export function messagesDialect(o: {
   return {
     read: (bytes) => readCompletionObject<Completion>(bytes),
     outputBytes: (answer) => outputBytesOf(answer as Parameters<typeof outputBytesOf>[0]),
-    send: (reply, answer, usage) => {
-      const message = toMessage(answer, { id, model: o.model, usage, stopSequences: o.stopSequences });
+    send: (reply, answer, usage, cost) => {
+      const message = toMessage(answer, { id, model: o.model, usage, cost, stopSequences: o.stopSequences });
       reply.type('application/json').send(JSON.stringify(message));
     },
     translator: () =>

@@ -76,6 +76,8 @@ export interface RelayedFrame {
   pieces: Buffer[] | null;
   /** Where the frame's usage object starts in its block: parsed by usageIn only when it is needed. */
   usageAt: number;
+  /** The usage-only frame before [DONE] (`"choices":[]`). */
+  usageOnly?: boolean;
 }
 
 const DATA = 6; // `data: `
@@ -114,7 +116,7 @@ export function relayFrame(block: Buffer, v: FrameView): RelayedFrame | undefine
     // `"choices":[]`: the usage-only frame before [DONE], sent whole, and only when asked for
     if (!v.includeUsage) return { pieces: null, usageAt };
     const pieces = v.renamed ? [block.subarray(0, mi), v.modelField, block.subarray(afterModel)] : [block];
-    return { pieces, usageAt };
+    return { pieces, usageAt, usageOnly: true };
   }
   if (v.includeUsage && v.continuousUsage && !v.renamed) return { pieces: [block], usageAt };
   const head = v.renamed

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { modelFieldsOf } from './chunks.ts';
-import { completionFast, completionSlow } from './completion.ts';
+import { completionFast, completionSlow, withCost } from './completion.ts';
 
 const answers = [
   // the simulator's and vLLM's shape
@@ -44,5 +44,32 @@ describe('completionFast gives the body and usage completionSlow gives', () => {
   it('the slow path refuses what is not a JSON object', () => {
     expect(() => completionSlow(Buffer.from('[1]'), 'm')).toThrow(/non-object/);
     expect(() => completionSlow(Buffer.from('{"model":'), 'm')).toThrow();
+  });
+});
+
+describe('withCost puts usage.cost and usage.currency into the body, fast or slow alike', () => {
+  const cost = { cost: '0.000046', currency: 'EUR' };
+  const billed = { inputTokens: 5, cachedTokens: 0, outputTokens: 3 };
+  it.each(answers.flatMap((a) => ['Org/Model', 'served-name'].map((m) => [a, m] as const)))(
+    'BILL-7 %s as %s',
+    (answer, model) => {
+      const bytes = Buffer.from(answer);
+      const fast = withCost(completionFast(bytes, modelFieldsOf(model, 'served-name'))!, cost, billed);
+      const slow = withCost(completionSlow(bytes, model), cost, billed);
+      const want = JSON.parse(answer) as { usage: object; model: string };
+      const expected = { ...want, model, usage: { ...want.usage, ...cost } };
+      expect(JSON.parse(fast.toString())).toEqual(expected);
+      expect(JSON.parse(slow.toString())).toEqual(expected);
+    },
+  );
+
+  it('BILL-7 an answer without usage gets the billed counts beside the cost', () => {
+    const out = completionSlow(Buffer.from('{"id":"c","model":"m","choices":[]}'), 'm');
+    expect(JSON.parse(withCost(out, cost, billed).toString()).usage).toEqual({
+      prompt_tokens: 5,
+      completion_tokens: 3,
+      total_tokens: 8,
+      ...cost,
+    });
   });
 });

@@ -3,6 +3,8 @@
 // swapped), so the usual answer is neither parsed whole nor serialized again: the profile put the
 // engine answer's JSON.parse at ~2.5 % of the proxy's CPU. Answers in another shape take the
 // parse-and-serialize way, which gives the same JSON.
+import type { CallCost } from '../../billing/call-cost.ts';
+import type { TextUsage } from '../../billing/text-quote.ts';
 import { engineModelKey, lastUsage, type ModelFields } from './chunks.ts';
 
 export interface CompletionOut {
@@ -10,6 +12,8 @@ export interface CompletionOut {
   body: Buffer | string;
   /** The answer's usage object (null when it has none). */
   usage: unknown;
+  /** Fast path: where in `body` the usage object's closing brace is (usage.cost goes before it). */
+  usageClose?: number;
 }
 
 /**
@@ -32,7 +36,8 @@ export function completionFast(bytes: Buffer, f: ModelFields): CompletionOut | u
   const body = f.renamed
     ? Buffer.concat([bytes.subarray(0, mi), f.modelField, bytes.subarray(afterModel)])
     : bytes;
-  return { body, usage: last.usage };
+  const shift = f.renamed ? f.modelField.length - f.engineModelField.length : 0;
+  return { body, usage: last.usage, usageClose: close - 1 + shift };
 }
 
 /** The parse-and-serialize way: any valid JSON object, the model echoed as the catalogue spells it. */
@@ -44,6 +49,35 @@ export function completionSlow(bytes: Buffer, model: string): CompletionOut {
   if (o.model === model) return { body: bytes, usage: o.usage ?? null };
   o.model = model;
   return { body: JSON.stringify(o), usage: o.usage ?? null };
+}
+
+/**
+ * The body with `usage.cost` and `usage.currency` (../../billing/call-cost.ts): spliced into the
+ * fast path's bytes before the usage object's closing brace, else set on the parsed answer (with
+ * the billed token counts when the engine sent no usage).
+ */
+export function withCost(out: CompletionOut, cost: CallCost, billed: TextUsage): Buffer | string {
+  const { body, usageClose } = out;
+  if (usageClose !== undefined && Buffer.isBuffer(body)) {
+    const fields = `"cost":${JSON.stringify(cost.cost)},"currency":${JSON.stringify(cost.currency)}`;
+    const sep = body[usageClose - 1] === 123 ? '' : ','; // an empty usage object: no comma
+    return Buffer.concat([
+      body.subarray(0, usageClose),
+      Buffer.from(sep + fields),
+      body.subarray(usageClose),
+    ]);
+  }
+  const o = JSON.parse(typeof body === 'string' ? body : body.toString('utf8')) as Record<string, unknown>;
+  const usage =
+    typeof o.usage === 'object' && o.usage !== null
+      ? o.usage
+      : {
+          prompt_tokens: billed.inputTokens,
+          completion_tokens: billed.outputTokens,
+          total_tokens: billed.inputTokens + billed.outputTokens,
+        };
+  o.usage = { ...usage, cost: cost.cost, currency: cost.currency };
+  return JSON.stringify(o);
 }
 
 function isSpace(c: number): boolean {

@@ -1,9 +1,13 @@
 // The chat-completions dialect's stream translator (../translator.ts, CHAT-2..4): engine frames
 // pass through as they are, rewritten only to echo the canonical model and drop usage the client
 // did not ask for (./chunks.ts); the usual frame is cut from the engine's bytes. The stream ends
-// with [DONE], or an in-band error frame that the openai SDKs raise.
+// with [DONE], or an in-band error frame that the openai SDKs raise. The usage-only frame the
+// client asked for (include_usage) is held back until the stream is billed, and sent just before
+// [DONE] with usage.cost and usage.currency (../../billing/call-cost.ts).
 import type { ApiError } from '../../../core/errors.ts';
 import { errorBody } from '../../../http/dialect.ts';
+import type { CallCost } from '../../billing/call-cost.ts';
+import type { TextUsage } from '../../billing/text-quote.ts';
 import { DONE_FRAME, dataFrame } from '../../engine/sse.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
 import { type ChunkView, clientChunk, type FrameView, frameView, relayFrame } from './chunks.ts';
@@ -11,6 +15,8 @@ import { type ChunkView, clientChunk, type FrameView, frameView, relayFrame } fr
 export class ChatStream implements StreamTranslator {
   readonly ping = null;
   private readonly view: FrameView;
+  /** The usage-only frame's client JSON, held until the stream's bill is known. */
+  private usageFrame: string | null = null;
 
   /** `engineModel`: how the engine names the model in its frames. */
   constructor(view: ChunkView, engineModel: string) {
@@ -24,21 +30,34 @@ export class ChatStream implements StreamTranslator {
   fast(block: Buffer, out: Buffer[]): FastFrame | undefined {
     const fast = relayFrame(block, this.view);
     if (fast === undefined) return undefined;
-    if (fast.pieces !== null) for (const p of fast.pieces) out.push(p);
+    if (fast.usageOnly === true && fast.pieces !== null) {
+      const frame = Buffer.concat(fast.pieces);
+      this.usageFrame = frame.toString('utf8', 6, frame.length - 2); // inside `data: …\n\n`
+    } else if (fast.pieces !== null) for (const p of fast.pieces) out.push(p);
     // A frame in the usual shape always carries usage, so its content is never counted.
     return { usageAt: fast.usageAt, content: false };
   }
 
   chunk(chunk: Record<string, unknown>, out: Buffer[]): void {
     const json = clientChunk(chunk, this.view);
-    if (json !== null) out.push(Buffer.from(dataFrame(json)));
+    if (json === null) return;
+    const choices = chunk.choices;
+    if (Array.isArray(choices) && choices.length === 0 && chunk.usage != null) this.usageFrame = json;
+    else out.push(Buffer.from(dataFrame(json)));
   }
 
-  end(): Buffer {
-    return DONE_FRAME;
+  end(_usage: TextUsage, cost: CallCost): Buffer {
+    if (this.usageFrame === null) return DONE_FRAME;
+    // Parsed once per stream, the last frame only.
+    const frame = JSON.parse(this.usageFrame) as { usage: Record<string, unknown> };
+    frame.usage.cost = cost.cost;
+    frame.usage.currency = cost.currency;
+    return Buffer.concat([Buffer.from(dataFrame(JSON.stringify(frame))), DONE_FRAME]);
   }
 
   error(err: ApiError, requestId: string): Buffer {
-    return Buffer.from(dataFrame(JSON.stringify(errorBody('openai', err, requestId))));
+    // A usage frame held back goes out as the engine sent it: the stream was not billed whole.
+    const held = this.usageFrame === null ? '' : dataFrame(this.usageFrame);
+    return Buffer.from(held + dataFrame(JSON.stringify(errorBody('openai', err, requestId))));
   }
 }

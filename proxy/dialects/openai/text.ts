@@ -4,7 +4,13 @@
 import type { CatalogueEntry } from '../../../core/catalogue/index.ts';
 import type { TextDialect } from '../translator.ts';
 import { modelFieldsOf } from './chunks.ts';
-import { type CompletionOut, completionFast, completionOutputBytes, completionSlow } from './completion.ts';
+import {
+  type CompletionOut,
+  completionFast,
+  completionOutputBytes,
+  completionSlow,
+  withCost,
+} from './completion.ts';
 import { ChatStream } from './stream.ts';
 
 export function chatDialect(
@@ -22,8 +28,8 @@ export function chatDialect(
       return { answer: out, usage: out.usage };
     },
     outputBytes: (answer) => completionOutputBytes(answer.body),
-    send: (reply, answer) => {
-      reply.type('application/json').send(answer.body);
+    send: (reply, answer, usage, cost) => {
+      reply.type('application/json').send(withCost(answer, cost, usage));
     },
     translator: () => {
       const includeUsage = streamOptions?.include_usage === true;

@@ -1,6 +1,7 @@
 // Chat completion → Responses response object, the direction an answer comes back from an engine.
 // Pure; the streamed form of the same mapping is ./stream.ts, which ends in the same object.
 import { newLongId } from '../../../core/ids.ts';
+import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
 import type { ResponsesRequest } from '../../schemas/responses.ts';
 
@@ -39,6 +40,9 @@ export interface ResponsesUsage {
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
+  /** What the call cost (../../billing/call-cost.ts): on a finished response. */
+  cost?: string;
+  currency?: string;
 }
 
 /** Billed usage in this dialect. Engines do not report reasoning tokens apart: counted as 0. */
@@ -95,6 +99,7 @@ export function responseObject(
   output: OutputItem[],
   usage: TextUsage | null,
   error: { code: string; message: string } | null = null,
+  cost: CallCost | null = null,
 ) {
   const r = e.req;
   return {
@@ -120,7 +125,8 @@ export function responseObject(
     tools: (r.tools ?? []).map((t) => ({ ...t, strict: t.strict ?? null })),
     top_p: r.top_p ?? 1,
     truncation: 'disabled',
-    usage: usage === null ? null : responsesUsage(usage),
+    usage:
+      usage === null ? null : cost === null ? responsesUsage(usage) : { ...responsesUsage(usage), ...cost },
     completed_at: status === 'completed' ? Math.floor(Date.now() / 1000) : null,
     prompt_cache_key: r.prompt_cache_key ?? null,
     safety_identifier: r.safety_identifier ?? null,

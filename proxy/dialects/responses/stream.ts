@@ -6,6 +6,7 @@
 // accumulates (its snapshot equals the final response). ResponsesTranslator is this dialect's
 // stream translator (../translator.ts), fed by the one relay (../../calls/relay.ts).
 import type { ApiError } from '../../../core/errors.ts';
+import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
 import { textFrame } from '../messages/text-frame.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
@@ -167,10 +168,10 @@ export class ResponsesStream {
   }
 
   /** The final response of a stream the engine finished, and its last events. */
-  end(usage: TextUsage): { events: string; response: ResponseObject } {
+  end(usage: TextUsage, cost: CallCost | null = null): { events: string; response: ResponseObject } {
     const status: Status = this.finish === 'length' ? 'incomplete' : 'completed';
     const events = this.closeItem(status === 'incomplete' ? 'incomplete' : 'completed');
-    const response = responseObject(this.echo, status, this.output, usage);
+    const response = responseObject(this.echo, status, this.output, usage, null, cost);
     const type = status === 'incomplete' ? 'response.incomplete' : 'response.completed';
     return { events: events + this.event(type, { response }), response };
   }
@@ -286,8 +287,8 @@ export class ResponsesTranslator implements StreamTranslator {
     if (events !== '') out.push(Buffer.from(events));
   }
 
-  end(usage: TextUsage): Buffer {
-    const { events, response } = this.stream.end(usage);
+  end(usage: TextUsage, cost: CallCost): Buffer {
+    const { events, response } = this.stream.end(usage, cost);
     this.onEnd(response);
     return Buffer.from(events);
   }

@@ -17,9 +17,9 @@ export function responsesDialect(
   return {
     read: (bytes) => readCompletionObject<Completion>(bytes),
     outputBytes: (answer) => outputBytesOf(answer as Parameters<typeof outputBytesOf>[0]),
-    send: (reply, answer, usage) => {
+    send: (reply, answer, usage, cost) => {
       const { output, status } = outputOf(answer, echo);
-      const response = responseObject(echo, status, output, usage);
+      const response = responseObject(echo, status, output, usage, null, cost);
       done(response);
       reply.type('application/json').send(JSON.stringify(response));
     },

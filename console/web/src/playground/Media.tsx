@@ -27,7 +27,7 @@ const MAX_FILE_BYTES = 20 * 1024 * 1024;
 function CostLine({ cost, currency }: { cost: Cost | null; currency: string | null }) {
   if (!cost) return null;
   return (
-    <p data-testid="media-cost" data-cost={cost.amount}>
+    <p data-testid="media-cost" data-cost={cost.amount} data-source={cost.source}>
       {cost.source === 'usage' ? 'Cost' : 'Cost (balance change)'}: {money(cost.amount, currency)}
     </p>
   );

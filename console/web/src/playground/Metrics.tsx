@@ -42,7 +42,7 @@ export function Metrics(props: {
       </div>
       <div>
         <dt>{COST_LABEL[props.cost?.source ?? 'usage']}</dt>
-        <dd data-testid="cost" data-cost={props.cost?.amount ?? ''}>
+        <dd data-testid="cost" data-cost={props.cost?.amount ?? ''} data-source={props.cost?.source ?? ''}>
           {props.cost ? money(props.cost.amount, props.currency) : '—'}
         </dd>
       </div>

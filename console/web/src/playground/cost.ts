@@ -1,5 +1,6 @@
-// The cost of a Playground call when the response does not carry `usage.cost` (issue 19 item 1 is
-// the proxy's, landing separately): the change of the account's balance the call caused, read from
+// The cost of a Playground call is the response's `usage.cost` (the proxy's, ../../../../proxy/billing/
+// call-cost.ts). Where a response carries none — a run stopped before the stream's usage frame —
+// it is the change of the account's balance the call caused, read from
 // the ledger before the call and again until its settlement has landed (settlements are queued, so
 // the balance moves a moment after the reply ends). Exact, in nano-units; another call of the same
 // account settling meanwhile would be counted too, so the label says where the number comes from.
