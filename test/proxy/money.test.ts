@@ -4,7 +4,7 @@
 // that fail half-way. Each test ends with the ledger check.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDecimalToNano } from '../../core/money.ts';
+import { formatNano, parseDecimalToNano } from '../../core/money.ts';
 import { usageRecords } from '../../core/usage.ts';
 import { buildProxyApp, type ProxyApp } from '../../proxy/app.ts';
 import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
@@ -182,13 +182,20 @@ describe('engines that misreport usage', () => {
     await expectLedgerClean(short.redis.client(), [a.accountId]);
   });
 
-  it('BILL-1 a non-streaming answer without usage is billed from the proxy’s own count, output included', async () => {
+  it('BILL-1 BILL-7 a non-streaming answer without usage is billed from the proxy’s own count, output included, and says so', async () => {
     const a = await short.newAccount({ credit: '1' });
     fixed.answer(completion(undefined));
     const r = await short
       .client(a.secret)
       .chat.completions.create({ model: FIXED, messages, max_tokens: 10 });
-    expect(r.usage).toBeUndefined();
+    // The engine reported none: the answer carries the counts it was billed for, and what that cost
+    // (BILL-7: every response says what it cost).
+    expect(r.usage).toMatchObject({
+      prompt_tokens: 8,
+      completion_tokens: 3,
+      cost: formatNano(8 * IN + 3 * OUT),
+      currency: 'USD',
+    });
     await short.settled(a.accountId);
     const [charge] = await usageRecords(short.redis.client(), a.accountId, { count: 1 });
     // About four bytes a token: the prompt's JSON (32 bytes) and 'twelve bytes' (12).
