@@ -137,6 +137,22 @@ describe('the proxy drains before it stops', () => {
   });
 });
 
+describe('the proxy has an origin for signed links', () => {
+  it('the proxy Service in-cluster by default, proxy.publicUrl when set (the image runs NODE_ENV=production, where the proxy will not start without one)', () => {
+    const envOf = (objects: K8sObject[]) =>
+      Object.fromEntries(
+        find(objects, 'StatefulSet', 'mp-modelplane-proxy').spec.template.spec.containers[0].env.map(
+          (e: { name: string; value?: string }) => [e.name, e.value],
+        ),
+      );
+    const svc = find(defaults, 'Service', 'mp-modelplane-proxy');
+    expect(envOf(defaults).PROXY_PUBLIC_URL).toBe(
+      `http://mp-modelplane-proxy.${svc.metadata.namespace}.svc:${svc.spec.ports[0].port}`,
+    );
+    expect(envOf(allOn).PROXY_PUBLIC_URL).toBe('https://api.example.com');
+  });
+});
+
 describe('every workload is locked down', () => {
   for (const [name, get] of [
     ['defaults', () => defaults],

@@ -157,6 +157,8 @@ describe('each entrypoint starts from the unpacked root filesystem and answers i
           runImage('proxy', [], {
             ...common,
             PROXY_PORT: String(port),
+            // The image runs NODE_ENV=production: signed links need a configured origin.
+            PROXY_PUBLIC_URL: `http://127.0.0.1:${port}`,
             PROXY_DATA_DIR: '/tmp/journal',
             MEDIA_DIR: '/tmp/media',
           }),

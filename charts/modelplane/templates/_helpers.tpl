@@ -130,3 +130,8 @@ affinity:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
+
+{{/* The proxy's public origin: proxy.publicUrl, else its Service's in-cluster address. */}}
+{{- define "modelplane.proxyPublicUrl" -}}
+{{- default (printf "http://%s-proxy.%s.svc:%v" (include "modelplane.fullname" .) .Release.Namespace .Values.proxy.service.port) .Values.proxy.publicUrl -}}
+{{- end -}}
