@@ -153,6 +153,19 @@ describe('the proxy has an origin for signed links', () => {
   });
 });
 
+describe('the console trusts only the configured balancers', () => {
+  it('CONSOLE_TRUSTED_PROXIES only when console.trustedProxies is set (default: no hop trusted)', () => {
+    const envOf = (objects: K8sObject[]) =>
+      Object.fromEntries(
+        find(objects, 'Deployment', 'mp-modelplane-console').spec.template.spec.containers[0].env.map(
+          (e: { name: string; value?: string }) => [e.name, e.value],
+        ),
+      );
+    expect(envOf(defaults).CONSOLE_TRUSTED_PROXIES).toBeUndefined();
+    expect(envOf(allOn).CONSOLE_TRUSTED_PROXIES).toBe('10.0.0.0/8');
+  });
+});
+
 describe('every workload is locked down', () => {
   for (const [name, get] of [
     ['defaults', () => defaults],
