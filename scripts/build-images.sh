@@ -55,8 +55,8 @@ trap 'rm -rf "$WORK"' EXIT
   # Layer 3, the application: compiled services, and the console as sources with its web app.
   A=$WORK/app
   mkdir -p "$A/app/dist" "$A/app/src"
-  cp -r dist/core dist/proxy dist/operator dist/engines dist/cli "$A/app/dist/"
-  # The console imports core/ and the proxy's HTTP plugins (http/ once the proxy's refactor lands).
+  cp -r dist/core dist/http dist/proxy dist/operator dist/engines dist/cli "$A/app/dist/"
+  # The console runs from its sources, which import core/ and http/ (the HTTP room it shares).
   for dir in core console proxy http; do
     if [ -d "$dir" ]; then cp -r "$dir" "$A/app/src/$dir"; fi
   done
