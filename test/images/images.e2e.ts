@@ -44,6 +44,16 @@ function configOf(tag: Service): ImageConfig {
   return JSON.parse(blob(manifest.config.digest)) as ImageConfig;
 }
 
+/**
+ * The environment `make images` builds in: the test's own, without what vitest adds — its
+ * NODE_ENV=test would make the second build's web bundle (Vite) differ from the first's.
+ */
+function buildEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  delete env.NODE_ENV;
+  return env;
+}
+
 let redis: TestRedis;
 const work = mkdtempSync(join(tmpdir(), 'mp-images-'));
 
@@ -51,7 +61,7 @@ beforeAll(async () => {
   // Asynchronous: a build of minutes must not block the test worker's event loop.
   if (!existsSync(join(layout, 'index.json')))
     await run(join(repo, 'scripts', 'build-images.sh'), [], {
-      env: { ...process.env, IMAGES_OUT: layout },
+      env: buildEnv({ IMAGES_OUT: layout }),
       maxBuffer: 64 << 20,
     });
   redis = await startRedis();
@@ -198,12 +208,11 @@ describe('reproducible', () => {
     // put it back where the first was.
     const second = join(work, 'second');
     await run(join(repo, 'scripts', 'build-images.sh'), [], {
-      env: {
-        ...process.env,
+      env: buildEnv({
         IMAGES_OUT: second,
         SOURCE_DATE_EPOCH: epoch,
         IMAGE_REVISION: labels['org.opencontainers.image.revision'] ?? '',
-      },
+      }),
       maxBuffer: 64 << 20,
     });
     expect(readFileSync(join(second, 'index.json'), 'utf8')).toBe(before);
