@@ -1,5 +1,5 @@
 // The console's web app: `vite build` (from console/web) writes dist/, which the console server
-// serves. Tests build it once in their set-up (test/console/browser.test.ts).
+// serves. Tests build it once per change of its sources (test/helpers/console-web.ts).
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
 

@@ -13,7 +13,6 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Redis } from 'ioredis';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleModelIds, type Platform } from '../../cli/platform.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
@@ -28,6 +27,7 @@ import {
   signIn as signInAt,
   startBrowserPlatform,
 } from '../helpers/browser.ts';
+import { ensureConsoleWeb } from '../helpers/console-web.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { registerSecrets } from '../helpers/run-log.ts';
 import { deliverStripeEvent, paidSession } from '../helpers/stripe-events.ts';
@@ -52,7 +52,7 @@ const consoleErrors: string[] = [];
 let meantRefusals = 0;
 
 beforeAll(async () => {
-  await build({ configFile: `${repo}console/web/vite.config.ts`, logLevel: 'error' });
+  await ensureConsoleWeb();
   stripe = await startStripeMock();
   dataDir = mkdtempSync(join(tmpdir(), 'mp-browser-'));
   registerSecrets(WEBHOOK_SECRET);

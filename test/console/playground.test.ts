@@ -14,7 +14,6 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Redis } from 'ioredis';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { Platform } from '../../cli/platform.ts';
@@ -31,6 +30,7 @@ import {
   shoot as shootAt,
   startBrowserPlatform,
 } from '../helpers/browser.ts';
+import { ensureConsoleWeb } from '../helpers/console-web.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 
 const run = promisify(execFile);
@@ -68,7 +68,7 @@ function chatYaml(id: string, name: string) {
 }
 
 beforeAll(async () => {
-  await build({ configFile: `${repo}console/web/vite.config.ts`, logLevel: 'error' });
+  await ensureConsoleWeb();
   dataDir = mkdtempSync(join(tmpdir(), 'mp-playground-'));
   modelsDir = join(dataDir, 'models');
   cpSync(`${repo}examples/models`, modelsDir, { recursive: true });
