@@ -33,52 +33,24 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
   unlinkSync,
-  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { UsageRecord } from '../../core/billing/index.ts';
+import {
+  type BatchLine,
+  batchKey,
+  type Line,
+  type Progress,
+  type Replayed,
+  SEGMENT,
+  type SettleRecord,
+} from './journal-lines.ts';
+import { lockDir, unlockDir } from './journal-lock.ts';
+import { readSegments } from './journal-replay.ts';
 
-export interface SettleRecord {
-  seq: number;
-  accountId: string;
-  /** The lease the call's hold was carved from, or null: a hold of its own (settle.lua). */
-  leaseId: string | null;
-  holdId: string;
-  /** The call's true cost (nano). */
-  cost: number;
-  /** What was held for it (nano). */
-  carved: number;
-  usage: UsageRecord;
-}
+export type { BatchLine, Progress, Replayed, SettleRecord } from './journal-lines.ts';
 
-export interface BatchLine {
-  accountId: string;
-  leaseId: string;
-  batchId: string;
-  seqs: number[];
-}
-
-/** What a previous process left unacknowledged. */
-export interface Replayed {
-  pending: SettleRecord[];
-  /** Batches that were written (so maybe applied) and not acknowledged. */
-  batches: BatchLine[];
-}
-
-/** A running stream's charge so far (what a crash would otherwise lose): its settlement if it never ends. */
-export type Progress = Omit<SettleRecord, 'seq'>;
-
-type Line =
-  | ({ t: 'r' } & SettleRecord)
-  | ({ t: 'b' } & BatchLine)
-  | { t: 'a'; s: number[]; b?: string }
-  | ({ t: 'p' } & Progress)
-  | { t: 'x'; h: string };
-
-const SEGMENT = /^outbox-(\d+)\.log$/;
 /**
  * A full disk's own segment is dropped for a fresh one only when that frees this much: the journal
  * that filled its disk frees it; a small segment on a disk something else filled would only churn.
@@ -86,9 +58,6 @@ const SEGMENT = /^outbox-(\d+)\.log$/;
 const SELF_HEAL_BYTES = 32 * 1024;
 /** How often a failed write is tried again when nothing else writes. */
 const RETRY_MS = 250;
-const batchKey = (b: { leaseId: string; batchId: string }) => `${b.leaseId}:${b.batchId}`;
-/** Data directories opened by this process (a second app in one process must not share one). */
-const openDirs = new Set<string>();
 
 export class Journal {
   private fd: number;
@@ -528,96 +497,5 @@ export class Journal {
 
   private path(n: number): string {
     return join(this.dir, `outbox-${n}.log`);
-  }
-}
-
-function readSegments(dir: string, segments: number[]) {
-  const records = new Map<number, SettleRecord>();
-  const recordSegment = new Map<number, number>();
-  const batches = new Map<string, BatchLine>();
-  const batchSegment = new Map<string, number>();
-  const acked = new Set<number>();
-  const ackedBatches = new Set<string>();
-  const progress = new Map<string, { progress: Progress; segment: number }>();
-  const closedIn = new Map<string, number>();
-  let maxSeq = 0;
-  for (const seg of segments) {
-    const file = join(dir, `outbox-${seg}.log`);
-    const lines = readFileSync(file, 'utf8').split('\n');
-    lines.forEach((text, i) => {
-      if (text === '') return;
-      let line: Line;
-      try {
-        line = JSON.parse(text) as Line;
-      } catch (err) {
-        // A line cut short by a crash mid-write can only be the last one of the last segment.
-        if (seg === segments.at(-1) && i === lines.length - 1) return;
-        throw new Error(`settlement journal ${file} line ${i + 1} is unreadable; it holds charges owed`, {
-          cause: err,
-        });
-      }
-      if (line.t === 'p') {
-        const { t: _, ...p } = line;
-        progress.set(p.holdId, { progress: p, segment: seg });
-      } else if (line.t === 'x') {
-        closedIn.set(line.h, seg);
-      } else if (line.t === 'r') {
-        const { t: _, ...rec } = line;
-        records.set(rec.seq, rec);
-        recordSegment.set(rec.seq, seg);
-        closedIn.set(rec.holdId, seg);
-        maxSeq = Math.max(maxSeq, rec.seq);
-      } else if (line.t === 'b') {
-        const { t: _, ...b } = line;
-        batches.set(batchKey(b), b);
-        batchSegment.set(batchKey(b), seg);
-      } else {
-        for (const s of line.s) acked.add(s);
-        if (line.b !== undefined) ackedBatches.add(line.b);
-      }
-    });
-  }
-  const pending = [...records.values()].filter((r) => !acked.has(r.seq)).sort((a, b) => a.seq - b.seq);
-  const pendingSeqs = new Set(pending.map((r) => r.seq));
-  const open = [...batches.entries()]
-    .filter(([key, b]) => !ackedBatches.has(key) && b.seqs.some((s) => pendingSeqs.has(s)))
-    .map(([, b]) => b);
-  const unclosed = [...progress.values()].filter((p) => !closedIn.has(p.progress.holdId));
-  const closedPairs = [...progress.values()]
-    .filter((p) => closedIn.has(p.progress.holdId))
-    .map((p) => ({ p: p.segment, r: closedIn.get(p.progress.holdId)! }));
-  return { replayed: { pending, batches: open }, recordSegment, batchSegment, maxSeq, unclosed, closedPairs };
-}
-
-function lockDir(dir: string): void {
-  const lock = join(dir, 'outbox.lock');
-  if (openDirs.has(dir)) throw new Error(`the data directory ${dir} is already in use by this process`);
-  if (existsSync(lock)) {
-    const pid = Number(readFileSync(lock, 'utf8').trim());
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-      throw new Error(
-        `the data directory ${dir} belongs to the running process ${pid}; give each proxy its own PROXY_DATA_DIR`,
-      );
-    }
-  }
-  writeFileSync(lock, String(process.pid));
-  openDirs.add(dir);
-}
-
-function unlockDir(dir: string): void {
-  openDirs.delete(dir);
-  try {
-    unlinkSync(join(dir, 'outbox.lock'));
-  } catch {
-    // already gone
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
