@@ -119,6 +119,8 @@ export class VideoJobs {
       size: string;
       prompt: string;
       inputRef: string;
+      /** The account's currency (what `cost` is in), kept so a refund is counted in it. */
+      currency: string;
     },
     charge: (c: VideoCharge) => Promise<Pick<ChargeResult, 'ok' | 'keyLimit'>>,
   ): Promise<{ ok: boolean; job: JobRecord; keyLimit: KeySpend | null }> {
@@ -140,6 +142,7 @@ export class VideoJobs {
       request_id: j.requestId,
       charge_id: j.id,
       cost: String(cost),
+      currency: j.currency,
       input_ref: j.inputRef,
     };
     const k = accountKeys(j.accountId);

@@ -256,8 +256,10 @@ export class Billing implements ChargeDeps {
    * Gives a charge made at once back (a video job that failed; the script fails the job too).
    * Not gated: a refund only returns money, and waiting would leave a failed job charged.
    */
-  refund(a: Parameters<Metering['refund']>[0]): ReturnType<Metering['refund']> {
-    return this.metering.refund(a);
+  async refund(a: Parameters<Metering['refund']>[0], currency: string): ReturnType<Metering['refund']> {
+    const r = await this.metering.refund(a);
+    if (!r.duplicate && r.refunded > 0) this.o.metrics.refundedOf(a.usage.model, currency).inc(r.refunded);
+    return r;
   }
 
   /** Why new billable calls are refused now, or null. */

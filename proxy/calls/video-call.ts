@@ -51,6 +51,7 @@ export function videoCall(
           size: v.size,
           prompt: v.prompt,
           inputRef: v.inputRef,
+          currency: request.principal.currency ?? '',
         },
         (c) => charge.chargeNow(c),
       );

@@ -305,7 +305,9 @@ export class VideoWorker {
   }
 
   private async fail(accountId: string, job: JobRecord, code: string, message: string): Promise<number> {
-    const failed = await this.jobs.fail(accountId, job, { code, message }, (r) => this.d.billing.refund(r));
+    const failed = await this.jobs.fail(accountId, job, { code, message }, (r) =>
+      this.d.billing.refund(r, job.currency ?? ''),
+    );
     if (job.input_ref) await deleteLater(this.d.redis, job.input_ref, Date.now());
     if (failed) this.finished(job, 'failed');
     return -1;

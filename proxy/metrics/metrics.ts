@@ -64,6 +64,12 @@ export function createProxyMetrics() {
       labelNames: ['model', 'currency'] as const,
       registers: r,
     }),
+    refunded: new Counter({
+      name: 'mp_proxy_credits_refunded_nano_total',
+      help: 'Credits given back (a video job that failed after its charge), in nano-units of the currency',
+      labelNames: ['model', 'currency'] as const,
+      registers: r,
+    }),
     inFlight: new FastGauge({
       name: 'mp_proxy_in_flight_requests',
       help: 'Requests being served by this replica',
@@ -167,6 +173,7 @@ export function createProxyMetrics() {
     sources,
     tokensOf: m.tokens.labels.bind(m.tokens),
     creditsOf: m.credits.labels.bind(m.credits),
+    refundedOf: m.refunded.labels.bind(m.refunded),
   };
 }
 

@@ -14,6 +14,7 @@ import { VideoJobs } from '../../core/video-jobs.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
 import { VideoWorker } from '../../proxy/media/video-worker.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
+import { scrapeMetrics } from '../helpers/metrics.ts';
 import { type Harness, startHarness } from './harness.ts';
 
 const VIDEO_MODEL = 'Vid/Maker';
@@ -300,7 +301,9 @@ describe('videos', () => {
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
-  it('VID-2 a failed job (status failed) is refunded exactly once', async () => {
+  it('VID-2 a failed job (status failed) is refunded exactly once, and counted once in the refunds metric', async () => {
+    const refundedMetric = `mp_proxy_credits_refunded_nano_total{model="${VIDEO_MODEL}",currency="USD"}`;
+    const refundedBefore = (await scrapeMetrics(h.metricsURL)).get(refundedMetric) ?? 0;
     const a = await h.newAccount();
     const client = h.client(a.secret);
     for (const s of h.sims) s.setOptions({ failVideo: 1 });
@@ -322,7 +325,7 @@ describe('videos', () => {
     const job = (await h.proxy.videoWorker.jobs.get(a.accountId, id))!;
     expect(
       await h.proxy.videoWorker.jobs.fail(a.accountId, job, { code: 'again', message: 'again' }, (r) =>
-        h.proxy.ctx.billing.refund(r),
+        h.proxy.ctx.billing.refund(r, 'USD'),
       ),
     ).toBe(false);
     expect((await h.proxy.videoWorker.jobs.get(a.accountId, id))!.error_code).toBe(done.error!.code);
@@ -332,6 +335,7 @@ describe('videos', () => {
       amount: 400_000_000,
       refundOf: `charge:${id}`,
     });
+    expect((await scrapeMetrics(h.metricsURL)).get(refundedMetric)! - refundedBefore).toBe(400_000_000);
     expect((await h.metering.balance(a.accountId)).balance).toBe(100_000_000_000);
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
@@ -523,6 +527,7 @@ describe('videos', () => {
           price: { perSecond: '0.1' },
           seconds: 1,
           size: '720x1280',
+          currency: 'USD',
           prompt: id,
           inputRef: '',
         },
