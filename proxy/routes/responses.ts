@@ -119,8 +119,7 @@ async function handleCreate(
   const { prompt, promptBytes } = chatPromptOf(chat);
   const echo = echoOf(body, entry.id, perChoice, chat.namespaced);
   const done = (response: FinishedResponse) => {
-    if (!keep) return;
-    const items = appendJson(conversation, JSON.stringify(response.output));
+    const items = appendJson(conversation, response.output);
     // Queued on the connection now, so a GET the client sends after this response reads it.
     store
       .save(accountId, echo.id, { response: response.json, items })
@@ -151,7 +150,7 @@ async function handleCreate(
           ? `key:${body.prompt_cache_key}`
           : affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS),
     },
-    responsesDialect(echo, done),
+    responsesDialect(echo, keep ? done : null),
   );
 }
 

@@ -9,7 +9,8 @@ import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
 import { type Echo, type OutputItem, responseObject, responseState, type Status } from './response.ts';
 
-const STATE_KEYS = Object.keys(responseState('in_progress', [], null));
+type StateKey = keyof ReturnType<typeof responseState>;
+const STATE_KEYS = new Set(Object.keys(responseState('in_progress', [], null)));
 
 /**
  * Stands for a state value while the rest is serialized, then cut out. Random per process, and a
@@ -18,32 +19,47 @@ const STATE_KEYS = Object.keys(responseState('in_progress', [], null));
 const MARK = `\u0000${randomUUID()}`;
 const MARK_JSON = JSON.stringify(MARK);
 
+/** The state keys in the order responseObject writes them (the same for every request). */
+const ORDER = Object.keys(
+  responseObject(
+    { id: '', createdAt: 0, model: '', req: {} as Echo['req'], maxOutputTokens: 0, namespaced: new Map() },
+    'in_progress',
+    [],
+    null,
+  ),
+).filter((k) => STATE_KEYS.has(k)) as StateKey[];
+
 export class ResponseJson {
   /** The JSON around the state's values: `{"id":…,"status":`, `,"background":false,"error":`, … `}`. */
   private readonly frames: string[];
-  /** The state's keys, in the order their values go between the frames. */
-  private readonly keys: (keyof ReturnType<typeof responseState>)[];
 
   constructor(echo: Echo) {
     const r: Record<string, unknown> = responseObject(echo, 'in_progress', [], null);
-    this.keys = Object.keys(r).filter((k) => STATE_KEYS.includes(k)) as typeof this.keys;
-    for (const k of this.keys) r[k] = MARK;
+    for (const k of ORDER) r[k] = MARK;
     // One native serialization of the request's part, cut where the state goes.
     this.frames = JSON.stringify(r).split(MARK_JSON);
   }
 
-  /** JSON.stringify(responseObject(echo, …)), the request's part copied as it was serialized. */
+  /**
+   * JSON.stringify(responseObject(echo, …)), the request's part copied as it was serialized;
+   * `outputJson` is the output's JSON when the caller has it already (each item was sent whole
+   * as it closed).
+   */
   render(
     status: Status,
     output: OutputItem[],
     usage: TextUsage | null,
     error: { code: string; message: string } | null = null,
     cost: CallCost | null = null,
+    outputJson?: string,
   ): string {
     const state = responseState(status, output, usage, error, cost);
-    let out = this.frames[0]!;
-    for (let i = 0; i < this.keys.length; i++)
-      out += JSON.stringify(state[this.keys[i]!]) + this.frames[i + 1]!;
+    const f = this.frames;
+    let out = f[0]!;
+    for (let i = 0; i < ORDER.length; i++) {
+      const k = ORDER[i]!;
+      out += (k === 'output' && outputJson !== undefined ? outputJson : JSON.stringify(state[k])) + f[i + 1]!;
+    }
     return out;
   }
 }

@@ -27,7 +27,8 @@ interface ChunkChoice {
 /** A finished response: its JSON (as sent) and its output items (for the stored conversation). */
 export interface FinishedResponse {
   json: string;
-  output: OutputItem[];
+  /** The output items' JSON array. */
+  output: string;
 }
 
 /** The empty text part a message opens with. */
@@ -45,6 +46,8 @@ export class ResponsesStream {
   /** The open message's text so far, as JSON string bodies (quotes cut). */
   private textBodies: Buffer[] = [];
 
+  /** The JSON of each closed output item, as output_item.done sent it (the final output is these). */
+  private readonly closedJson: string[] = [];
   /** The response's JSON, its request's part serialized once (it is sent whole three times). */
   private readonly json: ResponseJson;
 
@@ -181,12 +184,10 @@ export class ResponsesStream {
   end(usage: TextUsage, cost: CallCost | null = null): { events: string; response: FinishedResponse } {
     const status: Status = this.finish === 'length' ? 'incomplete' : 'completed';
     const events = this.closeItem(status === 'incomplete' ? 'incomplete' : 'completed');
-    const json = this.json.render(status, this.output, usage, null, cost);
+    const output = `[${this.closedJson.join(',')}]`; // every item is closed
+    const json = this.json.render(status, this.output, usage, null, cost, output);
     const type = status === 'incomplete' ? 'response.incomplete' : 'response.completed';
-    return {
-      events: events + this.event(type, `"response":${json}`),
-      response: { json, output: this.output },
-    };
+    return { events: events + this.event(type, `"response":${json}`), response: { json, output } };
   }
 
   /** A failure after the first event: OpenAI's `error` event, then response.failed. */
@@ -236,6 +237,7 @@ export class ResponsesStream {
       out += this.event('response.content_part.done', `${at},"content_index":0,"part":${part}`);
       // The item as JSON.stringify writes it (OutputItem's message: type, id, role, status, content).
       const json = `{"type":"message","id":"${item.id}","role":"assistant","status":"${status}","content":[${part}]}`;
+      this.closedJson.push(json);
       return out + this.event('response.output_item.done', `"output_index":${output_index},"item":${json}`);
     }
     if (item.type === 'reasoning') {
@@ -252,10 +254,9 @@ export class ResponsesStream {
         `${at},"name":${JSON.stringify(item.name)},"arguments":${JSON.stringify(item.arguments)}`,
       );
     }
-    return (
-      out +
-      this.event('response.output_item.done', `"output_index":${output_index},"item":${JSON.stringify(item)}`)
-    );
+    const json = JSON.stringify(item);
+    this.closedJson.push(json);
+    return out + this.event('response.output_item.done', `"output_index":${output_index},"item":${json}`);
   }
 }
 
@@ -270,7 +271,7 @@ export class ResponsesTranslator implements StreamTranslator {
   constructor(
     readonly stream: ResponsesStream,
     /** Called with the final response of a finished stream (kept when the request asked to store). */
-    private readonly onEnd: (response: FinishedResponse) => void,
+    private readonly onEnd: ((response: FinishedResponse) => void) | null,
   ) {}
 
   head(): string {
@@ -298,7 +299,7 @@ export class ResponsesTranslator implements StreamTranslator {
 
   end(usage: TextUsage, cost: CallCost): Buffer {
     const { events, response } = this.stream.end(usage, cost);
-    this.onEnd(response);
+    this.onEnd?.(response);
     return Buffer.from(events);
   }
 

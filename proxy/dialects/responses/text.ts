@@ -12,7 +12,8 @@ type Completion = Parameters<typeof outputOf>[0];
 
 export function responsesDialect(
   echo: Echo,
-  done: (response: FinishedResponse) => void,
+  /** Given every finished response, when it is to be kept (null: it is not, nothing is made for it). */
+  done: ((response: FinishedResponse) => void) | null,
 ): TextDialect<Completion> {
   return {
     read: (bytes) => readCompletionObject<Completion>(bytes),
@@ -20,7 +21,7 @@ export function responsesDialect(
     send: (reply, answer, usage, cost) => {
       const { output, status } = outputOf(answer, echo);
       const json = JSON.stringify(responseObject(echo, status, output, usage, null, cost));
-      done({ json, output });
+      done?.({ json, output: JSON.stringify(output) });
       reply.type('application/json').send(json);
     },
     translator: () => new ResponsesTranslator(new ResponsesStream(echo), done),
