@@ -4,21 +4,13 @@
 //   npx tsx bench/proxy/cpu.ts            (BENCH_SECONDS=5 per row; BENCH_TARGETS=proxy for the
 //                                          proxy only; BENCH_SCENARIO=streaming for one scenario)
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cpuUs } from './proc-cpu.ts';
 import { type Stack, startStack, type Target, WARMUP_S } from './stack.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
-
-/** utime + stime of a process, in microseconds. */
-function cpuUs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_US;
-}
-
 /** A wrk Lua script that POSTs `body` with `headers`. */
 function wrkScript(dir: string, name: string, body: string, headers: Record<string, string>): string {
   const file = join(dir, `${name}.lua`);

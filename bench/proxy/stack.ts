@@ -43,6 +43,9 @@ export interface Stack {
   /** The same call on the Responses surface (store: false, as Codex sends it). */
   responsesPlain: string;
   responsesStreamed: string;
+  /** The same with store: true (OpenAI's default): each response is also kept in Redis. */
+  responsesPlainStored: string;
+  responsesStreamedStored: string;
   stop(): Promise<void>;
 }
 
@@ -195,6 +198,19 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         input: 'Say hello to the benchmark in a few words.',
         max_output_tokens: 16,
         store: false,
+        stream: true,
+      }),
+      responsesPlainStored: JSON.stringify({
+        model: MODEL,
+        input: 'Say hello to the benchmark in a few words.',
+        max_output_tokens: 16,
+        store: true,
+      }),
+      responsesStreamedStored: JSON.stringify({
+        model: MODEL,
+        input: 'Say hello to the benchmark in a few words.',
+        max_output_tokens: 16,
+        store: true,
         stream: true,
       }),
       stop,

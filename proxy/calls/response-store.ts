@@ -8,6 +8,12 @@ import type { Redis } from 'ioredis';
 
 export const STORED_TTL_S = 30 * 24 * 3600;
 
+/** What is kept, serialized: the response object's JSON and the conversation's (a JSON array). */
+export interface StoredJson {
+  response: string;
+  items: string;
+}
+
 export interface StoredResponse {
   response: Record<string, unknown>;
   /** The conversation as Responses input items, oldest first (instructions are not carried over). */
@@ -31,22 +37,39 @@ if over > 0 then
 end
 return 1`;
 
+type SaveScript = (
+  key: string,
+  index: string,
+  value: string,
+  ttlS: number,
+  nowMs: number,
+  id: string,
+  perAccount: number,
+  prefix: string,
+) => Promise<unknown>;
+
 export class ResponseStore {
+  /** The script by its SHA (EVALSHA, loaded on first use): not its text sent with every save. */
+  private readonly saveScript: SaveScript;
+
   constructor(
     private readonly redis: Redis,
     readonly bounds: { maxBytes: number; perAccount: number },
-  ) {}
+  ) {
+    const name = 'modelplaneSaveResponse';
+    if (!(name in redis)) redis.defineCommand(name, { numberOfKeys: 2, lua: SAVE });
+    this.saveScript = (redis as unknown as Record<string, SaveScript>)[name]!.bind(redis);
+  }
 
   /**
-   * Keeps one; false when it is over the size bound (not kept). The command is queued on the
-   * connection at once, so a GET sent after the client has the response is read after it.
+   * Keeps one, given as the JSON it was sent as (spliced, not serialized again); false when it is
+   * over the size bound (not kept). The command is queued on the connection at once, so a GET sent
+   * after the client has the response is read after it.
    */
-  async save(accountId: string, id: string, stored: StoredResponse): Promise<boolean> {
-    const value = JSON.stringify(stored);
+  async save(accountId: string, id: string, stored: StoredJson): Promise<boolean> {
+    const value = `{"response":${stored.response},"items":${stored.items}}`;
     if (Buffer.byteLength(value) > this.bounds.maxBytes) return false;
-    await this.redis.eval(
-      SAVE,
-      2,
+    await this.saveScript(
       keyOf(accountId, id),
       indexOf(accountId),
       value,

@@ -10,11 +10,12 @@ import { z } from 'zod';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { checkOutputBound } from '../calls/context-fit.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
-import { ResponseStore, type StoredResponse } from '../calls/response-store.ts';
+import { ResponseStore } from '../calls/response-store.ts';
 import { chatPromptOf, runTextCall } from '../calls/text-call.ts';
 import type { ProxyContext } from '../context.ts';
 import { toChatForm } from '../dialects/responses/request.ts';
-import { echoOf, type ResponseObject } from '../dialects/responses/response.ts';
+import { echoOf } from '../dialects/responses/response.ts';
+import type { FinishedResponse } from '../dialects/responses/stream.ts';
 import { responsesDialect } from '../dialects/responses/text.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
 import { commonErrors } from '../schemas/openai.ts';
@@ -108,26 +109,24 @@ async function handleCreate(
   const keep = body.store !== false;
   const inputItems: ResponsesItem[] =
     typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
-  const conversation = [...history, ...inputItems];
-  if (keep && Buffer.byteLength(JSON.stringify(conversation)) > store.bounds.maxBytes)
+  // Serialized once: measured against the bound now, and spliced into what is stored.
+  const conversation = keep ? JSON.stringify([...history, ...inputItems]) : '';
+  if (keep && Buffer.byteLength(conversation) > store.bounds.maxBytes)
     throw invalidRequest(
       `store: true keeps responses of at most ${store.bounds.maxBytes} bytes, and this conversation is larger; send store: false (and the whole input) instead.`,
       'store',
     );
   const { prompt, promptBytes } = chatPromptOf(chat);
   const echo = echoOf(body, entry.id, perChoice, chat.namespaced);
-  const done = (response: ResponseObject) => {
-    if (!keep) return;
-    const stored: StoredResponse = { response, items: [...conversation, ...response.output] };
+  const done = (response: FinishedResponse) => {
+    const items = appendJson(conversation, response.output);
     // Queued on the connection now, so a GET the client sends after this response reads it.
     store
-      .save(accountId, response.id, stored)
+      .save(accountId, echo.id, { response: response.json, items })
       .then((kept) => {
-        if (!kept) request.log.warn({ responseId: response.id }, 'response too large to store; not kept');
+        if (!kept) request.log.warn({ responseId: echo.id }, 'response too large to store; not kept');
       })
-      .catch((err: unknown) =>
-        request.log.error({ err, responseId: response.id }, 'storing a response failed'),
-      );
+      .catch((err: unknown) => request.log.error({ err, responseId: echo.id }, 'storing a response failed'));
   };
   return runTextCall(
     ctx,
@@ -151,8 +150,15 @@ async function handleCreate(
           ? `key:${body.prompt_cache_key}`
           : affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS),
     },
-    responsesDialect(echo, done),
+    responsesDialect(echo, keep ? done : null),
   );
+}
+
+/** Two JSON arrays as one (`[a…]` then `[b…]`), without parsing either. */
+function appendJson(a: string, b: string): string {
+  if (a === '[]') return b;
+  if (b === '[]') return a;
+  return `${a.slice(0, -1)},${b.slice(1)}`;
 }
 
 /** The conversation a previous_response_id continues (none without one); another account's is a 404. */

@@ -92,6 +92,28 @@ export function calledName(e: Echo, engineName: string): { name: string; namespa
   return ns === undefined ? { name: engineName } : { name: ns.name, namespace: ns.namespace };
 }
 
+/**
+ * The fields of a response that its state gives (the rest echo its request): what changes while a
+ * stream is made (./response-json.ts serializes only these each time).
+ */
+export function responseState(
+  status: Status,
+  output: OutputItem[],
+  usage: TextUsage | null,
+  error: { code: string; message: string } | null = null,
+  cost: CallCost | null = null,
+) {
+  return {
+    status,
+    error,
+    incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' as const } : null,
+    output,
+    usage:
+      usage === null ? null : cost === null ? responsesUsage(usage) : { ...responsesUsage(usage), ...cost },
+    completed_at: status === 'completed' ? Math.floor(Date.now() / 1000) : null,
+  };
+}
+
 /** The response object (OpenAI's `Response`), in whatever state it is in. */
 export function responseObject(
   e: Echo,
@@ -102,19 +124,20 @@ export function responseObject(
   cost: CallCost | null = null,
 ) {
   const r = e.req;
+  const s = responseState(status, output, usage, error, cost);
   return {
     id: e.id,
     object: 'response' as const,
     created_at: e.createdAt,
-    status,
+    status: s.status,
     background: false,
-    error,
-    incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' as const } : null,
+    error: s.error,
+    incomplete_details: s.incomplete_details,
     instructions: r.instructions ?? null,
     max_output_tokens: r.max_output_tokens ?? null,
     metadata: r.metadata ?? {},
     model: e.model,
-    output,
+    output: s.output,
     parallel_tool_calls: r.parallel_tool_calls ?? true,
     previous_response_id: r.previous_response_id ?? null,
     reasoning: { effort: r.reasoning?.effort ?? null, summary: r.reasoning?.summary ?? null },
@@ -125,9 +148,8 @@ export function responseObject(
     tools: (r.tools ?? []).map((t) => ({ ...t, strict: t.strict ?? null })),
     top_p: r.top_p ?? 1,
     truncation: 'disabled',
-    usage:
-      usage === null ? null : cost === null ? responsesUsage(usage) : { ...responsesUsage(usage), ...cost },
-    completed_at: status === 'completed' ? Math.floor(Date.now() / 1000) : null,
+    usage: s.usage,
+    completed_at: s.completed_at,
     prompt_cache_key: r.prompt_cache_key ?? null,
     safety_identifier: r.safety_identifier ?? null,
     // Only the fields of OpenAI's Response type (the SDKs' types have no `store`, and `user` only

@@ -10,15 +10,9 @@ import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
 import { textFrame } from '../messages/text-frame.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
-import {
-  calledName,
-  type Echo,
-  itemId,
-  type OutputItem,
-  type ResponseObject,
-  responseObject,
-  type Status,
-} from './response.ts';
+import { quietFrame } from './quiet-frame.ts';
+import { calledName, type Echo, itemId, type OutputItem, type Status } from './response.ts';
+import { ResponseJson } from './response-json.ts';
 
 interface ChunkChoice {
   delta?: {
@@ -29,6 +23,16 @@ interface ChunkChoice {
   };
   finish_reason?: unknown;
 }
+
+/** A finished response: its JSON (as sent) and its output items (for the stored conversation). */
+export interface FinishedResponse {
+  json: string;
+  /** The output items' JSON array. */
+  output: string;
+}
+
+/** The empty text part a message opens with. */
+const EMPTY_TEXT_PART = '{"type":"output_text","text":"","annotations":[],"logprobs":[]}';
 
 type Open = { kind: 'reasoning' | 'text' } | { kind: 'tool'; toolIndex: number } | null;
 
@@ -42,17 +46,27 @@ export class ResponsesStream {
   /** The open message's text so far, as JSON string bodies (quotes cut). */
   private textBodies: Buffer[] = [];
 
-  constructor(private readonly echo: Echo) {}
+  /** The JSON of each closed output item, as output_item.done sent it (the final output is these). */
+  private readonly closedJson: string[] = [];
+  /** The response's JSON, its request's part serialized once (it is sent whole three times). */
+  private readonly json: ResponseJson;
 
-  private event(type: string, data: Record<string, unknown>): string {
-    return `event: ${type}\ndata: ${JSON.stringify({ type, ...data, sequence_number: this.seq++ })}\n\n`;
+  constructor(private readonly echo: Echo) {
+    this.json = new ResponseJson(echo);
+  }
+
+  /**
+   * One event: `fields` is the JSON of its members between `type` and `sequence_number`, written
+   * by the caller (no object built, spread and serialized per event). Event types and our ids
+   * need no escaping.
+   */
+  private event(type: string, fields: string): string {
+    return `event: ${type}\ndata: {"type":"${type}",${fields},"sequence_number":${this.seq++}}\n\n`;
   }
 
   start(): string {
-    const r = responseObject(this.echo, 'in_progress', [], null);
-    return (
-      this.event('response.created', { response: r }) + this.event('response.in_progress', { response: r })
-    );
+    const r = `"response":${this.json.render('in_progress', [], null)}`;
+    return this.event('response.created', r) + this.event('response.in_progress', r);
   }
 
   chunk(c: { choices?: ChunkChoice[] }): string {
@@ -82,11 +96,10 @@ export class ResponsesStream {
         if (typeof args === 'string' && args !== '') {
           const item = this.current() as Extract<OutputItem, { type: 'function_call' }>;
           item.arguments += args;
-          out += this.event('response.function_call_arguments.delta', {
-            item_id: item.id,
-            output_index: this.output.length - 1,
-            delta: args,
-          });
+          out += this.event(
+            'response.function_call_arguments.delta',
+            `"item_id":"${item.id}","output_index":${this.output.length - 1},"delta":${JSON.stringify(args)}`,
+          );
         }
       }
     }
@@ -95,18 +108,25 @@ export class ResponsesStream {
     return out;
   }
 
+  /** The engine's finish_reason, from a frame that carried nothing else (./quiet-frame.ts). */
+  finishedWith(reason: string): void {
+    this.finish = reason;
+  }
+
   /** A text delta given as text (the parsed way). */
   textDelta(text: string): string {
-    return this.textDeltaJson(Buffer.from(JSON.stringify(text))).toString();
+    const out: Buffer[] = [];
+    this.textDeltaJson(Buffer.from(JSON.stringify(text)), out);
+    return Buffer.concat(out).toString();
   }
 
   /**
    * A text delta given as its JSON string bytes (`"…"`, from ../messages/text-frame.ts), copied
    * into a prebuilt event as they are: the usual frame needs no parse and no stringify. The text
-   * itself is kept as JSON string bodies and parsed once, when its item closes.
+   * itself is kept as JSON string bodies and parsed once, when its item closes. The event's
+   * pieces go onto `out` (the relay writes a read's pieces at once).
    */
-  textDeltaJson(json: Buffer): Buffer {
-    const out: Buffer[] = [];
+  textDeltaJson(json: Buffer, out: Buffer[]): void {
     if (this.open?.kind !== 'text' || this.textHead === null) {
       const id = itemId('msg');
       let head = this.openItem(
@@ -115,12 +135,10 @@ export class ResponsesStream {
       );
       const part = { type: 'output_text' as const, text: '', annotations: [], logprobs: [] };
       (this.current() as Extract<OutputItem, { type: 'message' }>).content.push(part);
-      head += this.event('response.content_part.added', {
-        item_id: id,
-        output_index: this.output.length - 1,
-        content_index: 0,
-        part,
-      });
+      head += this.event(
+        'response.content_part.added',
+        `"item_id":"${id}","output_index":${this.output.length - 1},"content_index":0,"part":${EMPTY_TEXT_PART}`,
+      );
       out.push(Buffer.from(head));
       this.textHead = Buffer.from(
         `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"${id}","output_index":${this.output.length - 1},"content_index":0,"delta":`,
@@ -129,7 +147,6 @@ export class ResponsesStream {
     }
     this.textBodies.push(json.subarray(1, json.length - 1));
     out.push(this.textHead, json, Buffer.from(`,"logprobs":[],"sequence_number":${this.seq++}}\n\n`));
-    return Buffer.concat(out);
   }
 
   /** The open message's text, made of its JSON string bodies at once. */
@@ -147,33 +164,30 @@ export class ResponsesStream {
       out += this.openItem({ kind: 'reasoning' }, { type: 'reasoning', id, summary: [], content: [] });
       const part = { type: 'reasoning_text' as const, text: '' };
       (this.current() as Extract<OutputItem, { type: 'reasoning' }>).content.push(part);
-      out += this.event('response.content_part.added', {
-        item_id: id,
-        output_index: this.output.length - 1,
-        content_index: 0,
-        part,
-      });
+      out += this.event(
+        'response.content_part.added',
+        `"item_id":"${id}","output_index":${this.output.length - 1},"content_index":0,"part":${JSON.stringify(part)}`,
+      );
     }
     const item = this.current() as Extract<OutputItem, { type: 'reasoning' }>;
     item.content[0]!.text += text;
     return (
       out +
-      this.event('response.reasoning_text.delta', {
-        item_id: item.id,
-        output_index: this.output.length - 1,
-        content_index: 0,
-        delta: text,
-      })
+      this.event(
+        'response.reasoning_text.delta',
+        `"item_id":"${item.id}","output_index":${this.output.length - 1},"content_index":0,"delta":${JSON.stringify(text)}`,
+      )
     );
   }
 
-  /** The final response of a stream the engine finished, and its last events. */
-  end(usage: TextUsage, cost: CallCost | null = null): { events: string; response: ResponseObject } {
+  /** The final response of a stream the engine finished (its JSON and output), and its last events. */
+  end(usage: TextUsage, cost: CallCost | null = null): { events: string; response: FinishedResponse } {
     const status: Status = this.finish === 'length' ? 'incomplete' : 'completed';
     const events = this.closeItem(status === 'incomplete' ? 'incomplete' : 'completed');
-    const response = responseObject(this.echo, status, this.output, usage, null, cost);
+    const output = `[${this.closedJson.join(',')}]`; // every item is closed
+    const json = this.json.render(status, this.output, usage, null, cost, output);
     const type = status === 'incomplete' ? 'response.incomplete' : 'response.completed';
-    return { events: events + this.event(type, { response }), response };
+    return { events: events + this.event(type, `"response":${json}`), response: { json, output } };
   }
 
   /** A failure after the first event: OpenAI's `error` event, then response.failed. */
@@ -181,10 +195,10 @@ export class ResponsesStream {
     if (this.open?.kind === 'text') this.settleText();
     const error = { code: err.code, message: err.message };
     return (
-      this.event('error', { code: err.code, message: err.message, param: err.param ?? null }) +
-      this.event('response.failed', {
-        response: responseObject(this.echo, 'failed', this.output, null, error),
-      })
+      this.event(
+        'error',
+        `"code":${JSON.stringify(err.code)},"message":${JSON.stringify(err.message)},"param":${JSON.stringify(err.param ?? null)}`,
+      ) + this.event('response.failed', `"response":${this.json.render('failed', this.output, null, error)}`)
     );
   }
 
@@ -196,12 +210,13 @@ export class ResponsesStream {
     const closed = this.closeItem('completed');
     this.open = open;
     this.output.push(item);
+    // Serialized now, so the item's later changes (text, status) are not in this event.
     return (
       closed +
-      this.event('response.output_item.added', {
-        output_index: this.output.length - 1,
-        item: structuredClone(item),
-      })
+      this.event(
+        'response.output_item.added',
+        `"output_index":${this.output.length - 1},"item":${JSON.stringify(item)}`,
+      )
     );
   }
 
@@ -212,47 +227,36 @@ export class ResponsesStream {
     this.textHead = null;
     const item = this.current();
     const output_index = this.output.length - 1;
+    const at = `"item_id":"${item.id}","output_index":${output_index}`;
     let out = '';
     if (item.type === 'message') {
       item.status = status;
-      const part = item.content[0]!;
-      out += this.event('response.output_text.done', {
-        item_id: item.id,
-        output_index,
-        content_index: 0,
-        text: part.text,
-        logprobs: [],
-      });
-      out += this.event('response.content_part.done', {
-        item_id: item.id,
-        output_index,
-        content_index: 0,
-        part,
-      });
-    } else if (item.type === 'reasoning') {
-      const part = item.content[0]!;
-      out += this.event('response.reasoning_text.done', {
-        item_id: item.id,
-        output_index,
-        content_index: 0,
-        text: part.text,
-      });
-      out += this.event('response.content_part.done', {
-        item_id: item.id,
-        output_index,
-        content_index: 0,
-        part,
-      });
+      const text = JSON.stringify(item.content[0]!.text); // once, for the three events that carry it
+      const part = `{"type":"output_text","text":${text},"annotations":[],"logprobs":[]}`;
+      out += this.event('response.output_text.done', `${at},"content_index":0,"text":${text},"logprobs":[]`);
+      out += this.event('response.content_part.done', `${at},"content_index":0,"part":${part}`);
+      // The item as JSON.stringify writes it (OutputItem's message: type, id, role, status, content).
+      const json = `{"type":"message","id":"${item.id}","role":"assistant","status":"${status}","content":[${part}]}`;
+      this.closedJson.push(json);
+      return out + this.event('response.output_item.done', `"output_index":${output_index},"item":${json}`);
+    }
+    if (item.type === 'reasoning') {
+      const part = JSON.stringify(item.content[0]!);
+      out += this.event(
+        'response.reasoning_text.done',
+        `${at},"content_index":0,"text":${JSON.stringify(item.content[0]!.text)}`,
+      );
+      out += this.event('response.content_part.done', `${at},"content_index":0,"part":${part}`);
     } else {
       item.status = status;
-      out += this.event('response.function_call_arguments.done', {
-        item_id: item.id,
-        output_index,
-        name: item.name,
-        arguments: item.arguments,
-      });
+      out += this.event(
+        'response.function_call_arguments.done',
+        `${at},"name":${JSON.stringify(item.name)},"arguments":${JSON.stringify(item.arguments)}`,
+      );
     }
-    return out + this.event('response.output_item.done', { output_index, item });
+    const json = JSON.stringify(item);
+    this.closedJson.push(json);
+    return out + this.event('response.output_item.done', `"output_index":${output_index},"item":${json}`);
   }
 }
 
@@ -267,7 +271,7 @@ export class ResponsesTranslator implements StreamTranslator {
   constructor(
     readonly stream: ResponsesStream,
     /** Called with the final response of a finished stream (kept when the request asked to store). */
-    private readonly onEnd: (response: ResponseObject) => void,
+    private readonly onEnd: ((response: FinishedResponse) => void) | null,
   ) {}
 
   head(): string {
@@ -276,10 +280,16 @@ export class ResponsesTranslator implements StreamTranslator {
 
   fast(block: Buffer, out: Buffer[]): FastFrame | undefined {
     const fast = textFrame(block);
-    if (fast === undefined) return undefined;
-    const content = fast.text.length > 2; // not ""
-    if (content) out.push(this.stream.textDeltaJson(fast.text));
-    return { usageAt: fast.usageAt, content };
+    if (fast !== undefined) {
+      const content = fast.text.length > 2; // not ""
+      if (content) this.stream.textDeltaJson(fast.text, out);
+      return { usageAt: fast.usageAt, content };
+    }
+    // The frames around the text (role, finish, usage): no event, and no parse either.
+    const quiet = quietFrame(block);
+    if (quiet === undefined) return undefined;
+    if (quiet.finish !== null) this.stream.finishedWith(quiet.finish);
+    return { usageAt: quiet.usageAt, content: false };
   }
 
   chunk(chunk: Record<string, unknown>, out: Buffer[]): void {
@@ -289,7 +299,7 @@ export class ResponsesTranslator implements StreamTranslator {
 
   end(usage: TextUsage, cost: CallCost): Buffer {
     const { events, response } = this.stream.end(usage, cost);
-    this.onEnd(response);
+    this.onEnd?.(response);
     return Buffer.from(events);
   }
 
