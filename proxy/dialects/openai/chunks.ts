@@ -2,7 +2,9 @@
 // (include_usage + continuous_usage_stats) so a stream cut short is billed for what was generated,
 // but the client gets usage only as it asked: a usage frame before [DONE] with include_usage
 // (CHAT-3), usage on every chunk only if it asked for continuous stats too, otherwise none.
-// Every chunk echoes the canonical model id (SPEC "Catalogue rules").
+// Every chunk echoes the canonical model id (SPEC "Catalogue rules"), and carries only the fields
+// OpenAI's schema knows (./members.ts CLIENT_FIELDS), whichever engine sent it.
+import { CLIENT_FIELDS, dropEngineFields, type Member, topMembers, valueEnd } from './members.ts';
 
 export interface ChunkView {
   model: string;
@@ -12,6 +14,7 @@ export interface ChunkView {
 
 /** The JSON of the frame to send for `chunk` (mutated), or null when the client gets no frame. */
 export function clientChunk(chunk: Record<string, unknown>, view: ChunkView): string | null {
+  dropEngineFields(chunk);
   chunk.model = view.model;
   const choices = chunk.choices;
   const usageOnly = Array.isArray(choices) && choices.length === 0 && chunk.usage != null;
@@ -74,84 +77,151 @@ export function frameView(view: ChunkView, engineModel: string): FrameView {
 export interface RelayedFrame {
   /** The bytes of the client's frame (`data: …\n\n`), in pieces; null when the client gets none. */
   pieces: Buffer[] | null;
-  /** Where the frame's usage object starts in its block: parsed by usageIn only when it is needed. */
+  /** Where the frame's usage object starts in its block (parsed by usageIn only when needed); -1: none. */
   usageAt: number;
   /** The usage-only frame before [DONE] (`"choices":[]`). */
   usageOnly?: boolean;
+  /** A frame without usage that carried generated content (counts output if no usage ever comes). */
+  content?: boolean;
 }
 
 const DATA = 6; // `data: `
-const MODEL_KEY = Buffer.from('"model":');
-const CHOICES_KEY = Buffer.from('"choices":[');
 const USAGE_KEY = Buffer.from(',"usage":');
-const END = Buffer.from('}\n\n');
-const NULL_USAGE_END = Buffer.from(',"usage":null}\n\n');
+const USAGE_NULL = Buffer.from('"usage":null');
+const COMMA = Buffer.from(',');
+const CONTENT_KEY = Buffer.from('"content":"');
+const TOOL_CALLS_KEY = Buffer.from('"tool_calls":');
 
 /**
  * The client's frame cut from the engine's own frame bytes (one `data: {…}\n\n` block), with no
  * JSON parse and serialize of the whole frame and no string made of it: those, and the garbage
- * they made, were the largest per-frame cost of a stream. Only frames in the exact shape engines
- * send are taken: compact JSON whose first `"model":` key names the engine's model, that has a
- * `choices` key and whose last key is a usage object (the usage-only frame, `"choices":[]`,
- * included). In JSON text a `"` inside a string is always escaped, so these key patterns cannot come
- * from generated content; and the text after the last `,"usage":` scans as one object only when
- * that key is the object's own last key (usageKeyAt). Error frames (vLLM's and
- * OpenAI's) carry neither a model nor usage. Anything else returns undefined and goes the
- * parse-and-serialize way of clientChunk, which gives the same frame. The scans run from the
- * frame's two ends, never across the generated content.
+ * they made, were the largest per-frame cost of a stream. Frames of compact JSON are taken in any
+ * field order (./members.ts: vLLM's first frame ends with `"prompt_token_ids":null`, its last
+ * carries `system_fingerprint`; llama.cpp's start with `choices` and end with `timings`), when their
+ * `model` names the engine's model, they have `choices`, and usage is an object, null or absent.
+ * What the client gets is the frame's own bytes less the engine's fields (CLIENT_FIELDS), with the
+ * model renamed and usage as the client asked: the same frame clientChunk makes, field for field.
+ * In JSON text a `"` inside a string is always escaped, so no key can come from generated
+ * content. Error frames (vLLM's and OpenAI's) carry no model and take the parsing way. Anything
+ * else returns undefined and goes the parse-and-serialize way of clientChunk.
  */
 export function relayFrame(block: Buffer, v: FrameView): RelayedFrame | undefined {
   const n = block.length;
   const close = n - 3; // the object's closing brace, before `\n\n`
-  if (n < DATA + 5 || block[DATA] !== 123 || block[close] !== 125) return undefined; // {…}
-  const mi = engineModelKey(block, DATA, v.engineModelField);
-  if (mi === -1) return undefined;
-  const afterModel = mi + v.engineModelField.length;
-  const ci = block.indexOf(CHOICES_KEY, afterModel);
-  if (ci === -1) return undefined;
-  const ui = usageKeyAt(block, ci, close);
-  if (ui === -1) return undefined;
-  const usageAt = ui + USAGE_KEY.length;
-  if (block[ci + CHOICES_KEY.length] === 93) {
-    // `"choices":[]`: the usage-only frame before [DONE], sent whole, and only when asked for
-    if (!v.includeUsage) return { pieces: null, usageAt };
-    const pieces = v.renamed ? [block.subarray(0, mi), v.modelField, block.subarray(afterModel)] : [block];
-    return { pieces, usageAt, usageOnly: true };
+  if (n < DATA + 5 || block[n - 2] !== 10 || block[n - 1] !== 10) return undefined;
+  const members = topMembers(block, DATA, close);
+  if (members === undefined) return undefined;
+  let model: Member | undefined;
+  let choices: Member | undefined;
+  let usage: Member | undefined;
+  for (const m of members) {
+    if (m.key === 'model') model = m;
+    else if (m.key === 'choices') choices = m;
+    else if (m.key === 'usage') usage = m;
   }
-  if (v.includeUsage && v.continuousUsage && !v.renamed) return { pieces: [block], usageAt };
-  const head = v.renamed
-    ? [block.subarray(0, mi), v.modelField, block.subarray(afterModel, ui)]
-    : [block.subarray(0, ui)];
-  if (!v.includeUsage) head.push(END);
-  else if (!v.continuousUsage) head.push(NULL_USAGE_END);
-  else head.push(block.subarray(ui));
-  return { pieces: head, usageAt };
+  if (model === undefined || choices === undefined || block[choices.value] !== 91) return undefined;
+  const field = v.engineModelField;
+  if (
+    model.end - model.start !== field.length ||
+    block.compare(field, 0, field.length, model.start, model.end) !== 0
+  )
+    return undefined;
+  let usageAt = -1;
+  if (usage !== undefined) {
+    if (block[usage.value] === 123) usageAt = usage.value;
+    else if (usage.end - usage.value !== 4 || block[usage.value] !== 110) return undefined; // null
+  }
+  if (block[choices.value + 1] === 93) {
+    // `"choices":[]`: the usage-only frame before [DONE], sent only when asked for
+    if (usageAt === -1) return undefined;
+    if (!v.includeUsage) return { pieces: null, usageAt };
+    return { pieces: cut(block, members, close, v, 'keep'), usageAt, usageOnly: true };
+  }
+  const mode = !v.includeUsage ? 'drop' : !v.continuousUsage ? 'null' : 'keep';
+  const pieces = cut(block, members, close, v, mode);
+  if (usageAt !== -1) return { pieces, usageAt };
+  return { pieces, usageAt, content: contentIn(block, choices.value, choices.end) };
+}
+
+/**
+ * The client's frame as pieces of the engine's block: runs of its bytes that follow on are kept as
+ * one piece (a frame that needs no change is the block itself), the renamed model and a nulled
+ * usage are spliced in, the engine's own fields and the usage the client did not ask for left out.
+ */
+function cut(
+  block: Buffer,
+  members: Member[],
+  close: number,
+  v: FrameView,
+  usage: 'keep' | 'null' | 'drop',
+): Buffer[] {
+  const out: Buffer[] = [];
+  let runStart = 0;
+  let runEnd = DATA + 1; // `data: {`, not yet pushed
+  let first = true;
+  const bytes = (from: number, to: number) => {
+    if (runEnd !== -1 && from === runEnd + (first ? 0 : 1))
+      runEnd = to; // the comma between is the block's
+    else {
+      if (runEnd !== -1) out.push(block.subarray(runStart, runEnd));
+      if (!first) out.push(COMMA);
+      runStart = from;
+      runEnd = to;
+    }
+    first = false;
+  };
+  const literal = (b: Buffer) => {
+    if (runEnd !== -1) out.push(block.subarray(runStart, runEnd));
+    runEnd = -1;
+    if (!first) out.push(COMMA);
+    out.push(b);
+    first = false;
+  };
+  let sawUsage = false;
+  for (const m of members) {
+    if (m.key === 'usage') {
+      sawUsage = true;
+      if (usage === 'drop') continue;
+      if (usage === 'null') literal(USAGE_NULL);
+      else bytes(m.start, m.end);
+    } else if (m.key === 'model' && v.renamed) literal(v.modelField);
+    else if (CLIENT_FIELDS.has(m.key)) bytes(m.start, m.end);
+  }
+  if (!sawUsage && usage === 'null') literal(USAGE_NULL);
+  first = true; // `}\n\n` takes no comma
+  bytes(close, close + 3);
+  out.push(block.subarray(runStart, runEnd));
+  return out;
+}
+
+/** hasContent on the bytes of a frame's choices: a non-empty content string or tool calls. */
+function contentIn(block: Buffer, from: number, to: number): boolean {
+  for (let i = block.indexOf(CONTENT_KEY, from); i !== -1 && i < to; i = block.indexOf(CONTENT_KEY, i + 1))
+    if (block[i + CONTENT_KEY.length] !== 34) return true;
+  for (
+    let i = block.indexOf(TOOL_CALLS_KEY, from);
+    i !== -1 && i < to;
+    i = block.indexOf(TOOL_CALLS_KEY, i + 1)
+  )
+    if (block[i + TOOL_CALLS_KEY.length] !== 110) return true; // not null
+  return false;
 }
 
 /**
  * The usage object of a frame relayFrame took (the engine's running count with continuous usage
- * stats): parsed once, for the stream's last such frame, not for every frame. `close` is where
- * the frame's object closes (a block ends `}\n\n`). Undefined when the bytes that passed
- * usageKeyAt's scan are not JSON after all.
+ * stats): parsed once, for the stream's last such frame, not for every frame. `end` is just after
+ * the usage object; by default it is found by stepping over the object (usage need not be the
+ * frame's last field: llama.cpp's `timings` follow it). Undefined when the bytes are not JSON.
  */
-export function usageIn(block: Buffer, usageAt: number, close = block.length - 3): object | undefined {
+export function usageIn(block: Buffer, usageAt: number, end?: number): object | undefined {
+  const close = end ?? valueEnd(block, usageAt, block.length - 3);
+  if (close === -1) return undefined;
   try {
     const usage: unknown = JSON.parse(block.toString('utf8', usageAt, close));
     return typeof usage === 'object' && usage !== null && !Array.isArray(usage) ? usage : undefined;
   } catch {
     return undefined;
   }
-}
-
-/**
- * Where the first `"model":` key is, when it names the engine's model (`field`, its whole value:
- * the next byte ends it); -1 otherwise.
- */
-export function engineModelKey(buf: Buffer, from: number, field: Buffer): number {
-  const mi = buf.indexOf(MODEL_KEY, from);
-  if (mi === -1 || buf.compare(field, 0, field.length, mi, mi + field.length) !== 0) return -1;
-  const after = buf[mi + field.length];
-  return after === 44 || after === 125 ? mi : -1; // the value ends at , or }
 }
 
 /**
@@ -177,16 +247,4 @@ export function usageKeyAt(buf: Buffer, notBefore: number, close: number): numbe
     } else if (c === 91 || c === 93) return -1;
   }
   return depth === 0 ? at : -1;
-}
-
-/** The top object's last key when it is `usage` holding an object (at: where `,"usage":` starts). */
-export function lastUsage(
-  buf: Buffer,
-  notBefore: number,
-  close: number,
-): { at: number; usage: object } | undefined {
-  const at = usageKeyAt(buf, notBefore, close);
-  if (at === -1) return undefined;
-  const usage = usageIn(buf, at + USAGE_KEY.length, close);
-  return usage === undefined ? undefined : { at, usage };
 }
