@@ -30,6 +30,8 @@ test-deps: $(NPM_STAMP)
 	@test/s3/build-minio.sh >/dev/null
 	@test/stripe/build-stripe-mock.sh >/dev/null
 	@test/editors/install-editor-tools.sh >/dev/null
+	@scripts/build-llamacpp.sh >/dev/null
+	@test/llamacpp/tiny-model.sh >/dev/null
 
 dev: deps console-web
 	npx tsx cli/dev.ts
