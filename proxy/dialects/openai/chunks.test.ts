@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { cachedInFrame } from '../../billing/cut-stream.ts';
 import { clientChunk, frameView, hasContent, relayFrame, usageIn } from './chunks.ts';
 import { CLIENT_FIELDS } from './members.ts';
 import { REAL_FRAMES } from './real-frames.fixture.ts';
@@ -141,5 +142,21 @@ describe('relayFrame (the fast path) gives the frame clientChunk gives', () => {
     const last = relayFrame(block(REAL_FRAMES.llamacppUsage), frameView(view, 'served-name'))!;
     expect(Buffer.concat(last.pieces!).toString()).not.toContain('timings');
     expect(Buffer.concat(last.pieces!).toString()).toContain('"system_fingerprint":"b0-unknown"');
+  });
+
+  it.each(Object.entries(REAL_FRAMES))(
+    'BILL-5 the cached tokens a frame (%s) reports outside usage are read as the parse reads them',
+    (_, frame) => {
+      const view = { model: 'Org/Model', includeUsage: true, continuousUsage: false };
+      const fast = relayFrame(block(frame), frameView(view, 'served-name'))!;
+      const parsed = JSON.parse(frame) as { timings?: object };
+      expect(fast.cached ?? null).toBe(parsed.timings ? cachedInFrame({ timings: parsed.timings }) : null);
+    },
+  );
+  it('BILL-5 a llama.cpp frame with timings_per_token carries its cache_n past the fast path', () => {
+    const view = { model: 'Org/Model', includeUsage: false, continuousUsage: false };
+    expect(
+      relayFrame(block(REAL_FRAMES.llamacppContentTimings), frameView(view, 'served-name'))!.cached,
+    ).toBe(1792);
   });
 });

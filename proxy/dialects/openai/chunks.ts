@@ -83,6 +83,11 @@ export interface RelayedFrame {
   usageOnly?: boolean;
   /** A frame without usage that carried generated content (counts output if no usage ever comes). */
   content?: boolean;
+  /**
+   * llama.cpp's `timings.cache_n` when the frame carries timings: the prompt's cached tokens, which
+   * a cut stream is billed by (../../billing/cut-stream.ts) though the client never sees timings.
+   */
+  cached?: number | null;
 }
 
 const DATA = 6; // `data: `
@@ -114,10 +119,12 @@ export function relayFrame(block: Buffer, v: FrameView): RelayedFrame | undefine
   let model: Member | undefined;
   let choices: Member | undefined;
   let usage: Member | undefined;
+  let timings: Member | undefined;
   for (const m of members) {
     if (m.key === 'model') model = m;
     else if (m.key === 'choices') choices = m;
     else if (m.key === 'usage') usage = m;
+    else if (m.key === 'timings') timings = m;
   }
   if (model === undefined || choices === undefined || block[choices.value] !== 91) return undefined;
   const field = v.engineModelField;
@@ -134,13 +141,30 @@ export function relayFrame(block: Buffer, v: FrameView): RelayedFrame | undefine
   if (block[choices.value + 1] === 93) {
     // `"choices":[]`: the usage-only frame before [DONE], sent only when asked for
     if (usageAt === -1) return undefined;
-    if (!v.includeUsage) return { pieces: null, usageAt };
-    return { pieces: cut(block, members, close, v, 'keep'), usageAt, usageOnly: true };
+    const cached = timings === undefined ? null : cacheN(block, timings);
+    if (!v.includeUsage) return { pieces: null, usageAt, cached };
+    return { pieces: cut(block, members, close, v, 'keep'), usageAt, usageOnly: true, cached };
   }
   const mode = !v.includeUsage ? 'drop' : !v.continuousUsage ? 'null' : 'keep';
   const pieces = cut(block, members, close, v, mode);
-  if (usageAt !== -1) return { pieces, usageAt };
-  return { pieces, usageAt, content: contentIn(block, choices.value, choices.end) };
+  const cached = timings === undefined ? null : cacheN(block, timings);
+  if (usageAt !== -1) return { pieces, usageAt, cached };
+  return { pieces, usageAt, content: contentIn(block, choices.value, choices.end), cached };
+}
+
+const CACHE_N_KEY = Buffer.from('"cache_n":');
+
+/** `timings.cache_n` read from the timings object's bytes (its own key: no nested object has it). */
+function cacheN(block: Buffer, timings: Member): number | null {
+  if (block[timings.value] !== 123) return null;
+  const at = block.indexOf(CACHE_N_KEY, timings.value);
+  if (at === -1 || at >= timings.end) return null;
+  let n = 0;
+  let i = at + CACHE_N_KEY.length;
+  const from = i;
+  for (; i < timings.end && block[i]! >= 48 && block[i]! <= 57; i++) n = n * 10 + block[i]! - 48;
+  const next = block[i];
+  return i > from && (next === 44 || next === 125) && Number.isSafeInteger(n) ? n : null;
 }
 
 /**

@@ -17,6 +17,9 @@ export const REAL_FRAMES = {
     '{"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"created":1764000000,"id":"chatcmpl-Qx1","model":"served-name","system_fingerprint":"b0-unknown","object":"chat.completion.chunk"}',
   llamacppContent:
     '{"choices":[{"finish_reason":null,"index":0,"delta":{"content":"Hi"}}],"created":1764000000,"id":"chatcmpl-Qx1","model":"served-name","system_fingerprint":"b0-unknown","object":"chat.completion.chunk"}',
+  // with timings_per_token (a client may ask): timings on every frame
+  llamacppContentTimings:
+    '{"choices":[{"finish_reason":null,"index":0,"delta":{"content":" there"}}],"created":1764000000,"id":"chatcmpl-Qx1","model":"served-name","system_fingerprint":"b0-unknown","object":"chat.completion.chunk","timings":{"cache_n":1792,"prompt_n":2,"prompt_ms":1.2,"prompt_per_token_ms":0.6,"prompt_per_second":1666.6,"predicted_n":2,"predicted_ms":0.8,"predicted_per_token_ms":0.4,"predicted_per_second":2500.0}}',
   llamacppFinish:
     '{"choices":[{"finish_reason":"length","index":0,"delta":{}}],"created":1764000000,"id":"chatcmpl-Qx1","model":"served-name","system_fingerprint":"b0-unknown","object":"chat.completion.chunk"}',
   llamacppUsage:
