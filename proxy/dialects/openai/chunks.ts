@@ -4,7 +4,7 @@
 // (CHAT-3), usage on every chunk only if it asked for continuous stats too, otherwise none.
 // Every chunk echoes the canonical model id (SPEC "Catalogue rules"), and carries only the fields
 // OpenAI's schema knows (./members.ts CLIENT_FIELDS), whichever engine sent it.
-import { CLIENT_FIELDS, dropEngineFields, type Member, topMembers, valueEnd } from './members.ts';
+import { dropEngineFields, KEY, LAST_CLIENT_KEY, SPAN, topMembers, valueEnd } from './members.ts';
 
 export interface ChunkView {
   model: string;
@@ -40,10 +40,12 @@ export interface FrameView extends ChunkView {
   engineModelField: Buffer;
   /** `"model":<canonical id as JSON>`. */
   modelField: Buffer;
+  /** The same after a comma. */
+  commaModelField: Buffer;
   renamed: boolean;
 }
 
-export type ModelFields = Pick<FrameView, 'engineModelField' | 'modelField' | 'renamed'>;
+export type ModelFields = Pick<FrameView, 'engineModelField' | 'modelField' | 'commaModelField' | 'renamed'>;
 
 /** Per (canonical id, engine name): bounded by the catalogue, built once instead of per stream. */
 const modelFields = new Map<string, ModelFields>();
@@ -55,7 +57,8 @@ export function modelFieldsOf(model: string, engineModel: string): ModelFields {
   if (fields === undefined) {
     const engineModelField = Buffer.from(`"model":${JSON.stringify(engineModel)}`);
     const modelField = Buffer.from(`"model":${JSON.stringify(model)}`);
-    fields = { engineModelField, modelField, renamed: !engineModelField.equals(modelField) };
+    const commaModelField = Buffer.concat([Buffer.from(','), modelField]);
+    fields = { engineModelField, modelField, commaModelField, renamed: !engineModelField.equals(modelField) };
     modelFields.set(key, fields);
   }
   return fields;
@@ -70,6 +73,7 @@ export function frameView(view: ChunkView, engineModel: string): FrameView {
     continuousUsage: view.continuousUsage,
     engineModelField: f.engineModelField,
     modelField: f.modelField,
+    commaModelField: f.commaModelField,
     renamed: f.renamed,
   };
 }
@@ -93,7 +97,7 @@ export interface RelayedFrame {
 const DATA = 6; // `data: `
 const USAGE_KEY = Buffer.from(',"usage":');
 const USAGE_NULL = Buffer.from('"usage":null');
-const COMMA = Buffer.from(',');
+const COMMA_USAGE_NULL = Buffer.from(',"usage":null');
 const CONTENT_KEY = Buffer.from('"content":"');
 const TOOL_CALLS_KEY = Buffer.from('"tool_calls":');
 
@@ -114,67 +118,72 @@ export function relayFrame(block: Buffer, v: FrameView): RelayedFrame | undefine
   const n = block.length;
   const close = n - 3; // the object's closing brace, before `\n\n`
   if (n < DATA + 5 || block[n - 2] !== 10 || block[n - 1] !== 10) return undefined;
-  const members = topMembers(block, DATA, close);
-  if (members === undefined) return undefined;
-  let model: Member | undefined;
-  let choices: Member | undefined;
-  let usage: Member | undefined;
-  let timings: Member | undefined;
-  for (const m of members) {
-    if (m.key === 'model') model = m;
-    else if (m.key === 'choices') choices = m;
-    else if (m.key === 'usage') usage = m;
-    else if (m.key === 'timings') timings = m;
+  const found = topMembers(block, DATA, close);
+  if (found === undefined) return undefined;
+  const [m, count] = found;
+  let model = -1;
+  let choices = -1;
+  let usage = -1;
+  let timings = -1;
+  for (let i = 0; i < count * SPAN; i += SPAN) {
+    const id = m[i];
+    if (id === KEY.model) model = i;
+    else if (id === KEY.choices) choices = i;
+    else if (id === KEY.usage) usage = i;
+    else if (id === KEY.timings) timings = i;
   }
-  if (model === undefined || choices === undefined || block[choices.value] !== 91) return undefined;
+  if (model === -1 || choices === -1 || block[m[choices + 2]!] !== 91) return undefined;
   const field = v.engineModelField;
+  const ms = m[model + 1]!;
   if (
-    model.end - model.start !== field.length ||
-    block.compare(field, 0, field.length, model.start, model.end) !== 0
+    m[model + 3]! - ms !== field.length ||
+    block.compare(field, 0, field.length, ms, ms + field.length) !== 0
   )
     return undefined;
   let usageAt = -1;
-  if (usage !== undefined) {
-    if (block[usage.value] === 123) usageAt = usage.value;
-    else if (usage.end - usage.value !== 4 || block[usage.value] !== 110) return undefined; // null
+  if (usage !== -1) {
+    const uv = m[usage + 2]!;
+    if (block[uv] === 123) usageAt = uv;
+    else if (m[usage + 3]! - uv !== 4 || block[uv] !== 110) return undefined; // null
   }
-  if (block[choices.value + 1] === 93) {
+  const cached = timings === -1 ? null : cacheN(block, m[timings + 2]!, m[timings + 3]!);
+  if (block[m[choices + 2]! + 1] === 93) {
     // `"choices":[]`: the usage-only frame before [DONE], sent only when asked for
     if (usageAt === -1) return undefined;
-    const cached = timings === undefined ? null : cacheN(block, timings);
     if (!v.includeUsage) return { pieces: null, usageAt, cached };
-    return { pieces: cut(block, members, close, v, 'keep'), usageAt, usageOnly: true, cached };
+    return { pieces: cut(block, m, count, close, v, 'keep'), usageAt, usageOnly: true, cached };
   }
   const mode = !v.includeUsage ? 'drop' : !v.continuousUsage ? 'null' : 'keep';
-  const pieces = cut(block, members, close, v, mode);
-  const cached = timings === undefined ? null : cacheN(block, timings);
+  const pieces = cut(block, m, count, close, v, mode);
   if (usageAt !== -1) return { pieces, usageAt, cached };
-  return { pieces, usageAt, content: contentIn(block, choices.value, choices.end), cached };
+  return { pieces, usageAt, content: contentIn(block, m[choices + 2]!, m[choices + 3]!), cached };
 }
 
 const CACHE_N_KEY = Buffer.from('"cache_n":');
 
 /** `timings.cache_n` read from the timings object's bytes (its own key: no nested object has it). */
-function cacheN(block: Buffer, timings: Member): number | null {
-  if (block[timings.value] !== 123) return null;
-  const at = block.indexOf(CACHE_N_KEY, timings.value);
-  if (at === -1 || at >= timings.end) return null;
+function cacheN(block: Buffer, value: number, end: number): number | null {
+  if (block[value] !== 123) return null;
+  const at = block.indexOf(CACHE_N_KEY, value);
+  if (at === -1 || at >= end) return null;
   let n = 0;
   let i = at + CACHE_N_KEY.length;
   const from = i;
-  for (; i < timings.end && block[i]! >= 48 && block[i]! <= 57; i++) n = n * 10 + block[i]! - 48;
+  for (; i < end && block[i]! >= 48 && block[i]! <= 57; i++) n = n * 10 + block[i]! - 48;
   const next = block[i];
   return i > from && (next === 44 || next === 125) && Number.isSafeInteger(n) ? n : null;
 }
 
 /**
  * The client's frame as pieces of the engine's block: runs of its bytes that follow on are kept as
- * one piece (a frame that needs no change is the block itself), the renamed model and a nulled
- * usage are spliced in, the engine's own fields and the usage the client did not ask for left out.
+ * one piece (a frame that needs no change is the block itself; a member's comma is the block's
+ * own), the renamed model and a nulled usage are spliced in, the engine's own fields and the usage
+ * the client did not ask for left out.
  */
 function cut(
   block: Buffer,
-  members: Member[],
+  m: Int32Array,
+  count: number,
   close: number,
   v: FrameView,
   usage: 'keep' | 'null' | 'drop',
@@ -183,37 +192,41 @@ function cut(
   let runStart = 0;
   let runEnd = DATA + 1; // `data: {`, not yet pushed
   let first = true;
-  const bytes = (from: number, to: number) => {
-    if (runEnd !== -1 && from === runEnd + (first ? 0 : 1))
-      runEnd = to; // the comma between is the block's
-    else {
-      if (runEnd !== -1) out.push(block.subarray(runStart, runEnd));
-      if (!first) out.push(COMMA);
-      runStart = from;
-      runEnd = to;
-    }
-    first = false;
-  };
-  const literal = (b: Buffer) => {
-    if (runEnd !== -1) out.push(block.subarray(runStart, runEnd));
-    runEnd = -1;
-    if (!first) out.push(COMMA);
-    out.push(b);
-    first = false;
-  };
   let sawUsage = false;
-  for (const m of members) {
-    if (m.key === 'usage') {
+  for (let i = 0; i <= count * SPAN; i += SPAN) {
+    // the members, then `}\n\n` (i at the end) as one more run of bytes, without a comma
+    const end = i === count * SPAN;
+    const id = end ? KEY.OTHER : m[i]!;
+    let literal: Buffer | null = null;
+    if (id === KEY.usage) {
       sawUsage = true;
       if (usage === 'drop') continue;
-      if (usage === 'null') literal(USAGE_NULL);
-      else bytes(m.start, m.end);
-    } else if (m.key === 'model' && v.renamed) literal(v.modelField);
-    else if (CLIENT_FIELDS.has(m.key)) bytes(m.start, m.end);
+      if (usage === 'null') literal = first ? USAGE_NULL : COMMA_USAGE_NULL;
+    } else if (id === KEY.model && v.renamed) literal = first ? v.modelField : v.commaModelField;
+    else if (!end && (id === KEY.OTHER || id > LAST_CLIENT_KEY)) continue;
+    if (end && !sawUsage && usage === 'null') {
+      // no usage from the engine: the client that asked for usage gets `"usage":null` (clientChunk)
+      if (runEnd !== -1) out.push(block.subarray(runStart, runEnd));
+      out.push(first ? USAGE_NULL : COMMA_USAGE_NULL);
+      runEnd = -1;
+    }
+    if (literal !== null) {
+      if (runEnd !== -1) out.push(block.subarray(runStart, runEnd));
+      out.push(literal);
+      runEnd = -1;
+    } else {
+      // the member's bytes with the comma before it (the block's own), or the closing `}\n\n`
+      const from = end ? close : first ? m[i + 1]! : m[i + 1]! - 1;
+      const to = end ? close + 3 : m[i + 3]!;
+      if (runEnd === from) runEnd = to;
+      else {
+        if (runEnd !== -1) out.push(block.subarray(runStart, runEnd));
+        runStart = from;
+        runEnd = to;
+      }
+    }
+    first = false;
   }
-  if (!sawUsage && usage === 'null') literal(USAGE_NULL);
-  first = true; // `}\n\n` takes no comma
-  bytes(close, close + 3);
   out.push(block.subarray(runStart, runEnd));
   return out;
 }

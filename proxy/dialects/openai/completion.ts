@@ -6,7 +6,7 @@
 import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
 import { type ModelFields, usageIn } from './chunks.ts';
-import { CLIENT_FIELDS, dropEngineFields, topMembers } from './members.ts';
+import { dropEngineFields, KEY, LAST_CLIENT_KEY, SPAN, topMembers } from './members.ts';
 
 export interface CompletionOut {
   /** What the client receives. */
@@ -29,35 +29,41 @@ export function completionFast(bytes: Buffer, f: ModelFields): CompletionOut | u
   while (end > 0 && isSpace(bytes[end - 1]!)) end--;
   const close = end - 1;
   if (close < 1) return undefined;
-  const members = topMembers(bytes, 0, close);
-  if (members === undefined) return undefined;
-  const model = members.find((m) => m.key === 'model');
-  const usage = members.find((m) => m.key === 'usage');
+  const found = topMembers(bytes, 0, close);
+  if (found === undefined) return undefined;
+  const [m, count] = found;
+  let model = -1;
+  let usage = -1;
+  let dropped = false;
+  for (let i = 0; i < count * SPAN; i += SPAN) {
+    if (m[i] === KEY.model) model = i;
+    else if (m[i] === KEY.usage) usage = i;
+    else if (m[i] === KEY.OTHER || m[i]! > LAST_CLIENT_KEY) dropped = true;
+  }
   const field = f.engineModelField;
+  if (model === -1 || usage === -1 || bytes[m[usage + 2]!] !== 123) return undefined;
+  const ms = m[model + 1]!;
   if (
-    model === undefined ||
-    usage === undefined ||
-    bytes[usage.value] !== 123 ||
-    model.end - model.start !== field.length ||
-    bytes.compare(field, 0, field.length, model.start, model.end) !== 0
+    m[model + 3]! - ms !== field.length ||
+    bytes.compare(field, 0, field.length, ms, ms + field.length) !== 0
   )
     return undefined;
-  const parsed = usageIn(bytes, usage.value, usage.end);
+  const parsed = usageIn(bytes, m[usage + 2]!, m[usage + 3]!);
   if (parsed === undefined) return undefined;
-  const kept = members.filter((m) => CLIENT_FIELDS.has(m.key));
-  if (!f.renamed && kept.length === members.length)
-    return { body: bytes, usage: parsed, usageClose: usage.end - 1 };
+  if (!f.renamed && !dropped) return { body: bytes, usage: parsed, usageClose: m[usage + 3]! - 1 };
   // Rebuilt from the kept members' bytes; usageClose is where usage's `}` lands in the new body.
   const pieces: Buffer[] = [OPEN];
   let at = 1;
   let usageClose = 0;
-  for (const m of kept) {
+  for (let i = 0; i < count * SPAN; i += SPAN) {
+    const id = m[i]!;
+    if (id === KEY.OTHER || id > LAST_CLIENT_KEY) continue;
     if (pieces.length > 1) {
       pieces.push(COMMA);
       at++;
     }
-    const piece = m.key === 'model' && f.renamed ? f.modelField : bytes.subarray(m.start, m.end);
-    if (m === usage) usageClose = at + piece.length - 1;
+    const piece = id === KEY.model && f.renamed ? f.modelField : bytes.subarray(m[i + 1]!, m[i + 3]!);
+    if (i === usage) usageClose = at + piece.length - 1;
     pieces.push(piece);
     at += piece.length;
   }
