@@ -20,6 +20,14 @@ export const KEY = {
   system_fingerprint: 7,
   service_tier: 8,
   timings: 9,
+  // inside a choice and its delta (the Messages fast path, ../messages/text-frame.ts)
+  index: 10,
+  delta: 11,
+  logprobs: 12,
+  finish_reason: 13,
+  stop_reason: 14,
+  token_ids: 15,
+  content: 16,
 } as const;
 /** Keys up to this one are in CLIENT_FIELDS (below). */
 export const LAST_CLIENT_KEY = KEY.service_tier;
