@@ -30,6 +30,8 @@ test-deps: $(NPM_STAMP)
 	@test/s3/build-minio.sh >/dev/null
 	@test/stripe/build-stripe-mock.sh >/dev/null
 	@test/editors/install-editor-tools.sh >/dev/null
+	@scripts/build-llamacpp.sh >/dev/null
+	@test/llamacpp/tiny-model.sh >/dev/null
 
 dev: deps console-web
 	npx tsx cli/dev.ts
@@ -60,6 +62,9 @@ bench: deps
 	npx tsx bench/proxy/run.ts
 	npx tsx bench/playground/ttft.ts
 	npx tsx bench/proxy/tracing.ts
+	@scripts/build-llamacpp.sh >/dev/null
+	@test/llamacpp/tiny-model.sh >/dev/null
+	npx tsx bench/proxy/real-engine.ts
 
 .PHONY: help deps test-deps dev console-web build typecheck lint test bench e2e-kind images e2e-images e2e-cluster
 

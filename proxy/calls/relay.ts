@@ -71,6 +71,7 @@ export async function relay(
         usageAt = fast.usageAt;
       }
       if (fast.content) contentFrames++;
+      if (fast.cached != null) cachedSeen = fast.cached;
       return;
     }
     const chunk = parsed ?? parseChunk(ev.data);

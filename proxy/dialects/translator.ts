@@ -14,6 +14,8 @@ export interface FastFrame {
   usageAt: number;
   /** Whether it carried generated content (counts output when an engine reports no usage). */
   content: boolean;
+  /** The prompt's cached tokens the frame reported outside usage (llama.cpp `timings.cache_n`). */
+  cached?: number | null;
 }
 
 export interface StreamTranslator {

@@ -96,6 +96,8 @@ export async function startHarness(
     logStream?: NodeJS.WritableStream;
     /** More catalogue entries, served by the same two simulators. */
     entries?: (endpoints: { url: string }[]) => CatalogueEntryInput[];
+    /** Other engines for some entries (by id): a real llama.cpp server (../llamacpp/server.ts). */
+    engines?: Record<string, { url: string }[]>;
   } = {},
 ): Promise<Harness> {
   const redis = await startRedis(opts.redis);
@@ -164,7 +166,7 @@ export async function startHarness(
     },
   ];
   entries.push(...(opts.entries?.(endpoints) ?? []));
-  for (const e of entries) await catalogue.put(e);
+  for (const e of entries) await catalogue.put({ ...e, endpoints: opts.engines?.[e.id] ?? e.endpoints });
   const snapshot = new CatalogueSnapshot(r, { subscriber: redis.client(), refreshMs: 60_000 });
   await snapshot.start();
   const proxy = await buildProxyApp({

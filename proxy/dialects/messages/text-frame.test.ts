@@ -2,6 +2,7 @@
 // declines every frame it cannot read with certainty.
 import { describe, expect, it } from 'vitest';
 import { usageIn } from '../openai/chunks.ts';
+import { REAL_FRAMES } from '../openai/real-frames.fixture.ts';
 import { MessagesStream } from './stream.ts';
 import { textFrame } from './text-frame.ts';
 
@@ -38,6 +39,10 @@ describe('text frames read from their bytes', () => {
       { delta: { content: 'Grüße 東京 🌧 \u0001' }, logprobs: null, finish_reason: null },
     ],
     ['a content key inside the text', { delta: { content: '"delta":{"content":"x"}' }, finish_reason: null }],
+    [
+      'vLLM 0.32 with token_ids null',
+      { delta: { content: ' the' }, logprobs: null, finish_reason: null, token_ids: null },
+    ],
   ])('%s: the same events as the slow way, usage found', (_name, choice) => {
     const block = frame(chunk(choice));
     const fast = textFrame(block)!;
@@ -78,9 +83,33 @@ describe('text frames read from their bytes', () => {
         ],
       },
     ],
-    ['a key after the usage', { ...chunk({ delta: { content: 'x' }, finish_reason: null }), extra: 1 }],
+    ['a second finish_reason', chunk({ delta: { content: 'x' }, finish_reason: null, index: 1 })],
+    ['logprobs', chunk({ delta: { content: 'x' }, logprobs: { content: [] }, finish_reason: null })],
+    ['no finish_reason', chunk({ delta: { content: 'x' } })],
     ['an error frame', { error: { message: 'boom' } }],
   ])('declines %s', (_name, o) => {
     expect(textFrame(frame(o))).toBeUndefined();
+  });
+
+  it.each([
+    ['vLLM 0.32', REAL_FRAMES.vllmContent],
+    ['llama.cpp', REAL_FRAMES.llamacppContent],
+    ['llama.cpp with timings', REAL_FRAMES.llamacppContentTimings],
+    [
+      'a key after the usage',
+      JSON.stringify({ ...chunk({ delta: { content: 'x' }, finish_reason: null }), extra: 1 }),
+    ],
+  ])('%s content frames take the fast way, with the same events as the slow way', (_name, json) => {
+    const block = Buffer.from(`data: ${json}\n\n`);
+    const fast = textFrame(block)!;
+    expect(fast).toBeDefined();
+    const parsed = JSON.parse(json) as { usage?: unknown };
+    if (parsed.usage == null) expect(fast.usageAt).toBe(-1);
+    else expect(usageIn(block, fast.usageAt)).toEqual(parsed.usage);
+    const a = new MessagesStream({ id: 'msg', model: 'm' });
+    const b = new MessagesStream({ id: 'msg', model: 'm' });
+    expect(events(Buffer.concat(a.textDelta(fast.text)).toString('utf8'))).toEqual(
+      events(b.chunk(JSON.parse(json))),
+    );
   });
 });

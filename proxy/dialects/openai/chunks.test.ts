@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { cachedInFrame } from '../../billing/cut-stream.ts';
 import { clientChunk, frameView, hasContent, relayFrame, usageIn } from './chunks.ts';
+import { CLIENT_FIELDS } from './members.ts';
+import { REAL_FRAMES } from './real-frames.fixture.ts';
 
 const content = () => ({
   id: 'c1',
@@ -52,6 +55,13 @@ describe('relayFrame (the fast path) gives the frame clientChunk gives', () => {
     '{"id":"c1","model":"served-name","choices":[{"index":0,"delta":{"content":"\\",\\"usage\\":{} \\"model\\":\\"x\\" \\"error\\""}}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":3}}}',
     // the usage-only frame before [DONE]
     JSON.stringify(usageOnly()),
+    // fields in other orders, usage null or absent, nested keys named usage: still the fast path
+    '{"model":"served-name","usage":{"prompt_tokens":1},"choices":[{"delta":{"content":"a"}}]}',
+    '{"model":"served-name","choices":[{"delta":{"content":"a"}}],"usage":null}',
+    '{"model":"served-name","choices":[{"delta":{"content":"a"}}]}',
+    '{"model":"served-name","choices":[{"delta":{},"usage":{"a":1}}]}',
+    '{"model":"served-name","choices":[{}],"usage":{"a":[1],"b":{"c":[2,{"d":3}]}},"b":{"c":2}}',
+    ...Object.values(REAL_FRAMES),
   ];
   const views = [
     { model: 'Org/Model', includeUsage: false, continuousUsage: false },
@@ -63,8 +73,11 @@ describe('relayFrame (the fast path) gives the frame clientChunk gives', () => {
     const b = block(frame);
     const fast = relayFrame(b, frameView(view, 'served-name'));
     expect(fast).toBeDefined();
+    const parsed = JSON.parse(frame);
     const slow = clientChunk(JSON.parse(frame), view);
-    expect(usageIn(b, fast!.usageAt)).toEqual(JSON.parse(frame).usage);
+    if (parsed.usage == null) expect(fast!.usageAt).toBe(-1);
+    else expect(usageIn(b, fast!.usageAt)).toEqual(parsed.usage);
+    if (parsed.usage == null) expect(fast!.content).toBe(hasContent(parsed));
     if (slow === null) return expect(fast!.pieces).toBeNull();
     const out = Buffer.concat(fast!.pieces!).toString();
     expect(out.startsWith('data: ') && out.endsWith('\n\n')).toBe(true);
@@ -73,20 +86,17 @@ describe('relayFrame (the fast path) gives the frame clientChunk gives', () => {
 
   it.each([
     ['usage-only frame with null usage', '{"model":"served-name","choices":[],"usage":null}'],
-    ['usage not last', '{"model":"served-name","usage":{"prompt_tokens":1},"choices":[]}'],
-    ['usage null', '{"model":"served-name","choices":[{"delta":{"content":"a"}}],"usage":null}'],
-    ['no usage', '{"model":"served-name","choices":[{"delta":{"content":"a"}}]}'],
-    ['nested usage last', '{"model":"served-name","choices":[{"delta":{},"usage":{"a":1}}]}'],
-    ['usage before choices', '{"model":"served-name","usage":{"prompt_tokens":1},"choices":[{}]}'],
+    ['usage-only frame without usage', '{"model":"served-name","choices":[]}'],
     ['no choices', '{"model":"served-name","usage":{"prompt_tokens":1}}'],
+    ['choices not an array', '{"model":"served-name","choices":{},"usage":{"prompt_tokens":1}}'],
     ['another model name', '{"model":"other","choices":[],"usage":{"prompt_tokens":1}}'],
     ['model name prefix only', '{"model":"served-name-2","choices":[{}],"usage":{"prompt_tokens":1}}'],
     ['error frame', '{"error":{"message":"x","type":"server_error"}}'],
     ['spaces', '{"model": "served-name", "choices": [{}], "usage": {"prompt_tokens": 1}}'],
     ['broken usage', '{"model":"served-name","choices":[{}],"usage":{"prompt_tokens":1}'],
-    ['usage holding an array', '{"model":"served-name","choices":[{}],"usage":{"a":[1]}}'],
-    ['usage followed by an object key', '{"model":"served-name","choices":[{}],"usage":{"a":1},"b":{"c":2}}'],
+    ['an unclosed string', '{"model":"served-name","choices":[{"delta":{"content":"a}}],"usage":null}'],
     ['usage not an object', '{"model":"served-name","choices":[{}],"usage":1}'],
+    ['usage a string', '{"model":"served-name","choices":[{}],"usage":"null"}'],
   ])('declines %s (the parsing path takes it)', (_, frame) => {
     const view = { model: 'Org/Model', includeUsage: true, continuousUsage: false };
     expect(relayFrame(block(frame), frameView(view, 'served-name'))).toBeUndefined();
@@ -106,5 +116,47 @@ describe('relayFrame (the fast path) gives the frame clientChunk gives', () => {
     const fast = relayFrame(b, frameView(view, 'served-name'));
     expect(fast).toBeDefined();
     expect(usageIn(b, fast!.usageAt)).toBeUndefined();
+  });
+
+  it.each(Object.entries(REAL_FRAMES))(
+    "CHAT-2 a real engine's frame (%s) takes the fast path",
+    (_, frame) => {
+      for (const includeUsage of [false, true]) {
+        const view = { model: 'Org/Model', includeUsage, continuousUsage: false };
+        expect(relayFrame(block(frame), frameView(view, 'served-name'))).toBeDefined();
+      }
+    },
+  );
+
+  it("CHAT-2 engine internals never reach the client; the fields OpenAI's schema knows do", () => {
+    const view = { model: 'Org/Model', includeUsage: true, continuousUsage: true };
+    for (const frame of Object.values(REAL_FRAMES)) {
+      const fast = relayFrame(block(frame), frameView(view, 'served-name'))!;
+      const out = JSON.parse(Buffer.concat(fast.pieces!).toString().slice(6, -2));
+      const sent = JSON.parse(frame) as Record<string, unknown>;
+      for (const k of Object.keys(out)) expect(CLIENT_FIELDS.has(k)).toBe(true);
+      for (const k of Object.keys(sent)) if (CLIENT_FIELDS.has(k)) expect(k in out).toBe(true);
+    }
+    const first = relayFrame(block(REAL_FRAMES.vllmFirst), frameView(view, 'served-name'))!;
+    expect(Buffer.concat(first.pieces!).toString()).not.toContain('prompt_token_ids');
+    const last = relayFrame(block(REAL_FRAMES.llamacppUsage), frameView(view, 'served-name'))!;
+    expect(Buffer.concat(last.pieces!).toString()).not.toContain('timings');
+    expect(Buffer.concat(last.pieces!).toString()).toContain('"system_fingerprint":"b0-unknown"');
+  });
+
+  it.each(Object.entries(REAL_FRAMES))(
+    'BILL-5 the cached tokens a frame (%s) reports outside usage are read as the parse reads them',
+    (_, frame) => {
+      const view = { model: 'Org/Model', includeUsage: true, continuousUsage: false };
+      const fast = relayFrame(block(frame), frameView(view, 'served-name'))!;
+      const parsed = JSON.parse(frame) as { timings?: object };
+      expect(fast.cached ?? null).toBe(parsed.timings ? cachedInFrame({ timings: parsed.timings }) : null);
+    },
+  );
+  it('BILL-5 a llama.cpp frame with timings_per_token carries its cache_n past the fast path', () => {
+    const view = { model: 'Org/Model', includeUsage: false, continuousUsage: false };
+    expect(
+      relayFrame(block(REAL_FRAMES.llamacppContentTimings), frameView(view, 'served-name'))!.cached,
+    ).toBe(1792);
   });
 });

@@ -2,7 +2,9 @@
 // (include_usage + continuous_usage_stats) so a stream cut short is billed for what was generated,
 // but the client gets usage only as it asked: a usage frame before [DONE] with include_usage
 // (CHAT-3), usage on every chunk only if it asked for continuous stats too, otherwise none.
-// Every chunk echoes the canonical model id (SPEC "Catalogue rules").
+// Every chunk echoes the canonical model id (SPEC "Catalogue rules"), and carries only the fields
+// OpenAI's schema knows (./members.ts CLIENT_FIELDS), whichever engine sent it.
+import { dropEngineFields, KEY, LAST_CLIENT_KEY, SPAN, topMembers, valueEnd } from './members.ts';
 
 export interface ChunkView {
   model: string;
@@ -12,6 +14,7 @@ export interface ChunkView {
 
 /** The JSON of the frame to send for `chunk` (mutated), or null when the client gets no frame. */
 export function clientChunk(chunk: Record<string, unknown>, view: ChunkView): string | null {
+  dropEngineFields(chunk);
   chunk.model = view.model;
   const choices = chunk.choices;
   const usageOnly = Array.isArray(choices) && choices.length === 0 && chunk.usage != null;
@@ -37,10 +40,12 @@ export interface FrameView extends ChunkView {
   engineModelField: Buffer;
   /** `"model":<canonical id as JSON>`. */
   modelField: Buffer;
+  /** The same after a comma. */
+  commaModelField: Buffer;
   renamed: boolean;
 }
 
-export type ModelFields = Pick<FrameView, 'engineModelField' | 'modelField' | 'renamed'>;
+export type ModelFields = Pick<FrameView, 'engineModelField' | 'modelField' | 'commaModelField' | 'renamed'>;
 
 /** Per (canonical id, engine name): bounded by the catalogue, built once instead of per stream. */
 const modelFields = new Map<string, ModelFields>();
@@ -52,7 +57,8 @@ export function modelFieldsOf(model: string, engineModel: string): ModelFields {
   if (fields === undefined) {
     const engineModelField = Buffer.from(`"model":${JSON.stringify(engineModel)}`);
     const modelField = Buffer.from(`"model":${JSON.stringify(model)}`);
-    fields = { engineModelField, modelField, renamed: !engineModelField.equals(modelField) };
+    const commaModelField = Buffer.concat([Buffer.from(','), modelField]);
+    fields = { engineModelField, modelField, commaModelField, renamed: !engineModelField.equals(modelField) };
     modelFields.set(key, fields);
   }
   return fields;
@@ -67,6 +73,7 @@ export function frameView(view: ChunkView, engineModel: string): FrameView {
     continuousUsage: view.continuousUsage,
     engineModelField: f.engineModelField,
     modelField: f.modelField,
+    commaModelField: f.commaModelField,
     renamed: f.renamed,
   };
 }
@@ -74,84 +81,184 @@ export function frameView(view: ChunkView, engineModel: string): FrameView {
 export interface RelayedFrame {
   /** The bytes of the client's frame (`data: …\n\n`), in pieces; null when the client gets none. */
   pieces: Buffer[] | null;
-  /** Where the frame's usage object starts in its block: parsed by usageIn only when it is needed. */
+  /** Where the frame's usage object starts in its block (parsed by usageIn only when needed); -1: none. */
   usageAt: number;
   /** The usage-only frame before [DONE] (`"choices":[]`). */
   usageOnly?: boolean;
+  /** A frame without usage that carried generated content (counts output if no usage ever comes). */
+  content?: boolean;
+  /**
+   * llama.cpp's `timings.cache_n` when the frame carries timings: the prompt's cached tokens, which
+   * a cut stream is billed by (../../billing/cut-stream.ts) though the client never sees timings.
+   */
+  cached?: number | null;
 }
 
 const DATA = 6; // `data: `
-const MODEL_KEY = Buffer.from('"model":');
-const CHOICES_KEY = Buffer.from('"choices":[');
 const USAGE_KEY = Buffer.from(',"usage":');
-const END = Buffer.from('}\n\n');
-const NULL_USAGE_END = Buffer.from(',"usage":null}\n\n');
+const USAGE_NULL = Buffer.from('"usage":null');
+const COMMA_USAGE_NULL = Buffer.from(',"usage":null');
+const CONTENT_KEY = Buffer.from('"content":"');
+const TOOL_CALLS_KEY = Buffer.from('"tool_calls":');
 
 /**
  * The client's frame cut from the engine's own frame bytes (one `data: {…}\n\n` block), with no
  * JSON parse and serialize of the whole frame and no string made of it: those, and the garbage
- * they made, were the largest per-frame cost of a stream. Only frames in the exact shape engines
- * send are taken: compact JSON whose first `"model":` key names the engine's model, that has a
- * `choices` key and whose last key is a usage object (the usage-only frame, `"choices":[]`,
- * included). In JSON text a `"` inside a string is always escaped, so these key patterns cannot come
- * from generated content; and the text after the last `,"usage":` scans as one object only when
- * that key is the object's own last key (usageKeyAt). Error frames (vLLM's and
- * OpenAI's) carry neither a model nor usage. Anything else returns undefined and goes the
- * parse-and-serialize way of clientChunk, which gives the same frame. The scans run from the
- * frame's two ends, never across the generated content.
+ * they made, were the largest per-frame cost of a stream. Frames of compact JSON are taken in any
+ * field order (./members.ts: vLLM's first frame ends with `"prompt_token_ids":null`, its last
+ * carries `system_fingerprint`; llama.cpp's start with `choices` and end with `timings`), when their
+ * `model` names the engine's model, they have `choices`, and usage is an object, null or absent.
+ * What the client gets is the frame's own bytes less the engine's fields (CLIENT_FIELDS), with the
+ * model renamed and usage as the client asked: the same frame clientChunk makes, field for field.
+ * In JSON text a `"` inside a string is always escaped, so no key can come from generated
+ * content. Error frames (vLLM's and OpenAI's) carry no model and take the parsing way. Anything
+ * else returns undefined and goes the parse-and-serialize way of clientChunk.
  */
 export function relayFrame(block: Buffer, v: FrameView): RelayedFrame | undefined {
   const n = block.length;
   const close = n - 3; // the object's closing brace, before `\n\n`
-  if (n < DATA + 5 || block[DATA] !== 123 || block[close] !== 125) return undefined; // {…}
-  const mi = engineModelKey(block, DATA, v.engineModelField);
-  if (mi === -1) return undefined;
-  const afterModel = mi + v.engineModelField.length;
-  const ci = block.indexOf(CHOICES_KEY, afterModel);
-  if (ci === -1) return undefined;
-  const ui = usageKeyAt(block, ci, close);
-  if (ui === -1) return undefined;
-  const usageAt = ui + USAGE_KEY.length;
-  if (block[ci + CHOICES_KEY.length] === 93) {
-    // `"choices":[]`: the usage-only frame before [DONE], sent whole, and only when asked for
-    if (!v.includeUsage) return { pieces: null, usageAt };
-    const pieces = v.renamed ? [block.subarray(0, mi), v.modelField, block.subarray(afterModel)] : [block];
-    return { pieces, usageAt, usageOnly: true };
+  if (n < DATA + 5 || block[n - 2] !== 10 || block[n - 1] !== 10) return undefined;
+  const found = topMembers(block, DATA, close);
+  if (found === undefined) return undefined;
+  const [m, count] = found;
+  let model = -1;
+  let choices = -1;
+  let usage = -1;
+  let timings = -1;
+  for (let i = 0; i < count * SPAN; i += SPAN) {
+    const id = m[i];
+    if (id === KEY.model) model = i;
+    else if (id === KEY.choices) choices = i;
+    else if (id === KEY.usage) usage = i;
+    else if (id === KEY.timings) timings = i;
   }
-  if (v.includeUsage && v.continuousUsage && !v.renamed) return { pieces: [block], usageAt };
-  const head = v.renamed
-    ? [block.subarray(0, mi), v.modelField, block.subarray(afterModel, ui)]
-    : [block.subarray(0, ui)];
-  if (!v.includeUsage) head.push(END);
-  else if (!v.continuousUsage) head.push(NULL_USAGE_END);
-  else head.push(block.subarray(ui));
-  return { pieces: head, usageAt };
+  if (model === -1 || choices === -1 || block[m[choices + 2]!] !== 91) return undefined;
+  const field = v.engineModelField;
+  const ms = m[model + 1]!;
+  if (
+    m[model + 3]! - ms !== field.length ||
+    block.compare(field, 0, field.length, ms, ms + field.length) !== 0
+  )
+    return undefined;
+  let usageAt = -1;
+  if (usage !== -1) {
+    const uv = m[usage + 2]!;
+    if (block[uv] === 123) usageAt = uv;
+    else if (m[usage + 3]! - uv !== 4 || block[uv] !== 110) return undefined; // null
+  }
+  const cached = timings === -1 ? null : cacheN(block, m[timings + 2]!, m[timings + 3]!);
+  if (block[m[choices + 2]! + 1] === 93) {
+    // `"choices":[]`: the usage-only frame before [DONE], sent only when asked for
+    if (usageAt === -1) return undefined;
+    if (!v.includeUsage) return { pieces: null, usageAt, cached };
+    return { pieces: cut(block, m, count, close, v, 'keep'), usageAt, usageOnly: true, cached };
+  }
+  const mode = !v.includeUsage ? 'drop' : !v.continuousUsage ? 'null' : 'keep';
+  const pieces = cut(block, m, count, close, v, mode);
+  if (usageAt !== -1) return { pieces, usageAt, cached };
+  return { pieces, usageAt, content: contentIn(block, m[choices + 2]!, m[choices + 3]!), cached };
+}
+
+const CACHE_N_KEY = Buffer.from('"cache_n":');
+
+/** `timings.cache_n` read from the timings object's bytes (its own key: no nested object has it). */
+function cacheN(block: Buffer, value: number, end: number): number | null {
+  if (block[value] !== 123) return null;
+  const at = block.indexOf(CACHE_N_KEY, value);
+  if (at === -1 || at >= end) return null;
+  let n = 0;
+  let i = at + CACHE_N_KEY.length;
+  const from = i;
+  for (; i < end && block[i]! >= 48 && block[i]! <= 57; i++) n = n * 10 + block[i]! - 48;
+  const next = block[i];
+  return i > from && (next === 44 || next === 125) && Number.isSafeInteger(n) ? n : null;
+}
+
+/**
+ * The client's frame as pieces of the engine's block: runs of its bytes that follow on are kept as
+ * one piece (a frame that needs no change is the block itself; a member's comma is the block's
+ * own), the renamed model and a nulled usage are spliced in, the engine's own fields and the usage
+ * the client did not ask for left out.
+ */
+function cut(
+  block: Buffer,
+  m: Int32Array,
+  count: number,
+  close: number,
+  v: FrameView,
+  usage: 'keep' | 'null' | 'drop',
+): Buffer[] {
+  const out: Buffer[] = [];
+  let runStart = 0;
+  let runEnd = DATA + 1; // `data: {`, not yet pushed
+  let first = true;
+  let sawUsage = false;
+  for (let i = 0; i <= count * SPAN; i += SPAN) {
+    // the members, then `}\n\n` (i at the end) as one more run of bytes, without a comma
+    const end = i === count * SPAN;
+    const id = end ? KEY.OTHER : m[i]!;
+    let literal: Buffer | null = null;
+    if (id === KEY.usage) {
+      sawUsage = true;
+      if (usage === 'drop') continue;
+      if (usage === 'null') literal = first ? USAGE_NULL : COMMA_USAGE_NULL;
+    } else if (id === KEY.model && v.renamed) literal = first ? v.modelField : v.commaModelField;
+    else if (!end && (id === KEY.OTHER || id > LAST_CLIENT_KEY)) continue;
+    if (end && !sawUsage && usage === 'null') {
+      // no usage from the engine: the client that asked for usage gets `"usage":null` (clientChunk)
+      if (runEnd !== -1) out.push(block.subarray(runStart, runEnd));
+      out.push(first ? USAGE_NULL : COMMA_USAGE_NULL);
+      runEnd = -1;
+    }
+    if (literal !== null) {
+      if (runEnd !== -1) out.push(block.subarray(runStart, runEnd));
+      out.push(literal);
+      runEnd = -1;
+    } else {
+      // the member's bytes with the comma before it (the block's own), or the closing `}\n\n`
+      const from = end ? close : first ? m[i + 1]! : m[i + 1]! - 1;
+      const to = end ? close + 3 : m[i + 3]!;
+      if (runEnd === from) runEnd = to;
+      else {
+        if (runEnd !== -1) out.push(block.subarray(runStart, runEnd));
+        runStart = from;
+        runEnd = to;
+      }
+    }
+    first = false;
+  }
+  out.push(block.subarray(runStart, runEnd));
+  return out;
+}
+
+/** hasContent on the bytes of a frame's choices: a non-empty content string or tool calls. */
+function contentIn(block: Buffer, from: number, to: number): boolean {
+  for (let i = block.indexOf(CONTENT_KEY, from); i !== -1 && i < to; i = block.indexOf(CONTENT_KEY, i + 1))
+    if (block[i + CONTENT_KEY.length] !== 34) return true;
+  for (
+    let i = block.indexOf(TOOL_CALLS_KEY, from);
+    i !== -1 && i < to;
+    i = block.indexOf(TOOL_CALLS_KEY, i + 1)
+  )
+    if (block[i + TOOL_CALLS_KEY.length] !== 110) return true; // not null
+  return false;
 }
 
 /**
  * The usage object of a frame relayFrame took (the engine's running count with continuous usage
- * stats): parsed once, for the stream's last such frame, not for every frame. `close` is where
- * the frame's object closes (a block ends `}\n\n`). Undefined when the bytes that passed
- * usageKeyAt's scan are not JSON after all.
+ * stats): parsed once, for the stream's last such frame, not for every frame. `end` is just after
+ * the usage object; by default it is found by stepping over the object (usage need not be the
+ * frame's last field: llama.cpp's `timings` follow it). Undefined when the bytes are not JSON.
  */
-export function usageIn(block: Buffer, usageAt: number, close = block.length - 3): object | undefined {
+export function usageIn(block: Buffer, usageAt: number, end?: number): object | undefined {
+  const close = end ?? valueEnd(block, usageAt, block.length - 3);
+  if (close === -1) return undefined;
   try {
     const usage: unknown = JSON.parse(block.toString('utf8', usageAt, close));
     return typeof usage === 'object' && usage !== null && !Array.isArray(usage) ? usage : undefined;
   } catch {
     return undefined;
   }
-}
-
-/**
- * Where the first `"model":` key is, when it names the engine's model (`field`, its whole value:
- * the next byte ends it); -1 otherwise.
- */
-export function engineModelKey(buf: Buffer, from: number, field: Buffer): number {
-  const mi = buf.indexOf(MODEL_KEY, from);
-  if (mi === -1 || buf.compare(field, 0, field.length, mi, mi + field.length) !== 0) return -1;
-  const after = buf[mi + field.length];
-  return after === 44 || after === 125 ? mi : -1; // the value ends at , or }
 }
 
 /**
@@ -177,16 +284,4 @@ export function usageKeyAt(buf: Buffer, notBefore: number, close: number): numbe
     } else if (c === 91 || c === 93) return -1;
   }
   return depth === 0 ? at : -1;
-}
-
-/** The top object's last key when it is `usage` holding an object (at: where `,"usage":` starts). */
-export function lastUsage(
-  buf: Buffer,
-  notBefore: number,
-  close: number,
-): { at: number; usage: object } | undefined {
-  const at = usageKeyAt(buf, notBefore, close);
-  if (at === -1) return undefined;
-  const usage = usageIn(buf, at + USAGE_KEY.length, close);
-  return usage === undefined ? undefined : { at, usage };
 }

@@ -34,8 +34,8 @@ export class ChatStream implements StreamTranslator {
       const frame = Buffer.concat(fast.pieces);
       this.usageFrame = frame.toString('utf8', 6, frame.length - 2); // inside `data: …\n\n`
     } else if (fast.pieces !== null) for (const p of fast.pieces) out.push(p);
-    // A frame in the usual shape always carries usage, so its content is never counted.
-    return { usageAt: fast.usageAt, content: false };
+    // Content is counted only in frames without usage (llama.cpp's): the usage of the others is exact.
+    return { usageAt: fast.usageAt, content: fast.content === true, cached: fast.cached ?? null };
   }
 
   chunk(chunk: Record<string, unknown>, out: Buffer[]): void {
