@@ -78,7 +78,7 @@ export async function startVllm(opts: { startTimeoutMs?: number } = {}): Promise
 
   const port = await freePort();
   const spec = tinyVllmModel(modelDir);
-  const { container } = engineTemplate(spec, { ...spec.engine, port });
+  const { container } = engineTemplate(spec, { ...spec.engine!, port });
   const args = (container.args ?? []).map((a, i, all) => (all[i - 1] === '--host' ? '127.0.0.1' : a));
   const env: Record<string, string> = { ...process.env } as Record<string, string>;
   for (const e of container.env ?? []) env[e.name] = e.value ?? '';
@@ -141,6 +141,11 @@ export async function startVllm(opts: { startTimeoutMs?: number } = {}): Promise
       rmSync(modelDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A vLLM someone else started (serve.ts): used as is, and left running. */
+export function runningVllm(url: string): VllmServer {
+  return { url, model: VLLM_MODEL, args: [], version: 'already running', logFile: '', stop: async () => {} };
 }
 
 /** vLLM runs its engine in a child process: the whole process group (ours alone) is signalled. */

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type UsageEntry, usageRecords } from '../../../core/usage.ts';
 import { expectLedgerClean } from '../../helpers/ledger.ts';
 import { type Harness, startHarness } from '../../proxy/harness.ts';
-import { startVllm, VLLM_CONTEXT, type VllmServer } from './vllm-server.ts';
+import { runningVllm, startVllm, VLLM_CONTEXT, type VllmServer } from './vllm-server.ts';
 
 const MODEL = 'Tiny/Llama-2L';
 const IN = 1_000; // nano per token: input 1, cached input 0.5, output 2 USD per 1M tokens
@@ -21,7 +21,9 @@ let h: Harness;
 const startedAt = Date.now();
 
 beforeAll(async () => {
-  vllm = await startVllm();
+  // E2E_VLLM_URL: a vLLM already serving (test/engines/vllm/serve.ts), to iterate on the suite
+  // without a start of minutes each run.
+  vllm = process.env.E2E_VLLM_URL ? runningVllm(process.env.E2E_VLLM_URL) : await startVllm();
   console.log(
     `vLLM ${vllm.version} ready after ${Math.round((Date.now() - startedAt) / 1000)} s: ${vllm.args.join(' ')}`,
   );
@@ -79,14 +81,12 @@ function priced(r: UsageEntry): number {
 describe(`the proxy in front of a real vLLM`, () => {
   it('CHAT-1 a completion is billed the usage vLLM reported, to the nano', async () => {
     const a = await h.newAccount({ credit: '1' });
-    const r = await h
-      .client(a.secret)
-      .chat.completions.create({
-        model: MODEL,
-        messages: user('Hello'),
-        max_tokens: 8,
-        ignore_eos: true,
-      } as never);
+    const r = await h.client(a.secret).chat.completions.create({
+      model: MODEL,
+      messages: user('Hello'),
+      max_tokens: 8,
+      ignore_eos: true,
+    } as never);
     const done = r as OpenAI.ChatCompletion;
     expect(done.model).toBe(MODEL);
     expect(done.usage).toMatchObject({
@@ -178,7 +178,7 @@ describe(`the proxy in front of a real vLLM`, () => {
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
-  it('CHAT-1 tools: a forced call (vLLM guides the arguments to the schema), then the tool result, billed exactly', async () => {
+  it('CHAT-1 tools: a forced call, then the tool result, billed exactly', async () => {
     const a = await h.newAccount({ credit: '1' });
     const tools: OpenAI.ChatCompletionTool[] = [
       {
@@ -187,9 +187,8 @@ describe(`the proxy in front of a real vLLM`, () => {
           name: 'get_weather',
           parameters: {
             type: 'object',
-            properties: { city: { type: 'string', maxLength: 12 } },
+            properties: { city: { type: 'string' } },
             required: ['city'],
-            additionalProperties: false,
           },
         },
       },
@@ -205,13 +204,23 @@ describe(`the proxy in front of a real vLLM`, () => {
     });
     const call = first.choices[0]!.message.tool_calls?.[0];
     expect(call?.type === 'function' && call.function.name).toBe('get_weather');
-    const args = JSON.parse(call!.type === 'function' ? call!.function.arguments : '{}');
-    expect(typeof args.city).toBe('string');
-    messages.push(first.choices[0]!.message, {
-      role: 'tool',
-      tool_call_id: call!.id,
-      content: '{"temp":21}',
-    });
+    // Random weights: what the arguments say is noise (vLLM 0.32 on CPU did not hold them to the
+    // schema: "-Infinity" was seen), so the result goes back for a call of known arguments.
+    expect(typeof (call?.type === 'function' && call.function.arguments)).toBe('string');
+    messages.push(
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: call!.id,
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: call!.id, content: '{"temp":21}' },
+    );
     const second = await client.chat.completions.create({ model: MODEL, messages, tools, max_tokens: 8 });
     expect(second.choices[0]!.message.role).toBe('assistant');
     // Streamed, the forced call arrives as tool-call deltas.
@@ -231,7 +240,7 @@ describe(`the proxy in front of a real vLLM`, () => {
         argText += tc.function?.arguments ?? '';
       }
     expect(names).toEqual(['get_weather']);
-    expect(typeof JSON.parse(argText).city).toBe('string');
+    expect(argText.length).toBeGreaterThan(0);
     const recs = await charges(a.accountId);
     expect(recs).toHaveLength(3);
     expect(recs[0]).toMatchObject({
@@ -273,8 +282,8 @@ describe(`the proxy in front of a real vLLM`, () => {
   it('BILL-1 prefix caching: a repeated long prompt reports cached tokens, billed at the cached rate', async () => {
     const a = await h.newAccount({ credit: '1' });
     const client = h.client(a.secret);
-    // Three of vLLM's 128-token CPU blocks and then some, well inside the 1024-token context.
-    const messages = user(Array.from({ length: 420 }, (_, i) => `w${i % 50}`).join(' '));
+    // About 320 tokens: two of vLLM's 128-token CPU blocks and then some, well inside the context.
+    const messages = user(Array.from({ length: 300 }, () => 'word').join(' '));
     const ask = async () => {
       const stream = await client.chat.completions.create({
         model: MODEL,
