@@ -45,7 +45,8 @@ function comparableFields(frames: readonly Frame[]): Record<string, string[]> {
   for (const f of frames) {
     if (f === '[DONE]') continue;
     const kind = frameKind(f).replace('content+finish', 'finish');
-    const set = (out[kind] ??= new Set());
+    const set = out[kind] ?? new Set<string>();
+    out[kind] = set;
     for (const p of fieldPaths(f)) if (!(kind === 'finish' && p.startsWith('choices[].delta'))) set.add(p);
   }
   return Object.fromEntries(Object.entries(out).map(([k, s]) => [k, [...s].sort()]));

@@ -23,7 +23,7 @@ export interface ChoicePlan {
   /** vLLM's `stop_reason`: the stop string that ended the choice, else null. */
   stopReason: string | null;
   content: string | null;
-  /** vLLM's reasoning_content (a thinking model's reasoning), or null. */
+  /** vLLM 0.32's `reasoning` (a thinking model's reasoning), or null. */
   reasoning: string | null;
   toolCalls: PlannedToolCall[];
   completionTokens: number;

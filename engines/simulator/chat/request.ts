@@ -45,7 +45,7 @@ export interface ChatRequest {
   jsonSchema: unknown;
   /**
    * A reasoning model asked to think (vLLM: chat_template_kwargs.enable_thinking, or a
-   * reasoning_effort without thinking switched off): the reply starts with reasoning_content.
+   * reasoning_effort without thinking switched off): the reply starts with reasoning (vLLM 0.32's field; earlier reasoning_content).
    */
   thinks: boolean;
 }

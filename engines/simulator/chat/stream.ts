@@ -34,7 +34,7 @@ export interface StreamPlan {
 function deltaOf(step: Step): Record<string, unknown> {
   switch (step.kind) {
     case 'reasoning':
-      return { reasoning_content: step.text };
+      return { reasoning: step.text }; // vLLM 0.32's name (earlier: reasoning_content)
     case 'content':
       return { content: step.text };
     case 'tool-start':

@@ -138,7 +138,7 @@ export async function startVllm(opts: { startTimeoutMs?: number } = {}): Promise
       await gone;
       clearTimeout(timer);
       log.end();
-      rmSync(modelDir, { recursive: true, force: true });
+      rmSync(work, { recursive: true, force: true });
     },
   };
 }
