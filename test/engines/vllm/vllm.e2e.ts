@@ -279,6 +279,34 @@ describe(`the proxy in front of a real vLLM`, () => {
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
+  it('MSG-2 a tool forced through Messages: vLLM finishes it `stop`, the client gets tool_use and stop_reason tool_use', async () => {
+    const a = await h.newAccount({ credit: '1' });
+    const anthropic = messagesApi(a.secret);
+    const params = {
+      model: MODEL,
+      max_tokens: 64,
+      tools: [
+        { name: 'lookup', input_schema: { type: 'object' as const, properties: { q: { type: 'string' } } } },
+      ],
+      tool_choice: { type: 'tool' as const, name: 'lookup' },
+      messages: user('Look it up'),
+    };
+    const done = await anthropic.messages.create(params);
+    expect(done.content.find((b) => b.type === 'tool_use')).toMatchObject({
+      type: 'tool_use',
+      name: 'lookup',
+    });
+    expect(done.stop_reason).toBe('tool_use');
+    const streamed = await anthropic.messages.stream(params).finalMessage();
+    expect(streamed.content.find((b) => b.type === 'tool_use')).toMatchObject({ name: 'lookup' });
+    expect(streamed.stop_reason).toBe('tool_use');
+    const recs = await charges(a.accountId);
+    expect(recs).toHaveLength(2);
+    expect(recs[0]!.outputTokens).toBe(done.usage.output_tokens);
+    for (const r of recs) expect(r.amount).toBe(priced(r));
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
   it('BILL-1 prefix caching: a repeated long prompt reports cached tokens, billed at the cached rate', async () => {
     const a = await h.newAccount({ credit: '1' });
     const client = h.client(a.secret);
