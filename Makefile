@@ -12,6 +12,7 @@ help:
 	@echo "make e2e-images build the images and run each one's entrypoint from its root filesystem"
 	@echo "make e2e-cluster the chart on kube-apiserver + controller-manager + scheduler + kwok"
 	@echo "make e2e-kind   operator end-to-end on a kind cluster (needs Docker)"
+	@echo "make e2e-vllm   the proxy in front of a real vLLM (CPU build, ~6 GB cached venv)"
 
 $(NPM_STAMP): package.json package-lock.json
 	@# npm ci refuses this lockfile: npm here records no entries for other platforms' optional
@@ -66,7 +67,7 @@ bench: deps
 	@test/llamacpp/tiny-model.sh >/dev/null
 	npx tsx bench/proxy/real-engine.ts
 
-.PHONY: help deps test-deps dev console-web build typecheck lint test bench e2e-kind images e2e-images e2e-cluster
+.PHONY: help deps test-deps dev console-web build typecheck lint test bench e2e-kind images e2e-images e2e-cluster e2e-vllm
 
 images: $(NPM_STAMP)
 	scripts/build-images.sh
@@ -85,3 +86,10 @@ e2e-cluster: test-deps
 	@test/k8s/build-kwok.sh >/dev/null
 	@start=$$(date +%s); npx vitest run --config test/cluster/vitest.config.ts; rc=$$?; \
 	  echo "make e2e-cluster: $$(( $$(date +%s) - start )) s"; exit $$rc
+
+# Installs (once, cached: about 6 GB, about 6 minutes) vLLM's CPU build, starts it on a tiny model
+# made offline with the operator's flags, and runs the proxy's engine-facing suite against it.
+e2e-vllm: deps
+	@start=$$(date +%s); test/engines/vllm/install-vllm.sh >/dev/null || exit 1; \
+	  installed=$$(date +%s); npx vitest run --config test/engines/vllm/vitest.config.ts; rc=$$?; \
+	  echo "make e2e-vllm: $$(( $$(date +%s) - start )) s ($$(( installed - start )) s of it installing vLLM)"; exit $$rc

@@ -22,7 +22,30 @@ export class HttpError extends Error {
 export const badRequest = (message: string, param: string | null = null) =>
   new HttpError(400, message, param, 'invalid_request');
 
-export function errorBody(err: HttpError): string {
+/** vLLM 0.32's error types by status (its `type` is the exception's name, its `code` the status). */
+const VLLM_TYPES: Record<number, string> = {
+  400: 'BadRequestError',
+  404: 'NotFoundError',
+  405: 'MethodNotAllowed',
+  413: 'RequestEntityTooLarge',
+  500: 'InternalServerError',
+};
+
+/**
+ * An error body: OpenAI's shape (`type` invalid_request_error, `code` a string) for the routes that
+ * imitate OpenAI's API (images, videos), vLLM's (`type` BadRequestError, `code` the status as a
+ * number) for the ones vLLM serves (chat, embeddings, /tokenize), as recorded from vLLM 0.32.
+ */
+export function errorBody(err: HttpError, style: 'openai' | 'vllm' = 'openai'): string {
+  if (style === 'vllm')
+    return JSON.stringify({
+      error: {
+        message: err.message,
+        type: VLLM_TYPES[err.status] ?? (err.status >= 500 ? 'InternalServerError' : 'BadRequestError'),
+        param: err.param,
+        code: err.status,
+      },
+    });
   return JSON.stringify({
     error: { message: err.message, type: err.type, param: err.param, code: err.code },
   });
@@ -37,12 +60,12 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
-export function sendError(res: ServerResponse, err: HttpError): void {
+export function sendError(res: ServerResponse, err: HttpError, style: 'openai' | 'vllm' = 'openai'): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const text = errorBody(err);
+  const text = errorBody(err, style);
   res.writeHead(err.status, {
     'content-type': 'application/json',
     'content-length': Buffer.byteLength(text),

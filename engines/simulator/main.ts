@@ -14,7 +14,7 @@ const NUMERIC_FLAGS: Array<[flag: string, key: NumericOption, help: string]> = [
   ['ttft-ms', 'ttftMs', 'time to first token'],
   ['itl-ms', 'itlMs', 'inter-token latency'],
   ['max-concurrency', 'maxConcurrency', 'requests generating at once; more wait (0 = unlimited)'],
-  ['max-model-len', 'maxModelLen', 'largest prompt + max_tokens, in tokens'],
+  ['max-model-len', 'maxModelLen', 'context length; a longer max_tokens is lowered to fit'],
   ['image-tokens', 'imageTokens', 'prompt tokens per image part (vision models; default 0)'],
   [
     'template-tokens',
@@ -46,6 +46,7 @@ function usage(): string {
     '  --port <n>                      listen port (default 9001; 0 = any free port)',
     '  --host <addr>                   listen address (default 127.0.0.1)',
     '  --models <a,b,...>              ids listed by GET /v1/models (any id is accepted)',
+    "  --enable-force-include-usage    vLLM's: usage on every stream, asked or not",
     ...NUMERIC_FLAGS.map(
       ([flag, key, help]) => `  --${`${flag} <n>`.padEnd(30)}${help} (default ${defaultOptions[key]})`,
     ),
@@ -67,6 +68,7 @@ export function parseCli(
       port: { type: 'string' },
       host: { type: 'string' },
       models: { type: 'string' },
+      'enable-force-include-usage': { type: 'boolean' },
       ...Object.fromEntries(NUMERIC_FLAGS.map(([flag]) => [flag, { type: 'string' as const }])),
     },
     strict: true,
@@ -83,6 +85,7 @@ export function parseCli(
     if (typeof raw === 'string') options[key] = number(flag, raw);
   }
   if (options.maxConcurrency === 0) options.maxConcurrency = Number.POSITIVE_INFINITY;
+  if (values['enable-force-include-usage']) options.forceIncludeUsage = true;
   if (values.models)
     options.models = values.models
       .split(',')

@@ -109,8 +109,9 @@ export class Metrics {
       for (const [labels, value] of rows)
         out.push(labels ? `${name}{${labels}} ${value}` : `${name} ${value}`);
     };
+    // vLLM 0.32 labels each family with its engine core's index (one core here) beside model_name.
     const perModel = (value: (m: string) => number): Array<[string, number]> =>
-      names.map((m) => [`model_name="${escapeLabel(m)}"`, value(m)]);
+      names.map((m) => [`engine="0",model_name="${escapeLabel(m)}"`, value(m)]);
     const kvUsage = Math.min(1, this.scheduler.kvTokens / kvCacheTokens);
     family(
       'vllm:num_requests_running',
@@ -157,7 +158,10 @@ export class Metrics {
     const success: Array<[string, number]> = [];
     for (const m of names) {
       for (const [reason, n] of this.model(m).success) {
-        success.push([`finished_reason="${escapeLabel(reason)}",model_name="${escapeLabel(m)}"`, n]);
+        success.push([
+          `engine="0",finished_reason="${escapeLabel(reason)}",model_name="${escapeLabel(m)}"`,
+          n,
+        ]);
       }
     }
     family('vllm:request_success_total', 'counter', 'Count of successfully processed requests.', success);

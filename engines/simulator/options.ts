@@ -9,7 +9,10 @@ export interface SimulatorOptions {
   itlMs: number;
   /** Sequences (chat choices) generated at once; more wait in a FIFO queue. Infinity = no limit. */
   maxConcurrency: number;
-  /** Largest prompt + max_tokens accepted (vLLM's max_model_len); beyond it → 400. */
+  /**
+   * vLLM's max_model_len: a prompt with no room for one output token → 400; a max_tokens beyond the
+   * room the prompt leaves is lowered to it, as vLLM 0.32 does.
+   */
   maxModelLen: number;
   /** Prompt tokens one image part costs (a vision model's image tokens; 0 = images are free). */
   imageTokens: number;
@@ -54,6 +57,11 @@ export interface SimulatorOptions {
    * engine's refusal, the case an in-band error must still cover); false: off.
    */
   refuseInEngine: false | 'first-frame' | 'after-content';
+  /**
+   * vLLM's --enable-force-include-usage (which the operator gives every vLLM): every stream gets
+   * running usage on each chunk and the final usage chunk, whatever its stream_options.
+   */
+  forceIncludeUsage: boolean;
 }
 
 export const defaultOptions: SimulatorOptions = {
@@ -81,6 +89,7 @@ export const defaultOptions: SimulatorOptions = {
   maxBodyBytes: 210 * 1024 * 1024,
   tokenizeEndpoint: true,
   refuseInEngine: false,
+  forceIncludeUsage: false,
 };
 
 export function resolveOptions(partial: Partial<SimulatorOptions>): SimulatorOptions {

@@ -10,8 +10,11 @@ export class PrefixCache {
 
   constructor(private readonly settings: () => { blockSize: number; capacityBlocks: number }) {}
 
-  /** Looks up the prompt's blocks, then records them; returns the number of cached prompt tokens. */
-  lookupAndInsert(model: string, tokens: readonly string[]): number {
+  /**
+   * Looks up the prompt's blocks, then records them: the prompt tokens found cached, and those it
+   * added to the cache (vLLM's created_cache_tokens: its full blocks that were not there yet).
+   */
+  lookupAndInsert(model: string, tokens: readonly string[]): { cached: number; created: number } {
     const { blockSize, capacityBlocks } = this.settings();
     let lru = this.byModel.get(model);
     if (!lru) {
@@ -28,6 +31,7 @@ export class PrefixCache {
     }
     let hits = 0;
     while (hits < hashes.length && lru.has(hashes[hits]!)) hits++;
+    const fresh = hashes.filter((h) => !lru.has(h)).length;
     const maxCachedBlocks = Math.floor(Math.max(0, tokens.length - 1) / blockSize);
     for (const h of hashes) {
       lru.delete(h); // re-insert to mark as most recently used
@@ -38,7 +42,7 @@ export class PrefixCache {
       if (oldest === undefined) break;
       lru.delete(oldest);
     }
-    return Math.min(hits, maxCachedBlocks) * blockSize;
+    return { cached: Math.min(hits, maxCachedBlocks) * blockSize, created: fresh * blockSize };
   }
 
   reset(): void {

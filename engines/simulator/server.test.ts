@@ -49,7 +49,7 @@ async function openStream(model: string, maxTokens: number, itlMs: number) {
 }
 
 const metricValue = (text: string, name: string, model: string) => {
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{model_name="${model}"}`));
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{engine="0",model_name="${model}"}`));
   return line === undefined ? undefined : Number(line.split(' ').at(-1));
 };
 
@@ -65,7 +65,7 @@ describe('simulator server', () => {
     expect((await fetch(`${sim.url}/v1/chat/completions`)).status).toBe(405);
   });
 
-  it('/metrics: Prometheus text with vLLM names labelled model_name', async () => {
+  it('/metrics: Prometheus text with vLLM 0.32 names labelled engine and model_name', async () => {
     await client.chat.completions.create({
       model: 'org/beta',
       messages: [{ role: 'user', content: 'count me' }],
@@ -85,7 +85,10 @@ describe('simulator server', () => {
     expect(text).toContain('# TYPE vllm:prompt_tokens_total counter');
     expect(metricValue(text, 'vllm:prompt_tokens_total', 'org/beta')).toBe(3);
     expect(metricValue(text, 'vllm:generation_tokens_total', 'org/beta')).toBe(4);
-    expect(text).toContain('vllm:request_success_total{finished_reason="length",model_name="org/beta"} 1');
+    expect(text).toContain(
+      'vllm:request_success_total{engine="0",finished_reason="length",model_name="org/beta"} 1',
+    );
+    expect(text).not.toContain('vllm:gpu_cache_usage_perc'); // gone in vLLM 0.32: kv_cache_usage_perc
   });
 
   it('max concurrency: requests beyond it wait (counted as waiting) and run once slots free up', async () => {

@@ -60,12 +60,34 @@ export interface SimVideoJob {
 
 const RECEIVED_LIMIT = 200;
 
+/** The routes vLLM itself serves: their errors take vLLM's shape (http.ts errorBody). */
+const VLLM_ROUTES = /^\/(v1\/chat\/completions|v1\/embeddings|tokenize)$/;
+
+// vLLM's fields (root: the weights it loaded; one permission entry), owned by the simulator.
 const modelEntry = (ctx: SimContext, id: string) => ({
   id,
   object: 'model',
   created: 0,
   owned_by: 'modelplane-simulator',
+  root: id,
+  parent: null,
   max_model_len: ctx.options.maxModelLen,
+  permission: [
+    {
+      id: `modelperm-${id}`,
+      object: 'model_permission',
+      created: 0,
+      allow_create_engine: false,
+      allow_sampling: true,
+      allow_logprobs: true,
+      allow_search_indices: false,
+      allow_view: true,
+      allow_fine_tuning: false,
+      organization: '*',
+      group: null,
+      is_blocking: false,
+    },
+  ],
 });
 
 const handleModels: RouteHandler = async (ctx, _req, res) => {
@@ -172,7 +194,7 @@ export async function startSimulator(
               null,
               'server_error',
             );
-      sendError(res, httpError);
+      sendError(res, httpError, VLLM_ROUTES.test((req.url ?? '/').split('?')[0]!) ? 'vllm' : 'openai');
     });
   });
   server.keepAliveTimeout = 65_000;

@@ -47,19 +47,26 @@ describe('prefix cache', () => {
   const tokens = (n: number, tag = 'x') => Array.from({ length: n }, (_, i) => `${tag}${i}`);
   it('counts leading cached blocks, never the whole prompt, per model', () => {
     const cache = new PrefixCache(() => ({ blockSize: 16, capacityBlocks: 100 }));
-    expect(cache.lookupAndInsert('m', tokens(40))).toBe(0);
-    expect(cache.lookupAndInsert('m', tokens(40))).toBe(32);
-    expect(cache.lookupAndInsert('m', tokens(70))).toBe(32);
-    expect(cache.lookupAndInsert('m', tokens(70))).toBe(64);
-    expect(cache.lookupAndInsert('m', tokens(32))).toBe(16); // last token is always recomputed
-    expect(cache.lookupAndInsert('other', tokens(40))).toBe(0);
-    expect(cache.lookupAndInsert('m', [...tokens(16, 'y'), ...tokens(24)])).toBe(0);
+    expect(cache.lookupAndInsert('m', tokens(40)).cached).toBe(0);
+    expect(cache.lookupAndInsert('m', tokens(40)).cached).toBe(32);
+    expect(cache.lookupAndInsert('m', tokens(70)).cached).toBe(32);
+    expect(cache.lookupAndInsert('m', tokens(70)).cached).toBe(64);
+    expect(cache.lookupAndInsert('m', tokens(32)).cached).toBe(16); // last token is always recomputed
+    expect(cache.lookupAndInsert('other', tokens(40)).cached).toBe(0);
+    expect(cache.lookupAndInsert('m', [...tokens(16, 'y'), ...tokens(24)]).cached).toBe(0);
+  });
+
+  it("says how many prompt tokens a request added to the cache (vLLM's created_cache_tokens)", () => {
+    const cache = new PrefixCache(() => ({ blockSize: 16, capacityBlocks: 100 }));
+    expect(cache.lookupAndInsert('m', tokens(40))).toEqual({ cached: 0, created: 32 });
+    expect(cache.lookupAndInsert('m', tokens(40))).toEqual({ cached: 32, created: 0 });
+    expect(cache.lookupAndInsert('m', tokens(70))).toEqual({ cached: 32, created: 32 });
   });
 
   it('evicts least recently used blocks past capacity', () => {
     const cache = new PrefixCache(() => ({ blockSize: 4, capacityBlocks: 2 }));
     cache.lookupAndInsert('m', tokens(9, 'a'));
     cache.lookupAndInsert('m', tokens(9, 'b'));
-    expect(cache.lookupAndInsert('m', tokens(9, 'a'))).toBe(0);
+    expect(cache.lookupAndInsert('m', tokens(9, 'a')).cached).toBe(0);
   });
 });

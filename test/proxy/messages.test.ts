@@ -497,6 +497,8 @@ describe('Messages: tool use', () => {
     });
     const use = forced!.content.find((b) => b.type === 'tool_use') as Anthropic.ToolUseBlock;
     expect(use.name).toBe('lookup');
+    // The engine finishes a forced call `stop` (vLLM 0.32, as OpenAI); the client still must run it.
+    expect(forced!.stop_reason).toBe('tool_use');
     expect(sent!.tool_choice).toEqual({ type: 'function', function: { name: 'lookup' } });
     expect(sent!.parallel_tool_calls).toBe(false);
     const any = await client.messages.create({

@@ -123,34 +123,17 @@ describe('chat completions (non-stream)', () => {
   });
 
   it.each([
-    ['bad JSON', '{"model":', 'invalid_request', null],
-    ['missing messages', '{"model":"m"}', 'invalid_request', 'messages'],
-    ['empty messages', '{"model":"m","messages":[]}', 'invalid_request', 'messages'],
-    [
-      'bad role',
-      '{"model":"m","messages":[{"role":"robot","content":"x"}]}',
-      'invalid_request',
-      'messages[0].role',
-    ],
-    [
-      'n out of range',
-      '{"model":"m","messages":[{"role":"user","content":"x"}],"n":0}',
-      'invalid_request',
-      'n',
-    ],
+    ['bad JSON', '{"model":', null],
+    ['missing messages', '{"model":"m"}', 'messages'],
+    ['empty messages', '{"model":"m","messages":[]}', 'messages'],
+    ['bad role', '{"model":"m","messages":[{"role":"robot","content":"x"}]}', 'messages[0].role'],
+    ['n out of range', '{"model":"m","messages":[{"role":"user","content":"x"}],"n":0}', 'n'],
     [
       'stream_options without stream',
       '{"model":"m","messages":[{"role":"user","content":"x"}],"stream_options":{"include_usage":true}}',
-      'invalid_request',
       'stream_options',
     ],
-    [
-      'over context',
-      '{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":999999999}',
-      'invalid_request',
-      'max_tokens',
-    ],
-  ])('400 with an OpenAI error body for %s', async (_name, body, code, param) => {
+  ])('400 with a vLLM error body (type BadRequestError, numeric code) for %s', async (_name, body, param) => {
     const res = await fetch(`${sim.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -158,10 +141,39 @@ describe('chat completions (non-stream)', () => {
     });
     expect(res.status).toBe(400);
     const json = (await res.json()) as {
-      error: { code: string; param: string | null; message: string; type: string };
+      error: { code: number; param: string | null; message: string; type: string };
     };
-    expect(json.error).toMatchObject({ code, param, type: 'invalid_request_error' });
+    expect(json.error).toMatchObject({ code: 400, param, type: 'BadRequestError' });
     expect(json.error.message.length).toBeGreaterThan(0);
+  });
+
+  it('a max_tokens past the context is lowered to the room left (200, as vLLM 0.32); a prompt with no room is a 400', async () => {
+    const small = await startSimulator({ ttftMs: 0, itlMs: 0, maxModelLen: 40 });
+    try {
+      const ask = (content: string, max_tokens?: number) =>
+        fetch(`${small.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'm', messages: user(content), ignore_eos: true, max_tokens }),
+        });
+      const words = (n: number) => Array.from({ length: n }, () => 'word').join(' ');
+      const trimmed = await ask(words(30), 999_999_999);
+      expect(trimmed.status).toBe(200);
+      const body = (await trimmed.json()) as OpenAI.ChatCompletion;
+      expect(body.usage).toMatchObject({ prompt_tokens: 30, completion_tokens: 10, total_tokens: 40 });
+      expect(body.choices[0]!.finish_reason).toBe('length');
+      expect((await ask(words(39))).status).toBe(200); // one token of room
+      const refused = await ask(words(40), 1);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { error: unknown }).error).toMatchObject({
+        type: 'BadRequestError',
+        code: 400,
+        param: 'input_tokens',
+        message: expect.stringContaining("This model's maximum context length is 40 tokens"),
+      });
+    } finally {
+      await small.close();
+    }
   });
 });
 
@@ -222,7 +234,48 @@ describe('chat completions (stream)', () => {
     expect([...running].sort((a, b) => a - b)).toEqual(running);
     // As vLLM: only the final usage frame says what was cached; running usage never does.
     expect(chunks.slice(0, -1).every((c) => c.usage!.prompt_tokens_details === undefined)).toBe(true);
-    expect(chunks.at(-1)!.usage!.prompt_tokens_details).toEqual({ cached_tokens: 0 });
+    expect(chunks.at(-1)!.usage!.prompt_tokens_details).toEqual({
+      cached_tokens: 0,
+      created_cache_tokens: 0,
+    });
+    // Only the final usage frame names the system, too.
+    expect(chunks.slice(0, -1).every((c) => c.system_fingerprint === undefined)).toBe(true);
+    expect(chunks.at(-1)!.system_fingerprint).toBe('modelplane-simulator (not a real model)');
+  });
+
+  it('the last token comes in the frame that carries finish_reason, as vLLM sends it', async () => {
+    const chunks = await collect(
+      await client.chat.completions.create({
+        model: 'm',
+        messages: user('last'),
+        max_tokens: 4,
+        stream: true,
+      }),
+    );
+    const content = chunks.filter((c) => c.choices[0]?.delta.content);
+    expect(content).toHaveLength(4);
+    expect(chunks.at(-1)).toBe(content.at(-1));
+    expect(chunks.at(-1)!.choices[0]!.finish_reason).toBe('length');
+  });
+
+  it('--enable-force-include-usage: running usage and the usage frame on every stream, asked or not', async () => {
+    const forced = await startSimulator({ ttftMs: 0, itlMs: 0, forceIncludeUsage: true });
+    try {
+      const c = new OpenAI({ apiKey: 'x', baseURL: `${forced.url}/v1` });
+      const chunks = await collect(
+        await c.chat.completions.create({
+          model: 'm',
+          messages: user('forced'),
+          max_tokens: 3,
+          stream: true,
+        }),
+      );
+      expect(chunks.every((x) => x.usage != null)).toBe(true);
+      expect(chunks.at(-1)!.choices).toEqual([]);
+      expect(chunks.at(-1)!.usage).toMatchObject({ completion_tokens: 3 });
+    } finally {
+      await forced.close();
+    }
   });
 });
 

@@ -44,15 +44,17 @@ export async function handleChat(
   const promptTokens = tokenize(promptText(chat));
   const promptCount = promptTokenCount(ctx, chat, promptTokens.length);
   const limit = ctx.options.maxModelLen;
-  const maxTokens = chat.maxTokens ?? limit - promptCount;
-  if (promptCount + Math.max(1, maxTokens) > limit) {
+  // vLLM 0.32 refuses only a prompt that leaves no room for one output token; a max_tokens that
+  // does not fit beside the prompt is lowered to the room left (200, as recorded), not refused.
+  if (promptCount + 1 > limit) {
     throw badRequest(
-      `This model's maximum context length is ${limit} tokens. However, you requested ` +
-        `${promptCount + maxTokens} tokens (${promptCount} in the messages, ` +
-        `${maxTokens} in the completion).`,
-      chat.maxTokens === null ? 'messages' : 'max_tokens',
+      `This model's maximum context length is ${limit} tokens. However, your prompt contains ` +
+        `${promptCount} input tokens, which exceeds this limit even without any output tokens. ` +
+        'Please reduce the length of the input prompt.',
+      'input_tokens',
     );
   }
+  const maxTokens = Math.min(chat.maxTokens ?? limit - promptCount, limit - promptCount);
   // Checked by vLLM's engine, not its HTTP layer: a stream's refusal comes after a 200 head.
   const refuse = ctx.options.refuseInEngine;
   const refusal = engineRefusal(json, refuse === 'first-frame');
@@ -72,7 +74,7 @@ export async function handleChat(
   ctx.scheduler.kvTokens += kvReserved;
   let generated = 0;
   try {
-    const cached = ctx.prefixCache.lookupAndInsert(chat.model, promptTokens);
+    const { cached, created } = ctx.prefixCache.lookupAndInsert(chat.model, promptTokens);
     ctx.metrics.recordPrompt(chat.model, promptCount, cached);
     const admittedAt = performance.now();
     await sleep(timing.ttftMs, signal);
@@ -97,10 +99,12 @@ export async function handleChat(
     if (chat.stream) {
       completed = await streamChat(res, signal, {
         meta,
+        createdCacheTokens: created,
         plans,
         usage,
-        includeUsage: chat.includeUsage,
-        continuousUsage: chat.continuousUsage,
+        // vLLM's --enable-force-include-usage: running usage on every chunk and the usage chunk, asked or not.
+        includeUsage: chat.includeUsage || ctx.options.forceIncludeUsage,
+        continuousUsage: chat.continuousUsage || ctx.options.forceIncludeUsage,
         failure: lateRefusal === undefined ? failure : 'error-frame',
         errorFrame: lateRefusal,
         firstTokenAt: admittedAt + timing.ttftMs,
@@ -116,7 +120,7 @@ export async function handleChat(
       const steps = Math.max(0, ...plans.map((p) => p.steps.length));
       await sleep(timing.itlMs * Math.max(0, steps - 1), signal);
       generated = completionTokens;
-      const body = JSON.stringify(completionBody(meta, plans, usage));
+      const body = JSON.stringify(completionBody(meta, plans, usage, created));
       if (failure === 'mid-stream') {
         ctx.metrics.injectedFailures[failure]++;
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -154,24 +158,27 @@ export async function handleChat(
   }
 }
 
+/** A non-streamed reply, with the fields (and their order) vLLM 0.32 sends. */
 function completionBody(
   meta: { id: string; created: number; model: string; system_fingerprint: string },
   plans: ChoicePlan[],
   usage: ChatUsage,
+  createdCacheTokens: number,
 ) {
   return {
     id: meta.id,
     object: 'chat.completion',
     created: meta.created,
     model: meta.model,
-    system_fingerprint: meta.system_fingerprint,
     choices: plans.map((p) => ({
       index: p.index,
       message: {
         role: 'assistant',
         content: p.content,
-        ...(p.reasoning !== null ? { reasoning_content: p.reasoning } : {}),
         refusal: null,
+        annotations: null,
+        audio: null,
+        function_call: null,
         ...(p.toolCalls.length > 0
           ? {
               tool_calls: p.toolCalls.map((c) => ({
@@ -181,11 +188,32 @@ function completionBody(
               })),
             }
           : {}),
+        reasoning: p.reasoning,
       },
       logprobs: null,
       finish_reason: p.finishReason,
       stop_reason: p.stopReason,
+      token_ids: null,
+      routed_experts: null,
     })),
-    usage,
+    service_tier: null,
+    system_fingerprint: meta.system_fingerprint,
+    usage: {
+      prompt_tokens: usage.prompt_tokens,
+      total_tokens: usage.total_tokens,
+      completion_tokens: usage.completion_tokens,
+      prompt_tokens_details: {
+        cached_tokens: usage.prompt_tokens_details.cached_tokens,
+        created_cache_tokens: createdCacheTokens,
+        multimodal_tokens: null,
+      },
+      completion_tokens_details: null,
+    },
+    prompt_logprobs: null,
+    prompt_token_ids: null,
+    prompt_text: null,
+    kv_transfer_params: null,
+    ec_transfer_params: null,
+    metrics: null,
   };
 }

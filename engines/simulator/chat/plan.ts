@@ -23,7 +23,7 @@ export interface ChoicePlan {
   /** vLLM's `stop_reason`: the stop string that ended the choice, else null. */
   stopReason: string | null;
   content: string | null;
-  /** vLLM's reasoning_content (a thinking model's reasoning), or null. */
+  /** vLLM 0.32's `reasoning` (a thinking model's reasoning), or null. */
   reasoning: string | null;
   toolCalls: PlannedToolCall[];
   completionTokens: number;
@@ -40,7 +40,12 @@ export function promptText(req: ChatRequest): string {
   return req.messages.map((m) => m.text).join('\n');
 }
 
-function planTools(calls: PlannedToolCall[], budget: number): Omit<ChoicePlan, 'index'> {
+/**
+ * A choice that calls tools. A call the request forced (a named tool_choice) finishes `stop` with
+ * content "" — as vLLM 0.32 answers it (recorded) and as OpenAI's API does; a call the model chose
+ * finishes `tool_calls` with content null.
+ */
+function planTools(calls: PlannedToolCall[], budget: number, forced: boolean): Omit<ChoicePlan, 'index'> {
   const steps: Step[] = [];
   const kept: PlannedToolCall[] = [];
   let used = 0;
@@ -65,9 +70,9 @@ function planTools(calls: PlannedToolCall[], budget: number): Omit<ChoicePlan, '
   }
   return {
     steps,
-    finishReason: truncated ? 'length' : 'tool_calls',
+    finishReason: truncated ? 'length' : forced ? 'stop' : 'tool_calls',
     stopReason: null,
-    content: null,
+    content: forced ? '' : null,
     reasoning: null,
     toolCalls: kept,
     completionTokens: used,
@@ -160,7 +165,7 @@ export function planChoices(req: ChatRequest, maxTokens: number): ChoicePlan[] {
 
 function planChoice(req: ChatRequest, key: string, index: number, maxTokens: number): ChoicePlan {
   const calls = planToolCalls(req, key, index);
-  if (calls.length > 0) return { index, ...planTools(calls, maxTokens) };
+  if (calls.length > 0) return { index, ...planTools(calls, maxTokens, typeof req.toolChoice === 'object') };
   const generated = generateText(req, key, index, maxTokens);
   const { tokens, stopped, matched } = applyStop(generated.tokens, req.stop);
   const hitLimit = generated.hitLimit;

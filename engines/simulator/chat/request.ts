@@ -45,7 +45,7 @@ export interface ChatRequest {
   jsonSchema: unknown;
   /**
    * A reasoning model asked to think (vLLM: chat_template_kwargs.enable_thinking, or a
-   * reasoning_effort without thinking switched off): the reply starts with reasoning_content.
+   * reasoning_effort without thinking switched off): the reply starts with reasoning (vLLM 0.32's field; earlier reasoning_content).
    */
   thinks: boolean;
 }
@@ -155,8 +155,19 @@ function parseToolChoice(raw: unknown, tools: ToolDefinition[]): ToolChoice {
   );
 }
 
+/** vLLM's sampling-parameter checks the simulator mirrors (no effect on its text): a 400 naming the field. */
+function checkSampling(body: Record<string, unknown>): void {
+  const t = body.temperature;
+  if (t !== undefined && t !== null && !(typeof t === 'number' && t >= 0))
+    throw badRequest(`temperature must be non-negative, got ${String(t)}.`, 'temperature');
+  const p = body.top_p;
+  if (p !== undefined && p !== null && !(typeof p === 'number' && p > 0 && p <= 1))
+    throw badRequest(`top_p must be in (0, 1], got ${String(p)}.`, 'top_p');
+}
+
 export function parseChatRequest(body: Record<string, unknown>): ChatRequest {
   if (typeof body.model !== 'string' || body.model === '') throw badRequest('model is required', 'model');
+  checkSampling(body);
   const messages = parseMessages(body.messages);
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
     throw badRequest('stream must be a boolean', 'stream');

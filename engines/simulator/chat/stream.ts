@@ -1,7 +1,10 @@
-// Server-sent events for a streaming chat completion, shaped like OpenAI's and vLLM's:
-// a role chunk per choice, one chunk per decode step, a finish chunk per choice, then (with
-// include_usage) a usage chunk with empty choices, then `data: [DONE]`. With include_usage every
-// chunk carries `usage: null`; with continuous_usage_stats (vLLM) every chunk carries running usage.
+// Server-sent events for a streaming chat completion, shaped as vLLM 0.32 sends them (recorded in
+// test/engines/fixtures/vllm-0.32): a role chunk per choice, one chunk per decode step — the last
+// one carrying finish_reason (a separate empty-delta finish chunk only after tool-call arguments or
+// when nothing was generated) — then (with include_usage) a usage chunk with empty choices, the
+// only chunk with prompt_tokens_details and system_fingerprint, then `data: [DONE]`. With
+// include_usage every chunk carries `usage: null`; with continuous_usage_stats (or vLLM's
+// --enable-force-include-usage) every chunk carries running usage.
 
 import type { ServerResponse } from 'node:http';
 import { sleep } from '../http.ts';
@@ -12,6 +15,8 @@ type StreamFailure = 'mid-stream' | 'error-frame';
 
 export interface StreamPlan {
   meta: { id: string; created: number; model: string; system_fingerprint: string };
+  /** vLLM's prompt_tokens_details.created_cache_tokens: prompt tokens this request added to the cache. */
+  createdCacheTokens: number;
   plans: ChoicePlan[];
   usage: ChatUsage;
   includeUsage: boolean;
@@ -29,17 +34,16 @@ export interface StreamPlan {
 function deltaOf(step: Step): Record<string, unknown> {
   switch (step.kind) {
     case 'reasoning':
-      return { reasoning_content: step.text };
+      return { reasoning: step.text }; // vLLM 0.32's name (earlier: reasoning_content)
     case 'content':
       return { content: step.text };
     case 'tool-start':
       return {
-        tool_calls: [
-          { index: step.call, id: step.id, type: 'function', function: { name: step.name, arguments: '' } },
-        ],
+        content: null,
+        tool_calls: [{ id: step.id, type: 'function', index: step.call, function: { name: step.name } }],
       };
     case 'tool-args':
-      return { tool_calls: [{ index: step.call, function: { arguments: step.text } }] };
+      return { content: null, tool_calls: [{ index: step.call, function: { arguments: step.text } }] };
   }
 }
 
@@ -69,17 +73,24 @@ export async function streamChat(res: ServerResponse, signal: AbortSignal, s: St
       return {
         usage: {
           prompt_tokens: usage.prompt_tokens,
-          completion_tokens: completionSoFar,
           total_tokens: usage.prompt_tokens + completionSoFar,
+          completion_tokens: completionSoFar,
+          completion_tokens_details: null,
         },
       };
     }
     return s.includeUsage ? { usage: null } : {};
   };
   const { id, created, model, system_fingerprint } = s.meta;
-  const envelope = (choices: unknown[], extra: Record<string, unknown>) =>
-    `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, system_fingerprint, choices, ...extra })}\n\n`;
-  const chunk = (choices: unknown[]) => envelope(choices, usageField());
+  const head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)}`;
+  const frame = (choices: unknown[], extra: Record<string, unknown>) => {
+    const tail = JSON.stringify({ choices, ...extra });
+    return `data: ${head},${tail.slice(1)}\n\n`;
+  };
+  // The first chunk echoes vLLM's prompt_token_ids / prompt_text (null unless asked for).
+  const roleChunk = (choices: unknown[]) =>
+    frame(choices, { ...usageField(), prompt_token_ids: null, prompt_text: null });
+  const chunk = (choices: unknown[]) => frame(choices, usageField());
   const choice = (
     index: number,
     delta: Record<string, unknown>,
@@ -91,6 +102,7 @@ export async function streamChat(res: ServerResponse, signal: AbortSignal, s: St
     logprobs: null,
     finish_reason: finishReason,
     ...(finishReason === null ? {} : { stop_reason: stopReason }),
+    token_ids: null,
   });
 
   res.writeHead(200, {
@@ -99,7 +111,13 @@ export async function streamChat(res: ServerResponse, signal: AbortSignal, s: St
     connection: 'keep-alive',
   });
   for (const p of s.plans) {
-    await write(res, signal, chunk([choice(p.index, { role: 'assistant', content: '' })]));
+    const role = {
+      index: p.index,
+      delta: { role: 'assistant', content: '' },
+      logprobs: null,
+      finish_reason: null,
+    };
+    await write(res, signal, roleChunk([role]));
   }
   const totalSteps = Math.max(0, ...s.plans.map((p) => p.steps.length));
   const failAt = s.failure === 'mid-stream' || s.failure === 'error-frame' ? Math.floor(totalSteps / 2) : -1;
@@ -129,12 +147,22 @@ export async function streamChat(res: ServerResponse, signal: AbortSignal, s: St
     else if (signal.aborted) throw signal.reason;
     for (const p of s.plans) {
       const step = p.steps[i];
+      const last = i === p.steps.length - 1;
       if (step) {
         completionSoFar += step.tokens;
         s.onTokens(step.tokens);
-        await write(res, signal, chunk([choice(p.index, deltaOf(step))]));
+        // vLLM sends the last token with finish_reason; tool-call arguments get a finish chunk of their own.
+        const joined = last && step.kind !== 'tool-args' && step.kind !== 'tool-start';
+        await write(
+          res,
+          signal,
+          chunk([
+            choice(p.index, deltaOf(step), joined ? p.finishReason : null, joined ? p.stopReason : null),
+          ]),
+        );
+        if (joined) continue;
       }
-      if (i === p.steps.length - 1 || (p.steps.length === 0 && i === 0)) {
+      if (last || (p.steps.length === 0 && i === 0)) {
         await write(res, signal, chunk([choice(p.index, {}, p.finishReason, p.stopReason)]));
       }
     }
@@ -144,7 +172,16 @@ export async function streamChat(res: ServerResponse, signal: AbortSignal, s: St
       await write(res, signal, chunk([choice(p.index, {}, p.finishReason, p.stopReason)]));
   }
   if (s.includeUsage) {
-    await write(res, signal, envelope([], { usage }));
+    const final = {
+      prompt_tokens: usage.prompt_tokens,
+      total_tokens: usage.total_tokens,
+      completion_tokens: usage.completion_tokens,
+      prompt_tokens_details: {
+        cached_tokens: usage.prompt_tokens_details.cached_tokens,
+        created_cache_tokens: s.createdCacheTokens,
+      },
+    };
+    await write(res, signal, frame([], { usage: final, system_fingerprint }));
   }
   res.end('data: [DONE]\n\n');
   return true;

@@ -36,5 +36,5 @@ export async function handleTokenize(
   }
   // Token ids are stand-ins (a hash of each piece); template and image tokens are not listed.
   const tokens = pieces.map((p) => hash53(p) % VOCAB_SIZE);
-  sendJson(res, 200, { count, max_model_len: ctx.options.maxModelLen, tokens });
+  sendJson(res, 200, { count, max_model_len: ctx.options.maxModelLen, tokens, token_strs: null });
 }

@@ -40,6 +40,35 @@ describe('chat completion → Messages message', () => {
     expect(stopReasonOf(finish, engineStop, sequences)).toEqual(expected);
   });
 
+  it('a forced tool call (named tool_choice), which vLLM 0.32 and OpenAI finish `stop`, is tool_use; reasoning is read from vLLM 0.32’s `reasoning`', () => {
+    const m = toMessage(
+      {
+        choices: [
+          {
+            message: {
+              content: '',
+              reasoning: 'they want weather',
+              tool_calls: [
+                { id: 'call_1', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+              ],
+            },
+            finish_reason: 'stop',
+          },
+        ],
+      },
+      { id: 'msg_1', model: 'Org/M', usage },
+    );
+    expect(m.stop_reason).toBe('tool_use');
+    expect(m.content).toEqual([
+      { type: 'thinking', thinking: 'they want weather', signature: '' },
+      { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } },
+    ]);
+    expect(stopReasonOf('stop', null, undefined, false)).toEqual({
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+    });
+  });
+
   it('usage: input excludes the cached part, which is cache_read; creation is 0', () => {
     expect(messagesUsage(usage)).toEqual({
       input_tokens: 36,

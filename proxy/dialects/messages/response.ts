@@ -51,13 +51,17 @@ export function messagesUsage(u: TextUsage, cost?: CallCost): MessagesUsage {
 
 /**
  * finish_reason → stop_reason. `stop` is `stop_sequence` only when the engine names one of the
- * request's stop sequences (vLLM's `stop_reason`); an EOS token stop is `end_turn`.
+ * request's stop sequences (vLLM's `stop_reason`); an EOS token stop is `end_turn` — unless the
+ * reply called tools: a call the request forced (a named tool_choice) finishes `stop`, not
+ * `tool_calls`, in vLLM 0.32 as in OpenAI's API, and a Messages client runs tools on `tool_use`.
  */
 export function stopReasonOf(
   finish: unknown,
   engineStop: unknown,
   stopSequences: readonly string[] | undefined,
+  calledTools = false,
 ): { stop_reason: StopReason; stop_sequence: string | null } {
+  if (finish === 'stop' && calledTools) return { stop_reason: 'tool_use', stop_sequence: null };
   switch (finish) {
     case 'length':
       return { stop_reason: 'max_tokens', stop_sequence: null };
@@ -90,6 +94,8 @@ export function toolInput(args: unknown): Record<string, unknown> {
 interface ChatChoice {
   message?: {
     content?: unknown;
+    /** vLLM 0.32 names a reasoning model's reasoning `reasoning`; earlier versions `reasoning_content`. */
+    reasoning?: unknown;
     reasoning_content?: unknown;
     tool_calls?: { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[];
   };
@@ -110,8 +116,9 @@ export function toMessage(
   const choice = completion.choices?.[0] ?? {};
   const msg = choice.message ?? {};
   const content: OutBlock[] = [];
-  if (typeof msg.reasoning_content === 'string' && msg.reasoning_content !== '')
-    content.push({ type: 'thinking', thinking: msg.reasoning_content, signature: '' });
+  const reasoning = typeof msg.reasoning === 'string' ? msg.reasoning : msg.reasoning_content;
+  if (typeof reasoning === 'string' && reasoning !== '')
+    content.push({ type: 'thinking', thinking: reasoning, signature: '' });
   if (typeof msg.content === 'string' && msg.content !== '')
     content.push({ type: 'text', text: msg.content });
   for (const call of Array.isArray(msg.tool_calls) ? msg.tool_calls : []) {
@@ -128,7 +135,12 @@ export function toMessage(
     role: 'assistant',
     content,
     model: o.model,
-    ...stopReasonOf(choice.finish_reason, choice.stop_reason, o.stopSequences),
+    ...stopReasonOf(
+      choice.finish_reason,
+      choice.stop_reason,
+      o.stopSequences,
+      content.some((b) => b.type === 'tool_use'),
+    ),
     usage: messagesUsage(o.usage, o.cost),
   };
 }

@@ -145,11 +145,27 @@ describe('chat stream → Messages events', () => {
     expect(t.end(usage)).toContain('"stop_reason":"max_tokens"');
   });
 
-  it('reasoning deltas become a thinking block before the text', () => {
+  it('reasoning deltas become a thinking block before the text (vLLM 0.32 `reasoning`, earlier `reasoning_content`)', () => {
+    for (const field of ['reasoning', 'reasoning_content']) {
+      const s = new MessagesStream({ id: 'm', model: 'x' });
+      const out = s.chunk(chunk({ [field]: 'hmm' })) + s.chunk(chunk({ content: 'Hi' }));
+      expect(out).toContain('"thinking":"hmm"');
+      expect(out.indexOf('"type":"thinking_delta"')).toBeLessThan(out.indexOf('"type":"text_delta"'));
+      expect(out).toContain('"index":1,"content_block":{"type":"text"');
+    }
+  });
+
+  it('a forced tool call, which vLLM finishes `stop` (as OpenAI does), ends with stop_reason tool_use', () => {
     const s = new MessagesStream({ id: 'm', model: 'x' });
-    const out = s.chunk(chunk({ reasoning_content: 'hmm' })) + s.chunk(chunk({ content: 'Hi' }));
-    expect(out.indexOf('"type":"thinking_delta"')).toBeLessThan(out.indexOf('"type":"text_delta"'));
-    expect(out).toContain('"index":1,"content_block":{"type":"text"');
+    s.chunk(
+      chunk({
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', index: 0, function: { name: 'f' } }],
+      }),
+    );
+    s.chunk(chunk({ content: null, tool_calls: [{ index: 0, function: { arguments: '{}' } }] }));
+    s.chunk(chunk({}, 'stop'));
+    expect(s.end(usage)).toContain('"delta":{"stop_reason":"tool_use","stop_sequence":null}');
   });
 
   it('an error after the first event is event: error with the error body', () => {

@@ -15,6 +15,8 @@ import { textFrame } from './text-frame.ts';
 interface ChunkChoice {
   delta?: {
     content?: unknown;
+    /** vLLM 0.32's name for a reasoning model's reasoning; earlier versions `reasoning_content`. */
+    reasoning?: unknown;
     reasoning_content?: unknown;
     tool_calls?: { index?: unknown; id?: unknown; function?: { name?: unknown; arguments?: unknown } }[];
   };
@@ -40,6 +42,8 @@ export class MessagesStream {
   private open: Open = null;
   private finish: unknown = null;
   private engineStop: unknown = null;
+  /** A tool call was streamed: a forced call finishes `stop` yet is the client's `tool_use`. */
+  private calledTools = false;
   /** The bytes before a text delta's JSON string, for the open block (built once per block). */
   private textHead: Buffer | null = null;
 
@@ -72,10 +76,11 @@ export class MessagesStream {
     let out = '';
     const d = choice.delta;
     if (d !== undefined) {
-      if (typeof d.reasoning_content === 'string' && d.reasoning_content !== '') {
+      const reasoning = typeof d.reasoning === 'string' ? d.reasoning : d.reasoning_content;
+      if (typeof reasoning === 'string' && reasoning !== '') {
         if (this.open?.kind !== 'thinking')
           out += this.openBlock({ kind: 'thinking' }, { type: 'thinking', thinking: '', signature: '' });
-        out += this.delta({ type: 'thinking_delta', thinking: d.reasoning_content });
+        out += this.delta({ type: 'thinking_delta', thinking: reasoning });
       }
       if (typeof d.content === 'string' && d.content !== '') {
         if (this.open?.kind !== 'text') out += this.openBlock({ kind: 'text' }, { type: 'text', text: '' });
@@ -83,6 +88,7 @@ export class MessagesStream {
       }
       for (const call of Array.isArray(d.tool_calls) ? d.tool_calls : []) {
         const toolIndex = typeof call.index === 'number' ? call.index : 0;
+        this.calledTools = true;
         if (this.open?.kind !== 'tool' || this.open.toolIndex !== toolIndex) {
           out += this.openBlock(
             { kind: 'tool', toolIndex },
@@ -143,7 +149,7 @@ export class MessagesStream {
   }
 
   private stopReason(): { stop_reason: StopReason; stop_sequence: string | null } {
-    return stopReasonOf(this.finish, this.engineStop, this.o.stopSequences);
+    return stopReasonOf(this.finish, this.engineStop, this.o.stopSequences, this.calledTools);
   }
 
   private openBlock(open: NonNullable<Open>, contentBlock: unknown): string {
