@@ -199,7 +199,7 @@ describe(`the proxy in front of a real vLLM`, () => {
     // and runaway numbers were seen), so a call may run out of tokens unparsed. A few tries get a
     // whole one; each try is charged, and checked.
     const tries: OpenAI.ChatCompletion[] = [];
-    for (let i = 0; i < 8 && !tries.at(-1)?.choices[0]!.message.tool_calls?.length; i++)
+    for (let i = 0; i < 8 && !tries.at(-1)?.choices[0]?.message.tool_calls?.length; i++)
       tries.push(
         await client.chat.completions.create({
           model: MODEL,
@@ -251,12 +251,11 @@ describe(`the proxy in front of a real vLLM`, () => {
     expect(argText.length).toBeGreaterThan(0);
     const recs = await charges(a.accountId);
     expect(recs).toHaveLength(tries.length + 2);
-    tries.forEach((t, i) =>
+    for (const [i, t] of tries.entries())
       expect(recs[i]).toMatchObject({
         inputTokens: t.usage!.prompt_tokens,
         outputTokens: t.usage!.completion_tokens,
-      }),
-    );
+      });
     expect(recs[tries.length]).toMatchObject({
       inputTokens: second.usage!.prompt_tokens,
       outputTokens: second.usage!.completion_tokens,
@@ -329,7 +328,7 @@ describe(`the proxy in front of a real vLLM`, () => {
     expect(streamedStop).toBe('tool_use');
     const recs = await charges(a.accountId);
     expect(recs).toHaveLength(tries.length + streams);
-    tries.forEach((t, i) => expect(recs[i]!.outputTokens).toBe(t.usage.output_tokens));
+    for (const [i, t] of tries.entries()) expect(recs[i]!.outputTokens).toBe(t.usage.output_tokens);
     for (const r of recs) expect(r.amount).toBe(priced(r));
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
