@@ -5,8 +5,9 @@
 // means failures from one address cannot lock the user out from the others: a stranger who types
 // wrong passwords for the owner's email blocks only themselves. The address is the one fastify
 // derives from CONSOLE_TRUSTED_PROXIES, so a client cannot pick a fresh one per try.
-import type { Redis } from 'ioredis';
+
 import { globalKeys } from '../core/keyspace.ts';
+import type { Redis } from '../core/redis-client.ts';
 import { normalizeEmail } from '../core/users.ts';
 
 const WINDOW_MS = 15 * 60_000;

@@ -1,9 +1,9 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
 import { Accounts } from './accounts.ts';
 import { acknowledge, parseAnnouncement } from './announce.ts';
 import { ApiError } from './errors.ts';
+import type { Redis } from './redis-client.ts';
 
 let server: TestRedis;
 let redis: Redis;

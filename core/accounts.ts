@@ -1,13 +1,13 @@
 // Accounts: the owner of keys, balance and usage. Console users are members of accounts
 // (core/team.ts); keys belong to the account, not to the member who created them (KEY-7).
 
-import type { Redis } from 'ioredis';
 import { announce } from './announce.ts';
 import { currencyForCountry } from './currency.ts';
 import { ApiError, invalidRequest } from './errors.ts';
 import { newId } from './ids.ts';
 import { accountKeys, channels, globalKeys } from './keyspace.ts';
 import { LuaScript } from './lua.ts';
+import type { Redis } from './redis-client.ts';
 
 export interface Account {
   id: string;

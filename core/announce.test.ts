@@ -1,9 +1,10 @@
 // Announcements against a real Redis: the change returns once every receiver applied it, and a
 // receiver that never answers costs a bounded wait, not a hung admin.
-import type { Redis } from 'ioredis';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
 import { acknowledge, announce, parseAnnouncement } from './announce.ts';
+import type { Redis } from './redis-client.ts';
 
 let server: TestRedis;
 let redis: Redis;

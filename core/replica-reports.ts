@@ -4,7 +4,7 @@
 // stays, and `modelplane ledger check` can name a replica that owes money and has gone silent (its
 // volume may be gone: those charges are then lost, and the check says how much). A replica that
 // stops cleanly with nothing owed removes its report.
-import type { Redis } from 'ioredis';
+import { type Redis, scanKeys } from './redis-client.ts';
 
 const PREFIX = 'mp:replica:';
 
@@ -32,15 +32,11 @@ export async function removeReplicaReport(redis: Redis, replica: string): Promis
 
 export async function replicaReports(redis: Redis): Promise<ReplicaReport[]> {
   const out: ReplicaReport[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 200);
-    cursor = next;
-    for (const k of keys) {
-      const v = await redis.get(k);
-      if (v !== null) out.push(JSON.parse(v) as ReplicaReport);
-    }
-  } while (cursor !== '0');
+  // Every primary's share: on a cluster these keys are spread over the slots.
+  for (const k of await scanKeys(redis, `${PREFIX}*`)) {
+    const v = await redis.get(k);
+    if (v !== null) out.push(JSON.parse(v) as ReplicaReport);
+  }
   return out.sort((a, b) => a.replica.localeCompare(b.replica));
 }
 

@@ -7,11 +7,11 @@
 // `mp:user-accounts:<user>` (account → role) — written together in one MULTI, so a member listed on
 // one side is listed on the other.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { ApiError, invalidRequest } from './errors.ts';
 import { newId } from './ids.ts';
 import { listKeyRecords, softDeleteKey } from './keys/records.ts';
 import { accountKeys, globalKeys } from './keyspace.ts';
+import type { Redis } from './redis-client.ts';
 import { normalizeEmail } from './users.ts';
 
 export const ROLES = ['owner', 'member'] as const;

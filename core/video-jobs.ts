@@ -8,11 +8,12 @@
 // of due times that pollers claim from (the proxy's media/video-worker.ts): a claim moves the job's due time
 // VIDEO_CLAIM_MS ahead and names its claimant, the claimant renews it while it works on the job,
 // so one replica polls a job at a time and a dead replica's jobs come due again.
-import type { Redis } from 'ioredis';
+
 import { type ChargeResult, type KeySpend, type Metering, videoCost } from './billing/index.ts';
 import type { VideoPrice } from './catalogue/index.ts';
 import { accountKeys, globalKeys } from './keyspace.ts';
 import { LuaScript } from './lua.ts';
+import type { Redis } from './redis-client.ts';
 
 export type VideoStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
 

@@ -4,7 +4,6 @@
 // attached once, then the public operational routes.
 
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { Accounts } from '../core/accounts.ts';
 import { acknowledge, parseAnnouncement } from '../core/announce.ts';
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
@@ -13,6 +12,7 @@ import { storeLostData } from '../core/errors.ts';
 import { newRequestId } from '../core/ids.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { channels } from '../core/keyspace.ts';
+import { onMessage, type Redis, subscribe } from '../core/redis-client.ts';
 import { createObjectStore, type ObjectStore } from '../core/storage/index.ts';
 import { UrlSigner } from '../core/storage/url-signer.ts';
 import { clientError, errorsPlugin, frameworkError } from '../http/errors.ts';
@@ -264,7 +264,7 @@ async function subscribeInvalidations(
     [channels.keyChanged]: (hash) => keyCache.refresh(hash),
     [channels.accountChanged]: (accountId) => keyCache.forgetAccount(accountId),
   };
-  subscriber.on('message', (channel: string, message: string) => {
+  onMessage(subscriber, (channel, message) => {
     const apply = appliers[channel];
     if (apply === undefined) return;
     const { nonce, payload } = parseAnnouncement(message);
@@ -278,5 +278,5 @@ async function subscribeInvalidations(
   });
   if (subscriber.status === 'ready') connectedOnce = true;
   subscriber.on('error', onError);
-  await subscriber.subscribe(channels.keyInvalidated, channels.keyChanged, channels.accountChanged);
+  await subscribe(subscriber, channels.keyInvalidated, channels.keyChanged, channels.accountChanged);
 }

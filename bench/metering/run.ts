@@ -3,9 +3,9 @@
 // Starts its own redis-server and stops it; takes a few seconds.
 //   npx tsx bench/metering/run.ts [--concurrency 64] [--seconds 1.5]
 import { parseArgs } from 'node:util';
-import type { Redis } from 'ioredis';
 import { Metering } from '../../core/billing/metering.ts';
 import { textCost, textHold } from '../../core/billing/pricing.ts';
+import type { Redis } from '../../core/redis-client.ts';
 import { startRedis } from '../../test/helpers/redis.ts';
 
 const { values } = parseArgs({

@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { channels, globalKeys } from '../keyspace.ts';
+import type { Redis } from '../redis-client.ts';
 import type { CatalogueEntryInput } from './entry.ts';
 import { CatalogueStore } from './store.ts';
 

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { acknowledge, parseAnnouncement } from '../announce.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { accountKeys, channels, globalKeys } from '../keyspace.ts';
+import type { Redis } from '../redis-client.ts';
 import { hashSecret, maskSecret } from './secret.ts';
 import { ApiKeys } from './store.ts';
 

@@ -6,10 +6,11 @@
 // deliveries) cannot both win. The request's hash and the account's list share the account's hash
 // tag; the two global indexes (id → account, the approval queue) are written before the hash, so
 // a request that exists can always be found, like the sweeper's index of holds.
-import type { Redis } from 'ioredis';
+
 import { newId } from '../ids.ts';
 import { accountKeys, globalKeys } from '../keyspace.ts';
 import { LuaScript } from '../lua.ts';
+import type { Redis } from '../redis-client.ts';
 
 export type ProviderName = 'stripe' | 'approval';
 export const PROVIDER_NAMES = ['stripe', 'approval'] as const satisfies readonly ProviderName[];

@@ -9,12 +9,12 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Redis } from 'ioredis';
 import { LeaseMetering, Metering, startHoldSweeper, type Voided } from '../../core/billing/index.ts';
 import { loadMeteringScripts } from '../../core/billing/scripts.ts';
 import type { Config } from '../../core/config.ts';
 import { type ApiError, billingUnavailable, storeLostData } from '../../core/errors.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
+import { duplicateRedis, type Redis } from '../../core/redis-client.ts';
 import { reportEpochFault } from '../../core/redis-epoch.ts';
 import { publishReplicaReport, removeReplicaReport } from '../../core/replica-reports.ts';
 import type { ProxyMetrics } from '../metrics/metrics.ts';
@@ -66,7 +66,7 @@ export class Billing implements ChargeDeps {
     const { config, metrics, log } = o;
     this.holdTtlMs = config.HOLD_TTL_MS;
     this.metering = new Metering(o.redis);
-    this.outboxRedis = o.redis.duplicate({
+    this.outboxRedis = duplicateRedis(o.redis, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: config.REDIS_WAIT_TIMEOUT_MS + 2_000,
