@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
 import { acknowledge, announce, parseAnnouncement } from './announce.ts';
-import type { Redis } from './redis-client.ts';
+import { onMessage, type Redis, subscribe } from './redis-client.ts';
 
 let server: TestRedis;
 let redis: Redis;
@@ -23,14 +23,14 @@ async function receiver(channel: string, opts: { delayMs: number; acks: boolean 
   const applied: string[] = [];
   const sub = server.client();
   subscribers.push(sub);
-  sub.on('message', (_: string, message: string) => {
+  onMessage(sub, (_, message) => {
     const { nonce, payload } = parseAnnouncement(message);
     setTimeout(() => {
       applied.push(payload);
       if (opts.acks) void acknowledge(redis, nonce);
     }, opts.delayMs);
   });
-  await sub.subscribe(channel);
+  await subscribe(sub, channel);
   return applied;
 }
 
