@@ -167,3 +167,44 @@ export function duplicateRedis(redis: Redis, opts: ConnectOptions): Redis {
     redisOptions: { ...redis.options.redisOptions, ...perNode },
   });
 }
+
+type Chain = ReturnType<Single['pipeline']>;
+
+/**
+ * One command per item, answered in order: one pipeline on one server; on a cluster, where a
+ * pipeline must stay on one node, one small pipeline per item, all sent at once.
+ */
+export async function perItem<T>(
+  redis: Redis,
+  items: readonly T[],
+  add: (p: Chain, item: T) => unknown,
+): Promise<[Error | null, unknown][]> {
+  if (!isCluster(redis)) {
+    const p = redis.pipeline();
+    for (const item of items) add(p, item);
+    return (await p.exec()) ?? [];
+  }
+  const answers = await Promise.all(
+    items.map((item) => {
+      const p = redis.pipeline();
+      add(p, item);
+      return p.exec();
+    }),
+  );
+  return answers.flatMap((a) => a ?? []);
+}
+
+/**
+ * Writes that belong together but live in different slots (an account's hash and a user's): one
+ * MULTI on one server; on a cluster, where a transaction cannot span slots, each step (the
+ * commands on one key) as its own MULTI, in the order given — callers order the steps so a crash
+ * between two leaves nothing that grants more than before (see core/team.ts).
+ */
+export async function writeSteps(redis: Redis, steps: readonly ((m: Chain) => unknown)[]): Promise<void> {
+  const groups = isCluster(redis) ? steps.map((s) => [s]) : [steps];
+  for (const group of groups) {
+    const m = redis.multi();
+    for (const step of group) step(m as Chain);
+    for (const [err] of (await m.exec()) ?? []) if (err) throw err;
+  }
+}

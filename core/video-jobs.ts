@@ -13,7 +13,7 @@ import { type ChargeResult, type KeySpend, type Metering, videoCost } from './bi
 import type { VideoPrice } from './catalogue/index.ts';
 import { accountKeys, globalKeys } from './keyspace.ts';
 import { LuaScript } from './lua.ts';
-import type { Redis } from './redis-client.ts';
+import { perItem, type Redis } from './redis-client.ts';
 
 export type VideoStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
 
@@ -290,12 +290,11 @@ export class VideoJobs {
     if (depth === 0) return { depth, oldestAgeS: 0 };
     // Members are not ordered by age (due times move); the oldest of a bounded sample is close enough.
     const sample = await this.redis.zrange(globalKeys.videosActive, 0, 99);
-    const pipe = this.redis.pipeline();
-    for (const m of sample) {
+    const answers = await perItem(this.redis, sample, (p, m) => {
       const [a = '', id = ''] = m.split(' ');
-      pipe.hget(accountKeys(a).video(id), 'created_at');
-    }
-    const created = ((await pipe.exec()) ?? []).map(([, v]) => Number(v)).filter((v) => v > 0);
+      return p.hget(accountKeys(a).video(id), 'created_at');
+    });
+    const created = answers.map(([, v]) => Number(v)).filter((v) => v > 0);
     const oldest = created.length > 0 ? Math.min(...created) : Date.now() / 1000;
     return { depth, oldestAgeS: Math.max(0, Date.now() / 1000 - oldest) };
   }

@@ -94,13 +94,14 @@ describe('CatalogueSnapshot', () => {
     await lonely.start();
     lonely.stop();
     const before = lonely.all().length;
-    await broken.rename(globalKeys.catalogue, `${globalKeys.catalogue}:saved`);
+    const saved = await broken.hgetall(globalKeys.catalogue);
+    await broken.del(globalKeys.catalogue);
     await broken.set(globalKeys.catalogue, 'not a hash'); // HGETALL now fails with WRONGTYPE
     await lonely.refresh();
     expect(errors).toHaveLength(1);
     expect(lonely.all()).toHaveLength(before);
     await broken.del(globalKeys.catalogue);
-    await broken.rename(`${globalKeys.catalogue}:saved`, globalKeys.catalogue);
+    await broken.hset(globalKeys.catalogue, saved);
     await lonely.refresh();
     expect(lonely.all()).toHaveLength(before);
   });

@@ -10,7 +10,7 @@
 import { newId } from '../ids.ts';
 import { accountKeys, globalKeys } from '../keyspace.ts';
 import { LuaScript } from '../lua.ts';
-import type { Redis } from '../redis-client.ts';
+import { perItem, type Redis } from '../redis-client.ts';
 
 export type ProviderName = 'stripe' | 'approval';
 export const PROVIDER_NAMES = ['stripe', 'approval'] as const satisfies readonly ProviderName[];
@@ -166,9 +166,7 @@ export class TopUpRequests {
 
   private async load(refs: { accountId: string; id: string }[]): Promise<TopUpRequest[]> {
     if (refs.length === 0) return [];
-    const pipe = this.redis.pipeline();
-    for (const r of refs) pipe.hgetall(accountKeys(r.accountId).topUp(r.id));
-    const res = (await pipe.exec()) ?? [];
+    const res = await perItem(this.redis, refs, (p, r) => p.hgetall(accountKeys(r.accountId).topUp(r.id)));
     const out: TopUpRequest[] = [];
     for (const [err, h] of res) {
       if (err) throw err;

@@ -129,7 +129,9 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
       await exited;
     },
     async waitForFailover(deadPort) {
-      const live = nodes.filter((n) => n.port !== deadPort && n.proc.exitCode === null && n.proc.signalCode === null);
+      const live = nodes.filter(
+        (n) => n.port !== deadPort && n.proc.exitCode === null && n.proc.signalCode === null,
+      );
       await untilAllOk(live, 60_000, (slots) => slots.every((s) => s[2]?.[1] !== deadPort));
     },
     async stop() {
@@ -154,7 +156,9 @@ async function untilPong(n: ClusterNode): Promise<void> {
         return;
       } catch (err) {
         if (n.proc.exitCode !== null)
-          throw new Error(`redis-server on ${n.port} exited (${n.proc.exitCode}); is redis-server installed?`);
+          throw new Error(
+            `redis-server on ${n.port} exited (${n.proc.exitCode}); is redis-server installed?`,
+          );
         if (Date.now() > deadline) throw err;
         c.disconnect();
         await new Promise((r) => setTimeout(r, 50));
