@@ -16,6 +16,7 @@ import {
 } from '../../core/billing/index.ts';
 import { accountKeys } from '../../core/keyspace.ts';
 import { type Redis, serverOf } from '../../core/redis-client.ts';
+import type { AcknowledgedWrite } from '../../core/replica-reports.ts';
 import type { Journal, Replayed, SettleRecord } from './journal.ts';
 
 export interface OutboxOptions {
@@ -34,6 +35,8 @@ export interface OutboxOptions {
    * deliveries wait, failing, and stay in the journal.
    */
   holdBack?: () => boolean;
+  /** Redis acknowledged this settlement (and it left the journal): the replica's report keeps it a while. */
+  onAcknowledged?: (w: AcknowledgedWrite) => void;
   minBackoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -198,7 +201,17 @@ export class Outbox {
       `settle ${r.holdId}`,
       r.accountId,
       () => this.metering.settle({ accountId: r.accountId, holdId: r.holdId, cost: r.cost, usage: r.usage }),
-      () => this.o.journal.ack([r.seq]),
+      () => {
+        this.o.journal.ack([r.seq]);
+        const w = {
+          accountId: r.accountId,
+          op: `settle:${r.holdId}`,
+          count: 1,
+          nano: r.cost,
+          atMs: Date.now(),
+        };
+        this.o.onAcknowledged?.(w);
+      },
     );
   }
 
@@ -223,7 +236,16 @@ export class Outbox {
           ttlMs: b.ttlMs,
           records: b.records,
         }),
-      () => this.o.journal.ack(seqs, b),
+      () => {
+        this.o.journal.ack(seqs, b);
+        this.o.onAcknowledged?.({
+          accountId: b.accountId,
+          op: `settle-batch:${b.leaseId}:${b.batchId}`,
+          count: b.records.length,
+          nano: b.records.reduce((sum, r) => sum + r.cost, 0),
+          atMs: Date.now(),
+        });
+      },
     );
   }
 
