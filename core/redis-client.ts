@@ -93,11 +93,32 @@ export function primaries(redis: Redis): Single[] {
 }
 
 /**
+ * A cluster client knows its nodes only once it has read the slot map: a fresh one has none, and
+ * primaries() would be empty (a scan of "every primary" that finds nothing). Waits for that.
+ */
+export async function whenReady(redis: Redis): Promise<void> {
+  if (!isCluster(redis) || redis.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    const ready = () => {
+      redis.off('end', ended);
+      resolve();
+    };
+    const ended = () => {
+      redis.off('ready', ready);
+      reject(new Error('the Redis Cluster connection ended before it was ready'));
+    };
+    redis.once('ready', ready);
+    redis.once('end', ended);
+  });
+}
+
+/**
  * Every key matching `pattern`, from every primary (a keyspace SCAN on a cluster reaches one node).
  * A key may be listed twice while a slot moves; callers treat the list as a set.
  */
 export async function scanKeys(redis: Redis, pattern: string, count = 200): Promise<string[]> {
   const found = new Set<string>();
+  await whenReady(redis);
   for (const node of primaries(redis)) {
     let cursor = '0';
     do {
@@ -147,6 +168,7 @@ export function offMessage(subscriber: Redis, handler: MessageHandler): void {
  */
 export async function serverOf(redis: Redis, key: string): Promise<Single> {
   if (!isCluster(redis)) return redis;
+  await whenReady(redis);
   const slot = (await redis.cluster('KEYSLOT', key)) as number;
   const owner = redis.slots[slot]?.[0];
   const node = redis.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === owner);

@@ -30,8 +30,13 @@ export interface TestRedisCluster {
   node(port: number): Single;
   /** The port of the primary that holds `key` now. */
   primaryOf(key: string): Promise<number>;
+  /** The port of the replica that follows the primary on `port`. */
+  replicaOf(port: number): Promise<number>;
   /** SIGKILLs the node on `port`. */
   kill(port: number): Promise<void>;
+  /** SIGSTOPs / SIGCONTs the node on `port` (a replica that stops taking the primary's writes). */
+  pause(port: number): void;
+  resume(port: number): void;
   /** Waits until every live node says the cluster is ok and `port`'s slots have another primary. */
   waitForFailover(deadPort: number): Promise<void>;
   stop(): Promise<void>;
@@ -122,6 +127,18 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
       if (!range) throw new Error(`no node serves slot ${slot}`);
       return range[2]![1];
     },
+    async replicaOf(port) {
+      const info = await nodeClient(port).info('replication');
+      const m = /slave0:ip=[^,]+,port=(\d+)/.exec(info);
+      if (m === null) throw new Error(`the primary on ${port} has no replica:\n${info}`);
+      return Number(m[1]);
+    },
+    pause(port) {
+      nodes.find((x) => x.port === port)!.proc.kill('SIGSTOP');
+    },
+    resume(port) {
+      nodes.find((x) => x.port === port)!.proc.kill('SIGCONT');
+    },
     async kill(port) {
       const n = nodes.find((x) => x.port === port)!;
       const exited = new Promise((r) => n.proc.once('exit', r));
@@ -135,6 +152,7 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
       await untilAllOk(live, 60_000, (slots) => slots.every((s) => s[2]?.[1] !== deadPort));
     },
     async stop() {
+      for (const n of nodes) n.proc.kill('SIGCONT'); // a paused node would leave quit() unanswered
       await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
       for (const c of plain) c.disconnect();
       stopAll();

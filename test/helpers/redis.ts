@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from '../../core/free-port.ts';
 import type { Redis as AnyRedis } from '../../core/redis-client.ts';
-import { startRedisCluster } from './redis-cluster.ts';
+import { startRedisCluster, type TestRedisCluster } from './redis-cluster.ts';
 
 export interface TestRedis {
   url: string;
@@ -132,8 +132,9 @@ async function launch(args: string[], port: number): Promise<ChildProcess> {
   return proc;
 }
 
-async function clusterAsTestRedis(): Promise<TestRedis> {
-  const c = await startRedisCluster();
+/** A Redis Cluster behind the TestRedis interface (what one-server tests and harnesses take). */
+export async function clusterAsTestRedis(c?: TestRedisCluster): Promise<TestRedis> {
+  c ??= await startRedisCluster();
   const single = (what: string) => () => {
     throw new Error(`${what} needs one Redis server; this test runs on a Redis Cluster`);
   };
