@@ -130,4 +130,29 @@ describe('on a Redis Cluster', () => {
     // Its replica has the write: WAIT on the right primary counts it.
     expect(await node.call('WAIT', 1, 5_000)).toBe(1);
   });
+
+  // Last: it kills a primary.
+  it('KEY-6 subscribers follow a channel to the replica promoted when its primary dies', async () => {
+    const channel = 'mp:accounts:changed';
+    const got: string[] = [];
+    const sub = cluster.client();
+    onMessage(sub, (_, message) => got.push(message));
+    await subscribe(sub, channel);
+    expect(await publish(redis, channel, 'before')).toBe(1);
+    await until(() => got.includes('before'), 'the message before the failover');
+    const primary = await cluster.primaryOf(channel);
+    await cluster.kill(primary);
+    await cluster.waitForFailover(primary);
+    // Receivers counted again once the subscriber is back on the channel's new primary.
+    let receivers = 0;
+    await until(
+      async () => {
+        receivers = await publish(redis, channel, 'after').catch(() => 0);
+        return receivers === 1;
+      },
+      'a subscriber on the promoted replica',
+      30_000,
+    );
+    await until(() => got.includes('after'), 'the message after the failover', 10_000);
+  }, 90_000);
 });
