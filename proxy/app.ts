@@ -277,6 +277,14 @@ async function subscribeInvalidations(
     connectedOnce = true;
   });
   if (subscriber.status === 'ready') connectedOnce = true;
-  subscriber.on('error', onError);
+  // While a cluster node is down its connection is retried every few milliseconds, each retry an
+  // 'error' (hundreds a second during a failover): the first is logged, then one a second.
+  let lastLoggedAt = 0;
+  subscriber.on('error', (err: unknown) => {
+    const now = Date.now();
+    if (now - lastLoggedAt < 1_000) return;
+    lastLoggedAt = now;
+    onError(err);
+  });
   await subscribe(subscriber, channels.keyInvalidated, channels.keyChanged, channels.accountChanged);
 }
