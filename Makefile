@@ -51,6 +51,18 @@ lint: $(NPM_STAMP)
 
 test: test-deps typecheck lint
 	npx vitest run
+	@$(MAKE) --no-print-directory test-redis-cluster
+
+# The money suites and the SDK suites once more, each file on a real 3-primary + 3-replica Redis
+# Cluster instead of one Redis (test/helpers/redis-cluster.ts; README "Running on Redis Cluster").
+REDIS_CLUSTER_SUITES := core/billing/metering.test.ts core/billing/sweeper.test.ts \
+  core/billing/leases.test.ts core/billing/key-spend.test.ts core/ledger.test.ts core/announce.test.ts \
+  core/keys/store.test.ts core/catalogue/snapshot.test.ts proxy/billing/outbox.test.ts \
+  proxy/billing/leases.test.ts test/proxy/money.test.ts test/proxy/billing.test.ts \
+  test/proxy/chat.test.ts test/proxy/messages.test.ts test/proxy/leases.test.ts \
+  test/proxy/spend-limit.test.ts test/console/api.test.ts cli/main.test.ts
+test-redis-cluster: $(NPM_STAMP)
+	MODELPLANE_TEST_REDIS=cluster npx vitest run $(REDIS_CLUSTER_SUITES)
 
 bench: deps
 	@scripts/system-deps.sh wrk
@@ -58,6 +70,7 @@ bench: deps
 	npx tsx bench/metering/batch.ts
 	npx tsx bench/metering/outbox.ts
 	npx tsx bench/metering/progress.ts
+	npx tsx bench/metering/cluster.ts
 	npx tsx bench/media/edits.ts
 	npx tsx bench/proxy/slow-clients.ts
 	npx tsx bench/proxy/run.ts
@@ -67,7 +80,7 @@ bench: deps
 	@test/llamacpp/tiny-model.sh >/dev/null
 	npx tsx bench/proxy/real-engine.ts
 
-.PHONY: help deps test-deps dev console-web build typecheck lint test bench e2e-kind images e2e-images e2e-cluster e2e-vllm
+.PHONY: help deps test-deps dev console-web build typecheck lint test test-redis-cluster bench e2e-kind images e2e-images e2e-cluster e2e-vllm
 
 images: $(NPM_STAMP)
 	scripts/build-images.sh

@@ -1,12 +1,12 @@
 // What every command needs: the domain stores over one Redis connection, and an output sink that
 // prints JSON with --json or a readable line otherwise.
 import { existsSync, readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
 import { Accounts } from '../core/accounts.ts';
 import { Metering } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import { type Config, loadConfig } from '../core/config.ts';
 import { ApiKeys } from '../core/keys/index.ts';
+import { connectRedis, type Redis } from '../core/redis-client.ts';
 import { Team } from '../core/team.ts';
 import { Users } from '../core/users.ts';
 import { UsageError } from './args.ts';
@@ -41,7 +41,7 @@ export function devEnv(path = '.data/dev.env'): NodeJS.ProcessEnv {
 
 export function createContext(json: boolean, out: (s: string) => void = console.log): Context {
   const config = loadConfig(devEnv());
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: false });
+  const redis = connectRedis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: false });
   return {
     config,
     redis,

@@ -2,9 +2,20 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Metering } from '../core/billing/index.ts';
 import { accountKeys } from '../core/keyspace.ts';
+import { primaries, type Redis, whenReady } from '../core/redis-client.ts';
 import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
 import { createContext } from './context.ts';
 import { main } from './main.ts';
+
+/** Keys in Redis, on every primary (DBSIZE counts one node's). */
+let counter: Redis | undefined;
+async function keyCount(): Promise<number> {
+  counter ??= redis.client();
+  const r = counter;
+  await whenReady(r);
+  const sizes = await Promise.all(primaries(r).map((n) => n.dbsize()));
+  return sizes.reduce((a, b) => a + b, 0);
+}
 
 let redis: TestRedis;
 let out: string[];
@@ -181,10 +192,10 @@ describe('modelplane CLI', () => {
     [['ledger', 'show'], /missing <requestId>/],
     [['nonsense'], /unknown command/],
   ])('bad arguments %j exit 2 with a clear message and write nothing', async (argv, message) => {
-    const before = await redis.client().dbsize();
+    const before = await keyCount();
     expect(await run(...argv)).toBe(2);
     expect(err.join('\n')).toMatch(message);
-    expect(await redis.client().dbsize()).toBe(before);
+    expect(await keyCount()).toBe(before);
   });
 
   it('KEY-2 a duplicate key name is refused with exit 2', async () => {

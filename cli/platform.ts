@@ -7,7 +7,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Redis } from 'ioredis';
 import { parse as parseYaml } from 'yaml';
 import { Accounts } from '../core/accounts.ts';
 import { Metering } from '../core/billing/index.ts';
@@ -17,6 +16,7 @@ import { newId } from '../core/ids.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { formatNano, parseDecimalToNano } from '../core/money.ts';
 import { NODE_SERVICE_FLAGS } from '../core/node-flags.ts';
+import { connectRedis } from '../core/redis-client.ts';
 import { Team } from '../core/team.ts';
 import { Users } from '../core/users.ts';
 
@@ -211,7 +211,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function waitForRedis(url: string, signal: AbortSignal): Promise<void> {
   const deadline = Date.now() + 15_000;
   while (!signal.aborted) {
-    const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const r = connectRedis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     r.on('error', () => {}); // refused while redis-server boots; retried below
     try {
       await r.connect();
@@ -268,7 +268,7 @@ async function waitForModels(
   signal: AbortSignal,
 ): Promise<void> {
   const want = exampleModelIds(modelsDir);
-  const redis = new Redis(redisUrl);
+  const redis = connectRedis(redisUrl);
   const catalogue = new CatalogueStore(redis);
   const deadline = Date.now() + 120_000;
   try {
@@ -302,7 +302,7 @@ function devKek(data: string): string {
 
 async function ensureDemoAccount(data: string, redisUrl: string, kek: string) {
   const config = loadConfig({ ...process.env, REDIS_URL: redisUrl, MODELPLANE_KEK: kek });
-  const redis = new Redis(redisUrl);
+  const redis = connectRedis(redisUrl);
   try {
     const accounts = new Accounts(redis);
     const keys = new ApiKeys(redis, { brand: config.MODELPLANE_BRAND, kek: config.kek });

@@ -3,7 +3,6 @@
 // build the very same app. The React app that uses this API comes in a later step.
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { Accounts } from '../core/accounts.ts';
 import { Metering, ServiceLedger } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
@@ -11,6 +10,7 @@ import type { Config } from '../core/config.ts';
 import { newRequestId } from '../core/ids.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { createPayments } from '../core/payments/index.ts';
+import type { Redis } from '../core/redis-client.ts';
 import { Team } from '../core/team.ts';
 import { Users } from '../core/users.ts';
 // What every server here shares with the proxy: request ids, one error catalogue rendering, JSON

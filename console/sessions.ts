@@ -2,9 +2,9 @@
 // the user and account it acts for, and the session's CSRF token; expiring, and revocable by
 // deleting the key (sign-out does).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { globalKeys } from '../core/keyspace.ts';
 import { LuaScript } from '../core/lua.ts';
+import type { Redis } from '../core/redis-client.ts';
 
 export interface Session {
   id: string;

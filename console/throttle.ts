@@ -5,8 +5,9 @@
 // means failures from one address cannot lock the user out from the others: a stranger who types
 // wrong passwords for the owner's email blocks only themselves. The address is the one fastify
 // derives from CONSOLE_TRUSTED_PROXIES, so a client cannot pick a fresh one per try.
-import type { Redis } from 'ioredis';
+
 import { globalKeys } from '../core/keyspace.ts';
+import type { Redis } from '../core/redis-client.ts';
 import { normalizeEmail } from '../core/users.ts';
 
 const WINDOW_MS = 15 * 60_000;
@@ -28,14 +29,15 @@ export class SignInThrottle {
 
   /** True when this email has failed too often from this address, or this address too often at all. */
   async blocked(email: string, address: string): Promise<boolean> {
-    const [e, a] = await this.redis.mget(...this.keys(email, address));
+    // Two keys of two slots: two GETs, not MGET, so this runs on Redis Cluster too.
+    const [e, a] = await Promise.all(this.keys(email, address).map((k) => this.redis.get(k)));
     return Number(e ?? 0) >= this.perEmail || Number(a ?? 0) >= this.perAddress;
   }
 
   async failed(email: string, address: string): Promise<void> {
-    const m = this.redis.multi();
-    for (const k of this.keys(email, address)) m.incr(k).pexpire(k, WINDOW_MS, 'NX');
-    await m.exec();
+    await Promise.all(
+      this.keys(email, address).map((k) => this.redis.multi().incr(k).pexpire(k, WINDOW_MS, 'NX').exec()),
+    );
   }
 
   /**

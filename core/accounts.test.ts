@@ -1,9 +1,9 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
 import { Accounts } from './accounts.ts';
 import { acknowledge, parseAnnouncement } from './announce.ts';
 import { ApiError } from './errors.ts';
+import { onMessage, type Redis, subscribe } from './redis-client.ts';
 
 let server: TestRedis;
 let redis: Redis;
@@ -79,12 +79,12 @@ describe('Accounts', () => {
     const sub = server.client();
     const seen: string[] = [];
     // Stands in for a proxy replica: each change returns only once it was applied and acknowledged.
-    sub.on('message', (_channel: string, message: string) => {
+    onMessage(sub, (_channel, message) => {
       const { nonce, payload } = parseAnnouncement(message);
       seen.push(payload);
       void acknowledge(redis, nonce);
     });
-    await sub.subscribe('mp:accounts:changed');
+    await subscribe(sub, 'mp:accounts:changed');
     await accounts.grantModel(a.id, 'x/y');
     expect(seen).toEqual([a.id]);
     await accounts.revokeModel(a.id, 'x/y');

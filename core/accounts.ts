@@ -1,13 +1,13 @@
 // Accounts: the owner of keys, balance and usage. Console users are members of accounts
 // (core/team.ts); keys belong to the account, not to the member who created them (KEY-7).
 
-import type { Redis } from 'ioredis';
 import { announce } from './announce.ts';
 import { currencyForCountry } from './currency.ts';
 import { ApiError, invalidRequest } from './errors.ts';
 import { newId } from './ids.ts';
 import { accountKeys, channels, globalKeys } from './keyspace.ts';
 import { LuaScript } from './lua.ts';
+import { perItem, type Redis } from './redis-client.ts';
 
 export interface Account {
   id: string;
@@ -136,10 +136,10 @@ export class Accounts {
 
   async list(): Promise<Account[]> {
     const ids = await this.redis.smembers(globalKeys.accounts);
-    const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(accountKeys(id).account);
     const accounts: Account[] = [];
-    for (const [err, value] of (await pipeline.exec()) ?? []) {
+    for (const [err, value] of await perItem(this.redis, ids, (p, id) =>
+      p.hgetall(accountKeys(id).account),
+    )) {
       if (err) throw err;
       const account = parseAccount(value as Record<string, string>);
       if (account) accounts.push(account);

@@ -1,9 +1,10 @@
 // Announcements against a real Redis: the change returns once every receiver applied it, and a
 // receiver that never answers costs a bounded wait, not a hung admin.
-import type { Redis } from 'ioredis';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
 import { acknowledge, announce, parseAnnouncement } from './announce.ts';
+import { onMessage, type Redis, subscribe } from './redis-client.ts';
 
 let server: TestRedis;
 let redis: Redis;
@@ -22,14 +23,14 @@ async function receiver(channel: string, opts: { delayMs: number; acks: boolean 
   const applied: string[] = [];
   const sub = server.client();
   subscribers.push(sub);
-  sub.on('message', (_: string, message: string) => {
+  onMessage(sub, (_, message) => {
     const { nonce, payload } = parseAnnouncement(message);
     setTimeout(() => {
       applied.push(payload);
       if (opts.acks) void acknowledge(redis, nonce);
     }, opts.delayMs);
   });
-  await sub.subscribe(channel);
+  await subscribe(sub, channel);
   return applied;
 }
 

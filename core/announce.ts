@@ -4,11 +4,12 @@
 // key authenticating once more, seen in CI on a loaded machine). So each receiver acknowledges
 // after applying (a counter per announcement), and `announce` returns once as many receivers as
 // PUBLISH counted have — bounded by `waitMs`, so a replica that dies meanwhile cannot hang an admin.
-// (On Redis Cluster PUBLISH counts the receiving node's subscribers only: replicas subscribed through
-// other nodes are then not waited for, which is the plain pub/sub of before, never a hang.)
+// On Redis Cluster the announcement goes out sharded (SPUBLISH, core/redis-client.ts): plain PUBLISH
+// there counts only the receiving node's subscribers, so replicas subscribed through other nodes
+// would not be waited for.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { globalKeys } from './keyspace.ts';
+import { publish, type Redis } from './redis-client.ts';
 
 /** How long an announcement waits for acknowledgements by default. */
 export const ANNOUNCE_WAIT_MS = 2_000;
@@ -30,7 +31,7 @@ export async function announce(
   waitMs: number = ANNOUNCE_WAIT_MS,
 ): Promise<Announced> {
   const nonce = randomBytes(8).toString('hex');
-  const receivers = await redis.publish(channel, `${nonce} ${payload}`);
+  const receivers = await publish(redis, channel, `${nonce} ${payload}`);
   const acks = globalKeys.announceAcks(nonce);
   const deadline = Date.now() + waitMs;
   let acknowledged = Number((await redis.get(acks)) ?? 0);

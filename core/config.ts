@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDecimalToNano } from './money.ts';
+import { parseRedisTarget } from './redis-client.ts';
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 const csv = z
@@ -47,8 +48,23 @@ const trustedProxies = z
     return list;
   });
 
+/**
+ * One server (`redis://host:port`) or a cluster by some of its nodes
+ * (`redis+cluster://host1:port1,host2:port2`): checked here, at start, so a typo stops the process.
+ */
+export const redisUrl = z
+  .string()
+  .default('redis://127.0.0.1:6379')
+  .superRefine((url, ctx) => {
+    try {
+      parseRedisTarget(url);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+    }
+  });
+
 const schema = z.object({
-  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  REDIS_URL: redisUrl,
   /** The brand word in new key secrets: `sk-<brand>-` + 48 hex. */
   MODELPLANE_BRAND: z
     .string()

@@ -8,8 +8,9 @@
 // to the balance's change to the nano. The stream's ids are Redis timestamps, so the range is an
 // XRANGE over it, not a scan of the whole stream; the cost is the number of entries in the range
 // (an entry per API call). Rollups would make the charges O(hours), but not the rest.
-import type { Redis } from 'ioredis';
+
 import { accountKeys } from './keyspace.ts';
+import type { Redis } from './redis-client.ts';
 import { ledgerEntries } from './usage.ts';
 
 /**

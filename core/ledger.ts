@@ -6,9 +6,10 @@
 // its charges − refunds in the stream that month, and each limited key's `held` is the sum of its
 // open holds, with no hold filed under a key after it is gone.
 // `ledgerOfRequest` finds one call's entries (`modelplane ledger show`).
-import type { Redis } from 'ioredis';
+
 import { spendMonth } from './billing/key-spend.ts';
 import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
+import type { Redis } from './redis-client.ts';
 import { balanceEffect, ledgerEntries, type UsageEntry } from './usage.ts';
 
 export interface AccountLedger {

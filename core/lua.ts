@@ -1,7 +1,7 @@
 // A Lua script run by its SHA: EVALSHA first (the server keeps scripts cached), EVAL once when the
 // server answers NOSCRIPT (after a restart or SCRIPT FLUSH). Every atomic step in core uses it.
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Redis } from './redis-client.ts';
 
 export class LuaScript {
   readonly sha: string;

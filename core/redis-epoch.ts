@@ -5,7 +5,7 @@
 // what they owe in their journals instead of writing it against accounts that are not there, and
 // say so in Redis itself (`mp:fault:epoch:<replica>`, short-lived, refreshed while it lasts), so
 // `modelplane ledger check` fails naming them even though the accounts it would check are gone.
-import type { Redis } from 'ioredis';
+import { type Redis, scanKeys } from './redis-client.ts';
 
 export const EPOCH_KEY = 'mp:epoch';
 const FAULT_PREFIX = 'mp:fault:epoch:';
@@ -41,14 +41,10 @@ export async function reportEpochFault(redis: Redis, f: EpochFault, ttlMs: numbe
 /** Every replica's current report that this Redis is not the one it knew. */
 export async function epochFaults(redis: Redis): Promise<EpochFault[]> {
   const out: EpochFault[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${FAULT_PREFIX}*`, 'COUNT', 200);
-    cursor = next;
-    for (const k of keys) {
-      const v = await redis.get(k);
-      if (v !== null) out.push(JSON.parse(v) as EpochFault);
-    }
-  } while (cursor !== '0');
+  // Every primary's share: on a cluster these keys are spread over the slots.
+  for (const k of await scanKeys(redis, `${FAULT_PREFIX}*`)) {
+    const v = await redis.get(k);
+    if (v !== null) out.push(JSON.parse(v) as EpochFault);
+  }
   return out.sort((a, b) => a.replica.localeCompare(b.replica));
 }

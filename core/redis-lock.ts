@@ -3,8 +3,8 @@
 // another process when the holder dies and the ttl passes. The ttl is Redis's, so clocks of the
 // fleet's machines never decide who holds it.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { LuaScript } from './lua.ts';
+import type { Redis } from './redis-client.ts';
 
 const acquireOrRenew = new LuaScript(
   `if redis.call('GET', KEYS[1]) == ARGV[1] then

@@ -4,7 +4,8 @@
 // stays, and `modelplane ledger check` can name a replica that owes money and has gone silent (its
 // volume may be gone: those charges are then lost, and the check says how much). A replica that
 // stops cleanly with nothing owed removes its report.
-import type { Redis } from 'ioredis';
+import { accountKeys } from './keyspace.ts';
+import { perItem, type Redis, scanKeys } from './redis-client.ts';
 
 const PREFIX = 'mp:replica:';
 
@@ -20,6 +21,47 @@ export interface ReplicaReport {
   reportedAtMs: number;
   /** How often it reports: a report much older than this is a replica gone silent. */
   everyMs: number;
+  /** The settlements Redis acknowledged to it lately (see AcknowledgedWrite); absent: none kept. */
+  recent?: AcknowledgedWrite[];
+}
+
+/**
+ * A settlement Redis acknowledged to a replica (which then dropped it from its journal). Redis
+ * replication is asynchronous: a primary that dies before its replica has the write loses it, the
+ * promoted replica is self-consistent (balance and stream agree), and nothing in Redis says a
+ * write is missing. So each replica keeps what was acknowledged in its last minutes and reports it;
+ * `ledger check` looks each one up by its exactly-once record (`done:<op>`, kept a day) and names
+ * every one Redis no longer has. A witness for a window, not a record: PostgreSQL (issue 23, the
+ * journal) is what keeps every write.
+ */
+export interface AcknowledgedWrite {
+  accountId: string;
+  /** Its exactly-once operation: `settle:<holdId>` or `settle-batch:<leaseId>:<batchId>`. */
+  op: string;
+  /** The calls in it and their true cost (nano). */
+  count: number;
+  nano: number;
+  atMs: number;
+}
+
+/** How long a replica keeps acknowledged writes in its report, and at most how many. */
+export const RECENT_ACKS_MS = 5 * 60_000;
+export const RECENT_ACKS_KEPT = 2_000;
+
+/** Acknowledged writes (by any replica's report) that Redis has no trace of now. */
+export async function lostAcknowledged(
+  redis: Redis,
+  reports: readonly ReplicaReport[],
+): Promise<{ replica: string; write: AcknowledgedWrite }[]> {
+  const all = reports.flatMap((r) => (r.recent ?? []).map((write) => ({ replica: r.replica, write })));
+  const found = await perItem(redis, all, (p, { write }) =>
+    p.exists(accountKeys(write.accountId).done(write.op)),
+  );
+  return all.filter((_, i) => {
+    const [err, n] = found[i]!;
+    if (err) throw err;
+    return n === 0;
+  });
 }
 
 export async function publishReplicaReport(redis: Redis, r: ReplicaReport): Promise<void> {
@@ -32,15 +74,11 @@ export async function removeReplicaReport(redis: Redis, replica: string): Promis
 
 export async function replicaReports(redis: Redis): Promise<ReplicaReport[]> {
   const out: ReplicaReport[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 200);
-    cursor = next;
-    for (const k of keys) {
-      const v = await redis.get(k);
-      if (v !== null) out.push(JSON.parse(v) as ReplicaReport);
-    }
-  } while (cursor !== '0');
+  // Every primary's share: on a cluster these keys are spread over the slots.
+  for (const k of await scanKeys(redis, `${PREFIX}*`)) {
+    const v = await redis.get(k);
+    if (v !== null) out.push(JSON.parse(v) as ReplicaReport);
+  }
   return out.sort((a, b) => a.replica.localeCompare(b.replica));
 }
 

@@ -7,11 +7,11 @@
 // `mp:user-accounts:<user>` (account → role) — written together in one MULTI, so a member listed on
 // one side is listed on the other.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { ApiError, invalidRequest } from './errors.ts';
 import { newId } from './ids.ts';
 import { listKeyRecords, softDeleteKey } from './keys/records.ts';
 import { accountKeys, globalKeys } from './keyspace.ts';
+import { type Redis, writeSteps } from './redis-client.ts';
 import { normalizeEmail } from './users.ts';
 
 export const ROLES = ['owner', 'member'] as const;
@@ -55,11 +55,11 @@ export class Team {
     if (!isRole(role)) throw invalidRequest(`role must be one of ${ROLES.join(', ')}`, 'role');
     if ((await this.redis.hexists(accountKeys(accountId).account, 'id')) === 0)
       throw new ApiError('not_found', `No account '${accountId}'.`);
-    await this.redis
-      .multi()
-      .hset(accountKeys(accountId).team, userId, role)
-      .hset(globalKeys.userAccounts(userId), accountId, role)
-      .exec();
+    // The account's team hash is what grants; the user's list only finds it: written last.
+    await writeSteps(this.redis, [
+      (m) => m.hset(globalKeys.userAccounts(userId), accountId, role),
+      (m) => m.hset(accountKeys(accountId).team, userId, role),
+    ]);
   }
 
   /** Changes a member's role; the last owner cannot become a member. */
@@ -110,11 +110,11 @@ export class Team {
     const role = await this.role(accountId, userId);
     if (role === null) throw new ApiError('not_found', 'No such member of this account.');
     if (role === 'owner') await this.mustKeepAnOwner(accountId);
-    await this.redis
-      .multi()
-      .hdel(accountKeys(accountId).team, userId)
-      .hdel(globalKeys.userAccounts(userId), accountId)
-      .exec();
+    // Revoked first, then unlisted (writeSteps: one slot each on a cluster).
+    await writeSteps(this.redis, [
+      (m) => m.hdel(accountKeys(accountId).team, userId),
+      (m) => m.hdel(globalKeys.userAccounts(userId), accountId),
+    ]);
     if (!opts.revokeKeys) return { revokedKeyIds: [] };
     const revokedKeyIds: string[] = [];
     for (const key of await listKeyRecords(this.redis, accountId)) {
@@ -148,12 +148,13 @@ export class Team {
     };
     const token = randomBytes(24).toString('base64url');
     const hash = tokenHash(token);
-    await this.redis
-      .multi()
-      .hset(globalKeys.invitation(hash), { ...invitation })
-      .pexpire(globalKeys.invitation(hash), INVITATION_TTL_MS)
-      .hset(accountKeys(accountId).invitations, invitation.id, hash)
-      .exec();
+    await writeSteps(this.redis, [
+      (m) =>
+        m
+          .hset(globalKeys.invitation(hash), { ...invitation })
+          .pexpire(globalKeys.invitation(hash), INVITATION_TTL_MS),
+      (m) => m.hset(accountKeys(accountId).invitations, invitation.id, hash),
+    ]);
     return { invitation, token };
   }
 
@@ -172,11 +173,11 @@ export class Team {
   async revokeInvitation(accountId: string, invitationId: string): Promise<void> {
     const hash = await this.redis.hget(accountKeys(accountId).invitations, invitationId);
     if (hash === null) throw new ApiError('not_found', 'No such invitation.');
-    await this.redis
-      .multi()
-      .del(globalKeys.invitation(hash))
-      .hdel(accountKeys(accountId).invitations, invitationId)
-      .exec();
+    // The link stops working first, then leaves the account's list.
+    await writeSteps(this.redis, [
+      (m) => m.del(globalKeys.invitation(hash)),
+      (m) => m.hdel(accountKeys(accountId).invitations, invitationId),
+    ]);
   }
 
   /** What a link shows before it is accepted; null when unknown, used or expired. */

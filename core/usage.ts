@@ -1,8 +1,9 @@
 // Reading usage back: hourly rollups for reports, the usage stream for records and for the audit
 // that recomputes a balance. The writers are the metering scripts (core/billing/lua).
-import type { Redis } from 'ioredis';
+
 import type { UsageRecord } from './billing/script-args.ts';
 import { accountKeys } from './keyspace.ts';
+import type { Redis } from './redis-client.ts';
 
 const HOUR_MS = 3_600_000;
 const PAGE = 1000;

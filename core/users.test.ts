@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
 import { ApiError } from './errors.ts';
 import { globalKeys } from './keyspace.ts';
+import type { Redis } from './redis-client.ts';
 import { Users } from './users.ts';
 
 let server: TestRedis;

@@ -1,10 +1,10 @@
 // Console users: an email and a password (scrypt) bound to one account. Emails are unique and
 // compared lower-cased; the password is never stored or returned, only its salted scrypt hash.
 import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { invalidRequest } from './errors.ts';
 import { newId } from './ids.ts';
 import { globalKeys } from './keyspace.ts';
+import type { Redis } from './redis-client.ts';
 
 export interface User {
   id: string;

@@ -8,11 +8,12 @@
 // of due times that pollers claim from (the proxy's media/video-worker.ts): a claim moves the job's due time
 // VIDEO_CLAIM_MS ahead and names its claimant, the claimant renews it while it works on the job,
 // so one replica polls a job at a time and a dead replica's jobs come due again.
-import type { Redis } from 'ioredis';
+
 import { type ChargeResult, type KeySpend, type Metering, videoCost } from './billing/index.ts';
 import type { VideoPrice } from './catalogue/index.ts';
 import { accountKeys, globalKeys } from './keyspace.ts';
 import { LuaScript } from './lua.ts';
+import { perItem, type Redis } from './redis-client.ts';
 
 export type VideoStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
 
@@ -292,12 +293,11 @@ export class VideoJobs {
     if (depth === 0) return { depth, oldestAgeS: 0 };
     // Members are not ordered by age (due times move); the oldest of a bounded sample is close enough.
     const sample = await this.redis.zrange(globalKeys.videosActive, 0, 99);
-    const pipe = this.redis.pipeline();
-    for (const m of sample) {
+    const answers = await perItem(this.redis, sample, (p, m) => {
       const [a = '', id = ''] = m.split(' ');
-      pipe.hget(accountKeys(a).video(id), 'created_at');
-    }
-    const created = ((await pipe.exec()) ?? []).map(([, v]) => Number(v)).filter((v) => v > 0);
+      return p.hget(accountKeys(a).video(id), 'created_at');
+    });
+    const created = answers.map(([, v]) => Number(v)).filter((v) => v > 0);
     const oldest = created.length > 0 ? Math.min(...created) : Date.now() / 1000;
     return { depth, oldestAgeS: Math.max(0, Date.now() / 1000 - oldest) };
   }

@@ -6,10 +6,11 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { CatalogueStore } from '../core/catalogue/store.ts';
+import { redisUrl } from '../core/config.ts';
+import { connectRedis } from '../core/redis-client.ts';
 import { CatalogueWriter } from './catalogue-writer.ts';
 import { KubeClient } from './kube/client.ts';
 import { KubernetesRuntime } from './kube/runtime.ts';
@@ -21,7 +22,7 @@ const schema = z.object({
   OPERATOR_RUNTIME: z.enum(['kubernetes', 'local']).default('kubernetes'),
   OPERATOR_PORT: z.coerce.number().int().min(0).max(65535).default(9090),
   OPERATOR_HOST: z.string().default('0.0.0.0'),
-  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  REDIS_URL: redisUrl,
   MODELS_DIR: z.string().default('examples/models'),
   /** Watch one namespace only; all namespaces when empty. */
   OPERATOR_NAMESPACE: z.string().default(''),
@@ -63,7 +64,7 @@ function kubeConfig(): KubeConfig {
 export async function main(argv = process.argv.slice(2), env = process.env): Promise<() => Promise<void>> {
   const config = operatorConfig(argv, env);
   const log = pino({ level: config.LOG_LEVEL, base: { component: 'operator' } });
-  const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
+  const redis = connectRedis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis'));
   const catalogue = new CatalogueWriter(new CatalogueStore(redis));
   const deps = { catalogue, log };

@@ -4,7 +4,6 @@
 // attached once, then the public operational routes.
 
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { Accounts } from '../core/accounts.ts';
 import { acknowledge, parseAnnouncement } from '../core/announce.ts';
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
@@ -13,6 +12,7 @@ import { storeLostData } from '../core/errors.ts';
 import { newRequestId } from '../core/ids.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { channels } from '../core/keyspace.ts';
+import { onMessage, type Redis, subscribe } from '../core/redis-client.ts';
 import { createObjectStore, type ObjectStore } from '../core/storage/index.ts';
 import { UrlSigner } from '../core/storage/url-signer.ts';
 import { clientError, errorsPlugin, frameworkError } from '../http/errors.ts';
@@ -264,7 +264,7 @@ async function subscribeInvalidations(
     [channels.keyChanged]: (hash) => keyCache.refresh(hash),
     [channels.accountChanged]: (accountId) => keyCache.forgetAccount(accountId),
   };
-  subscriber.on('message', (channel: string, message: string) => {
+  onMessage(subscriber, (channel, message) => {
     const apply = appliers[channel];
     if (apply === undefined) return;
     const { nonce, payload } = parseAnnouncement(message);
@@ -277,6 +277,14 @@ async function subscribeInvalidations(
     connectedOnce = true;
   });
   if (subscriber.status === 'ready') connectedOnce = true;
-  subscriber.on('error', onError);
-  await subscriber.subscribe(channels.keyInvalidated, channels.keyChanged, channels.accountChanged);
+  // While a cluster node is down its connection is retried every few milliseconds, each retry an
+  // 'error' (hundreds a second during a failover): the first is logged, then one a second.
+  let lastLoggedAt = 0;
+  subscriber.on('error', (err: unknown) => {
+    const now = Date.now();
+    if (now - lastLoggedAt < 1_000) return;
+    lastLoggedAt = now;
+    onError(err);
+  });
+  await subscribe(subscriber, channels.keyInvalidated, channels.keyChanged, channels.accountChanged);
 }

@@ -1,9 +1,9 @@
 // Everything a route needs, built once by app.ts from the injected clients and config, and handed
 // to route plugins as an option (no globals, so tests build as many apps as they like).
 
-import type { Redis } from 'ioredis';
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
+import type { Redis } from '../core/redis-client.ts';
 import type { ObjectStore } from '../core/storage/store.ts';
 import type { UrlSigner } from '../core/storage/url-signer.ts';
 import type { KeyCache } from './auth/key-cache.ts';

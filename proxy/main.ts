@@ -2,21 +2,21 @@
 // README "Configuration"); REDIS_URL and MODELPLANE_KEK are the ones that matter. Run as many
 // replicas as you like against one Redis; each keeps one thing of its own, its settlement journal
 // in PROXY_DATA_DIR (a volume that outlives the process, so a restart replays what Redis missed).
-import { Redis } from 'ioredis';
 import { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import { loadConfig } from '../core/config.ts';
+import { connectRedis } from '../core/redis-client.ts';
 import { buildProxyApp } from './app.ts';
 
 async function main() {
   const config = loadConfig();
   // Auto-pipelining: the reserves and settles of concurrent requests leave in one write.
   // A command timeout bounds every request-path wait on a hung Redis (a retryable 500 after it).
-  const redis = new Redis(config.REDIS_URL, {
+  const redis = connectRedis(config.REDIS_URL, {
     maxRetriesPerRequest: 2,
     enableAutoPipelining: true,
     commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
   });
-  const subscriber = new Redis(config.REDIS_URL);
+  const subscriber = connectRedis(config.REDIS_URL);
   const catalogue = new CatalogueSnapshot(redis, {
     subscriber,
     onError: (err) => console.error('catalogue refresh failed', err),

@@ -12,6 +12,7 @@ import { execFileSync, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { CatalogueStore } from '../../core/catalogue/index.ts';
+import { connectRedis } from '../../core/redis-client.ts';
 import { probeLatency } from '../proxy/latency.ts';
 import { startStack } from '../proxy/stack.ts';
 
@@ -74,7 +75,7 @@ const pin = (pid: number, cpu: number) =>
 async function main() {
   const stack = await startStack();
   try {
-    const r = await import('ioredis').then((m) => new m.Redis(stack.redisUrl));
+    const r = connectRedis(stack.redisUrl);
     await new CatalogueStore(r).put({
       id: IMAGE_MODEL,
       kind: 'image',

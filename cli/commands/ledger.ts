@@ -4,7 +4,7 @@
 import { checkLedger, ledgerOfRequest } from '../../core/ledger.ts';
 import { formatNano } from '../../core/money.ts';
 import { epochFaults } from '../../core/redis-epoch.ts';
-import { isSilent, replicaReports } from '../../core/replica-reports.ts';
+import { isSilent, lostAcknowledged, replicaReports } from '../../core/replica-reports.ts';
 import type { UsageEntry } from '../../core/usage.ts';
 import { noExtraPositionals, optional, positional, UsageError } from '../args.ts';
 import type { Command } from './types.ts';
@@ -52,7 +52,17 @@ export const ledgerCommands: Command[] = [
         // replica, lost for good from one whose volume is gone — a silent one is named with the amount.
         const now = Date.now();
         const silent: string[] = [];
-        for (const r of await replicaReports(ctx.redis)) {
+        const reports = await replicaReports(ctx.redis);
+        // Settlements Redis acknowledged and no longer has: a failover to a replica that had not
+        // received them yet (replication is asynchronous). Redis alone stays self-consistent, so
+        // only the replicas' witness can name them (core/replica-reports.ts, AcknowledgedWrite).
+        const forgotten = (await lostAcknowledged(ctx.redis, reports)).map(
+          ({ replica, write: w }) =>
+            `${w.accountId}: ${w.op} (${w.count} call${w.count === 1 ? '' : 's'}, cost ${formatNano(w.nano)}) was acknowledged to replica ${replica} at ${new Date(w.atMs).toISOString()} and Redis has no trace of it — lost in a failover (replication is asynchronous; REDIS_WAIT_REPLICAS=1 makes a settlement wait for a replica)`,
+        );
+        for (const l of forgotten) lines.push(`LOST  ${l}`);
+        lost.push(...forgotten);
+        for (const r of reports) {
           if (r.owed === 0) continue;
           const amounts = Object.entries(r.byAccount)
             .map(([acct, o]) => `${acct} ${formatNano(o.nano)} (${o.count})`)

@@ -2,13 +2,13 @@
 // from the rollups the settlement scripts write (no lag), grouped by key, model or day, deleted
 // keys labelled; the pricing of every model the account can see; the balance.
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Accounts } from '../../core/accounts.ts';
 import type { Metering } from '../../core/billing/index.ts';
 import { type CatalogueStore, isCallableBy, isDisplayableTo, priceFor } from '../../core/catalogue/index.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import { formatNano } from '../../core/money.ts';
+import type { Redis } from '../../core/redis-client.ts';
 import { usageReport } from '../../core/usage.ts';
 import { requireSession } from '../plugins/session.ts';
 import { groupUsage, usageCsv } from '../usage-table.ts';

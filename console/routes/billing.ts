@@ -2,7 +2,6 @@
 // over a range, the payment providers on offer, top-up requests made and listed. The balance
 // itself is GET /billing (account.ts). Money is decimal strings in the account currency.
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Accounts } from '../../core/accounts.ts';
 import type { Config } from '../../core/config.ts';
@@ -16,6 +15,7 @@ import {
   PROVIDER_NAMES,
   type TopUpRequest,
 } from '../../core/payments/index.ts';
+import type { Redis } from '../../core/redis-client.ts';
 import { requireSession } from '../plugins/session.ts';
 
 const DAY_MS = 86_400_000;

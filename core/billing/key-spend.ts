@@ -3,8 +3,9 @@
 // adds to its key's `spent:<keyId>:<YYYYMM>`, every refund takes off, and a reserve for a key with
 // a limit holds no more than the key may still spend. This module names the months and reads the
 // figures back (the console's keys table, the ledger check).
-import type { Redis } from 'ioredis';
+
 import { accountKeys } from '../keyspace.ts';
+import type { Redis } from '../redis-client.ts';
 
 /** What a key with a spend limit stands at this month (nano). */
 export interface KeySpend {

@@ -2,11 +2,12 @@
 // several replicas' leases plus direct reserves on one account (balance never below zero; balance,
 // usage stream and hourly rollups agree to the nano), the sweeper voiding a dead replica's lease,
 // and expiry judged by Redis time, never by a replica's clock.
-import type { Redis } from 'ioredis';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { newId } from '../ids.ts';
 import { accountKeys } from '../keyspace.ts';
+import type { Redis } from '../redis-client.ts';
 import { recomputeBalanceFromStream, usageRecords, usageReport } from '../usage.ts';
 import { LeaseMetering, type LeaseSettleRecord } from './leases.ts';
 import { Metering } from './metering.ts';

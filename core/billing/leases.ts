@@ -3,8 +3,9 @@
 // its replica while it lives, so the sweeper voids a crashed replica's lease once its ttl (Redis
 // time) passes, and `balance ≥ held ≥ 0` holds under any mix of leases and direct reserves. Each
 // operation is one Lua script over the account's tag.
-import type { Redis } from 'ioredis';
+
 import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
+import type { Redis } from '../redis-client.ts';
 import { spendMonth } from './key-spend.ts';
 import type { Voided } from './metering.ts';
 import { nano, ttl, type UsageRecord, usageArgs } from './script-args.ts';

@@ -1,10 +1,10 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { accountKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
+import { type Redis, scanKeys } from '../redis-client.ts';
 import { recomputeBalanceFromStream, usageRecords, usageReport } from '../usage.ts';
 import { Metering } from './metering.ts';
 import type { UsageRecord } from './script-args.ts';
@@ -84,7 +84,7 @@ describe('Metering', () => {
     await expect(m.settle({ accountId: a, holdId: 'h', cost: 100, usage: chat('k') })).rejects.toThrow(
       /NOACCOUNT the account record is missing/,
     );
-    expect(await redis.keys(`{a:${a}}*`)).toEqual([]);
+    expect(await scanKeys(redis, `{a:${a}}*`)).toEqual([]);
   });
 
   it('a retried reserve returns the same hold; a settled hold id cannot be reserved again', async () => {

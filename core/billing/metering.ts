@@ -1,10 +1,11 @@
 // Credit metering: holds, settlements, charges, refunds and top-ups on an account's balance.
 // Every operation is one Lua script (./lua) over keys that share the account's hash tag, so it is
 // atomic and runs unchanged on Redis Cluster. Amounts are integer nano-units below 2^53.
-import type { Redis } from 'ioredis';
+
 import { ApiError } from '../errors.ts';
 import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
+import type { Redis } from '../redis-client.ts';
 import { type KeySpend, spendMonth } from './key-spend.ts';
 import { nano, ttl, type UsageRecord, usageArgs } from './script-args.ts';
 import { scripts } from './scripts.ts';

@@ -1,8 +1,8 @@
 // The metering Lua scripts, read once from ./lua at import. Each script is common.lua (shared
 // helpers) followed by the operation's own file, so every operation stays one atomic script.
 import { readFileSync } from 'node:fs';
-import type { Redis } from 'ioredis';
 import { LuaScript } from '../lua.ts';
+import type { Redis } from '../redis-client.ts';
 
 const read = (file: string) => readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
 const common = read('common.lua');

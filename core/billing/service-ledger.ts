@@ -4,10 +4,11 @@
 // once by the caller's id — with kind `service`, which keeps them out of the rollups (they are not
 // API calls, so not in Inference API Usage). Each charge and refund is also kept as a record (what
 // it was for), which answers a repeated id after the scripts' 35-day memory of ids has passed.
-import type { Redis } from 'ioredis';
+
 import { ApiError, insufficientQuota } from '../errors.ts';
 import { accountKeys } from '../keyspace.ts';
 import { formatNano } from '../money.ts';
+import type { Redis } from '../redis-client.ts';
 import type { Metering } from './metering.ts';
 
 /** What a service charge's usage entry names as its model when the caller names no product. */

@@ -4,8 +4,9 @@
 // what exists: the due members are judged per account, by Redis time, in sweep.lua — gone ones leave
 // the index, live ones (renewed since) are re-filed at their expiry, expired ones are voided.
 // One replica of the fleet runs it at a time (startHoldSweeper, behind a RedisLock).
-import type { Redis } from 'ioredis';
+
 import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
+import type { Redis } from '../redis-client.ts';
 import { RedisLock } from '../redis-lock.ts';
 import { scripts } from './scripts.ts';
 

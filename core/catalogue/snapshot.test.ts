@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { until } from '../../test/helpers/until.ts';
 import { globalKeys } from '../keyspace.ts';
+import type { Redis } from '../redis-client.ts';
 import type { CatalogueEntryInput } from './entry.ts';
 import { CatalogueSnapshot } from './snapshot.ts';
 import { CatalogueStore } from './store.ts';
@@ -94,13 +94,14 @@ describe('CatalogueSnapshot', () => {
     await lonely.start();
     lonely.stop();
     const before = lonely.all().length;
-    await broken.rename(globalKeys.catalogue, `${globalKeys.catalogue}:saved`);
+    const saved = await broken.hgetall(globalKeys.catalogue);
+    await broken.del(globalKeys.catalogue);
     await broken.set(globalKeys.catalogue, 'not a hash'); // HGETALL now fails with WRONGTYPE
     await lonely.refresh();
     expect(errors).toHaveLength(1);
     expect(lonely.all()).toHaveLength(before);
     await broken.del(globalKeys.catalogue);
-    await broken.rename(`${globalKeys.catalogue}:saved`, globalKeys.catalogue);
+    await broken.hset(globalKeys.catalogue, saved);
     await lonely.refresh();
     expect(lonely.all()).toHaveLength(before);
   });

@@ -1,7 +1,8 @@
 // An in-memory copy of the catalogue for hot paths (every proxy request resolves a model). It is
 // refreshed on each change message and on a slow timer, so a missed message heals itself.
-import type { Redis } from 'ioredis';
+
 import { channels } from '../keyspace.ts';
+import { offMessage, onMessage, type Redis, subscribe } from '../redis-client.ts';
 import { type CatalogueEntry, catalogueKey } from './entry.ts';
 import { CatalogueStore } from './store.ts';
 
@@ -34,9 +35,9 @@ export class CatalogueSnapshot {
 
   async start(): Promise<void> {
     const { subscriber } = this.options;
-    subscriber.on('message', this.onMessage);
+    onMessage(subscriber, this.onMessage);
     subscriber.on('ready', this.onReady);
-    await subscriber.subscribe(channels.catalogueChanged);
+    await subscribe(subscriber, channels.catalogueChanged);
     await this.refresh();
     this.timer = setInterval(() => void this.refresh(), this.options.refreshMs ?? 30_000);
     this.timer.unref();
@@ -45,7 +46,7 @@ export class CatalogueSnapshot {
   /** Stops following changes. The subscriber may be shared with other channels, so it stays subscribed. */
   stop(): void {
     if (this.timer) clearInterval(this.timer);
-    this.options.subscriber.off('message', this.onMessage);
+    offMessage(this.options.subscriber, this.onMessage);
     this.options.subscriber.off('ready', this.onReady);
   }
 

@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { channels, globalKeys } from '../keyspace.ts';
+import { onMessage, type Redis, subscribe } from '../redis-client.ts';
 import type { CatalogueEntryInput } from './entry.ts';
 import { CatalogueStore } from './store.ts';
 
@@ -15,10 +15,10 @@ beforeAll(async () => {
   server = await startRedis();
   redis = server.client();
   sub = server.client();
-  sub.on('message', (channel: string, message: string) => {
+  onMessage(sub, (channel, message) => {
     if (channel === channels.catalogueChanged) messages.push(message);
   });
-  await sub.subscribe(channels.catalogueChanged);
+  await subscribe(sub, channels.catalogueChanged);
   store = new CatalogueStore(redis);
 });
 afterAll(async () => {

@@ -1,7 +1,8 @@
 // Catalogue persistence: one hash field per model (lowercased id → entry JSON) and a pub/sub
 // message on every change. The operator writes; proxies and the console read a snapshot.
-import type { Redis } from 'ioredis';
+
 import { channels, globalKeys } from '../keyspace.ts';
+import { publish, type Redis } from '../redis-client.ts';
 import {
   type CatalogueEntry,
   type CatalogueEntryInput,
@@ -17,14 +18,14 @@ export class CatalogueStore {
     const entry = catalogueEntrySchema.parse(input);
     const key = catalogueKey(entry.id);
     await this.redis.hset(globalKeys.catalogue, key, JSON.stringify(entry));
-    await this.redis.publish(channels.catalogueChanged, key);
+    await publish(this.redis, channels.catalogueChanged, key);
     return entry;
   }
 
   async remove(id: string): Promise<boolean> {
     const key = catalogueKey(id);
     const removed = await this.redis.hdel(globalKeys.catalogue, key);
-    if (removed > 0) await this.redis.publish(channels.catalogueChanged, key);
+    if (removed > 0) await publish(this.redis, channels.catalogueChanged, key);
     return removed > 0;
   }
 

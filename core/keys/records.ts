@@ -2,11 +2,11 @@
 // need no key-encryption key: reading, listing and revoking. Accounts.removeMember revokes through
 // here, so it does not have to hold the KEK.
 
-import type { Redis } from 'ioredis';
 import { announce } from '../announce.ts';
 import { invalidRequest } from '../errors.ts';
 import { accountKeys, channels, globalKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
+import type { Redis } from '../redis-client.ts';
 import { deleteKeyScript } from './scripts.ts';
 
 export interface ApiKeyRecord {

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { acknowledge, parseAnnouncement } from '../announce.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { accountKeys, channels, globalKeys } from '../keyspace.ts';
+import { onMessage, primaries, type Redis, scanKeys, subscribe } from '../redis-client.ts';
 import { hashSecret, maskSecret } from './secret.ts';
 import { ApiKeys } from './store.ts';
 
@@ -26,13 +26,13 @@ beforeAll(async () => {
   keys = new ApiKeys(redis, { brand: 'service', kek: randomBytes(32) });
   sub = server.client();
   // Stands in for a proxy replica: records what it was told and acknowledges it (core/announce.ts).
-  sub.on('message', (channel: string, message: string) => {
+  onMessage(sub, (channel, message) => {
     const { nonce, payload } = parseAnnouncement(message);
     if (channel === channels.keyInvalidated) published.push(payload);
     else if (channel === channels.keyChanged) changed.push(payload);
     void acknowledge(redis, nonce);
   });
-  await sub.subscribe(channels.keyInvalidated, channels.keyChanged);
+  await subscribe(sub, channels.keyInvalidated, channels.keyChanged);
 });
 afterAll(async () => {
   await sub.unsubscribe();
@@ -103,7 +103,7 @@ describe('ApiKeys', () => {
 
   it('KEY-2 concurrent creates with one name: exactly one wins, no stray lookup entries', async () => {
     const a = account();
-    const before = (await redis.keys('mp:keyhash:*')).length;
+    const before = (await scanKeys(redis, 'mp:keyhash:*')).length;
     const results = await Promise.allSettled(
       Array.from({ length: 20 }, () => keys.create(a, { name: 'race' })),
     );
@@ -111,7 +111,7 @@ describe('ApiKeys', () => {
     expect(won).toHaveLength(1);
     for (const r of results) if (r.status === 'rejected') expect((r.reason as ApiError).param).toBe('name');
     expect(await keys.list(a)).toHaveLength(1);
-    expect((await redis.keys('mp:keyhash:*')).length).toBe(before + 1);
+    expect((await scanKeys(redis, 'mp:keyhash:*')).length).toBe(before + 1);
   });
 
   it('KEY-3 ensureDefaultKey mints Default once, even under concurrent calls', async () => {
@@ -289,13 +289,18 @@ describe('ApiKeys', () => {
       `\t${secret}`,
       `${secret}\t`,
     ];
-    const before = Number((await redis.info('stats')).match(/total_commands_processed:(\d+)/)![1]);
+    // Every primary's count (a cluster spreads the keys); each counts the INFO that read it.
+    const processed = async () =>
+      (await Promise.all(primaries(redis).map((n) => n.info('stats'))))
+        .map((s) => Number(s.match(/total_commands_processed:(\d+)/)![1]))
+        .reduce((a, b) => a + b, 0);
+    const before = await processed();
     for (const v of variants) expect(await keys.authenticate(v)).toBeNull();
     for (const v of ['', 'short', 'x'.repeat(257), `${secret.slice(0, -1)}é`]) {
       expect(await keys.authenticate(v)).toBeNull();
     }
-    const after = Number((await redis.info('stats')).match(/total_commands_processed:(\d+)/)![1]);
-    expect(after - before).toBe(1); // the first INFO itself
+    const after = await processed();
+    expect(after - before).toBe(primaries(redis).length); // the first INFOs themselves
     expect(await keys.authenticate(secret)).not.toBeNull();
     const otherLast = secret.endsWith('0') ? '1' : '0';
     expect(await keys.authenticate(`${secret.slice(0, -1)}${otherLast}`)).toBeNull();

@@ -9,13 +9,13 @@
 //   or deleted secret fails the instant the record script commits; the lookup entry is removed
 //   right after and the invalidation is published.
 
-import type { Redis } from 'ioredis';
 import { announce } from '../announce.ts';
 import { keyMonthSpend } from '../billing/key-spend.ts';
 import { open, seal } from '../crypto.ts';
 import { ApiError, invalidRequest } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { accountKeys, channels, globalKeys } from '../keyspace.ts';
+import type { Redis } from '../redis-client.ts';
 import {
   type ApiKeyRecord,
   type AuthenticatedKey,

@@ -1,8 +1,9 @@
 // Top-ups (issue "Console" item 5): a request recorded server-side, paid through one of the
 // configured providers, credited exactly once through Metering.topUp.
-import type { Redis } from 'ioredis';
+
 import { Metering } from '../billing/index.ts';
 import type { Config } from '../config.ts';
+import type { Redis } from '../redis-client.ts';
 import { ApprovalProvider } from './approval.ts';
 import type { PaymentProvider } from './provider.ts';
 import { type ProviderName, TopUpRequests } from './requests.ts';

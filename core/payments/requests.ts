@@ -6,10 +6,11 @@
 // deliveries) cannot both win. The request's hash and the account's list share the account's hash
 // tag; the two global indexes (id → account, the approval queue) are written before the hash, so
 // a request that exists can always be found, like the sweeper's index of holds.
-import type { Redis } from 'ioredis';
+
 import { newId } from '../ids.ts';
 import { accountKeys, globalKeys } from '../keyspace.ts';
 import { LuaScript } from '../lua.ts';
+import { perItem, type Redis } from '../redis-client.ts';
 
 export type ProviderName = 'stripe' | 'approval';
 export const PROVIDER_NAMES = ['stripe', 'approval'] as const satisfies readonly ProviderName[];
@@ -165,9 +166,7 @@ export class TopUpRequests {
 
   private async load(refs: { accountId: string; id: string }[]): Promise<TopUpRequest[]> {
     if (refs.length === 0) return [];
-    const pipe = this.redis.pipeline();
-    for (const r of refs) pipe.hgetall(accountKeys(r.accountId).topUp(r.id));
-    const res = (await pipe.exec()) ?? [];
+    const res = await perItem(this.redis, refs, (p, r) => p.hgetall(accountKeys(r.accountId).topUp(r.id)));
     const out: TopUpRequest[] = [];
     for (const [err, h] of res) {
       if (err) throw err;

@@ -6,13 +6,14 @@
 // already handled is answered at once, and the credit itself is Metering.topUp keyed by the
 // request's id, so two different events for one session (completed, then async_payment_succeeded;
 // or a re-sent event with a new id) still credit once.
-import type { Redis } from 'ioredis';
+
 import Stripe from 'stripe';
 import type { Metering } from '../billing/index.ts';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { globalKeys } from '../keyspace.ts';
 import { formatNano } from '../money.ts';
+import type { Redis } from '../redis-client.ts';
 import { creditTopUp } from './credit.ts';
 import { nanoToMinorUnits } from './minor-units.ts';
 import type { PaymentLog, PaymentProvider, TopUpNext } from './provider.ts';

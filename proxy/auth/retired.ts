@@ -1,9 +1,10 @@
 // Why a key failed, when it is worth saying: a secret that was rotated away or deleted gets a 401
 // that says so, instead of "check for a stray space". Only a holder of the real old secret can
 // learn it (a guessed key is simply wrong), and only failed authentications ever ask.
-import type { Redis } from 'ioredis';
+
 import { hashSecret } from '../../core/keys/index.ts';
 import { globalKeys } from '../../core/keyspace.ts';
+import type { Redis } from '../../core/redis-client.ts';
 
 export class RetiredKeys {
   private readonly seen = new Map<string, { retired: boolean; expires: number }>();

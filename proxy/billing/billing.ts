@@ -9,14 +9,20 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Redis } from 'ioredis';
 import { LeaseMetering, Metering, startHoldSweeper, type Voided } from '../../core/billing/index.ts';
 import { loadMeteringScripts } from '../../core/billing/scripts.ts';
 import type { Config } from '../../core/config.ts';
 import { type ApiError, billingUnavailable, storeLostData } from '../../core/errors.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
+import { duplicateRedis, type Redis } from '../../core/redis-client.ts';
 import { reportEpochFault } from '../../core/redis-epoch.ts';
-import { publishReplicaReport, removeReplicaReport } from '../../core/replica-reports.ts';
+import {
+  type AcknowledgedWrite,
+  publishReplicaReport,
+  RECENT_ACKS_KEPT,
+  RECENT_ACKS_MS,
+  removeReplicaReport,
+} from '../../core/replica-reports.ts';
 import type { ProxyMetrics } from '../metrics/metrics.ts';
 import { BalanceView } from './balance-view.ts';
 import { CallCharge, type CallCounts, type CallInfo, type ChargeDeps, type Quote } from './charge.ts';
@@ -57,6 +63,8 @@ export class Billing implements ChargeDeps {
   private readonly reportTimer: NodeJS.Timeout;
   private readonly progressTimer: NodeJS.Timeout | null;
   private closed = false;
+  /** Settlements Redis acknowledged lately, oldest first (core/replica-reports.ts, AcknowledgedWrite). */
+  private readonly recentAcks: AcknowledgedWrite[] = [];
 
   private constructor(
     private readonly o: BillingOptions,
@@ -66,7 +74,7 @@ export class Billing implements ChargeDeps {
     const { config, metrics, log } = o;
     this.holdTtlMs = config.HOLD_TTL_MS;
     this.metering = new Metering(o.redis);
-    this.outboxRedis = o.redis.duplicate({
+    this.outboxRedis = duplicateRedis(o.redis, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: config.REDIS_WAIT_TIMEOUT_MS + 2_000,
@@ -80,6 +88,7 @@ export class Billing implements ChargeDeps {
       onError: (err, what) => log.error({ err }, `outbox: ${what} not acknowledged yet; retrying`),
       // Issue 22: settlements owed to the Redis this replica knew are never written into another.
       holdBack: () => this.probe.mismatch !== null,
+      onAcknowledged: (w) => this.recentAcks.push(w),
     });
     let reported = 0;
     this.probe = new RedisProbe({
@@ -230,6 +239,11 @@ export class Billing implements ChargeDeps {
   private publishReport(): Promise<void> {
     const owed = this.journal.owed();
     const now = Date.now();
+    const keepFrom = this.recentAcks.findIndex((w) => w.atMs >= now - RECENT_ACKS_MS);
+    this.recentAcks.splice(
+      0,
+      keepFrom < 0 ? this.recentAcks.length : Math.max(keepFrom, this.recentAcks.length - RECENT_ACKS_KEPT),
+    );
     return publishReplicaReport(this.outboxRedis, {
       replica: this.replica,
       owed: owed.count,
@@ -237,6 +251,7 @@ export class Billing implements ChargeDeps {
       oldestAgeMs: owed.oldestAtMs === null ? null : now - owed.oldestAtMs,
       reportedAtMs: now,
       everyMs: this.o.config.PROXY_REPLICA_REPORT_MS,
+      recent: this.recentAcks,
     });
   }
 

@@ -4,8 +4,8 @@
 // answers (bounded), and only then reserves again. One request per account at a time: calls
 // arriving meanwhile wait for the same answers.
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { channels } from '../../core/keyspace.ts';
+import { onMessage, publish, type Redis, subscribe } from '../../core/redis-client.ts';
 import type { CreditLeases } from './leases.ts';
 
 export class LeaseReclaim {
@@ -30,11 +30,11 @@ export class LeaseReclaim {
   ) {}
 
   async start(): Promise<void> {
-    this.o.subscriber.on('message', (channel: string, message: string) => {
+    onMessage(this.o.subscriber, (channel, message) => {
       if (channel === channels.leaseShrink) this.onShrinkAsked(message);
       else if (channel === channels.leaseShrunk) this.onShrunk(message);
     });
-    await this.o.subscriber.subscribe(channels.leaseShrink, channels.leaseShrunk);
+    await subscribe(this.o.subscriber, channels.leaseShrink, channels.leaseShrunk);
   }
 
   /** Gives back this replica's unused lease money on the account and has the others do the same. */
@@ -57,7 +57,8 @@ export class LeaseReclaim {
     const entry = { answers: 0, expected: null as number | null, done };
     this.waiting.set(nonce, entry);
     try {
-      const receivers = await this.o.redis.publish(
+      const receivers = await publish(
+        this.o.redis,
         channels.leaseShrink,
         `${accountId} ${nonce} ${this.o.leases.leaseId}`,
       );
@@ -87,7 +88,7 @@ export class LeaseReclaim {
       .shrink(accountId)
       .catch((err) => this.o.onError(err))
       .finally(() => {
-        this.o.redis.publish(channels.leaseShrunk, nonce).catch((err) => this.o.onError(err));
+        publish(this.o.redis, channels.leaseShrunk, nonce).catch((err) => this.o.onError(err));
       });
   }
 

@@ -5,10 +5,10 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Accounts } from '../../core/accounts.ts';
 import { LeaseMetering, Metering, type UsageRecord } from '../../core/billing/index.ts';
+import { duplicateRedis, type Redis } from '../../core/redis-client.ts';
 import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../../test/helpers/ledger.ts';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
@@ -28,7 +28,11 @@ const dataDir = () => mkdtempSync(join(tmpdir(), 'mp-outbox-'));
 
 /** An outbox on its own connection, as Billing builds it (no offline queue, a command timeout). */
 function outboxOn(redis: Redis, dir: string, o: { waitReplicas?: number } = {}) {
-  const conn = redis.duplicate({ enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 2_000 });
+  const conn = duplicateRedis(redis, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 2_000,
+  });
   conn.on('error', () => {});
   const { journal, replayed } = Journal.open(dir);
   const errors: unknown[] = [];

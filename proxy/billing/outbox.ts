@@ -5,7 +5,6 @@
 // have it, so a failover cannot lose it. A settlement is never given up: if the process stops
 // first, the next one replays the journal. `stalledMs` tells the proxy how long the oldest failing
 // settlement has been failing, so it stops serving calls it cannot bill (Billing.open).
-import type { Redis } from 'ioredis';
 import {
   LeaseMetering,
   type LeaseSettleResult,
@@ -15,6 +14,9 @@ import {
   type UsageRecord,
   usageArgs,
 } from '../../core/billing/index.ts';
+import { accountKeys } from '../../core/keyspace.ts';
+import { type Redis, serverOf } from '../../core/redis-client.ts';
+import type { AcknowledgedWrite } from '../../core/replica-reports.ts';
 import type { Journal, Replayed, SettleRecord } from './journal.ts';
 
 export interface OutboxOptions {
@@ -33,6 +35,8 @@ export interface OutboxOptions {
    * deliveries wait, failing, and stay in the journal.
    */
   holdBack?: () => boolean;
+  /** Redis acknowledged this settlement (and it left the journal): the replica's report keeps it a while. */
+  onAcknowledged?: (w: AcknowledgedWrite) => void;
   minBackoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -195,8 +199,19 @@ export class Outbox {
   private sendHold(r: SettleRecord): Promise<SettleResult> {
     return this.deliver(
       `settle ${r.holdId}`,
+      r.accountId,
       () => this.metering.settle({ accountId: r.accountId, holdId: r.holdId, cost: r.cost, usage: r.usage }),
-      () => this.o.journal.ack([r.seq]),
+      () => {
+        this.o.journal.ack([r.seq]);
+        const w = {
+          accountId: r.accountId,
+          op: `settle:${r.holdId}`,
+          count: 1,
+          nano: r.cost,
+          atMs: Date.now(),
+        };
+        this.o.onAcknowledged?.(w);
+      },
     );
   }
 
@@ -212,6 +227,7 @@ export class Outbox {
   ): Promise<LeaseSettleResult> {
     return this.deliver(
       `settle batch ${b.leaseId}:${b.batchId}`,
+      b.accountId,
       () =>
         this.leases.settleBatch({
           accountId: b.accountId,
@@ -220,11 +236,25 @@ export class Outbox {
           ttlMs: b.ttlMs,
           records: b.records,
         }),
-      () => this.o.journal.ack(seqs, b),
+      () => {
+        this.o.journal.ack(seqs, b);
+        this.o.onAcknowledged?.({
+          accountId: b.accountId,
+          op: `settle-batch:${b.leaseId}:${b.batchId}`,
+          count: b.records.length,
+          nano: b.records.reduce((sum, r) => sum + r.cost, 0),
+          atMs: Date.now(),
+        });
+      },
     );
   }
 
-  private async deliver<T>(what: string, send: () => Promise<T>, acked: () => void): Promise<T> {
+  private async deliver<T>(
+    what: string,
+    accountId: string,
+    send: () => Promise<T>,
+    acked: () => void,
+  ): Promise<T> {
     const d: Delivery = { failingSince: null };
     this.inFlight.add(d);
     try {
@@ -237,7 +267,7 @@ export class Outbox {
         }
         try {
           const result = await send();
-          await this.replicated();
+          await this.replicated(accountId);
           acked();
           return result;
         } catch (err) {
@@ -258,10 +288,12 @@ export class Outbox {
   }
 
   /** With replicas configured, a settlement counts once WAIT confirms they have it. */
-  private async replicated(): Promise<void> {
+  private async replicated(accountId: string): Promise<void> {
     const want = this.o.waitReplicas;
     if (want <= 0) return;
-    const got = (await this.o.redis.call('WAIT', want, this.o.waitTimeoutMs)) as number;
+    // WAIT has no key: on a cluster it must go to the primary that took this account's write.
+    const server = await serverOf(this.o.redis, accountKeys(accountId).account);
+    const got = (await server.call('WAIT', want, this.o.waitTimeoutMs)) as number;
     if (got < want) throw new Error(`WAIT: ${got} of ${want} replicas acknowledged the settlement`);
   }
 

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../core/redis-client.ts';
 import { claimEpoch, readEpoch } from '../../core/redis-epoch.ts';
 
 const FILE = 'redis-epoch';

@@ -8,7 +8,7 @@
 // - Answered with another epoch, or none: Redis lost its data (or is another server). `onMismatch`
 //   runs on every probe while it lasts; `onBack` runs once the epoch is the known one again (a
 //   Redis restored from its AOF/RDB).
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../core/redis-client.ts';
 import { readEpoch } from '../../core/redis-epoch.ts';
 
 export interface RedisProbeOptions {

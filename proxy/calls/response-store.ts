@@ -4,7 +4,7 @@
 // (README "The Responses API"): the size of one, and how many an account keeps — past that the
 // oldest are deleted in the same script that adds the newest. Another account's id is simply not
 // found: the key holds the account.
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../core/redis-client.ts';
 
 export const STORED_TTL_S = 30 * 24 * 3600;
 

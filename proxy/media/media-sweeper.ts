@@ -1,8 +1,9 @@
 // Deletes stored media past its time (images past their URL's life, videos past retention). One
 // replica sweeps at a time (a Redis lock, as the hold sweeper), working from one sorted set of
 // due times, so its cost is proportional to what expires.
-import type { Redis } from 'ioredis';
+
 import { globalKeys } from '../../core/keyspace.ts';
+import type { Redis } from '../../core/redis-client.ts';
 import { RedisLock } from '../../core/redis-lock.ts';
 import type { ObjectStore } from '../../core/storage/store.ts';
 

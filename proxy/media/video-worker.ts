@@ -15,9 +15,9 @@
 // the claim and the job in one script, two hash slots on Redis Cluster.
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { CatalogueEntry, CatalogueSnapshot } from '../../core/catalogue/index.ts';
 import type { Config } from '../../core/config.ts';
+import type { Redis } from '../../core/redis-client.ts';
 import type { ObjectStore } from '../../core/storage/store.ts';
 import { type JobRecord, VideoJobs } from '../../core/video-jobs.ts';
 import type { Billing } from '../billing/billing.ts';

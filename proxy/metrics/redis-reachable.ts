@@ -2,8 +2,9 @@
 // and never replies) reads as unreachable rather than stalling the caller. /readyz asks it on every
 // probe; the gauge mp_proxy_redis_reachable asks it at every scrape, for the "Redis unreachable"
 // alert (charts/modelplane/files/prometheus-rules.yaml).
-import type { Redis } from 'ioredis';
+
 import { Gauge, type Registry } from 'prom-client';
+import type { Redis } from '../../core/redis-client.ts';
 
 export function redisAnswers(redis: Redis, timeoutMs = 1000): Promise<boolean> {
   return Promise.race([

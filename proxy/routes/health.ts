@@ -2,8 +2,8 @@
 // snapshot has loaded, its settlements reach Redis (billing) and it is not shutting down — so a
 // load balancer keeps traffic away until all hold.
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import type { Redis } from '../../core/redis-client.ts';
 import type { ProxyContext } from '../context.ts';
 import { redisAnswers } from '../metrics/redis-reachable.ts';
 

@@ -5,9 +5,9 @@
 // errors — and the answer translated back (../dialects/responses/text.ts). store: true (the
 // default) keeps the response and its conversation (../calls/response-store.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
+import type { Redis } from '../../core/redis-client.ts';
 import { checkOutputBound } from '../calls/context-fit.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { ResponseStore } from '../calls/response-store.ts';

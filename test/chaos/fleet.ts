@@ -49,8 +49,10 @@ export interface Fleet {
 export async function startFleet(o: {
   credit: number;
   sim?: Parameters<typeof startSimulator>[0];
+  /** Another Redis than one server with an append-only file (a Redis Cluster); stopped with the fleet. */
+  redis?: TestRedis;
 }): Promise<Fleet> {
-  const redis = await startRedis({ aof: true });
+  const redis = o.redis ?? (await startRedis({ aof: true }));
   const sims = await Promise.all(
     [0, 1].map(() => startSimulator({ ttftMs: 5, itlMs: 5, models: [MODEL], ...o.sim })),
   );

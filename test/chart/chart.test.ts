@@ -249,6 +249,28 @@ describe('secrets and Redis', () => {
     });
   });
 
+  it('an external Redis Cluster is taken by its seed nodes (redis+cluster://)', async () => {
+    const url = 'redis+cluster://10.0.0.1:6379,10.0.0.2:6379';
+    // --set splits at commas: the list is escaped there (a values file needs nothing).
+    const objects = await render([
+      '--set',
+      'redis.mode=external',
+      '--set',
+      `redis.external.url=${url.replaceAll(',', '\\,')}`,
+    ]);
+    expect(find(objects, 'Secret', 'mp-modelplane-redis-url').stringData.url).toBe(url);
+    const r = await helm([
+      'template',
+      'mp',
+      chartDir,
+      '--set',
+      'redis.mode=external',
+      '--set',
+      'redis.external.url=http://x',
+    ]);
+    expect(r.code).not.toBe(0);
+  });
+
   it('an external Redis without a URL is refused with a message saying what to set', async () => {
     const r = await helm(['template', 'mp', chartDir, '--set', 'redis.mode=external']);
     expect(r.code).not.toBe(0);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metering } from '../../core/billing/index.ts';
 import { CatalogueStore } from '../../core/catalogue/index.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
+import { scanKeys } from '../../core/redis-client.ts';
 import { type ConsoleHarness, type Person, type Signed, startConsole } from './harness.ts';
 
 let h: ConsoleHarness;
@@ -40,7 +41,7 @@ describe('sign-in', () => {
     expect((await call(s, 'GET', '/session')).status).toBe(200);
     // Redis keeps a hash of the session id, never the id a cookie carries.
     const sessionId = s.cookie.slice('mp_session='.length);
-    const sessionKeys = await h.redis.keys('mp:session:*');
+    const sessionKeys = await scanKeys(h.redis, 'mp:session:*');
     expect(sessionKeys.length).toBeGreaterThan(0);
     expect(sessionKeys.filter((k) => k.includes(sessionId))).toEqual([]);
     expect((await call(s, 'DELETE', '/session')).status).toBe(200);

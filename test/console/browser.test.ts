@@ -11,12 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import type { Redis } from 'ioredis';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleModelIds, type Platform } from '../../cli/platform.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import { TopUpRequests } from '../../core/payments/index.ts';
+import type { Redis } from '../../core/redis-client.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
 import {
   type BrowserPlatform,

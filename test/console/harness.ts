@@ -3,11 +3,11 @@
 // x-csrf-token). Browser tests start the same way.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { buildConsoleApp } from '../../console/app.ts';
 import { Accounts } from '../../core/accounts.ts';
 import { type Config, loadConfig } from '../../core/config.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
+import type { Redis } from '../../core/redis-client.ts';
 import { type Role, Team } from '../../core/team.ts';
 import { Users } from '../../core/users.ts';
 import { consoleCall, type Signed } from '../helpers/console-client.ts';

@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import type { Redis } from 'ioredis';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
@@ -21,6 +20,7 @@ import { amount } from '../../console/web/src/format.ts';
 import { Metering } from '../../core/billing/index.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
+import type { Redis } from '../../core/redis-client.ts';
 import {
   type BrowserPlatform,
   DESKTOP,

@@ -2,7 +2,6 @@
 // ports, in a folder of the test's own), Debian's Chromium through playwright-core, a new account
 // whose owner can sign in, the sign-in form, and a screenshot at desktop and phone width that also
 // checks nothing sticks out sideways at phone width.
-import { Redis } from 'ioredis';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { type Platform, startPlatform } from '../../cli/platform.ts';
@@ -11,6 +10,7 @@ import { Metering } from '../../core/billing/index.ts';
 import { freePort } from '../../core/free-port.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
+import { connectRedis, type Redis } from '../../core/redis-client.ts';
 import { Team } from '../../core/team.ts';
 import { Users } from '../../core/users.ts';
 import { runLogStream } from './run-log.ts';
@@ -99,7 +99,7 @@ export async function startBrowserPlatform(o: {
     consolePort: await freePort(),
     operatorPort: await freePort(),
   });
-  const redis = new Redis(platform.redisUrl);
+  const redis = connectRedis(platform.redisUrl);
   const keys = new ApiKeys(redis, { brand: 'service', kek: Buffer.from(platform.kek, 'hex') });
   const browser = await launchChromium();
   return {

@@ -1,9 +1,10 @@
 // The end of every money test: the ledger check (core/ledger.ts, `modelplane ledger check`) finds
 // nothing wrong — balance = top-ups − charges + refunds, held = the open holds and leases, no
 // stranded hold, every hold in the sweeper's index.
-import type { Redis } from 'ioredis';
+
 import { expect } from 'vitest';
 import { checkAccountLedger, checkLedger } from '../../core/ledger.ts';
+import type { Redis } from '../../core/redis-client.ts';
 
 /** Checks the given accounts (default: every account in Redis) and fails naming each difference. */
 export async function expectLedgerClean(

@@ -1,7 +1,8 @@
 // The usual setup of a test file that needs Redis: one server started before its tests and
 // stopped after them, and a client to it. Read `server` and `redis` inside tests and hooks.
-import type { Redis } from 'ioredis';
+
 import { afterAll, beforeAll } from 'vitest';
+import type { Redis } from '../../core/redis-client.ts';
 import { startRedis, type TestRedis } from './redis.ts';
 
 export interface FileRedis {

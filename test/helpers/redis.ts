@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from '../../core/free-port.ts';
+import type { Redis as AnyRedis } from '../../core/redis-client.ts';
+import { startRedisCluster, type TestRedisCluster } from './redis-cluster.ts';
 
 export interface TestRedis {
   url: string;
@@ -15,7 +17,9 @@ export interface TestRedis {
   /** Its data directory (the append-only file): a test may copy it away and back, or wipe it. */
   dir: string;
   /** A new client; closed by stop(). */
-  client(): Redis;
+  client(): AnyRedis;
+  /** A 3-primary + 3-replica Redis Cluster stands behind `url` (MODELPLANE_TEST_REDIS=cluster). */
+  cluster: boolean;
   /** SIGKILLs the server (clients see the connection drop and reconnect by themselves). */
   kill(): Promise<void>;
   /** SIGSTOPs the server: a hung Redis (connections stay open, nothing is answered). */
@@ -34,7 +38,15 @@ export interface TestRedisOptions {
   replicaOf?: { port: number };
 }
 
+/**
+ * With MODELPLANE_TEST_REDIS=cluster, a test that asks for a plain Redis gets a Redis Cluster
+ * instead (test/helpers/redis-cluster.ts): the same suites prove the money path on both. Killing,
+ * pausing or restarting "the" server has no meaning there; a test that does so runs on one Redis.
+ */
+export const testRedisIsCluster = process.env.MODELPLANE_TEST_REDIS === 'cluster';
+
 export async function startRedis(opts: TestRedisOptions = {}): Promise<TestRedis> {
+  if (testRedisIsCluster && !opts.aof && !opts.replicaOf) return clusterAsTestRedis();
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'mp-redis-'));
   // A replica that attaches is served at once (the default waits 5 s for more replicas).
@@ -59,6 +71,7 @@ export async function startRedis(opts: TestRedisOptions = {}): Promise<TestRedis
     url,
     port,
     dir,
+    cluster: false,
     client() {
       const c = new Redis(url);
       c.on('error', () => {}); // a test that kills the server sees the failures where it looks
@@ -117,4 +130,24 @@ async function launch(args: string[], port: number): Promise<ChildProcess> {
   }
   probe.disconnect();
   return proc;
+}
+
+/** A Redis Cluster behind the TestRedis interface (what one-server tests and harnesses take). */
+export async function clusterAsTestRedis(c?: TestRedisCluster): Promise<TestRedis> {
+  c ??= await startRedisCluster();
+  const single = (what: string) => () => {
+    throw new Error(`${what} needs one Redis server; this test runs on a Redis Cluster`);
+  };
+  return {
+    url: c.url,
+    port: c.nodes[0]!.port,
+    dir: c.nodes[0]!.dir,
+    cluster: true,
+    client: () => c.client(),
+    kill: single('kill()'),
+    pause: single('pause()'),
+    resume: single('resume()'),
+    restart: single('restart()'),
+    stop: () => c.stop(),
+  };
 }

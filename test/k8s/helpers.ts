@@ -8,10 +8,10 @@ import {
   DiscoveryV1Api,
   type V1EndpointSlice,
 } from '@kubernetes/client-node';
-import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { Agent } from 'undici';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
+import type { Redis } from '../../core/redis-client.ts';
 import { CatalogueWriter } from '../../operator/catalogue-writer.ts';
 import { KubeClient } from '../../operator/kube/client.ts';
 import { KubernetesRuntime } from '../../operator/kube/runtime.ts';

@@ -14,13 +14,13 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { type Platform, startPlatform } from '../../cli/platform.ts';
 import { CatalogueStore } from '../../core/catalogue/index.ts';
 import { freePort } from '../../core/free-port.ts';
+import { connectRedis } from '../../core/redis-client.ts';
 import { startPrometheus, type TestPrometheus } from './prometheus.ts';
 
 const repo = new URL('../../', import.meta.url).pathname;
@@ -126,7 +126,7 @@ spec:
     env: { PROXY_ENGINE_ATTEMPTS: '1' },
     log: () => {},
   });
-  const redis = new Redis(platform.redisUrl);
+  const redis = connectRedis(platform.redisUrl);
   const entry = await new CatalogueStore(redis).get(CHAT);
   redis.disconnect();
   const engines = (entry?.endpoints ?? []).map((e, i) => ({
