@@ -8,6 +8,7 @@
 // `ledgerOfRequest` finds one call's entries (`modelplane ledger show`).
 import type { Redis } from 'ioredis';
 import { spendMonth } from './billing/key-spend.ts';
+import type { Journal } from './journal/journal.ts';
 import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
 import { balanceEffect, ledgerEntries, type UsageEntry } from './usage.ts';
 
@@ -30,6 +31,12 @@ export interface LedgerCheckOptions {
    * interval plus a leader hand-over (HOLD_SWEEP_INTERVAL_MS and the lock ttl).
    */
   toleranceMs: number;
+  /**
+   * The durable journal (DATABASE_URL). With it, the stream may have been trimmed by the archiver:
+   * the balance must be the journal's plus the entries not yet archived, and every committed top-up
+   * and archived entry must still be in Redis — each difference is named.
+   */
+  journal?: Journal;
 }
 
 /** Checks one account. Reads its keys in one MULTI (one slot), so the snapshot is consistent. */
@@ -66,7 +73,17 @@ export async function checkAccountLedger(
 
   // The stream up to the snapshot's last entry: later entries belong to writes after it.
   const lastId = last[0]?.[0];
-  let running = 0n;
+  // Without a journal the stream holds everything from the first top-up; with one, the archiver
+  // trims what it archived, and the chain starts at the first entry still there.
+  let running: bigint | null = opts.journal ? null : 0n;
+  const streamOps: {
+    opId: string;
+    effect: bigint;
+    keyId: string | null;
+    atMs: number;
+    type: string;
+    amount: number;
+  }[] = [];
   let entries = 0;
   let uncollected = 0;
   let voids = 0;
@@ -78,7 +95,16 @@ export async function checkAccountLedger(
     for await (const e of ledgerEntries(redis, accountId)) {
       if (compareIds(e.id, lastId) > 0) break;
       entries++;
+      if (running === null) running = BigInt(e.balance) - balanceEffect(e);
       running += balanceEffect(e);
+      streamOps.push({
+        opId: e.opId,
+        effect: balanceEffect(e),
+        keyId: e.keyId,
+        atMs: e.atMs,
+        type: e.type,
+        amount: e.amount,
+      });
       if (BigInt(e.balance) !== running) {
         problems.push(
           `entry ${e.id} (${e.opId}) records balance ${e.balance}, but the entries up to it sum to ${running}`,
@@ -97,10 +123,25 @@ export async function checkAccountLedger(
       }
     }
   }
-  if (running !== BigInt(balance)) {
+  if (running !== null && running !== BigInt(balance)) {
     problems.push(
       `balance is ${balance}, but top-ups − charges + refunds in the usage stream are ${running}`,
     );
+  }
+  if (opts.journal) {
+    const j = await journalProblems(redis, opts.journal, accountId, balance, lastId, streamOps);
+    problems.push(...j.problems);
+    // Charges and key spend archived and trimmed away are in the journal.
+    const missing = [...refunded.keys()].filter((of) => !charged.has(of));
+    for (const r of await opts.journal.records(accountId, missing)) charged.set(r.id, r.amount);
+    keyMonths.clear();
+    for (const [km, v] of await opts.journal.keyMonths(accountId)) keyMonths.set(km, v);
+    for (const o of streamOps) {
+      if (j.archived.has(o.opId) || o.keyId === null || (o.type !== 'charge' && o.type !== 'refund'))
+        continue;
+      const km = `${o.keyId}:${spendMonth(o.atMs)}`;
+      keyMonths.set(km, (keyMonths.get(km) ?? 0) + (o.type === 'charge' ? o.amount : -o.amount));
+    }
   }
   for (const [of, amount] of refunded) {
     const c = charged.get(of);
@@ -136,6 +177,62 @@ export async function checkAccountLedger(
     });
   }
   return { accountId, balance, held, holds, entries, uncollected, voids, problems };
+}
+
+/**
+ * Redis against the journal: balance = the journal's customer credit (up to the snapshot's last
+ * entry) + what the entries not yet archived move; every top-up committed in the journal is in
+ * Redis's stream (or was archived from it); nothing archived from the stream is missing from it.
+ */
+async function journalProblems(
+  redis: Redis,
+  journal: Journal,
+  accountId: string,
+  balance: number,
+  lastId: string | undefined,
+  streamOps: readonly { opId: string; effect: bigint }[],
+): Promise<{ problems: string[]; archived: Set<string> }> {
+  const problems: string[] = [];
+  const inStream = new Set(streamOps.map((o) => o.opId));
+  const archived = await journal.present(accountId, [...inStream]);
+  let unarchived = 0n;
+  let unarchivedCount = 0;
+  for (const o of streamOps)
+    if (!archived.has(o.opId)) {
+      unarchived += o.effect;
+      unarchivedCount++;
+    }
+  const streamEnd = await lastGeneratedId(redis, accountKeys(accountId).usage);
+  const journalBalance = await journal.creditBalance(accountId, lastId ?? streamEnd);
+  if (journalBalance + unarchived !== BigInt(balance))
+    problems.push(
+      `balance is ${balance} in Redis, but the journal says ${journalBalance} and the ${unarchivedCount} entries not yet archived move ${unarchived} (${journalBalance + unarchived}): they differ by ${BigInt(balance) - journalBalance - unarchived}`,
+    );
+  for (const t of await journal.unseenTopUps({ accountId })) {
+    if (!inStream.has(t.id))
+      problems.push(
+        `top-up ${t.id.slice('topup:'.length)} (${t.amount}) is committed in the journal but not in Redis (the reconciler credits it again)`,
+      );
+  }
+  for (const r of await journal.archivedAfter(accountId, streamEnd)) {
+    if (!inStream.has(r.id))
+      problems.push(
+        `${r.id} (${r.kind} ${r.amount}) was archived from Redis stream entry ${r.streamId}, but Redis's stream ends at ${streamEnd}: Redis lost it`,
+      );
+  }
+  problems.push(...(await journal.postingProblems(accountId)));
+  return { problems, archived };
+}
+
+/** The id of the last entry ever added to a stream ('0-0' when there is no stream). */
+async function lastGeneratedId(redis: Redis, stream: string): Promise<string> {
+  try {
+    const info = (await redis.xinfo('STREAM', stream)) as unknown[];
+    const i = info.indexOf('last-generated-id');
+    return i >= 0 ? String(info[i + 1]) : '0-0';
+  } catch {
+    return '0-0';
+  }
 }
 
 /**

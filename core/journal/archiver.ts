@@ -1,0 +1,143 @@
+// The archiver: moves every account's usage stream into the journal and keeps the streams short.
+// Per stream, a consumer group (`archiver`, one consumer of a fixed name, so whichever replica
+// leads next re-reads what the last one was given and did not acknowledge): read, insert by the
+// transfer id in one PostgreSQL transaction, acknowledge only after the commit, then trim the
+// stream to the entries after the last acknowledged one. A crash between commit and acknowledge
+// re-reads entries the journal already has, and their inserts change nothing: exactly once.
+import type { Redis } from 'ioredis';
+import { accountKeys, globalKeys } from '../keyspace.ts';
+import { parseEntry, type UsageEntry } from '../usage.ts';
+import type { Journal } from './journal.ts';
+
+export const ARCHIVER_GROUP = 'archiver';
+const CONSUMER = 'archiver';
+
+export interface ArchiverOptions {
+  /** Entries read per stream per pass. */
+  batch?: number;
+  /** Accounts whose streams are read in one round trip and committed in one transaction. */
+  accountsPerRound?: number;
+  /** Test hook: runs after the journal commit and before the acknowledge (a crash there). */
+  afterCommit?: () => Promise<void>;
+}
+
+export interface ArchivePass {
+  /** Entries read from Redis (re-read ones included). */
+  read: number;
+  /** Transfers new to the journal. */
+  archived: number;
+  /**
+   * Stream time (ms) of the oldest entry this pass left unread (a stream had more than a batch), or
+   * null when every stream was read to its end.
+   */
+  behindSinceMs: number | null;
+}
+
+export class Archiver {
+  private readonly batch: number;
+  private readonly accountsPerRound: number;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly journal: Journal,
+    private readonly opts: ArchiverOptions = {},
+  ) {
+    this.batch = opts.batch ?? 1000;
+    this.accountsPerRound = opts.accountsPerRound ?? 200;
+  }
+
+  /** One pass over every account's stream. */
+  async pass(): Promise<ArchivePass> {
+    const out: ArchivePass = { read: 0, archived: 0, behindSinceMs: null };
+    let cursor = '0';
+    do {
+      const [next, ids] = await this.redis.sscan(globalKeys.accounts, cursor, 'COUNT', this.accountsPerRound);
+      cursor = next;
+      if (ids.length > 0) {
+        const r = await this.round(ids);
+        out.read += r.read;
+        out.archived += r.archived;
+        if (r.behindSinceMs !== null)
+          out.behindSinceMs = Math.min(out.behindSinceMs ?? Number.POSITIVE_INFINITY, r.behindSinceMs);
+      }
+    } while (cursor !== '0');
+    return out;
+  }
+
+  /** Reads, archives, acknowledges and trims the streams of these accounts. */
+  async round(accountIds: readonly string[]): Promise<ArchivePass> {
+    const streams = accountIds.map((id) => accountKeys(id).usage);
+    // What an earlier leader was given and did not acknowledge comes first ('0'), then new entries.
+    let pending = await this.readGroup(streams, '0');
+    const missing = streams.filter((_, i) => pending[i] === null);
+    if (missing.length > 0) {
+      await this.createGroups(missing);
+      pending = await this.readGroup(streams, '0');
+    }
+    // A stream with a whole batch still pending gets no new entries this round, so everything it
+    // acknowledges below is all it was given, and the trim never passes an unarchived entry.
+    const fresh = await this.readGroup(
+      streams.filter((_, i) => (pending[i]?.length ?? 0) < this.batch),
+      '>',
+    );
+    const got: { accountId: string; stream: string; entries: [string, string[]][] }[] = [];
+    let f = 0;
+    streams.forEach((stream, i) => {
+      const entries = [...(pending[i] ?? [])];
+      if ((pending[i]?.length ?? 0) < this.batch) entries.push(...(fresh[f++] ?? []));
+      if (entries.length > 0) got.push({ accountId: accountIds[i]!, stream, entries });
+    });
+    const out: ArchivePass = { read: 0, archived: 0, behindSinceMs: null };
+    if (got.length === 0) return out;
+
+    const batch: { accountId: string; entry: UsageEntry }[] = [];
+    for (const g of got)
+      for (const [id, fields] of g.entries)
+        batch.push({ accountId: g.accountId, entry: parseEntry(id, fields) });
+    out.read = batch.length;
+    out.archived = await this.journal.archive(batch);
+    await this.opts.afterCommit?.();
+
+    const p = this.redis.pipeline();
+    for (const g of got) {
+      const ids = g.entries.map(([id]) => id);
+      p.xack(g.stream, ARCHIVER_GROUP, ...ids);
+      // Everything up to the last acknowledged entry is in the journal: keep only what follows it.
+      const [ms, seq] = ids[ids.length - 1]!.split('-');
+      p.xtrim(g.stream, 'MINID', `${ms}-${Number(seq) + 1}`);
+      if (g.entries.length >= this.batch) {
+        const at = Number(ms);
+        out.behindSinceMs = Math.min(out.behindSinceMs ?? at, at);
+      }
+    }
+    for (const [err] of (await p.exec()) ?? []) if (err) throw err;
+    return out;
+  }
+
+  /** XREADGROUP per stream, in one round trip; null for a stream that has no group yet. */
+  private async readGroup(
+    streams: readonly string[],
+    from: '0' | '>',
+  ): Promise<([string, string[]][] | null)[]> {
+    if (streams.length === 0) return [];
+    const p = this.redis.pipeline();
+    for (const s of streams)
+      p.xreadgroup('GROUP', ARCHIVER_GROUP, CONSUMER, 'COUNT', this.batch, 'STREAMS', s, from);
+    const res = (await p.exec()) ?? [];
+    return res.map(([err, value]) => {
+      if (err) {
+        if (/NOGROUP/.test(err.message)) return null;
+        throw err;
+      }
+      const r = value as [string, [string, string[]][]][] | null;
+      return r?.[0]?.[1] ?? [];
+    });
+  }
+
+  /** A group from the stream's start: every entry, old ones included, goes to the journal. */
+  private async createGroups(streams: readonly string[]): Promise<void> {
+    const p = this.redis.pipeline();
+    for (const s of streams) p.xgroup('CREATE', s, ARCHIVER_GROUP, '0', 'MKSTREAM');
+    for (const [err] of (await p.exec()) ?? []) if (err && !/BUSYGROUP/.test(err.message)) throw err;
+  }
+}

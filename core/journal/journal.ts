@@ -1,0 +1,460 @@
+// The journal in PostgreSQL (DATABASE_URL): the durable record of every top-up, charge, refund and
+// void, kept forever. Top-ups are committed here before Redis credits them (commitTopUp); the
+// archiver copies the rest from the accounts' Redis usage streams (archive). Both insert by the
+// transfer's id (its cause), so doing either twice changes nothing. Nothing on the request path
+// waits on this: the proxy never opens it.
+import pg from 'pg';
+import type { UsageEntry } from '../usage.ts';
+import { migrate } from './migrate.ts';
+import { type Posting, postingsOf } from './postings.ts';
+
+/** A transfer as the queries return it: the call's usage, its cost and what was charged. */
+export interface JournalRecord {
+  accountId: string;
+  id: string;
+  kind: UsageEntry['type'];
+  /** The Redis stream entry it was archived from; null for a top-up not yet seen in Redis. */
+  streamId: string | null;
+  atMs: number;
+  amount: number;
+  cost: number | null;
+  short: number;
+  held: number | null;
+  source: string | null;
+  reason: string | null;
+  leaseId: string | null;
+  refundOf: string | null;
+  balanceAfter: number | null;
+  keyId: string | null;
+  model: string | null;
+  callKind: string | null;
+  inputTokens: number | null;
+  cachedTokens: number | null;
+  outputTokens: number | null;
+  images: number | null;
+  videoSeconds: number | null;
+  requestId: string | null;
+  note: string | null;
+}
+
+const COLUMNS = [
+  ['account_id', 'text'],
+  ['id', 'text'],
+  ['kind', 'text'],
+  ['stream_ms', 'bigint'],
+  ['stream_seq', 'bigint'],
+  ['at_ms', 'bigint'],
+  ['amount', 'bigint'],
+  ['cost', 'bigint'],
+  ['short', 'bigint'],
+  ['held', 'bigint'],
+  ['source', 'text'],
+  ['reason', 'text'],
+  ['lease_id', 'text'],
+  ['refund_of', 'text'],
+  ['balance_after', 'bigint'],
+  ['key_id', 'text'],
+  ['model', 'text'],
+  ['call_kind', 'text'],
+  ['input_tokens', 'bigint'],
+  ['cached_tokens', 'bigint'],
+  ['output_tokens', 'bigint'],
+  ['images', 'bigint'],
+  ['video_ms', 'bigint'],
+  ['request_id', 'text'],
+  ['note', 'text'],
+] as const;
+
+type Row = (string | number | null)[];
+
+function rowOf(accountId: string, e: UsageEntry): Row {
+  const [ms, seq] = e.id.split('-');
+  return [
+    accountId,
+    e.opId,
+    e.type,
+    Number(ms),
+    Number(seq),
+    e.atMs,
+    e.amount,
+    e.cost,
+    e.short,
+    e.held,
+    e.source,
+    e.reason,
+    e.leaseId,
+    e.refundOf,
+    e.balance,
+    e.keyId,
+    e.model,
+    e.kind,
+    e.inputTokens,
+    e.cachedTokens,
+    e.outputTokens,
+    e.images,
+    // The stream carries video seconds (vsec); kept in ms like the rollups, an integer.
+    e.videoSeconds === null ? null : Math.round(e.videoSeconds * 1000),
+    e.requestId,
+    e.note,
+  ];
+}
+
+const SELECT = `select account_id, id, kind, stream_ms, stream_seq, at_ms, amount, cost, short, held, source,
+  reason, lease_id, refund_of, balance_after, key_id, model, call_kind, input_tokens, cached_tokens,
+  output_tokens, images, video_ms, request_id, note from transfers`;
+
+const n = (v: string | null): number | null => (v === null ? null : Number(v));
+
+function recordOf(r: Record<string, string | null>): JournalRecord {
+  return {
+    accountId: r.account_id!,
+    id: r.id!,
+    kind: r.kind as JournalRecord['kind'],
+    streamId: r.stream_ms === null ? null : `${r.stream_ms}-${r.stream_seq}`,
+    atMs: Number(r.at_ms),
+    amount: Number(r.amount),
+    cost: n(r.cost!),
+    short: Number(r.short),
+    held: n(r.held!),
+    source: r.source ?? null,
+    reason: r.reason ?? null,
+    leaseId: r.lease_id ?? null,
+    refundOf: r.refund_of ?? null,
+    balanceAfter: n(r.balance_after!),
+    keyId: r.key_id ?? null,
+    model: r.model ?? null,
+    callKind: r.call_kind ?? null,
+    inputTokens: n(r.input_tokens!),
+    cachedTokens: n(r.cached_tokens!),
+    outputTokens: n(r.output_tokens!),
+    images: n(r.images!),
+    videoSeconds: r.video_ms === null || r.video_ms === undefined ? null : Number(r.video_ms) / 1000,
+    requestId: r.request_id ?? null,
+    note: r.note ?? null,
+  };
+}
+
+export class Journal {
+  private constructor(readonly pool: pg.Pool) {}
+
+  /** Connects and applies the migrations this release has and the database lacks. */
+  static async open(url: string, opts: { max?: number } = {}): Promise<Journal> {
+    const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 4 });
+    // A connection that breaks while idle must not crash the process; the next query reconnects.
+    pool.on('error', () => {});
+    try {
+      await migrate(pool);
+    } catch (err) {
+      await pool.end().catch(() => {});
+      throw err;
+    }
+    return new Journal(pool);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  /**
+   * A top-up, committed before Redis is asked to credit it (under the same id). Returns whether it
+   * was already committed. The same id with another amount or account is refused: ids name one cause.
+   */
+  async commitTopUp(t: {
+    accountId: string;
+    topUpId: string;
+    amount: number;
+    note?: string;
+    atMs?: number;
+  }): Promise<{ duplicate: boolean }> {
+    const id = `topup:${t.topUpId}`;
+    const c = await this.pool.connect();
+    try {
+      await c.query('begin');
+      const ins = await c.query(
+        `insert into transfers (account_id, id, kind, at_ms, amount, note) values ($1, $2, 'topup', $3, $4, $5)
+         on conflict (account_id, id) do nothing`,
+        [t.accountId, id, t.atMs ?? Date.now(), t.amount, t.note ?? null],
+      );
+      if (ins.rowCount === 0) {
+        await c.query('rollback');
+        const prev = await this.pool.query<{ amount: string }>(
+          'select amount from transfers where account_id = $1 and id = $2',
+          [t.accountId, id],
+        );
+        if (Number(prev.rows[0]?.amount) !== t.amount)
+          throw new Error(
+            `top-up ${t.topUpId} is already committed with another amount (${prev.rows[0]?.amount})`,
+          );
+        return { duplicate: true };
+      }
+      await insertPostings(c, [[t.accountId, id, postingsOf({ type: 'topup', amount: t.amount, short: 0 })]]);
+      await c.query('commit');
+      return { duplicate: false };
+    } catch (err) {
+      await c.query('rollback').catch(() => {});
+      throw err;
+    } finally {
+      c.release();
+    }
+  }
+
+  /**
+   * Stream entries of one or more accounts into the journal, in one transaction: each transfer once
+   * (a second copy is ignored; a top-up committed first gets its stream id). Returns how many were new.
+   */
+  async archive(batch: readonly { accountId: string; entry: UsageEntry }[]): Promise<number> {
+    if (batch.length === 0) return 0;
+    // One statement cannot touch a row twice: a transfer seen twice in a batch goes in once.
+    const seen = new Set<string>();
+    batch = batch.filter((b) => {
+      const k = `${b.accountId}\u0000${b.entry.opId}`;
+      if (seen.has(k)) return false;
+      seen.add(k);
+      return true;
+    });
+    const rows = batch.map((b) => rowOf(b.accountId, b.entry));
+    const cols = COLUMNS.map((_, i) => rows.map((r) => r[i]));
+    const c = await this.pool.connect();
+    try {
+      await c.query('begin');
+      // xmax = 0 only for rows this statement inserted; an update (a committed top-up now seen in
+      // Redis) or a conflict left alone gets no postings.
+      const res = await c.query<{ account_id: string; id: string }>(
+        `insert into transfers (${COLUMNS.map(([name]) => name).join(', ')})
+         select * from unnest(${COLUMNS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ')})
+         on conflict (account_id, id) do update set stream_ms = excluded.stream_ms, stream_seq = excluded.stream_seq,
+           balance_after = excluded.balance_after
+           where transfers.stream_ms is null
+         returning account_id, id, (xmax = 0) as inserted`,
+        cols,
+      );
+      const inserted = new Set(
+        (res.rows as unknown as { account_id: string; id: string; inserted: boolean }[])
+          .filter((r) => r.inserted)
+          .map((r) => `${r.account_id}\u0000${r.id}`),
+      );
+      const postings: [string, string, Posting[]][] = [];
+      for (const b of batch) {
+        if (inserted.delete(`${b.accountId}\u0000${b.entry.opId}`))
+          postings.push([b.accountId, b.entry.opId, postingsOf(b.entry)]);
+      }
+      await insertPostings(c, postings);
+      await c.query('commit');
+      return postings.length;
+    } catch (err) {
+      await c.query('rollback').catch(() => {});
+      throw err;
+    } finally {
+      c.release();
+    }
+  }
+
+  /**
+   * customer_credit of the account: what Redis's balance must be once every entry is archived. With
+   * `upTo` (a stream id), entries archived from later in the stream are left out (a snapshot of
+   * Redis taken at that entry does not have them yet); top-ups not yet seen in Redis count.
+   */
+  async creditBalance(accountId: string, upTo?: string): Promise<bigint> {
+    const [ms, seq] = (upTo ?? '').split('-');
+    const r = await this.pool.query<{ b: string }>(
+      `select coalesce(sum(case when p.credit = 'customer_credit' then p.amount else 0 end), 0)
+            - coalesce(sum(case when p.debit = 'customer_credit' then p.amount else 0 end), 0) as b
+       from postings p join transfers t on t.account_id = p.account_id and t.id = p.transfer_id
+       where p.account_id = $1
+         and ($2::bigint is null or t.stream_ms is null or (t.stream_ms, t.stream_seq) <= ($2, $3))`,
+      [accountId, upTo === undefined ? null : ms, upTo === undefined ? null : seq],
+    );
+    return BigInt(r.rows[0]!.b);
+  }
+
+  /** Which of these transfer ids the journal holds for the account. */
+  async present(accountId: string, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const r = await this.pool.query<{ id: string }>(
+      'select id from transfers where account_id = $1 and id = any($2::text[])',
+      [accountId, ids],
+    );
+    return new Set(r.rows.map((x) => x.id));
+  }
+
+  async records(accountId: string, ids: readonly string[]): Promise<JournalRecord[]> {
+    if (ids.length === 0) return [];
+    const r = await this.pool.query(`${SELECT} where account_id = $1 and id = any($2::text[])`, [
+      accountId,
+      ids,
+    ]);
+    return r.rows.map(recordOf);
+  }
+
+  /** Top-ups committed here and never seen in Redis's stream, oldest first (the reconciler's work). */
+  async unseenTopUps(
+    opts: { accountId?: string; committedWithinMs?: number } = {},
+  ): Promise<JournalRecord[]> {
+    const r = await this.pool.query(
+      `${SELECT} where kind = 'topup' and stream_ms is null
+         and ($1::text is null or account_id = $1)
+         and ($2::bigint is null or committed_at > now() - make_interval(secs => $2::bigint / 1000.0))
+       order by committed_at`,
+      [opts.accountId ?? null, opts.committedWithinMs ?? null],
+    );
+    return r.rows.map(recordOf);
+  }
+
+  /** Archived entries whose stream id is after `afterId`: Redis had them, a stream ending before them lost them. */
+  async archivedAfter(accountId: string, afterId: string): Promise<JournalRecord[]> {
+    const [ms, seq] = afterId.split('-').map(Number);
+    const r = await this.pool.query(
+      `${SELECT} where account_id = $1 and stream_ms is not null and (stream_ms, stream_seq) > ($2, $3)
+       order by stream_ms, stream_seq`,
+      [accountId, ms, seq],
+    );
+    return r.rows.map(recordOf);
+  }
+
+  /** Charges − refunds per `<keyId>:<YYYYMM>` (UTC) of the archived entries, as the keys' spend counts them. */
+  async keyMonths(accountId: string): Promise<Map<string, number>> {
+    const r = await this.pool.query<{ k: string; s: string }>(
+      `select key_id || ':' || to_char(to_timestamp(at_ms / 1000.0) at time zone 'UTC', 'YYYYMM') as k,
+              sum(case when kind = 'charge' then amount else -amount end) as s
+       from transfers where account_id = $1 and key_id is not null and kind in ('charge', 'refund')
+         and stream_ms is not null
+       group by 1`,
+      [accountId],
+    );
+    return new Map(r.rows.map((x) => [x.k, Number(x.s)]));
+  }
+
+  /** One call's transfers: its charge, a void of its hold, refunds of its charge (any account, or one). */
+  async ofRequest(requestId: string, accountId?: string): Promise<JournalRecord[]> {
+    const r = await this.pool.query(
+      `with c as (
+         select account_id, id from transfers
+         where (request_id = $1 or id in ('settle:' || $1, 'void:' || $1)) and ($2::text is null or account_id = $2))
+       ${SELECT} t where exists (select 1 from c where c.account_id = t.account_id
+         and (c.id = t.id or t.refund_of = c.id))
+       order by at_ms, stream_ms nulls last, stream_seq`,
+      [requestId, accountId ?? null],
+    );
+    return r.rows.map(recordOf);
+  }
+
+  /** Calls (charges and refunds) of an account, newest first, optionally of one key and a time range. */
+  async calls(
+    accountId: string,
+    q: { keyId?: string; fromMs?: number; toMs?: number; limit?: number } = {},
+  ): Promise<JournalRecord[]> {
+    const r = await this.pool.query(
+      `${SELECT} where account_id = $1 and kind in ('charge', 'refund')
+         and ($2::text is null or key_id = $2) and ($3::bigint is null or at_ms >= $3)
+         and ($4::bigint is null or at_ms < $4)
+       order by at_ms desc, stream_ms desc, stream_seq desc limit $5`,
+      [accountId, q.keyId ?? null, q.fromMs ?? null, q.toMs ?? null, q.limit ?? 100],
+    );
+    return r.rows.map(recordOf);
+  }
+
+  /** Per UTC day × key × model: calls, tokens, images, video seconds, cost charged and refunded. */
+  async daily(
+    accountId: string,
+    q: { keyId?: string; fromMs?: number; toMs?: number } = {},
+  ): Promise<DailyUsage[]> {
+    const r = await this.pool.query<Record<string, string | null>>(
+      `select to_char(to_timestamp(at_ms / 1000.0) at time zone 'UTC', 'YYYY-MM-DD') as day, key_id, model,
+              count(*) filter (where kind = 'charge') as requests,
+              coalesce(sum(input_tokens) filter (where kind = 'charge'), 0) as input_tokens,
+              coalesce(sum(cached_tokens) filter (where kind = 'charge'), 0) as cached_tokens,
+              coalesce(sum(output_tokens) filter (where kind = 'charge'), 0) as output_tokens,
+              coalesce(sum(images) filter (where kind = 'charge'), 0) as images,
+              coalesce(sum(video_ms) filter (where kind = 'charge'), 0) as video_ms,
+              coalesce(sum(amount) filter (where kind = 'charge'), 0) as charged,
+              coalesce(sum(amount) filter (where kind = 'refund'), 0) as refunded
+       from transfers where account_id = $1 and kind in ('charge', 'refund')
+         and ($2::text is null or key_id = $2) and ($3::bigint is null or at_ms >= $3)
+         and ($4::bigint is null or at_ms < $4)
+       group by 1, 2, 3 order by 1, 2 nulls first, 3`,
+      [accountId, q.keyId ?? null, q.fromMs ?? null, q.toMs ?? null],
+    );
+    return r.rows.map((x) => ({
+      day: x.day!,
+      keyId: x.key_id ?? null,
+      model: x.model ?? '',
+      requests: Number(x.requests),
+      inputTokens: Number(x.input_tokens),
+      cachedTokens: Number(x.cached_tokens),
+      outputTokens: Number(x.output_tokens),
+      images: Number(x.images),
+      videoSeconds: Number(x.video_ms) / 1000,
+      charged: Number(x.charged),
+      refunded: Number(x.refunded),
+    }));
+  }
+
+  /**
+   * Debits equal credits per posting by the schema; what is left to check is that every transfer's
+   * postings say what the transfer says: its amount, and its uncollected part (postingsOf). Returns
+   * each transfer that does not.
+   */
+  async postingProblems(accountId?: string): Promise<string[]> {
+    const r = await this.pool.query<Record<string, string>>(
+      `select t.account_id, t.id, t.kind, t.amount, t.short,
+              coalesce(sum(p.amount) filter (where p.debit <> 'uncollected'), 0) as moved,
+              coalesce(sum(p.amount) filter (where p.debit = 'uncollected'), 0) as uncollected
+       from transfers t left join postings p on p.account_id = t.account_id and p.transfer_id = t.id
+       where ($1::text is null or t.account_id = $1)
+       group by t.account_id, t.id, t.kind, t.amount, t.short`,
+      [accountId ?? null],
+    );
+    const out: string[] = [];
+    for (const x of r.rows) {
+      const want = postingsOf({
+        type: x.kind as UsageEntry['type'],
+        amount: Number(x.amount),
+        short: Number(x.short),
+      });
+      const moved = want.filter((p) => p.debit !== 'uncollected').reduce((s, p) => s + p.amount, 0);
+      const uncollected = want.filter((p) => p.debit === 'uncollected').reduce((s, p) => s + p.amount, 0);
+      if (Number(x.moved) !== moved || Number(x.uncollected) !== uncollected)
+        out.push(
+          `journal transfer ${x.id} of ${x.account_id} (${x.kind} ${x.amount}, short ${x.short}) is posted as ${x.moved} moved and ${x.uncollected} uncollected`,
+        );
+    }
+    return out;
+  }
+}
+
+export interface DailyUsage {
+  day: string;
+  keyId: string | null;
+  model: string;
+  requests: number;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  images: number;
+  videoSeconds: number;
+  charged: number;
+  refunded: number;
+}
+
+async function insertPostings(c: pg.PoolClient, list: [string, string, Posting[]][]): Promise<void> {
+  const a: string[] = [];
+  const t: string[] = [];
+  const d: string[] = [];
+  const cr: string[] = [];
+  const amt: number[] = [];
+  for (const [accountId, id, ps] of list) {
+    for (const p of ps) {
+      a.push(accountId);
+      t.push(id);
+      d.push(p.debit);
+      cr.push(p.credit);
+      amt.push(p.amount);
+    }
+  }
+  if (a.length === 0) return;
+  await c.query(
+    `insert into postings (account_id, transfer_id, debit, credit, amount)
+     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])`,
+    [a, t, d, cr, amt],
+  );
+}

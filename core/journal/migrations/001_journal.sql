@@ -1,0 +1,58 @@
+-- The durable money journal (issue 23). Redis stays the hot path; this is the system of record.
+--
+-- A transfer is one cause of money moving on one customer account, named by that cause: the
+-- usage stream's op id (`topup:<id>`, `settle:<holdId>`, `charge:<id>`, `refund:<id>`,
+-- `void:<holdId>`), unique per account, so applying a transfer twice is a no-op.
+-- What it moved is in its postings. Each posting debits one book and credits another by the same
+-- amount, so debits equal credits by construction: there is no single-sided row to get wrong.
+-- Amounts are integer nano-units of the account's currency.
+create table transfers (
+  account_id    text   not null,
+  id            text   not null,
+  kind          text   not null check (kind in ('topup', 'charge', 'refund', 'void')),
+  -- The Redis usage stream entry (`<ms>-<seq>`), once the archiver has seen it; null for a top-up
+  -- committed here first and not yet seen in Redis.
+  stream_ms     bigint,
+  stream_seq    bigint,
+  at_ms         bigint not null,
+  amount        bigint not null check (amount >= 0),
+  cost          bigint,
+  short         bigint not null default 0 check (short >= 0),
+  held          bigint,
+  source        text,
+  reason        text,
+  lease_id      text,
+  refund_of     text,
+  balance_after bigint,
+  key_id        text,
+  model         text,
+  call_kind     text,
+  input_tokens  bigint,
+  cached_tokens bigint,
+  output_tokens bigint,
+  images        bigint,
+  video_ms      bigint,
+  request_id    text,
+  note          text,
+  committed_at  timestamptz not null default now(),
+  primary key (account_id, id),
+  check ((stream_ms is null) = (stream_seq is null))
+);
+create index transfers_request on transfers (request_id) where request_id is not null;
+create index transfers_account_at on transfers (account_id, at_ms);
+create index transfers_key_at on transfers (account_id, key_id, at_ms) where key_id is not null;
+create index transfers_unseen_topups on transfers (account_id, committed_at)
+  where kind = 'topup' and stream_ms is null;
+
+create table postings (
+  account_id  text   not null,
+  transfer_id text   not null,
+  debit       text   not null,
+  credit      text   not null,
+  amount      bigint not null check (amount > 0),
+  check (debit <> credit),
+  check (debit in ('customer_credit', 'pending_holds', 'revenue', 'payment_clearing', 'uncollected')),
+  check (credit in ('customer_credit', 'pending_holds', 'revenue', 'payment_clearing', 'uncollected')),
+  foreign key (account_id, transfer_id) references transfers (account_id, id)
+);
+create index postings_transfer on postings (account_id, transfer_id);
