@@ -6,6 +6,7 @@ import { Accounts } from '../core/accounts.ts';
 import { Metering } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import { type Config, loadConfig } from '../core/config.ts';
+import { Journal } from '../core/journal/index.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { Team } from '../core/team.ts';
 import { Users } from '../core/users.ts';
@@ -20,6 +21,8 @@ export interface Context {
   users: Users;
   team: Team;
   catalogue: CatalogueStore;
+  /** The durable journal when DATABASE_URL is set (opened, and migrated, on first use), else null. */
+  journal(): Promise<Journal | null>;
   json: boolean;
   print(human: string, data: unknown): void;
   close(): Promise<void>;
@@ -42,20 +45,31 @@ export function devEnv(path = '.data/dev.env'): NodeJS.ProcessEnv {
 export function createContext(json: boolean, out: (s: string) => void = console.log): Context {
   const config = loadConfig(devEnv());
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: false });
+  let opened: Promise<Journal> | undefined;
+  const journal = async () => {
+    if (config.DATABASE_URL === undefined) return null;
+    opened ??= Journal.open(config.DATABASE_URL, { max: 2 });
+    return opened;
+  };
   return {
     config,
     redis,
     accounts: new Accounts(redis),
     keys: new ApiKeys(redis, { brand: config.MODELPLANE_BRAND, kek: config.kek }),
-    metering: new Metering(redis),
+    // A credit grant is committed in the journal before Redis credits it (issue 23).
+    metering: new Metering(redis, {
+      beforeTopUp: async (t) => (await journal())?.commitTopUp(t),
+    }),
     users: new Users(redis),
     team: new Team(redis),
     catalogue: new CatalogueStore(redis),
+    journal,
     json,
     print(human, data) {
       out(json ? JSON.stringify(data, null, 2) : human);
     },
     async close() {
+      if (opened) await (await opened.catch(() => null))?.close();
       await redis.quit();
     },
   };

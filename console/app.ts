@@ -9,6 +9,7 @@ import { Metering, ServiceLedger } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
 import { newRequestId } from '../core/ids.ts';
+import type { Journal } from '../core/journal/index.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { createPayments } from '../core/payments/index.ts';
 import { Team } from '../core/team.ts';
@@ -51,6 +52,8 @@ declare module 'fastify' {
 export interface ConsoleDeps {
   config: Config;
   redis: Redis;
+  /** The durable journal (DATABASE_URL): top-ups committed there first, the billing ledger read from it. */
+  journal?: Journal;
   logger?: boolean;
   /** Where log lines go (default stdout); the security suite reads a console's real log from it. */
   logStream?: NodeJS.WritableStream;
@@ -109,7 +112,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     config.CONSOLE_SIGNIN_FAILURES_PER_EMAIL,
     config.CONSOLE_SIGNIN_FAILURES_PER_ADDRESS,
   );
-  const payments = createPayments(config, redis);
+  const payments = createPayments(config, redis, deps.journal);
   await app.register(requestIdPlugin);
   const webDir = deps.webDir ?? fileURLToPath(new URL('./web/dist/', import.meta.url));
   await app.register(errorsPlugin, {
@@ -134,7 +137,13 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       });
       await api.register(profileRoutes, { accounts, users });
       await api.register(teamRoutes, { config, team, users });
-      await api.register(billingRoutes, { redis, accounts, payments, config });
+      await api.register(billingRoutes, {
+        redis,
+        accounts,
+        payments,
+        config,
+        ...(deps.journal ? { journal: deps.journal } : {}),
+      });
     },
     { prefix: '/api' },
   );

@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { CatalogueStore } from '../core/catalogue/store.ts';
+import { requireNoEviction } from '../core/redis-policy.ts';
 import { CatalogueWriter } from './catalogue-writer.ts';
 import { KubeClient } from './kube/client.ts';
 import { KubernetesRuntime } from './kube/runtime.ts';
@@ -65,6 +66,7 @@ export async function main(argv = process.argv.slice(2), env = process.env): Pro
   const log = pino({ level: config.LOG_LEVEL, base: { component: 'operator' } });
   const redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis'));
+  await requireNoEviction(redis, 'the operator');
   const catalogue = new CatalogueWriter(new CatalogueStore(redis));
   const deps = { catalogue, log };
   const runtime: Runtime =
