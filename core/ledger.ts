@@ -8,9 +8,11 @@
 // `ledgerOfRequest` finds one call's entries (`modelplane ledger show`).
 import type { Redis } from 'ioredis';
 import { spendMonth } from './billing/key-spend.ts';
+import { ARCHIVER_GROUP } from './journal/archiver.ts';
 import type { Journal } from './journal/journal.ts';
+import { creditEffect, postingsOf } from './journal/postings.ts';
 import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
-import { balanceEffect, ledgerEntries, type UsageEntry } from './usage.ts';
+import { balanceEffect, ledgerEntries, parseEntry, type UsageEntry } from './usage.ts';
 
 export interface AccountLedger {
   accountId: string;
@@ -193,6 +195,7 @@ async function journalProblems(
   streamOps: readonly { opId: string; effect: bigint }[],
 ): Promise<{ problems: string[]; archived: Set<string> }> {
   const problems: string[] = [];
+  const stream = accountKeys(accountId).usage;
   const inStream = new Set(streamOps.map((o) => o.opId));
   const archived = await journal.present(accountId, [...inStream]);
   let unarchived = 0n;
@@ -202,8 +205,23 @@ async function journalProblems(
       unarchived += o.effect;
       unarchivedCount++;
     }
-  const streamEnd = await lastGeneratedId(redis, accountKeys(accountId).usage);
-  const journalBalance = await journal.creditBalance(accountId, lastId ?? streamEnd);
+  let journalBalance = await journal.creditBalance(accountId);
+  // Archived entries this Redis's archiver group was never given (it trims only what it was given
+  // and acknowledged) must still be in its stream. One the snapshot did not read either came after
+  // the snapshot (it is in Redis now: left out of the sum) or Redis lost it (a failover): named.
+  const { lastGenerated, archivedUpTo } = await streamInfo(redis, stream);
+  for (const r of await journal.archivedAfter(accountId, archivedUpTo)) {
+    if (inStream.has(r.id) || r.streamId === null) continue;
+    const now = await redis.xrange(stream, r.streamId, r.streamId);
+    const later = lastId !== undefined && compareIds(r.streamId, lastId) > 0;
+    if (later && now[0] !== undefined && parseEntry(now[0][0], now[0][1]).opId === r.id) {
+      journalBalance -= creditEffect(postingsOf({ type: r.kind, amount: r.amount, short: r.short }));
+      continue;
+    }
+    problems.push(
+      `${r.id} (${r.kind} ${r.amount}) was archived from Redis stream entry ${r.streamId}, but Redis no longer has it (its stream ends at ${lastId ?? lastGenerated}): Redis lost it`,
+    );
+  }
   if (journalBalance + unarchived !== BigInt(balance))
     problems.push(
       `balance is ${balance} in Redis, but the journal says ${journalBalance} and the ${unarchivedCount} entries not yet archived move ${unarchived} (${journalBalance + unarchived}): they differ by ${BigInt(balance) - journalBalance - unarchived}`,
@@ -214,25 +232,32 @@ async function journalProblems(
         `top-up ${t.id.slice('topup:'.length)} (${t.amount}) is committed in the journal but not in Redis (the reconciler credits it again)`,
       );
   }
-  for (const r of await journal.archivedAfter(accountId, streamEnd)) {
-    if (!inStream.has(r.id))
-      problems.push(
-        `${r.id} (${r.kind} ${r.amount}) was archived from Redis stream entry ${r.streamId}, but Redis's stream ends at ${streamEnd}: Redis lost it`,
-      );
-  }
   problems.push(...(await journal.postingProblems(accountId)));
   return { problems, archived };
 }
 
-/** The id of the last entry ever added to a stream ('0-0' when there is no stream). */
-async function lastGeneratedId(redis: Redis, stream: string): Promise<string> {
+/**
+ * The last id the stream gave, and the last the archiver's group was given (entries up to it may be
+ * archived and trimmed; '0-0' for none, or no stream).
+ */
+async function streamInfo(
+  redis: Redis,
+  stream: string,
+): Promise<{ lastGenerated: string; archivedUpTo: string }> {
+  let lastGenerated = '0-0';
+  let archivedUpTo = '0-0';
   try {
     const info = (await redis.xinfo('STREAM', stream)) as unknown[];
     const i = info.indexOf('last-generated-id');
-    return i >= 0 ? String(info[i + 1]) : '0-0';
+    if (i >= 0) lastGenerated = String(info[i + 1]);
+    for (const g of (await redis.xinfo('GROUPS', stream)) as unknown[][]) {
+      const name = g[g.indexOf('name') + 1];
+      if (name === ARCHIVER_GROUP) archivedUpTo = String(g[g.indexOf('last-delivered-id') + 1]);
+    }
   } catch {
-    return '0-0';
+    // no stream: nothing was ever there
   }
+  return { lastGenerated, archivedUpTo };
 }
 
 /**

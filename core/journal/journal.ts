@@ -249,20 +249,13 @@ export class Journal {
     }
   }
 
-  /**
-   * customer_credit of the account: what Redis's balance must be once every entry is archived. With
-   * `upTo` (a stream id), entries archived from later in the stream are left out (a snapshot of
-   * Redis taken at that entry does not have them yet); top-ups not yet seen in Redis count.
-   */
-  async creditBalance(accountId: string, upTo?: string): Promise<bigint> {
-    const [ms, seq] = (upTo ?? '').split('-');
+  /** customer_credit of the account: what Redis's balance must be once every entry is archived. */
+  async creditBalance(accountId: string): Promise<bigint> {
     const r = await this.pool.query<{ b: string }>(
-      `select coalesce(sum(case when p.credit = 'customer_credit' then p.amount else 0 end), 0)
-            - coalesce(sum(case when p.debit = 'customer_credit' then p.amount else 0 end), 0) as b
-       from postings p join transfers t on t.account_id = p.account_id and t.id = p.transfer_id
-       where p.account_id = $1
-         and ($2::bigint is null or t.stream_ms is null or (t.stream_ms, t.stream_seq) <= ($2, $3))`,
-      [accountId, upTo === undefined ? null : ms, upTo === undefined ? null : seq],
+      `select coalesce(sum(case when credit = 'customer_credit' then amount else 0 end), 0)
+            - coalesce(sum(case when debit = 'customer_credit' then amount else 0 end), 0) as b
+       from postings where account_id = $1`,
+      [accountId],
     );
     return BigInt(r.rows[0]!.b);
   }
