@@ -10,7 +10,6 @@ import type { Redis } from 'ioredis';
 import { spendMonth } from './billing/key-spend.ts';
 import { ARCHIVER_GROUP } from './journal/archiver.ts';
 import type { Journal } from './journal/journal.ts';
-import { creditEffect, postingsOf } from './journal/postings.ts';
 import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
 import { balanceEffect, ledgerEntries, parseEntry, type UsageEntry } from './usage.ts';
 
@@ -215,7 +214,7 @@ async function journalProblems(
     const now = await redis.xrange(stream, r.streamId, r.streamId);
     const later = lastId !== undefined && compareIds(r.streamId, lastId) > 0;
     if (later && now[0] !== undefined && parseEntry(now[0][0], now[0][1]).opId === r.id) {
-      journalBalance -= creditEffect(postingsOf({ type: r.kind, amount: r.amount, short: r.short }));
+      journalBalance -= balanceEffect({ type: r.kind, amount: r.amount });
       continue;
     }
     problems.push(

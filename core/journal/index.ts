@@ -4,5 +4,4 @@ export { entryOfRecord, historyEntries, requestHistory } from './history.ts';
 export { type DailyUsage, Journal, type JournalRecord } from './journal.ts';
 export { type JournalKeeper, type KeeperStatus, startJournalKeeper } from './keeper.ts';
 export { migrate, migrationFiles } from './migrate.ts';
-export { type Book, type Posting, postingsOf } from './postings.ts';
 export { type Restored, reconcileTopUps } from './reconciler.ts';

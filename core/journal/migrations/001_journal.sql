@@ -53,6 +53,26 @@ create table postings (
   check (debit <> credit),
   check (debit in ('customer_credit', 'pending_holds', 'revenue', 'payment_clearing', 'uncollected')),
   check (credit in ('customer_credit', 'pending_holds', 'revenue', 'payment_clearing', 'uncollected')),
-  foreign key (account_id, transfer_id) references transfers (account_id, id)
+  -- No foreign key: a posting is only ever written by the statement that inserts its transfer
+  -- (core/journal/journal.ts), and the check per row would cost the archiver a lookup per posting.
+  primary key (account_id, transfer_id, debit, credit)
 );
-create index postings_transfer on postings (account_id, transfer_id);
+
+-- The one rule of what a transfer posts. Books, per customer account:
+--   customer_credit   what the customer may spend (a liability to them); its balance is Redis's `balance`
+--   payment_clearing  money received for top-ups (Stripe, an approved request, an operator's grant)
+--   revenue           what calls and the service ledger earned, at their true cost
+--   uncollected       cost that could not be charged (`short`: the hold was short, the balance ran out)
+--   pending_holds     where a voided hold's money sat while it was held: a void moves nothing, so its
+--                     pair of postings nets to zero on both books, and the journal still shows the hold
+create function journal_postings(k text, amt bigint, shortfall bigint)
+returns table (debit text, credit text, amount bigint) language sql immutable as $$
+  select p.d, p.c, p.a from (values
+    ('payment_clearing', 'customer_credit', case when k = 'topup' then amt end),
+    ('customer_credit', 'revenue', case when k = 'charge' then amt end),
+    ('uncollected', 'revenue', case when k = 'charge' then shortfall end),
+    ('revenue', 'customer_credit', case when k = 'refund' then amt end),
+    ('customer_credit', 'pending_holds', case when k = 'void' then amt end),
+    ('pending_holds', 'customer_credit', case when k = 'void' then amt end)
+  ) as p(d, c, a) where p.a > 0
+$$;
