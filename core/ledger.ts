@@ -231,7 +231,9 @@ async function journalProblems(
         `top-up ${t.id.slice('topup:'.length)} (${t.amount}) is committed in the journal but not in Redis (the reconciler credits it again)`,
       );
   }
-  problems.push(...(await journal.postingProblems(accountId)));
+  const books = await journal.bookTotals(accountId);
+  if (books.debits !== books.credits)
+    problems.push(`the journal's debits (${books.debits}) and credits (${books.credits}) differ`);
   return { problems, archived };
 }
 

@@ -46,21 +46,34 @@ export class Archiver {
     this.accountsPerRound = opts.accountsPerRound ?? 200;
   }
 
-  /** One pass over every account's stream. */
+  /**
+   * One pass over every account's stream. Two rounds (of different accounts) run at once, so one's
+   * Redis reads overlap the other's PostgreSQL commit.
+   */
   async pass(): Promise<ArchivePass> {
     const out: ArchivePass = { read: 0, archived: 0, behindSinceMs: null };
+    const add = (r: ArchivePass) => {
+      out.read += r.read;
+      out.archived += r.archived;
+      if (r.behindSinceMs !== null)
+        out.behindSinceMs = Math.min(out.behindSinceMs ?? Number.POSITIVE_INFINITY, r.behindSinceMs);
+    };
+    let running: Promise<void> | null = null;
+    // A failed round is kept, not left rejected while the next one runs (an unhandled rejection).
+    let failure: { err: unknown } | null = null;
     let cursor = '0';
     do {
       const [next, ids] = await this.redis.sscan(globalKeys.accounts, cursor, 'COUNT', this.accountsPerRound);
       cursor = next;
-      if (ids.length > 0) {
-        const r = await this.round(ids);
-        out.read += r.read;
-        out.archived += r.archived;
-        if (r.behindSinceMs !== null)
-          out.behindSinceMs = Math.min(out.behindSinceMs ?? Number.POSITIVE_INFINITY, r.behindSinceMs);
-      }
-    } while (cursor !== '0');
+      if (ids.length === 0) continue;
+      const round = this.round(ids).then(add, (err: unknown) => {
+        failure ??= { err };
+      });
+      if (running) await running;
+      running = round;
+    } while (cursor !== '0' && failure === null);
+    if (running) await running;
+    if (failure !== null) throw (failure as { err: unknown }).err;
     return out;
   }
 

@@ -3,9 +3,10 @@
 -- A transfer is one cause of money moving on one customer account, named by that cause: the
 -- usage stream's op id (`topup:<id>`, `settle:<holdId>`, `charge:<id>`, `refund:<id>`,
 -- `void:<holdId>`), unique per account, so applying a transfer twice is a no-op.
--- What it moved is in its postings. Each posting debits one book and credits another by the same
--- amount, so debits equal credits by construction: there is no single-sided row to get wrong.
--- Amounts are integer nano-units of the account's currency.
+-- What it moved are its postings (the view below), derived from its kind and amounts by one rule:
+-- each posting debits one book and credits another by the same amount, so debits equal credits by
+-- construction — there is no single-sided row to get wrong, and no second row per transfer for the
+-- archiver to write. Amounts are integer nano-units of the account's currency.
 create table transfers (
   account_id    text   not null,
   id            text   not null,
@@ -44,20 +45,6 @@ create index transfers_key_at on transfers (account_id, key_id, at_ms) where key
 create index transfers_unseen_topups on transfers (account_id, committed_at)
   where kind = 'topup' and stream_ms is null;
 
-create table postings (
-  account_id  text   not null,
-  transfer_id text   not null,
-  debit       text   not null,
-  credit      text   not null,
-  amount      bigint not null check (amount > 0),
-  check (debit <> credit),
-  check (debit in ('customer_credit', 'pending_holds', 'revenue', 'payment_clearing', 'uncollected')),
-  check (credit in ('customer_credit', 'pending_holds', 'revenue', 'payment_clearing', 'uncollected')),
-  -- No foreign key: a posting is only ever written by the statement that inserts its transfer
-  -- (core/journal/journal.ts), and the check per row would cost the archiver a lookup per posting.
-  primary key (account_id, transfer_id, debit, credit)
-);
-
 -- The one rule of what a transfer posts. Books, per customer account:
 --   customer_credit   what the customer may spend (a liability to them); its balance is Redis's `balance`
 --   payment_clearing  money received for top-ups (Stripe, an approved request, an operator's grant)
@@ -76,3 +63,7 @@ returns table (debit text, credit text, amount bigint) language sql immutable as
     ('pending_holds', 'customer_credit', case when k = 'void' then amt end)
   ) as p(d, c, a) where p.a > 0
 $$;
+
+create view postings as
+  select t.account_id, t.id as transfer_id, p.debit, p.credit, p.amount
+  from transfers t cross join lateral journal_postings(t.kind, t.amount, t.short) p;
