@@ -70,7 +70,7 @@ try {
     );
     return n / ((performance.now() - t0) / 1000);
   };
-  const archiver = new Archiver(redis, journal);
+  const archiver = new Archiver(redis, journal, { accountsPerRound: Number(process.env.ROUND ?? 16) });
   const drain = async (): Promise<number> => {
     let n = 0;
     for (;;) {
