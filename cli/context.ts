@@ -29,15 +29,18 @@ export interface Context {
 }
 
 /**
- * `make dev` writes `.data/dev.env` (REDIS_URL, MODELPLANE_KEK) so the CLI run from the repo talks
+ * `make dev` writes `.data/dev.env` (REDIS_URL, MODELPLANE_KEK, DATABASE_URL) so the CLI run from the repo talks
  * to the dev platform without exporting anything. Variables already set win.
  */
 export function devEnv(path = '.data/dev.env'): NodeJS.ProcessEnv {
   const env = { ...process.env };
   if (!existsSync(path)) return env;
+  // The file's journal belongs to the file's Redis: with another Redis named, it is not used (the
+  // CLI's tests name their own Redis and must not write into a running make dev's journal).
+  const ownRedis = env.REDIS_URL !== undefined;
   for (const line of readFileSync(path, 'utf8').split('\n')) {
     const m = /^([A-Z0-9_]+)=(.*)$/.exec(line.trim());
-    if (m && env[m[1]!] === undefined) env[m[1]!] = m[2]!;
+    if (m && env[m[1]!] === undefined && !(ownRedis && m[1] === 'DATABASE_URL')) env[m[1]!] = m[2]!;
   }
   return env;
 }

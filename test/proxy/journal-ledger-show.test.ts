@@ -38,9 +38,7 @@ async function call(secret: string): Promise<string> {
   return response.headers.get('x-request-id')!;
 }
 
-async function ledgerShow(
-  requestId: string,
-): Promise<{ accountId: string; entries: Record<string, unknown>[] }[]> {
+async function cli(...argv: string[]): Promise<unknown> {
   const out: string[] = [];
   const err: string[] = [];
   const env = { REDIS_URL: h.redis.url, MODELPLANE_KEK: h.config.kek.toString('hex'), DATABASE_URL: db.url };
@@ -48,7 +46,7 @@ async function ledgerShow(
   Object.assign(process.env, env);
   try {
     const code = await main(
-      ['ledger', 'show', requestId, '--json'],
+      [...argv, '--json'],
       { out: (s) => out.push(s), err: (s) => err.push(s) },
       (json, o) => createContext(json, o),
     );
@@ -61,6 +59,9 @@ async function ledgerShow(
   }
   return JSON.parse(out.pop()!);
 }
+
+const ledgerShow = async (requestId: string) =>
+  (await cli('ledger', 'show', requestId)) as { accountId: string; entries: Record<string, unknown>[] }[];
 
 describe('ledger show from the journal', () => {
   it('KEY-5 KEY-6 KEY-10 a rotated key, a deleted key and a refunded call are shown whole after archiving', async () => {
@@ -120,6 +121,14 @@ describe('ledger show from the journal', () => {
     const days = await journal.daily(accountId);
     expect(days.map((d) => d.keyId).sort()).toEqual([keyId, doomed.key.id].sort());
     expect(days.find((d) => d.keyId === keyId)).toMatchObject({ requests: 2, refunded: 1_000 });
+    // The CLI reads the same: each call, and per day.
+    const calls = (await cli('usage', accountId, '--calls')) as { requestId: string; keyId: string }[];
+    expect(calls.map((c) => c.requestId).sort()).toEqual(
+      [beforeRotate, afterRotate, withDeleted, beforeRotate].sort(),
+    );
+    expect(await cli('usage', accountId, '--days', '--key', doomed.key.id)).toEqual([
+      expect.objectContaining({ keyId: doomed.key.id, requests: 1, refunded: 0 }),
+    ]);
     await expectLedgerClean(h.redis.client(), [accountId], 5_000, journal);
   });
 });
