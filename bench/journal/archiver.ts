@@ -7,7 +7,7 @@
 // the same writes again while the archiver runs beside them on the same machine, as in production:
 // what the writers reached, what the archiver reached, and the longest stream seen.
 //
-//   npx tsx bench/journal/archiver.ts [--records 100000] [--accounts 64]
+//   npx tsx bench/journal/archiver.ts [--records 100000] [--accounts 64] [--accounts-per-round 16]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +23,11 @@ import { accountKeys } from '../../core/keyspace.ts';
 import { startRedis } from '../../test/helpers/redis.ts';
 
 const { values } = parseArgs({
-  options: { records: { type: 'string', default: '100000' }, accounts: { type: 'string', default: '64' } },
+  options: {
+    records: { type: 'string', default: '100000' },
+    accounts: { type: 'string', default: '64' },
+    'accounts-per-round': { type: 'string', default: '16' },
+  },
 });
 const RECORDS = Number(values.records);
 const ACCOUNTS = Number(values.accounts);
@@ -70,7 +74,7 @@ try {
     );
     return n / ((performance.now() - t0) / 1000);
   };
-  const archiver = new Archiver(redis, journal, { accountsPerRound: Number(process.env.ROUND ?? 16) });
+  const archiver = new Archiver(redis, journal, { accountsPerRound: Number(values['accounts-per-round']) });
   const drain = async (): Promise<number> => {
     let n = 0;
     for (;;) {
@@ -120,7 +124,12 @@ try {
     `| (2) archiver while the writes run | ${f(archivedDuring / ((writeEnd - t2) / 1000))} (then ${f(catchUpMs)} ms to catch up) |`,
   );
   console.log(`longest stream seen under load (8 accounts sampled): ${longest}`);
-  console.log(`journal transfers: ${total} (expected ${2 * RECORDS + ACCOUNTS})`);
+  const size = Number(
+    (await journal.pool.query("select pg_total_relation_size('transfers') as b")).rows[0].b,
+  );
+  console.log(
+    `journal transfers: ${total} (expected ${2 * RECORDS + ACCOUNTS}), ${Math.round(size / total)} bytes each on disk, indexes included`,
+  );
 } finally {
   await journal.close();
   redis.disconnect();
