@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectLedgerClean } from '../../test/helpers/ledger.ts';
-import { createTestDatabase, postgresForFile } from '../../test/helpers/postgres.ts';
+import { createTestDatabase, journalForFile } from '../../test/helpers/postgres.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
 import { Accounts } from '../accounts.ts';
 import { Metering } from '../billing/index.ts';
@@ -16,17 +16,15 @@ import { newId } from '../ids.ts';
 import { accountKeys } from '../keyspace.ts';
 import { checkAccountLedger } from '../ledger.ts';
 import { ARCHIVER_GROUP, Archiver } from './archiver.ts';
-import { Journal } from './journal.ts';
+import type { Journal } from './journal.ts';
 import { migrate, migrationFiles } from './migrate.ts';
 
 const r = redisForFile();
-const db = postgresForFile();
+const j = journalForFile();
 let journal: Journal;
-
-beforeAll(async () => {
-  journal = await Journal.open(db.url);
+beforeAll(() => {
+  journal = j.journal;
 });
-afterAll(async () => journal?.close());
 
 const chat = (keyId: string, requestId: string): UsageRecord => ({
   keyId,

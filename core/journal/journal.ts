@@ -7,33 +7,21 @@ import pg from 'pg';
 import type { UsageEntry } from '../usage.ts';
 import { migrate } from './migrate.ts';
 
-/** A transfer as the queries return it: the call's usage, its cost and what was charged. */
-export interface JournalRecord {
+/**
+ * A transfer as the queries return it: the usage entry it was archived from (the call's usage, its
+ * cost and what was charged), named by its account and transfer id.
+ */
+export interface JournalRecord extends Omit<UsageEntry, 'id' | 'type' | 'opId' | 'balance' | 'kind'> {
   accountId: string;
+  /** The transfer id: the stream entry's op id. */
   id: string;
   kind: UsageEntry['type'];
   /** The Redis stream entry it was archived from; null for a top-up not yet seen in Redis. */
   streamId: string | null;
-  atMs: number;
-  amount: number;
-  cost: number | null;
-  short: number;
-  held: number | null;
-  source: string | null;
-  reason: string | null;
-  leaseId: string | null;
-  refundOf: string | null;
+  /** The balance right after it in Redis; null for a top-up not yet seen there. */
   balanceAfter: number | null;
-  keyId: string | null;
-  model: string | null;
+  /** The call's kind (chat, embedding, …): the entry's `kind`. */
   callKind: string | null;
-  inputTokens: number | null;
-  cachedTokens: number | null;
-  outputTokens: number | null;
-  images: number | null;
-  videoSeconds: number | null;
-  requestId: string | null;
-  note: string | null;
 }
 
 const COLUMNS = [

@@ -4,22 +4,21 @@
 // keepers run, as two proxy replicas would: one leads, and when it stops the other takes over.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectLedgerClean } from '../../test/helpers/ledger.ts';
-import { postgresForFile } from '../../test/helpers/postgres.ts';
+import { journalForFile } from '../../test/helpers/postgres.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
 import { Accounts } from '../accounts.ts';
 import { Metering } from '../billing/index.ts';
 import { newId } from '../ids.ts';
 import { accountKeys } from '../keyspace.ts';
-import { Journal } from './journal.ts';
+import type { Journal } from './journal.ts';
 import { startJournalKeeper } from './keeper.ts';
 
 const r = redisForFile();
-const db = postgresForFile();
+const j = journalForFile();
 let journal: Journal;
-beforeAll(async () => {
-  journal = await Journal.open(db.url);
+beforeAll(() => {
+  journal = j.journal;
 });
-afterAll(async () => journal?.close());
 
 const ACCOUNTS = 4;
 const CALLS_PER_ACCOUNT = 1_500;

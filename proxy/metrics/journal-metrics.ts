@@ -28,24 +28,27 @@ export function registerJournalMetrics(registry: Registry, status: KeeperStatus)
       this.set(status.leader ? 1 : 0);
     },
   });
-  let archived = 0;
-  let restored = 0;
-  new Counter({
-    name: 'mp_journal_archived_total',
-    help: 'Usage entries moved from Redis into the journal by this replica',
-    registers: [registry],
-    collect() {
-      this.inc(status.archivedTotal - archived);
-      archived = status.archivedTotal;
-    },
-  });
-  new Counter({
-    name: 'mp_journal_topups_restored_total',
-    help: 'Committed top-ups Redis had lost, credited again by the reconciler',
-    registers: [registry],
-    collect() {
-      this.inc(status.restoredTotal - restored);
-      restored = status.restoredTotal;
-    },
-  });
+  // Counters that follow a running total the keeper keeps: each scrape adds what it grew by.
+  const following = (name: string, help: string, total: () => number) => {
+    let seen = 0;
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.inc(total() - seen);
+        seen = total();
+      },
+    });
+  };
+  following(
+    'mp_journal_archived_total',
+    'Usage entries moved from Redis into the journal by this replica',
+    () => status.archivedTotal,
+  );
+  following(
+    'mp_journal_topups_restored_total',
+    'Committed top-ups Redis had lost, credited again by the reconciler',
+    () => status.restoredTotal,
+  );
 }

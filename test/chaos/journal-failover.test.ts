@@ -11,24 +11,23 @@ import { Accounts } from '../../core/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
 import type { UsageRecord } from '../../core/billing/script-args.ts';
 import { newId } from '../../core/ids.ts';
-import { Archiver, Journal, reconcileTopUps } from '../../core/journal/index.ts';
+import { Archiver, type Journal, reconcileTopUps } from '../../core/journal/index.ts';
 import { checkAccountLedger } from '../../core/ledger.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { postgresForFile } from '../helpers/postgres.ts';
+import { journalForFile } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
-const db = postgresForFile();
+const j = journalForFile();
 let journal: Journal;
 let primary: TestRedis;
 let replica: TestRedis;
 
 beforeAll(async () => {
-  journal = await Journal.open(db.url);
+  journal = j.journal;
   primary = await startRedis({ aof: true });
   replica = await startRedis({ replicaOf: { port: primary.port } });
 });
 afterAll(async () => {
-  await journal?.close();
   await replica?.stop();
   await primary?.stop();
 });

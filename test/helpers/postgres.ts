@@ -18,6 +18,7 @@ import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { startPostgres } from '../../cli/postgres-server.ts';
 import { freePort } from '../../core/free-port.ts';
+import { Journal } from '../../core/journal/index.ts';
 
 export interface FilePostgres {
   /** This file's database. */
@@ -104,6 +105,26 @@ export function postgresForFile(): FilePostgres {
     get url() {
       if (db === undefined)
         throw new Error('PostgreSQL is started in beforeAll: read it inside tests and hooks');
+      return db.url;
+    },
+  };
+}
+
+/** This file's database, opened (and migrated) as the journal; closed after the file. */
+export function journalForFile(): { readonly journal: Journal; readonly url: string } {
+  const db = postgresForFile();
+  let journal: Journal | undefined;
+  beforeAll(async () => {
+    journal = await Journal.open(db.url);
+  });
+  afterAll(async () => journal?.close());
+  return {
+    get journal() {
+      if (journal === undefined)
+        throw new Error('the journal is opened in beforeAll: read it inside tests and hooks');
+      return journal;
+    },
+    get url() {
       return db.url;
     },
   };

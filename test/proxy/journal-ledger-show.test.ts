@@ -7,22 +7,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContext } from '../../cli/context.ts';
 import { main } from '../../cli/main.ts';
 import { newId } from '../../core/ids.ts';
-import { Archiver, Journal } from '../../core/journal/index.ts';
+import { Archiver, type Journal } from '../../core/journal/index.ts';
 import { accountKeys } from '../../core/keyspace.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { postgresForFile } from '../helpers/postgres.ts';
+import { journalForFile } from '../helpers/postgres.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
 
-const db = postgresForFile();
+const db = journalForFile();
 let h: Harness;
 let journal: Journal;
 
 beforeAll(async () => {
   h = await startHarness();
-  journal = await Journal.open(db.url);
+  journal = db.journal;
 });
 afterAll(async () => {
-  await journal?.close();
   await h?.stop();
 });
 
