@@ -111,46 +111,51 @@ export class Archiver {
     out.archived = await this.journal.archive(batch);
     await this.opts.afterCommit?.();
 
-    const p = this.redis.pipeline();
+    // Commands per stream, not one pipeline: on Redis Cluster the accounts' streams live in
+    // different slots. Sent together, they still leave in one go on each connection.
+    const sent: Promise<unknown>[] = [];
     for (const g of got) {
       const ids = g.entries.map(([id]) => id);
-      p.xack(g.stream, ARCHIVER_GROUP, ...ids);
+      sent.push(this.redis.xack(g.stream, ARCHIVER_GROUP, ...ids));
       // Everything up to the last acknowledged entry is in the journal: keep only what follows it.
       const [ms, seq] = ids[ids.length - 1]!.split('-');
-      p.xtrim(g.stream, 'MINID', `${ms}-${Number(seq) + 1}`);
+      sent.push(this.redis.xtrim(g.stream, 'MINID', `${ms}-${Number(seq) + 1}`));
       if (g.entries.length >= this.batch) {
         const at = Number(ms);
         out.behindSinceMs = Math.min(out.behindSinceMs ?? at, at);
       }
     }
-    for (const [err] of (await p.exec()) ?? []) if (err) throw err;
+    await Promise.all(sent);
     return out;
   }
 
-  /** XREADGROUP per stream, in one round trip; null for a stream that has no group yet. */
+  /** XREADGROUP per stream, sent together; null for a stream that has no group yet. */
   private async readGroup(
     streams: readonly string[],
     from: '0' | '>',
   ): Promise<([string, string[]][] | null)[]> {
     if (streams.length === 0) return [];
-    const p = this.redis.pipeline();
-    for (const s of streams)
-      p.xreadgroup('GROUP', ARCHIVER_GROUP, CONSUMER, 'COUNT', this.batch, 'STREAMS', s, from);
-    const res = (await p.exec()) ?? [];
-    return res.map(([err, value]) => {
-      if (err) {
-        if (/NOGROUP/.test(err.message)) return null;
-        throw err;
+    const res = await Promise.allSettled(
+      streams.map((s) =>
+        this.redis.xreadgroup('GROUP', ARCHIVER_GROUP, CONSUMER, 'COUNT', this.batch, 'STREAMS', s, from),
+      ),
+    );
+    return res.map((r) => {
+      if (r.status === 'rejected') {
+        if (/NOGROUP/.test(String((r.reason as Error)?.message))) return null;
+        throw r.reason;
       }
-      const r = value as [string, [string, string[]][]][] | null;
-      return r?.[0]?.[1] ?? [];
+      const v = r.value as [string, [string, string[]][]][] | null;
+      return v?.[0]?.[1] ?? [];
     });
   }
 
   /** A group from the stream's start: every entry, old ones included, goes to the journal. */
   private async createGroups(streams: readonly string[]): Promise<void> {
-    const p = this.redis.pipeline();
-    for (const s of streams) p.xgroup('CREATE', s, ARCHIVER_GROUP, '0', 'MKSTREAM');
-    for (const [err] of (await p.exec()) ?? []) if (err && !/BUSYGROUP/.test(err.message)) throw err;
+    const res = await Promise.allSettled(
+      streams.map((s) => this.redis.xgroup('CREATE', s, ARCHIVER_GROUP, '0', 'MKSTREAM')),
+    );
+    for (const r of res)
+      if (r.status === 'rejected' && !/BUSYGROUP/.test(String((r.reason as Error)?.message))) throw r.reason;
   }
 }

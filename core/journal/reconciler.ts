@@ -31,15 +31,11 @@ export async function reconcileTopUps(
     [opts.windowMs],
   );
   if (r.rows.length === 0) return [];
-  const p = d.redis.pipeline();
-  for (const t of r.rows) p.exists(accountKeys(t.account_id).done(t.id));
-  const have = ((await p.exec()) ?? []).map(([err, v]) => {
-    if (err) throw err;
-    return v === 1;
-  });
+  // One EXISTS per top-up, sent together (not a pipeline: on Redis Cluster accounts differ in slot).
+  const have = await Promise.all(r.rows.map((t) => d.redis.exists(accountKeys(t.account_id).done(t.id))));
   const restored: Restored[] = [];
   for (const [i, t] of r.rows.entries()) {
-    if (have[i]) continue;
+    if (have[i] === 1) continue;
     const topUpId = t.id.slice('topup:'.length);
     const res = await d.metering.topUp({
       accountId: t.account_id,
