@@ -35,6 +35,7 @@ import { profileRoutes } from './routes/profile.ts';
 import { meView, sessionRoutes } from './routes/session.ts';
 import { stripeWebhookRoutes } from './routes/stripe-webhook.ts';
 import { teamRoutes } from './routes/team.ts';
+import { usageCallsRoutes } from './routes/usage-calls.ts';
 import { Sessions } from './sessions.ts';
 import { SignInThrottle } from './throttle.ts';
 
@@ -135,6 +136,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
         metering,
         catalogue: new CatalogueStore(redis),
       });
+      if (deps.journal) await api.register(usageCallsRoutes, { journal: deps.journal, keys, accounts });
       await api.register(profileRoutes, { accounts, users });
       await api.register(teamRoutes, { config, team, users });
       await api.register(billingRoutes, {

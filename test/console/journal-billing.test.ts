@@ -39,7 +39,7 @@ async function cli(...argv: string[]): Promise<number> {
 }
 
 describe('billing with the durable journal', () => {
-  it('CON-12 an approved top-up is committed in the journal first; the ledger page is the same after archiving', async () => {
+  it('CON-12 an approved top-up is committed in the journal first; the ledger page is the same after archiving; usage call by call', async () => {
     const owner = await c.newOwner('jo');
     const s = await c.session(owner);
     const asked = await c.json<{ request: { id: string } }>(s, 'POST', '/billing/topups', {
@@ -89,6 +89,21 @@ describe('billing with the durable journal', () => {
     const { from: _f2, to: _t2, ...entriesAfter } = after;
     expect(entriesAfter).toEqual(entriesBefore);
     expect(entriesAfter).toMatchObject({ charges: [expect.objectContaining({ requests: 5 })] });
+    // Inference API Usage call by call, from the journal: the five calls and the refund.
+    const usage = await c.json<{ data: { requestId: string; type: string; amount: string }[] }>(
+      s,
+      'GET',
+      '/usage/calls',
+    );
+    expect(
+      usage.data
+        .filter((x) => x.type === 'charge')
+        .map((x) => x.requestId)
+        .sort(),
+    ).toEqual([...calls].sort());
+    expect(usage.data).toContainEqual(
+      expect.objectContaining({ type: 'refund', requestId: calls[0], amount: '0.0001' }),
+    );
     await expectLedgerClean(c.redis, [owner.accountId], 5_000, db.journal);
   });
 });
