@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectLedgerClean } from '../../test/helpers/ledger.ts';
 import { createTestDatabase, journalForFile } from '../../test/helpers/postgres.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';

@@ -2,7 +2,7 @@
 // accounts without pause while the leader archives; every stream stays short the whole time, the
 // journal ends with every record, and the ledger check (Redis against the journal) is clean. Two
 // keepers run, as two proxy replicas would: one leads, and when it stops the other takes over.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectLedgerClean } from '../../test/helpers/ledger.ts';
 import { journalForFile } from '../../test/helpers/postgres.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
