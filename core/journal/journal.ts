@@ -4,7 +4,7 @@
 // transfer's id (its cause), so doing either twice changes nothing. Nothing on the request path
 // waits on this: the proxy never opens it.
 import pg from 'pg';
-import type { UsageEntry } from '../usage.ts';
+import type { UsageCounts, UsageEntry } from '../usage.ts';
 import { migrate } from './migrate.ts';
 
 /**
@@ -381,16 +381,12 @@ export class Journal {
   }
 }
 
-export interface DailyUsage {
+/** One UTC day × key × model of the journal: the rollups' counts, and the money in nano-units. */
+export interface DailyUsage extends UsageCounts {
+  /** YYYY-MM-DD */
   day: string;
   keyId: string | null;
   model: string;
-  requests: number;
-  inputTokens: number;
-  cachedTokens: number;
-  outputTokens: number;
-  images: number;
-  videoSeconds: number;
   charged: number;
   refunded: number;
 }
