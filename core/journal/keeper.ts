@@ -61,7 +61,10 @@ export function startJournalKeeper(redis: Redis, journal: Journal, opts: KeeperO
         status.behindSinceMs = p.behindSinceMs;
         status.lastPassAtMs = Date.now();
         if (p.behindSinceMs === null) break;
-        if (i % 10 === 9) await lock.acquireOrRenew();
+        // Still the leader? (A pass can take long under a backlog; the lock is renewed each time.
+        // Two leaders at once would only archive the same entries twice, which inserts nothing.)
+        status.leader = await lock.acquireOrRenew();
+        if (!status.leader) break;
       }
       if (Date.now() - lastReconcile >= opts.reconcileIntervalMs) {
         lastReconcile = Date.now();
