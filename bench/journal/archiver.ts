@@ -40,6 +40,11 @@ chmodSync(dir, 0o755);
 const pg = await startPostgres({ dataDir: join(dir, 'data'), port: await freePort() });
 const redis = new Redis(redisServer.url, { enableAutoPipelining: true });
 const journal = await Journal.open(pg.url, { max: 4 });
+// Ctrl-C stops the servers this bench started, not only a run that ends.
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    void pg.stop().finally(() => redisServer.stop().finally(() => process.exit(130)));
+  });
 try {
   const metering = new Metering(redis);
   const accounts: string[] = [];
