@@ -10,7 +10,8 @@ export default defineConfig({
     testTimeout: 30_000,
     // The run's logs land in .data/test-logs; after the last test every line is scanned for
     // credentials (issue 24), and a finding fails the run.
-    globalSetup: ['test/security/global-log-scan.ts'],
+    // One PostgreSQL per run, started by the first test file that asks (test/helpers/postgres.ts).
+    globalSetup: ['test/security/global-log-scan.ts', 'test/helpers/postgres-global.ts'],
     hookTimeout: 120_000,
   },
 });

@@ -1,5 +1,6 @@
 // `make dev`: the whole platform on this machine with embedded defaults (cli/platform.ts): a Redis of
-// its own (AOF on, data in .data/redis) unless REDIS_URL is set, the operator on the local runtime
+// its own (AOF on, data in .data/redis) unless REDIS_URL is set, a PostgreSQL of its own (the
+// durable journal, data in .data/postgres) unless DATABASE_URL is set, the operator on the local runtime
 // (Model YAML in examples/models, simulator engines as child processes), the proxy and the console;
 // a demo account with credits, whose key and console user it prints. Ctrl-C stops all it started.
 import { resolve } from 'node:path';
@@ -20,6 +21,10 @@ async function main(): Promise<void> {
     modelsDir: 'examples/models',
     ...(process.env.REDIS_URL ? { redisUrl: process.env.REDIS_URL } : {}),
     redisPort: Number(process.env.DEV_REDIS_PORT ?? 6390),
+    // The durable journal: DATABASE_URL, else a PostgreSQL of its own (data in .data/postgres).
+    ...(process.env.DATABASE_URL
+      ? { databaseUrl: process.env.DATABASE_URL }
+      : { postgresPort: Number(process.env.DEV_POSTGRES_PORT ?? 5439) }),
     proxyPort: Number(process.env.PROXY_PORT ?? 8080),
     proxyMetricsPort: Number(process.env.PROXY_METRICS_PORT ?? 9091),
     consolePort: Number(process.env.CONSOLE_PORT ?? 3000),
@@ -48,6 +53,7 @@ modelplane dev is up (engines are the simulator, not real models).
   Proxy metrics:         http://localhost:${process.env.PROXY_METRICS_PORT ?? 9091}/metrics (not on the API port)
   Console:               ${consoleUrl}/api (sign in as ${demo.email} / ${demo.password})
   API reference:         ${consoleUrl}/docs
+  Journal (PostgreSQL):  ${platform.databaseUrl ?? '(none)'}
   Admin CLI: npx modelplane accounts show ${demo.accountId}
 Ctrl-C stops everything.`);
 }

@@ -1,5 +1,5 @@
 // The whole platform on one machine, as `make dev` runs it: a Redis of its own (AOF on) unless a URL
-// is given, the operator on the local runtime (Model YAML files, simulator engines as child
+// is given, a PostgreSQL of its own for the durable journal unless DATABASE_URL is given, the operator on the local runtime (Model YAML files, simulator engines as child
 // processes), the proxy and the console; a demo account with credits, a key and a console user.
 // `make dev` (cli/dev.ts) prints its banner; the browser tests start the very same thing on free
 // ports in a folder of their own.
@@ -13,12 +13,14 @@ import { Metering } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import { loadConfig } from '../core/config.ts';
 import { newId } from '../core/ids.ts';
+import { Journal } from '../core/journal/index.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { formatNano, parseDecimalToNano } from '../core/money.ts';
 import { NODE_SERVICE_FLAGS } from '../core/node-flags.ts';
 import { connectRedis } from '../core/redis-client.ts';
 import { Team } from '../core/team.ts';
 import { Users } from '../core/users.ts';
+import { startPostgres } from './postgres-server.ts';
 
 export const DEMO_EMAIL = 'demo@modelplane.dev';
 
@@ -30,6 +32,12 @@ export interface PlatformOptions {
   /** A Redis to use instead of starting one. */
   redisUrl?: string;
   redisPort: number;
+  /**
+   * The durable journal: a PostgreSQL to use (DATABASE_URL), or a port to start one of our own on
+   * (data in <dataDir>/postgres). Neither: no journal (the browser tests, which do not need one).
+   */
+  databaseUrl?: string;
+  postgresPort?: number;
   proxyPort: number;
   /** The proxy's /metrics port (not the API port); 0 or unset: any free port. */
   proxyMetricsPort?: number;
@@ -45,6 +53,8 @@ export interface PlatformOptions {
 
 export interface Platform {
   redisUrl: string;
+  /** The journal's database, when there is one. */
+  databaseUrl: string | undefined;
   kek: string;
   /** The chat-completions base, e.g. http://localhost:8080/v1. */
   apiBase: string;
@@ -57,6 +67,8 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
   const data = resolve(o.dataDir);
   mkdirSync(resolve(data, 'redis'), { recursive: true });
   const children: ChildProcess[] = [];
+  /** The stores (Redis, PostgreSQL): stopped after the services, which write to them as they stop. */
+  const stores = new Set<ChildProcess>();
   let stopping = false;
   let started = false;
   const log = o.log ?? ((line: string) => process.stdout.write(`${line}\n`));
@@ -74,6 +86,10 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
       env: { ...process.env, ...o.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    return adopt(name, child);
+  };
+  /** Watches a part: its output into the log (and its last words), its exit. */
+  const adopt = (name: string, child: ChildProcess) => {
     const pipe = (stream: NodeJS.ReadableStream | null) => {
       let buf = '';
       stream?.on('data', (chunk: Buffer) => {
@@ -120,7 +136,7 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
         ? Promise.resolve()
         : new Promise<void>((r) => c.once('exit', () => r()));
     // The services first (the proxy lands its settlements in Redis on SIGTERM), Redis last.
-    const services = children.slice(o.redisUrl ? 0 : 1);
+    const services = children.filter((c) => !stores.has(c));
     for (const c of services) c.kill('SIGTERM');
     await Promise.race([Promise.all(services.map(exited)), sleep(8_000)]);
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
@@ -147,15 +163,38 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
         'everysec',
         '--save',
         '',
+        // Every part refuses an evicting Redis (core/redis-policy.ts).
+        '--maxmemory-policy',
+        'noeviction',
       ]);
       redisUrl = `redis://127.0.0.1:${o.redisPort}`;
+      stores.add(children[children.length - 1]!);
     }
     await step(waitForRedis(redisUrl, abandoned.signal));
+    let databaseUrl = o.databaseUrl;
+    if (databaseUrl === undefined && o.postgresPort !== undefined) {
+      const pg = await step(
+        startPostgres({
+          dataDir: resolve(data, 'postgres'),
+          port: o.postgresPort,
+          log: (line) => log(`[postgres] ${line}`),
+        }),
+      );
+      adopt('postgres', pg.child);
+      stores.add(pg.child);
+      databaseUrl = pg.url;
+    }
     const kek = devKek(data);
-    writeFileSync(resolve(data, 'dev.env'), `REDIS_URL=${redisUrl}\nMODELPLANE_KEK=${kek}\n`, {
-      mode: 0o600,
-    });
-    const env = { REDIS_URL: redisUrl, MODELPLANE_KEK: kek };
+    writeFileSync(
+      resolve(data, 'dev.env'),
+      `REDIS_URL=${redisUrl}\nMODELPLANE_KEK=${kek}\n${databaseUrl ? `DATABASE_URL=${databaseUrl}\n` : ''}`,
+      { mode: 0o600 },
+    );
+    const env = {
+      REDIS_URL: redisUrl,
+      MODELPLANE_KEK: kek,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    };
     const apiOrigin = `http://localhost:${o.proxyPort}`;
     const consoleUrl = `http://localhost:${o.consolePort}`;
 
@@ -193,12 +232,12 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
       CONSOLE_PUBLIC_URL: consoleUrl,
       LOG_LEVEL: o.env?.LOG_LEVEL ?? 'warn',
     });
-    const demo = await step(ensureDemoAccount(data, redisUrl, kek));
+    const demo = await step(ensureDemoAccount(data, redisUrl, kek, databaseUrl));
     await step(waitForOk(`${apiOrigin}/readyz`, 'the proxy', abandoned.signal));
     await step(waitForOk(`${consoleUrl}/healthz`, 'the console', abandoned.signal));
     await step(waitForModels(apiOrigin, demo.secret, redisUrl, o.modelsDir, abandoned.signal));
     started = true;
-    return { redisUrl, kek, apiBase: `${apiOrigin}/v1`, consoleUrl, demo, stop };
+    return { redisUrl, databaseUrl, kek, apiBase: `${apiOrigin}/v1`, consoleUrl, demo, stop };
   } catch (err) {
     abandoned.abort();
     await stop();
@@ -300,13 +339,15 @@ function devKek(data: string): string {
   return readFileSync(file, 'utf8').trim();
 }
 
-async function ensureDemoAccount(data: string, redisUrl: string, kek: string) {
+async function ensureDemoAccount(data: string, redisUrl: string, kek: string, databaseUrl?: string) {
   const config = loadConfig({ ...process.env, REDIS_URL: redisUrl, MODELPLANE_KEK: kek });
   const redis = connectRedis(redisUrl);
+  // The demo credits go through the journal first, like every top-up when there is one.
+  const journal = databaseUrl ? await Journal.open(databaseUrl, { max: 1 }) : undefined;
   try {
     const accounts = new Accounts(redis);
     const keys = new ApiKeys(redis, { brand: config.MODELPLANE_BRAND, kek: config.kek });
-    const metering = new Metering(redis);
+    const metering = new Metering(redis, journal ? { beforeTopUp: (t) => journal.commitTopUp(t) } : {});
     const idFile = resolve(data, 'demo-account');
     let accountId = existsSync(idFile) ? readFileSync(idFile, 'utf8').trim() : '';
     if (!accountId || !(await accounts.get(accountId))) {
@@ -338,6 +379,7 @@ async function ensureDemoAccount(data: string, redisUrl: string, kek: string) {
     const { balance } = await metering.balance(accountId);
     return { accountId, secret, balance: formatNano(balance), email: DEMO_EMAIL, password };
   } finally {
+    await journal?.close();
     await redis.quit();
   }
 }

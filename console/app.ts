@@ -8,6 +8,7 @@ import { Metering, ServiceLedger } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
 import { newRequestId } from '../core/ids.ts';
+import type { Journal } from '../core/journal/index.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { createPayments } from '../core/payments/index.ts';
 import type { Redis } from '../core/redis-client.ts';
@@ -34,6 +35,7 @@ import { profileRoutes } from './routes/profile.ts';
 import { meView, sessionRoutes } from './routes/session.ts';
 import { stripeWebhookRoutes } from './routes/stripe-webhook.ts';
 import { teamRoutes } from './routes/team.ts';
+import { usageCallsRoutes } from './routes/usage-calls.ts';
 import { Sessions } from './sessions.ts';
 import { SignInThrottle } from './throttle.ts';
 
@@ -51,6 +53,8 @@ declare module 'fastify' {
 export interface ConsoleDeps {
   config: Config;
   redis: Redis;
+  /** The durable journal (DATABASE_URL): top-ups committed there first, the billing ledger read from it. */
+  journal?: Journal;
   logger?: boolean;
   /** Where log lines go (default stdout); the security suite reads a console's real log from it. */
   logStream?: NodeJS.WritableStream;
@@ -109,7 +113,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     config.CONSOLE_SIGNIN_FAILURES_PER_EMAIL,
     config.CONSOLE_SIGNIN_FAILURES_PER_ADDRESS,
   );
-  const payments = createPayments(config, redis);
+  const payments = createPayments(config, redis, deps.journal);
   await app.register(requestIdPlugin);
   const webDir = deps.webDir ?? fileURLToPath(new URL('./web/dist/', import.meta.url));
   await app.register(errorsPlugin, {
@@ -132,9 +136,16 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
         metering,
         catalogue: new CatalogueStore(redis),
       });
+      if (deps.journal) await api.register(usageCallsRoutes, { journal: deps.journal, keys, accounts });
       await api.register(profileRoutes, { accounts, users });
       await api.register(teamRoutes, { config, team, users });
-      await api.register(billingRoutes, { redis, accounts, payments, config });
+      await api.register(billingRoutes, {
+        redis,
+        accounts,
+        payments,
+        config,
+        ...(deps.journal ? { journal: deps.journal } : {}),
+      });
     },
     { prefix: '/api' },
   );

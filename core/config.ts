@@ -65,6 +65,27 @@ export const redisUrl = z
 
 const schema = z.object({
   REDIS_URL: redisUrl,
+  /**
+   * The durable money journal (PostgreSQL, core/journal). Unset: no journal — Redis alone keeps the
+   * money, as before issue 23 (tests that do not need it, installs that have not moved yet).
+   */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  /** How often the journal's archiver passes over the usage streams (the leading proxy only). */
+  JOURNAL_ARCHIVE_INTERVAL_MS: z.coerce.number().int().min(10).default(1000),
+  /** How often the reconciler re-applies committed top-ups Redis lacks. */
+  JOURNAL_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).default(10_000),
+  /** How far back the reconciler looks: top-ups committed this recently (below the 35-day done ttl). */
+  JOURNAL_RECONCILE_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(30 * 24 * 3_600_000)
+    .default(24 * 3_600_000),
+  /** The journal keeper's leader lock ttl: another replica takes over this long after the leader died. */
+  JOURNAL_LOCK_MS: z.coerce.number().int().min(500).default(5000),
   /** The brand word in new key secrets: `sk-<brand>-` + 48 hex. */
   MODELPLANE_BRAND: z
     .string()

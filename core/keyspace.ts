@@ -102,6 +102,8 @@ export const globalKeys = {
   holdsDue: 'mp:holds:due',
   /** string: the token of the replica that runs the hold sweeper (a lock with a ttl) */
   sweeperLock: 'mp:sweeper:leader',
+  /** The journal keeper's leader lock (core/journal/keeper.ts: the archiver and the reconciler). */
+  journalLock: 'mp:journal:leader',
   /** zset object key → when the media sweeper deletes it (ms): images past their URL, videos past retention */
   mediaDue: 'mp:media:due',
   /** string: the token of the replica that runs the media sweeper */

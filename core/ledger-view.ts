@@ -8,10 +8,11 @@
 // to the balance's change to the nano. The stream's ids are Redis timestamps, so the range is an
 // XRANGE over it, not a scan of the whole stream; the cost is the number of entries in the range
 // (an entry per API call). Rollups would make the charges O(hours), but not the rest.
-
+import { historyEntries } from './journal/history.ts';
+import type { Journal } from './journal/journal.ts';
 import { accountKeys } from './keyspace.ts';
 import type { Redis } from './redis-client.ts';
-import { ledgerEntries } from './usage.ts';
+import { ledgerEntries, type UsageEntry } from './usage.ts';
 
 /**
  * Entries are filed by the clock of the process that wrote them (`ts`); the stream id is Redis's
@@ -41,9 +42,14 @@ export interface LedgerView {
 
 const afterColon = (opId: string) => opId.slice(opId.indexOf(':') + 1);
 
+/**
+ * With the durable journal (DATABASE_URL) the archiver trims the streams, so the range is read from
+ * the journal and the entries not yet archived (core/journal/history.ts).
+ */
 export async function ledgerView(
   redis: Redis,
   q: { accountId: string; fromMs: number; toMs: number },
+  journal?: Journal,
 ): Promise<LedgerView> {
   const view: LedgerView = { topUps: [], charges: [], refunds: [], service: [] };
   const charges = new Map<string, LedgerView['charges'][number]>();
@@ -51,7 +57,10 @@ export async function ledgerView(
     start: String(Math.max(0, q.fromMs - CLOCK_SLACK_MS)),
     end: String(q.toMs + CLOCK_SLACK_MS),
   };
-  for await (const e of ledgerEntries(redis, q.accountId, range)) {
+  const entries: AsyncIterable<UsageEntry> | Iterable<UsageEntry> = journal
+    ? await historyEntries(redis, journal, { ...q, slackMs: CLOCK_SLACK_MS })
+    : ledgerEntries(redis, q.accountId, range);
+  for await (const e of entries) {
     if (e.atMs < q.fromMs || e.atMs >= q.toMs) continue;
     if (e.kind === 'service' && (e.type === 'charge' || e.type === 'refund')) {
       // The caller's id rides in the entry's request-id field.

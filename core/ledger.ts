@@ -8,9 +8,11 @@
 // `ledgerOfRequest` finds one call's entries (`modelplane ledger show`).
 
 import { spendMonth } from './billing/key-spend.ts';
+import { ARCHIVER_GROUP } from './journal/archiver.ts';
+import type { Journal } from './journal/journal.ts';
 import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
 import type { Redis } from './redis-client.ts';
-import { balanceEffect, ledgerEntries, type UsageEntry } from './usage.ts';
+import { balanceEffect, ledgerEntries, parseEntry, type UsageEntry } from './usage.ts';
 
 export interface AccountLedger {
   accountId: string;
@@ -31,6 +33,12 @@ export interface LedgerCheckOptions {
    * interval plus a leader hand-over (HOLD_SWEEP_INTERVAL_MS and the lock ttl).
    */
   toleranceMs: number;
+  /**
+   * The durable journal (DATABASE_URL). With it, the stream may have been trimmed by the archiver:
+   * the balance must be the journal's plus the entries not yet archived, and every committed top-up
+   * and archived entry must still be in Redis — each difference is named.
+   */
+  journal?: Journal;
 }
 
 /** Checks one account. Reads its keys in one MULTI (one slot), so the snapshot is consistent. */
@@ -67,7 +75,17 @@ export async function checkAccountLedger(
 
   // The stream up to the snapshot's last entry: later entries belong to writes after it.
   const lastId = last[0]?.[0];
-  let running = 0n;
+  // Without a journal the stream holds everything from the first top-up; with one, the archiver
+  // trims what it archived, and the chain starts at the first entry still there.
+  let running: bigint | null = opts.journal ? null : 0n;
+  const streamOps: {
+    opId: string;
+    effect: bigint;
+    keyId: string | null;
+    atMs: number;
+    type: string;
+    amount: number;
+  }[] = [];
   let entries = 0;
   let uncollected = 0;
   let voids = 0;
@@ -79,7 +97,16 @@ export async function checkAccountLedger(
     for await (const e of ledgerEntries(redis, accountId)) {
       if (compareIds(e.id, lastId) > 0) break;
       entries++;
+      if (running === null) running = BigInt(e.balance) - balanceEffect(e);
       running += balanceEffect(e);
+      streamOps.push({
+        opId: e.opId,
+        effect: balanceEffect(e),
+        keyId: e.keyId,
+        atMs: e.atMs,
+        type: e.type,
+        amount: e.amount,
+      });
       if (BigInt(e.balance) !== running) {
         problems.push(
           `entry ${e.id} (${e.opId}) records balance ${e.balance}, but the entries up to it sum to ${running}`,
@@ -98,10 +125,25 @@ export async function checkAccountLedger(
       }
     }
   }
-  if (running !== BigInt(balance)) {
+  if (running !== null && running !== BigInt(balance)) {
     problems.push(
       `balance is ${balance}, but top-ups − charges + refunds in the usage stream are ${running}`,
     );
+  }
+  if (opts.journal) {
+    const j = await journalProblems(redis, opts.journal, accountId, balance, lastId, streamOps);
+    problems.push(...j.problems);
+    // Charges and key spend archived and trimmed away are in the journal.
+    const missing = [...refunded.keys()].filter((of) => !charged.has(of));
+    for (const r of await opts.journal.records(accountId, missing)) charged.set(r.id, r.amount);
+    keyMonths.clear();
+    for (const [km, v] of await opts.journal.keyMonths(accountId)) keyMonths.set(km, v);
+    for (const o of streamOps) {
+      if (j.archived.has(o.opId) || o.keyId === null || (o.type !== 'charge' && o.type !== 'refund'))
+        continue;
+      const km = `${o.keyId}:${spendMonth(o.atMs)}`;
+      keyMonths.set(km, (keyMonths.get(km) ?? 0) + (o.type === 'charge' ? o.amount : -o.amount));
+    }
   }
   for (const [of, amount] of refunded) {
     const c = charged.get(of);
@@ -137,6 +179,87 @@ export async function checkAccountLedger(
     });
   }
   return { accountId, balance, held, holds, entries, uncollected, voids, problems };
+}
+
+/**
+ * Redis against the journal: balance = the journal's customer credit (up to the snapshot's last
+ * entry) + what the entries not yet archived move; every top-up committed in the journal is in
+ * Redis's stream (or was archived from it); nothing archived from the stream is missing from it.
+ */
+async function journalProblems(
+  redis: Redis,
+  journal: Journal,
+  accountId: string,
+  balance: number,
+  lastId: string | undefined,
+  streamOps: readonly { opId: string; effect: bigint }[],
+): Promise<{ problems: string[]; archived: Set<string> }> {
+  const problems: string[] = [];
+  const stream = accountKeys(accountId).usage;
+  const inStream = new Set(streamOps.map((o) => o.opId));
+  const archived = await journal.present(accountId, [...inStream]);
+  let unarchived = 0n;
+  let unarchivedCount = 0;
+  for (const o of streamOps)
+    if (!archived.has(o.opId)) {
+      unarchived += o.effect;
+      unarchivedCount++;
+    }
+  let journalBalance = await journal.creditBalance(accountId);
+  // Archived entries this Redis's archiver group was never given (it trims only what it was given
+  // and acknowledged) must still be in its stream. One the snapshot did not read either came after
+  // the snapshot (it is in Redis now: left out of the sum) or Redis lost it (a failover): named.
+  const { lastGenerated, archivedUpTo } = await streamInfo(redis, stream);
+  for (const r of await journal.archivedAfter(accountId, archivedUpTo)) {
+    if (inStream.has(r.id) || r.streamId === null) continue;
+    const now = await redis.xrange(stream, r.streamId, r.streamId);
+    const later = lastId !== undefined && compareIds(r.streamId, lastId) > 0;
+    if (later && now[0] !== undefined && parseEntry(now[0][0], now[0][1]).opId === r.id) {
+      journalBalance -= balanceEffect({ type: r.kind, amount: r.amount });
+      continue;
+    }
+    problems.push(
+      `${r.id} (${r.kind} ${r.amount}) was archived from Redis stream entry ${r.streamId}, but Redis no longer has it (its stream ends at ${lastId ?? lastGenerated}): Redis lost it`,
+    );
+  }
+  if (journalBalance + unarchived !== BigInt(balance))
+    problems.push(
+      `balance is ${balance} in Redis, but the journal says ${journalBalance} and the ${unarchivedCount} entries not yet archived move ${unarchived} (${journalBalance + unarchived}): they differ by ${BigInt(balance) - journalBalance - unarchived}`,
+    );
+  for (const t of await journal.unseenTopUps({ accountId })) {
+    if (!inStream.has(t.id))
+      problems.push(
+        `top-up ${t.id.slice('topup:'.length)} (${t.amount}) is committed in the journal but not in Redis (the reconciler credits it again)`,
+      );
+  }
+  const books = await journal.bookTotals(accountId);
+  if (books.debits !== books.credits)
+    problems.push(`the journal's debits (${books.debits}) and credits (${books.credits}) differ`);
+  return { problems, archived };
+}
+
+/**
+ * The last id the stream gave, and the last the archiver's group was given (entries up to it may be
+ * archived and trimmed; '0-0' for none, or no stream).
+ */
+async function streamInfo(
+  redis: Redis,
+  stream: string,
+): Promise<{ lastGenerated: string; archivedUpTo: string }> {
+  let lastGenerated = '0-0';
+  let archivedUpTo = '0-0';
+  try {
+    const info = (await redis.xinfo('STREAM', stream)) as unknown[];
+    const i = info.indexOf('last-generated-id');
+    if (i >= 0) lastGenerated = String(info[i + 1]);
+    for (const g of (await redis.xinfo('GROUPS', stream)) as unknown[][]) {
+      const name = g[g.indexOf('name') + 1];
+      if (name === ARCHIVER_GROUP) archivedUpTo = String(g[g.indexOf('last-delivered-id') + 1]);
+    }
+  } catch {
+    // no stream: nothing was ever there
+  }
+  return { lastGenerated, archivedUpTo };
 }
 
 /**

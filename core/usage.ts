@@ -179,7 +179,7 @@ export async function* ledgerEntries(
 }
 
 /** What an entry does to the balance: top-ups and refunds add, charges take, voids move nothing. */
-export function balanceEffect(e: UsageEntry): bigint {
+export function balanceEffect(e: Pick<UsageEntry, 'type' | 'amount'>): bigint {
   switch (e.type) {
     case 'charge':
       return -BigInt(e.amount);

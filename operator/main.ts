@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { CatalogueStore } from '../core/catalogue/store.ts';
 import { redisUrl } from '../core/config.ts';
 import { connectRedis } from '../core/redis-client.ts';
+import { requireNoEviction } from '../core/redis-policy.ts';
 import { CatalogueWriter } from './catalogue-writer.ts';
 import { KubeClient } from './kube/client.ts';
 import { KubernetesRuntime } from './kube/runtime.ts';
@@ -66,6 +67,7 @@ export async function main(argv = process.argv.slice(2), env = process.env): Pro
   const log = pino({ level: config.LOG_LEVEL, base: { component: 'operator' } });
   const redis = connectRedis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis'));
+  await requireNoEviction(redis, 'the operator');
   const catalogue = new CatalogueWriter(new CatalogueStore(redis));
   const deps = { catalogue, log };
   const runtime: Runtime =

@@ -5,7 +5,10 @@
 import { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import { loadConfig } from '../core/config.ts';
 import { connectRedis } from '../core/redis-client.ts';
+import { Journal, type JournalKeeper, startJournalKeeper } from '../core/journal/index.ts';
+import { requireNoEviction } from '../core/redis-policy.ts';
 import { buildProxyApp } from './app.ts';
+import { registerJournalMetrics } from './metrics/journal-metrics.ts';
 
 async function main() {
   const config = loadConfig();
@@ -16,6 +19,7 @@ async function main() {
     enableAutoPipelining: true,
     commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
   });
+  await requireNoEviction(redis, 'the proxy');
   const subscriber = connectRedis(config.REDIS_URL);
   const catalogue = new CatalogueSnapshot(redis, {
     subscriber,
@@ -26,6 +30,23 @@ async function main() {
   await proxy.app.listen({ host: config.PROXY_HOST, port: config.PROXY_PORT });
   // /metrics is not on the API port (README "Security").
   await proxy.metricsServer.listen(config.PROXY_METRICS_HOST, config.PROXY_METRICS_PORT);
+  // The durable journal (DATABASE_URL): one replica archives the usage streams and reconciles
+  // top-ups, off the request path — no call waits on PostgreSQL.
+  let journal: Journal | undefined;
+  let keeper: JournalKeeper | undefined;
+  if (config.DATABASE_URL !== undefined) {
+    journal = await Journal.open(config.DATABASE_URL);
+    keeper = startJournalKeeper(redis, journal, {
+      archiveIntervalMs: config.JOURNAL_ARCHIVE_INTERVAL_MS,
+      reconcileIntervalMs: config.JOURNAL_RECONCILE_INTERVAL_MS,
+      reconcileWindowMs: config.JOURNAL_RECONCILE_WINDOW_MS,
+      lockTtlMs: config.JOURNAL_LOCK_MS,
+      onRestored: (restored) =>
+        proxy.app.log.warn({ restored }, 'top-ups Redis had lost were credited again'),
+      onError: (err, what) => proxy.app.log.error({ err }, `journal ${what} failed`),
+    });
+    registerJournalMetrics(proxy.ctx.metrics.registry, keeper.status);
+  }
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -34,6 +55,8 @@ async function main() {
     proxy.app.log.info({ signal }, 'shutting down');
     // Calls finish (or end after the grace period) and their settlements land before Redis goes.
     await proxy.shutdown();
+    await keeper?.stop();
+    await journal?.close();
     catalogue.stop();
     await Promise.allSettled([redis.quit(), subscriber.quit()]);
     proxy.app.log.info('stopped');

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Installs the system programs the platform and its tests run for real: redis-server (always),
+# Installs the system programs the platform and its tests run for real: redis-server and postgresql (always),
 # etcd (operator tests), prometheus (alert rules and dashboards), ffmpeg (its ffprobe checks the simulator's MP4s), wrk (benchmarks). On Debian as root they are installed with apt-get;
 # otherwise the one command to run is printed and we stop.
 set -euo pipefail
 want=()
 command -v redis-server >/dev/null || want+=(redis-server)
+# PostgreSQL, the durable money journal: `make dev` runs one of its own and the tests one per run.
+# Debian keeps its programs out of PATH, in /usr/lib/postgresql/<version>/bin.
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || command -v postgres >/dev/null || want+=(postgresql)
 for arg in "$@"; do
   case "$arg" in
     etcd) command -v etcd >/dev/null || want+=(etcd-server) ;;

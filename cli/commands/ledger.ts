@@ -1,6 +1,7 @@
 // `ledger check` proves the money adds up (core/ledger.ts) and exits 1 naming every difference;
 // `ledger show` prints one call's entries: its hold and settlement (one charge entry), a void of
 // its hold, refunds of its charge.
+import { requestHistory } from '../../core/journal/index.ts';
 import { checkLedger, ledgerOfRequest } from '../../core/ledger.ts';
 import { formatNano } from '../../core/money.ts';
 import { epochFaults } from '../../core/redis-epoch.ts';
@@ -19,7 +20,7 @@ export const ledgerCommands: Command[] = [
     name: 'ledger check',
     usage: 'ledger check [--account <accountId>] [--tolerance-ms <ms>]',
     summary:
-      'balance = top-ups − charges + refunds, held = open holds and leases, no stranded hold; exits 1 naming each difference',
+      'balance = top-ups − charges + refunds (and, with DATABASE_URL, = the journal + entries not yet archived), held = open holds and leases, no stranded hold; exits 1 naming each difference',
     flags: { account: { type: 'string' }, 'tolerance-ms': { type: 'string' } },
     prepare(p) {
       noExtraPositionals(p, 0);
@@ -33,8 +34,11 @@ export const ledgerCommands: Command[] = [
         // A hold may stand this long past its expiry before it counts as stranded: one sweep
         // interval and one hand-over of the sweeper lock.
         const toleranceMs = tolerance ?? ctx.config.HOLD_SWEEP_INTERVAL_MS + ctx.config.HOLD_SWEEPER_LOCK_MS;
+        // With DATABASE_URL, Redis is checked against the durable journal too (core/ledger.ts).
+        const journal = await ctx.journal();
         const ledgers = await checkLedger(ctx.redis, {
           toleranceMs,
+          ...(journal ? { journal } : {}),
           ...(accountId === undefined ? {} : { accountId }),
         });
         const lines = ledgers.map(
@@ -93,7 +97,11 @@ export const ledgerCommands: Command[] = [
       noExtraPositionals(p, 1);
       const accountId = optional(p, 'account');
       return async (ctx) => {
-        const found = await ledgerOfRequest(ctx.redis, requestId, accountId);
+        // The journal keeps every call forever; Redis only what is not yet archived.
+        const journal = await ctx.journal();
+        const found = journal
+          ? await requestHistory(ctx.redis, journal, requestId, accountId)
+          : await ledgerOfRequest(ctx.redis, requestId, accountId);
         if (found.length === 0) throw new UsageError(`no ledger entry names '${requestId}'`);
         const human = found
           .map((f) => [`${requestId}  account ${f.accountId}`, ...f.entries.flatMap(describe)].join('\n'))

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Accounts } from '../../core/accounts.ts';
 import type { Config } from '../../core/config.ts';
 import { ApiError, billingCurrencyUnset } from '../../core/errors.ts';
+import type { Journal } from '../../core/journal/index.ts';
 import { ledgerView } from '../../core/ledger-view.ts';
 import { formatNano, parseDecimalToNano } from '../../core/money.ts';
 import {
@@ -113,6 +114,8 @@ export async function billingRoutes(
     accounts: Accounts;
     payments: Payments;
     config: Pick<Config, 'CONSOLE_TOPUP_MIN' | 'CONSOLE_TOPUP_MAX'>;
+    /** The durable journal: the ledger's history when the archiver trims the streams. */
+    journal?: Journal;
   },
 ) {
   // Any member may top up (money only comes in); before the body is parsed, like every console route.
@@ -142,7 +145,7 @@ export async function billingRoutes(
         });
       const [account, v] = await Promise.all([
         d.accounts.get(accountId),
-        ledgerView(d.redis, { accountId, fromMs: from, toMs: to }),
+        ledgerView(d.redis, { accountId, fromMs: from, toMs: to }, d.journal),
       ]);
       return {
         currency: account?.currency ?? null,

@@ -52,6 +52,17 @@ export interface MeteringOptions {
   settleDoneTtlMs?: number;
   /** How long a charge, refund or top-up id is remembered (default 35 days: payment retry windows). */
   ledgerDoneTtlMs?: number;
+  /**
+   * Runs before a top-up is credited in Redis, with the same id: the durable journal commits it
+   * first (core/journal), so a Redis that loses the credit can be given it back. A failure here
+   * stops the credit.
+   */
+  beforeTopUp?: (t: {
+    accountId: string;
+    topUpId: string;
+    amount: number;
+    note?: string;
+  }) => Promise<unknown>;
 }
 
 const HOUR_MS = 3_600_000;
@@ -62,6 +73,7 @@ export class Metering {
   private readonly now: () => number;
   private readonly settleDoneTtlMs: number;
   private readonly ledgerDoneTtlMs: number;
+  private readonly beforeTopUp: MeteringOptions['beforeTopUp'];
 
   constructor(
     private readonly redis: Redis,
@@ -70,6 +82,7 @@ export class Metering {
     this.now = opts.now ?? Date.now;
     this.settleDoneTtlMs = opts.settleDoneTtlMs ?? 24 * HOUR_MS;
     this.ledgerDoneTtlMs = opts.ledgerDoneTtlMs ?? 35 * 24 * HOUR_MS;
+    this.beforeTopUp = opts.beforeTopUp;
   }
 
   /**
@@ -288,6 +301,7 @@ export class Metering {
     nano('amount', a.amount);
     if (a.amount === 0)
       throw new ApiError('invalid_request', 'a top-up must be positive', { param: 'amount' });
+    await this.beforeTopUp?.(a);
     const k = accountKeys(a.accountId);
     const r = (await ledgerLimited(
       scripts.topUp.run(

@@ -4,6 +4,7 @@
 import { Metering } from '../billing/index.ts';
 import type { Config } from '../config.ts';
 import type { Redis } from '../redis-client.ts';
+import type { Journal } from '../journal/index.ts';
 import { ApprovalProvider } from './approval.ts';
 import type { PaymentProvider } from './provider.ts';
 import { type ProviderName, TopUpRequests } from './requests.ts';
@@ -32,9 +33,10 @@ export interface Payments {
 }
 
 /** The providers CONSOLE_PAYMENT_PROVIDERS names (the config has checked Stripe's keys are set). */
-export function createPayments(config: Config, redis: Redis): Payments {
+export function createPayments(config: Config, redis: Redis, journal?: Journal): Payments {
   const requests = new TopUpRequests(redis);
-  const metering = new Metering(redis);
+  // With the durable journal a top-up is committed there before Redis credits it (issue 23).
+  const metering = new Metering(redis, journal ? { beforeTopUp: (t) => journal.commitTopUp(t) } : {});
   const providers = new Map<ProviderName, PaymentProvider>();
   let stripe: StripeTopUps | null = null;
   for (const name of config.CONSOLE_PAYMENT_PROVIDERS) {

@@ -166,6 +166,26 @@ describe('the console trusts only the configured balancers', () => {
   });
 });
 
+describe('the durable journal', () => {
+  it('DATABASE_URL from the named Secret for the proxy and the console only when journal.databaseUrl is set', async () => {
+    const withJournal = await render(['--set', 'journal.databaseUrl.existingSecret=pg-url']);
+    const dbEnv = (objects: K8sObject[], kind: string, name: string) =>
+      find(objects, kind, name).spec.template.spec.containers[0].env.find(
+        (e: { name: string }) => e.name === 'DATABASE_URL',
+      );
+    for (const [kind, name] of [
+      ['StatefulSet', 'mp-modelplane-proxy'],
+      ['Deployment', 'mp-modelplane-console'],
+    ] as const) {
+      expect(dbEnv(defaults, kind, name)).toBeUndefined();
+      expect(dbEnv(withJournal, kind, name)).toEqual({
+        name: 'DATABASE_URL',
+        valueFrom: { secretKeyRef: { name: 'pg-url', key: 'url' } },
+      });
+    }
+  });
+});
+
 describe('every workload is locked down', () => {
   for (const [name, get] of [
     ['defaults', () => defaults],

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildConsoleApp } from '../../console/app.ts';
 import { Accounts } from '../../core/accounts.ts';
 import { type Config, loadConfig } from '../../core/config.ts';
+import type { Journal } from '../../core/journal/index.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
 import type { Redis } from '../../core/redis-client.ts';
 import { type Role, Team } from '../../core/team.ts';
@@ -51,6 +52,8 @@ const INVITE_TOKEN = /\/invite\/([A-Za-z0-9_-]{32})/g;
 export interface ConsoleOptions {
   /** Where the console's log lines go (at LOG_LEVEL, default info); default the run's log folder. */
   logStream?: NodeJS.WritableStream;
+  /** The durable journal (test/helpers/postgres.ts journalForFile): top-ups and the billing ledger use it. */
+  journal?: Journal;
 }
 
 export async function startConsole(
@@ -71,7 +74,12 @@ export async function startConsole(
     config.CONSOLE_SERVICE_TOKEN,
   );
   // Real logs at the configured level (info unless the test says), read by the final credential scan.
-  const app = await buildConsoleApp({ config, redis, logStream: opts.logStream ?? runLogStream('console') });
+  const app = await buildConsoleApp({
+    config,
+    redis,
+    logStream: opts.logStream ?? runLogStream('console'),
+    ...(opts.journal ? { journal: opts.journal } : {}),
+  });
   const origin = await app.listen({ host: '127.0.0.1', port: 0 });
   const accounts = new Accounts(redis);
   const users = new Users(redis);

@@ -3,6 +3,7 @@
 // stranded hold, every hold in the sweeper's index.
 
 import { expect } from 'vitest';
+import type { Journal } from '../../core/journal/index.ts';
 import { checkAccountLedger, checkLedger } from '../../core/ledger.ts';
 import type { Redis } from '../../core/redis-client.ts';
 
@@ -11,10 +12,13 @@ export async function expectLedgerClean(
   redis: Redis,
   accountIds?: readonly string[],
   toleranceMs = 5_000,
+  /** With the durable journal: Redis is checked against it too (balance = journal + not yet archived). */
+  journal?: Journal,
 ): Promise<void> {
+  const opts = journal ? { toleranceMs, journal } : { toleranceMs };
   const ledgers =
     accountIds === undefined
-      ? await checkLedger(redis, { toleranceMs })
-      : await Promise.all(accountIds.map((id) => checkAccountLedger(redis, id, { toleranceMs })));
+      ? await checkLedger(redis, opts)
+      : await Promise.all(accountIds.map((id) => checkAccountLedger(redis, id, opts)));
   expect(ledgers.flatMap((l) => l.problems.map((p) => `${l.accountId}: ${p}`))).toEqual([]);
 }

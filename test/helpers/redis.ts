@@ -61,6 +61,9 @@ export async function startRedis(opts: TestRedisOptions = {}): Promise<TestRedis
     dir,
     '--repl-diskless-sync-delay',
     '0',
+    // What every part requires (core/redis-policy.ts): a full Redis refuses writes, never evicts.
+    '--maxmemory-policy',
+    'noeviction',
   ];
   args.push(...(opts.aof ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']));
   if (opts.replicaOf) args.push('--replicaof', '127.0.0.1', String(opts.replicaOf.port));

@@ -100,6 +100,13 @@ seccompProfile:
   value: {{ .Values.brand | quote }}
 - name: LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
+{{- with .Values.journal.databaseUrl.existingSecret }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.journal.databaseUrl.key }}
+{{- end }}
 {{- end -}}
 
 {{/* Extra NAME: value pairs from values (proxy.env, console.env). */}}

@@ -1,0 +1,392 @@
+// The journal in PostgreSQL (DATABASE_URL): the durable record of every top-up, charge, refund and
+// void, kept forever. Top-ups are committed here before Redis credits them (commitTopUp); the
+// archiver copies the rest from the accounts' Redis usage streams (archive). Both insert by the
+// transfer's id (its cause), so doing either twice changes nothing. Nothing on the request path
+// waits on this: the proxy never opens it.
+import pg from 'pg';
+import type { UsageCounts, UsageEntry } from '../usage.ts';
+import { migrate } from './migrate.ts';
+
+/**
+ * A transfer as the queries return it: the usage entry it was archived from (the call's usage, its
+ * cost and what was charged), named by its account and transfer id.
+ */
+export interface JournalRecord extends Omit<UsageEntry, 'id' | 'type' | 'opId' | 'balance' | 'kind'> {
+  accountId: string;
+  /** The transfer id: the stream entry's op id. */
+  id: string;
+  kind: UsageEntry['type'];
+  /** The Redis stream entry it was archived from; null for a top-up not yet seen in Redis. */
+  streamId: string | null;
+  /** The balance right after it in Redis; null for a top-up not yet seen there. */
+  balanceAfter: number | null;
+  /** The call's kind (chat, embedding, …): the entry's `kind`. */
+  callKind: string | null;
+}
+
+const COLUMNS = [
+  ['account_id', 'text'],
+  ['id', 'text'],
+  ['kind', 'text'],
+  ['stream_ms', 'bigint'],
+  ['stream_seq', 'bigint'],
+  ['at_ms', 'bigint'],
+  ['amount', 'bigint'],
+  ['cost', 'bigint'],
+  ['short', 'bigint'],
+  ['held', 'bigint'],
+  ['source', 'text'],
+  ['reason', 'text'],
+  ['lease_id', 'text'],
+  ['refund_of', 'text'],
+  ['balance_after', 'bigint'],
+  ['key_id', 'text'],
+  ['model', 'text'],
+  ['call_kind', 'text'],
+  ['input_tokens', 'bigint'],
+  ['cached_tokens', 'bigint'],
+  ['output_tokens', 'bigint'],
+  ['images', 'bigint'],
+  ['video_ms', 'bigint'],
+  ['request_id', 'text'],
+  ['note', 'text'],
+] as const;
+
+const COLUMN_LIST = COLUMNS.map(([name]) => name).join(', ');
+const COLUMN_TYPES = COLUMNS.map(([name, type]) => `${name} ${type}`).join(', ');
+
+function rowOf(accountId: string, e: UsageEntry): Record<string, string | number | null> {
+  const [ms, seq] = e.id.split('-');
+  return {
+    account_id: accountId,
+    id: e.opId,
+    kind: e.type,
+    stream_ms: Number(ms),
+    stream_seq: Number(seq),
+    at_ms: e.atMs,
+    amount: e.amount,
+    cost: e.cost,
+    short: e.short,
+    held: e.held,
+    source: e.source,
+    reason: e.reason,
+    lease_id: e.leaseId,
+    refund_of: e.refundOf,
+    balance_after: e.balance,
+    key_id: e.keyId,
+    model: e.model,
+    call_kind: e.kind,
+    input_tokens: e.inputTokens,
+    cached_tokens: e.cachedTokens,
+    output_tokens: e.outputTokens,
+    images: e.images,
+    // The stream carries video seconds (vsec); kept in ms like the rollups, an integer.
+    video_ms: e.videoSeconds === null ? null : Math.round(e.videoSeconds * 1000),
+    request_id: e.requestId,
+    note: e.note,
+  };
+}
+
+const SELECT = `select account_id, id, kind, stream_ms, stream_seq, at_ms, amount, cost, short, held, source,
+  reason, lease_id, refund_of, balance_after, key_id, model, call_kind, input_tokens, cached_tokens,
+  output_tokens, images, video_ms, request_id, note from transfers`;
+
+const n = (v: string | null): number | null => (v === null ? null : Number(v));
+
+function recordOf(r: Record<string, string | null>): JournalRecord {
+  return {
+    accountId: r.account_id!,
+    id: r.id!,
+    kind: r.kind as JournalRecord['kind'],
+    streamId: r.stream_ms === null ? null : `${r.stream_ms}-${r.stream_seq}`,
+    atMs: Number(r.at_ms),
+    amount: Number(r.amount),
+    cost: n(r.cost!),
+    short: Number(r.short),
+    held: n(r.held!),
+    source: r.source ?? null,
+    reason: r.reason ?? null,
+    leaseId: r.lease_id ?? null,
+    refundOf: r.refund_of ?? null,
+    balanceAfter: n(r.balance_after!),
+    keyId: r.key_id ?? null,
+    model: r.model ?? null,
+    callKind: r.call_kind ?? null,
+    inputTokens: n(r.input_tokens!),
+    cachedTokens: n(r.cached_tokens!),
+    outputTokens: n(r.output_tokens!),
+    images: n(r.images!),
+    videoSeconds: r.video_ms === null || r.video_ms === undefined ? null : Number(r.video_ms) / 1000,
+    requestId: r.request_id ?? null,
+    note: r.note ?? null,
+  };
+}
+
+export class Journal {
+  private constructor(readonly pool: pg.Pool) {}
+
+  /** Connects and applies the migrations this release has and the database lacks. */
+  static async open(url: string, opts: { max?: number } = {}): Promise<Journal> {
+    const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 4 });
+    // A connection that breaks while idle must not crash the process; the next query reconnects.
+    pool.on('error', () => {});
+    try {
+      await migrate(pool);
+    } catch (err) {
+      await pool.end().catch(() => {});
+      throw err;
+    }
+    return new Journal(pool);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  /**
+   * A top-up, committed before Redis is asked to credit it (under the same id). Returns whether it
+   * was already committed. The same id with another amount or account is refused: ids name one cause.
+   */
+  async commitTopUp(t: {
+    accountId: string;
+    topUpId: string;
+    amount: number;
+    note?: string;
+    atMs?: number;
+  }): Promise<{ duplicate: boolean }> {
+    const id = `topup:${t.topUpId}`;
+    const row: Record<string, string | number | null> = Object.fromEntries(
+      COLUMNS.map(([name]) => [name, null]),
+    );
+    Object.assign(row, {
+      account_id: t.accountId,
+      id,
+      kind: 'topup',
+      at_ms: t.atMs ?? Date.now(),
+      amount: t.amount,
+      short: 0,
+      note: t.note ?? null,
+    });
+    if ((await this.insert([row], 'commit')) === 1) return { duplicate: false };
+    const prev = await this.pool.query<{ amount: string }>(
+      'select amount from transfers where account_id = $1 and id = $2',
+      [t.accountId, id],
+    );
+    if (Number(prev.rows[0]?.amount) !== t.amount)
+      throw new Error(
+        `top-up ${t.topUpId} is already committed with another amount (${prev.rows[0]?.amount})`,
+      );
+    return { duplicate: true };
+  }
+
+  /**
+   * Stream entries of one or more accounts into the journal, in one transaction: each transfer once
+   * (a second copy is ignored; a top-up committed first gets its stream id). Returns how many were new.
+   */
+  async archive(batch: readonly { accountId: string; entry: UsageEntry }[]): Promise<number> {
+    if (batch.length === 0) return 0;
+    // One statement cannot touch a row twice: a transfer seen twice in a batch goes in once.
+    const rows = new Map<string, Record<string, string | number | null>>();
+    for (const b of batch) {
+      const row = rowOf(b.accountId, b.entry);
+      rows.set(`${b.accountId}\u0000${b.entry.opId}`, row);
+    }
+    return this.insert([...rows.values()], 'archive');
+  }
+
+  /**
+   * Transfers in one statement (their postings follow from them: the migration's view). The rows
+   * go as one JSON document: far cheaper to send than a parameter array per column. xmax = 0 only
+   * for rows the statement inserted, not for an update (a committed top-up now seen in Redis) or a
+   * conflict left alone. Returns how many transfers were new.
+   */
+  private async insert(
+    rows: Record<string, string | number | null>[],
+    mode: 'archive' | 'commit',
+  ): Promise<number> {
+    const onConflict =
+      mode === 'archive'
+        ? `do update set stream_ms = excluded.stream_ms, stream_seq = excluded.stream_seq,
+             balance_after = excluded.balance_after where transfers.stream_ms is null`
+        : 'do nothing';
+    const r = await this.pool.query<{ n: string }>(
+      `with t as (
+         insert into transfers (${COLUMN_LIST})
+         select ${COLUMN_LIST} from json_to_recordset($1::json) as x(${COLUMN_TYPES})
+         on conflict (account_id, id) ${onConflict}
+         returning (xmax = 0) as inserted)
+       select count(*) filter (where inserted) as n from t`,
+      [JSON.stringify(rows)],
+    );
+    return Number(r.rows[0]!.n);
+  }
+
+  /** customer_credit of the account: what Redis's balance must be once every entry is archived. */
+  async creditBalance(accountId: string): Promise<bigint> {
+    const r = await this.pool.query<{ b: string }>(
+      `select coalesce(sum(case when credit = 'customer_credit' then amount else 0 end), 0)
+            - coalesce(sum(case when debit = 'customer_credit' then amount else 0 end), 0) as b
+       from postings where account_id = $1`,
+      [accountId],
+    );
+    return BigInt(r.rows[0]!.b);
+  }
+
+  /** Which of these transfer ids the journal holds for the account. */
+  async present(accountId: string, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const r = await this.pool.query<{ id: string }>(
+      'select id from transfers where account_id = $1 and id = any($2::text[])',
+      [accountId, ids],
+    );
+    return new Set(r.rows.map((x) => x.id));
+  }
+
+  async records(accountId: string, ids: readonly string[]): Promise<JournalRecord[]> {
+    if (ids.length === 0) return [];
+    const r = await this.pool.query(`${SELECT} where account_id = $1 and id = any($2::text[])`, [
+      accountId,
+      ids,
+    ]);
+    return r.rows.map(recordOf);
+  }
+
+  /** Top-ups committed here and never seen in Redis's stream, oldest first (the reconciler's work). */
+  async unseenTopUps(
+    opts: { accountId?: string; committedWithinMs?: number } = {},
+  ): Promise<JournalRecord[]> {
+    const r = await this.pool.query(
+      `${SELECT} where kind = 'topup' and stream_ms is null
+         and ($1::text is null or account_id = $1)
+         and ($2::bigint is null or committed_at > now() - make_interval(secs => $2::bigint / 1000.0))
+       order by committed_at`,
+      [opts.accountId ?? null, opts.committedWithinMs ?? null],
+    );
+    return r.rows.map(recordOf);
+  }
+
+  /** Archived entries whose stream id is after `afterId`: Redis had them, a stream ending before them lost them. */
+  async archivedAfter(accountId: string, afterId: string): Promise<JournalRecord[]> {
+    const [ms, seq] = afterId.split('-').map(Number);
+    const r = await this.pool.query(
+      `${SELECT} where account_id = $1 and stream_ms is not null and (stream_ms, stream_seq) > ($2, $3)
+       order by stream_ms, stream_seq`,
+      [accountId, ms, seq],
+    );
+    return r.rows.map(recordOf);
+  }
+
+  /** Charges − refunds per `<keyId>:<YYYYMM>` (UTC) of the archived entries, as the keys' spend counts them. */
+  async keyMonths(accountId: string): Promise<Map<string, number>> {
+    const r = await this.pool.query<{ k: string; s: string }>(
+      `select key_id || ':' || to_char(to_timestamp(at_ms / 1000.0) at time zone 'UTC', 'YYYYMM') as k,
+              sum(case when kind = 'charge' then amount else -amount end) as s
+       from transfers where account_id = $1 and key_id is not null and kind in ('charge', 'refund')
+         and stream_ms is not null
+       group by 1`,
+      [accountId],
+    );
+    return new Map(r.rows.map((x) => [x.k, Number(x.s)]));
+  }
+
+  /** One call's transfers: its charge, a void of its hold, refunds of its charge (any account, or one). */
+  async ofRequest(requestId: string, accountId?: string): Promise<JournalRecord[]> {
+    const r = await this.pool.query(
+      `with c as (
+         select account_id, id from transfers
+         where (request_id = $1 or id in ('settle:' || $1, 'void:' || $1)) and ($2::text is null or account_id = $2))
+       ${SELECT} t where exists (select 1 from c where c.account_id = t.account_id
+         and (c.id = t.id or t.refund_of = c.id))
+       order by at_ms, stream_ms nulls last, stream_seq`,
+      [requestId, accountId ?? null],
+    );
+    return r.rows.map(recordOf);
+  }
+
+  /** Calls (charges and refunds) of an account, newest first, optionally of one key and a time range. */
+  async calls(
+    accountId: string,
+    q: { keyId?: string; fromMs?: number; toMs?: number; limit?: number } = {},
+  ): Promise<JournalRecord[]> {
+    const r = await this.pool.query(
+      `${SELECT} where account_id = $1 and kind in ('charge', 'refund')
+         and ($2::text is null or key_id = $2) and ($3::bigint is null or at_ms >= $3)
+         and ($4::bigint is null or at_ms < $4)
+       order by at_ms desc, stream_ms desc, stream_seq desc limit $5`,
+      [accountId, q.keyId ?? null, q.fromMs ?? null, q.toMs ?? null, q.limit ?? 100],
+    );
+    return r.rows.map(recordOf);
+  }
+
+  /** Per UTC day × key × model: calls, tokens, images, video seconds, cost charged and refunded. */
+  async daily(
+    accountId: string,
+    q: { keyId?: string; fromMs?: number; toMs?: number } = {},
+  ): Promise<DailyUsage[]> {
+    const r = await this.pool.query<Record<string, string | null>>(
+      `select to_char(to_timestamp(at_ms / 1000.0) at time zone 'UTC', 'YYYY-MM-DD') as day, key_id, model,
+              count(*) filter (where kind = 'charge') as requests,
+              coalesce(sum(input_tokens) filter (where kind = 'charge'), 0) as input_tokens,
+              coalesce(sum(cached_tokens) filter (where kind = 'charge'), 0) as cached_tokens,
+              coalesce(sum(output_tokens) filter (where kind = 'charge'), 0) as output_tokens,
+              coalesce(sum(images) filter (where kind = 'charge'), 0) as images,
+              coalesce(sum(video_ms) filter (where kind = 'charge'), 0) as video_ms,
+              coalesce(sum(amount) filter (where kind = 'charge'), 0) as charged,
+              coalesce(sum(amount) filter (where kind = 'refund'), 0) as refunded
+       from transfers where account_id = $1 and kind in ('charge', 'refund')
+         and ($2::text is null or key_id = $2) and ($3::bigint is null or at_ms >= $3)
+         and ($4::bigint is null or at_ms < $4)
+       group by 1, 2, 3 order by 1, 2 nulls first, 3`,
+      [accountId, q.keyId ?? null, q.fromMs ?? null, q.toMs ?? null],
+    );
+    return r.rows.map((x) => ({
+      day: x.day!,
+      keyId: x.key_id ?? null,
+      model: x.model ?? '',
+      requests: Number(x.requests),
+      inputTokens: Number(x.input_tokens),
+      cachedTokens: Number(x.cached_tokens),
+      outputTokens: Number(x.output_tokens),
+      images: Number(x.images),
+      videoSeconds: Number(x.video_ms) / 1000,
+      charged: Number(x.charged),
+      refunded: Number(x.refunded),
+    }));
+  }
+
+  /**
+   * Each book's debits and credits over the journal (or one account): by construction the totals
+   * are equal, and the tests say so.
+   */
+  async bookTotals(
+    accountId?: string,
+  ): Promise<{ debits: bigint; credits: bigint; books: Record<string, bigint> }> {
+    const r = await this.pool.query<{ book: string; debits: string; credits: string }>(
+      `select book, sum(d) as debits, sum(c) as credits from (
+         select debit as book, amount as d, 0 as c from postings where $1::text is null or account_id = $1
+         union all
+         select credit, 0, amount from postings where $1::text is null or account_id = $1) x
+       group by book`,
+      [accountId ?? null],
+    );
+    let debits = 0n;
+    let credits = 0n;
+    const books: Record<string, bigint> = {};
+    for (const x of r.rows) {
+      debits += BigInt(x.debits);
+      credits += BigInt(x.credits);
+      books[x.book] = BigInt(x.credits) - BigInt(x.debits);
+    }
+    return { debits, credits, books };
+  }
+}
+
+/** One UTC day × key × model of the journal: the rollups' counts, and the money in nano-units. */
+export interface DailyUsage extends UsageCounts {
+  /** YYYY-MM-DD */
+  day: string;
+  keyId: string | null;
+  model: string;
+  charged: number;
+  refunded: number;
+}
