@@ -4,8 +4,8 @@
 // in PROXY_DATA_DIR (a volume that outlives the process, so a restart replays what Redis missed).
 import { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import { loadConfig } from '../core/config.ts';
-import { connectRedis } from '../core/redis-client.ts';
 import { Journal, type JournalKeeper, startJournalKeeper } from '../core/journal/index.ts';
+import { connectRedis } from '../core/redis-client.ts';
 import { requireNoEviction } from '../core/redis-policy.ts';
 import { buildProxyApp } from './app.ts';
 import { registerJournalMetrics } from './metrics/journal-metrics.ts';

@@ -3,8 +3,8 @@
 
 import { Metering } from '../billing/index.ts';
 import type { Config } from '../config.ts';
-import type { Redis } from '../redis-client.ts';
 import type { Journal } from '../journal/index.ts';
+import type { Redis } from '../redis-client.ts';
 import { ApprovalProvider } from './approval.ts';
 import type { PaymentProvider } from './provider.ts';
 import { type ProviderName, TopUpRequests } from './requests.ts';
