@@ -6,10 +6,11 @@
 # fetch it from); only the C++ server is compiled, not the Python bindings, so what the tests meet
 # is the server a cluster runs. No web UI (nothing to fetch at build time), no TLS, static, built
 # for this CPU. Cached outside the repo in $MODELPLANE_CACHE (default ~/.cache/modelplane)/
-# llamacpp-<version>/, so a test run builds it only on a fresh machine (about 6 minutes on 2 cores,
-# niced). LLAMACPP_BUILD_JOBS caps the compile's parallelism (default 2). Prints the binary's path
-# on stdout; everything else goes to stderr. With --check it only prints the cached binary's path,
-# and exits 3 when there is none (the tests use it: a build belongs in make test-deps, not a test).
+# llamacpp-py<version>/, so a test run builds it only on a fresh machine (58 minutes on this 2-core
+# machine, niced while other builds kept the load at 12 to 19; less on an idle one).
+# LLAMACPP_BUILD_JOBS caps the compile's parallelism (default 2). Prints the binary's path on
+# stdout; everything else goes to stderr. With --check it only prints the cached binary's path, and
+# exits 3 when there is none (the tests use it: a build belongs in make test-deps, not a test).
 set -euo pipefail
 V="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
 CACHE="${MODELPLANE_CACHE:-$HOME/.cache/modelplane}/llamacpp-py$V"
@@ -32,7 +33,9 @@ trap 'rm -rf "$WORK"' EXIT
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON \
     -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
     -DGGML_NATIVE=ON >/dev/null
-  nice -n 10 cmake --build "$WORK/build" --target llama-server -j "${LLAMACPP_BUILD_JOBS:-2}" >/dev/null
+  # The compiler's warnings go to a log; its last lines are shown if the build fails.
+  nice -n 10 cmake --build "$WORK/build" --target llama-server -j "${LLAMACPP_BUILD_JOBS:-2}" \
+    >"$WORK/build.log" 2>&1 || { tail -n 40 "$WORK/build.log"; exit 1; }
   "$WORK/build/bin/llama-server" --version 2>&1 | tail -n 2 || true
   # Renamed into place last, so an interrupted build never leaves a binary the cache check trusts.
   mv "$WORK/build/bin/llama-server" "$BIN.tmp.$$"

@@ -2,7 +2,9 @@
 // started exactly as package.json's start:proxy says, serves against a real Redis (the Lua
 // scripts must have been copied next to the compiled billing code for /readyz and billing to work).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Metering } from '../core/billing/index.ts';
@@ -44,6 +46,8 @@ describe('compiled services', () => {
       name: 'dist',
     });
     const port = await freePort();
+    const dataDir = mkdtempSync(join(tmpdir(), 'mp-build-'));
+    stops.push(async () => rmSync(dataDir, { recursive: true, force: true }));
     const [cmd, ...args] = pkg.scripts['start:proxy']!.split(' ');
     const proxy: ChildProcess = spawn(cmd === 'node' ? process.execPath : cmd!, args, {
       cwd: root,
@@ -56,6 +60,9 @@ describe('compiled services', () => {
         PROXY_METRICS_HOST: '127.0.0.1',
         PROXY_METRICS_PORT: '0', // any free port: tests run side by side
         LOG_LEVEL: 'warn',
+        // Its own journal: the default (.data/proxy) may hold a make dev run's, which belongs to
+        // make dev's Redis and would make this proxy refuse the test's fresh one (not ready).
+        PROXY_DATA_DIR: dataDir,
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
@@ -66,7 +73,8 @@ describe('compiled services', () => {
     });
     const base = `http://127.0.0.1:${port}`;
     let ready = 0;
-    for (let i = 0; i < 100 && ready !== 200; i++) {
+    // Up to a minute: a compiled proxy starts in well under a second, but not on a loaded machine.
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline && ready !== 200; ) {
       ready = await fetch(`${base}/readyz`).then(
         (res) => res.status,
         () => 0,

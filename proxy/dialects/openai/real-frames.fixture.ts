@@ -2,8 +2,9 @@
 // (./chunks.test.ts, ./completion.test.ts). vLLM 0.32 (its serving code; the issue's CPU run):
 // pydantic's model_dump_json(exclude_unset=True) puts `prompt_token_ids` after usage in the first
 // frame, and the final usage frame carries prompt_tokens_details and system_fingerprint. llama.cpp
-// (the server the tests build, scripts/build-llamacpp.sh): `choices` first, usage only in the final
-// frame, `timings` after it.
+// (the server the tests build, scripts/build-llamacpp.sh; its frames checked against this file's
+// byte for byte but for ids and times): `choices` first, usage only in the final frame, `timings`
+// after it.
 export const REAL_FRAMES = {
   vllmFirst:
     '{"id":"chatcmpl-9f1","object":"chat.completion.chunk","created":1764000000,"model":"served-name","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":12,"total_tokens":12,"completion_tokens":0},"prompt_token_ids":null}',
