@@ -112,7 +112,11 @@ export class EngineClient {
         connections: this.options.connections,
         headersTimeout: this.options.headersTimeoutMs,
         bodyTimeout: this.options.bodyTimeoutMs,
-        keepAliveTimeout: 30_000,
+        // Below the engines' own idle limits (uvicorn under vLLM and SGLang: 5 s; llama.cpp's
+        // httplib: 5 s): a connection kept longer is one the engine may close just as a request
+        // is written on it, which fails before the first byte — with one endpoint, a 5xx (seen in
+        // front of llama-server, bench/RESULTS.md "Real engine"). undici's own default is 4 s.
+        keepAliveTimeout: 4_000,
       });
       this.pools.set(origin, pool);
     }
