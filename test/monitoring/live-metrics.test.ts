@@ -21,6 +21,7 @@ import { type Platform, startPlatform } from '../../cli/platform.ts';
 import { CatalogueStore } from '../../core/catalogue/index.ts';
 import { freePort } from '../../core/free-port.ts';
 import { connectRedis } from '../../core/redis-client.ts';
+import { postgresForFile } from '../helpers/postgres.ts';
 import { startPrometheus, type TestPrometheus } from './prometheus.ts';
 
 const repo = new URL('../../', import.meta.url).pathname;
@@ -69,6 +70,8 @@ function alertExprs(): Expr[] {
 }
 
 let platform: Platform;
+// The durable journal, as make dev runs it: the archiver's panels and alerts need its metrics.
+const db = postgresForFile();
 let prometheus: TestPrometheus;
 let dataDir: string;
 let proxyPort: number;
@@ -123,6 +126,7 @@ spec:
     proxyMetricsPort,
     consolePort,
     operatorPort,
+    databaseUrl: db.url,
     env: { PROXY_ENGINE_ATTEMPTS: '1' },
     log: () => {},
   });
