@@ -10,6 +10,7 @@ import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
 import { textFrame } from '../messages/text-frame.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
+import { responseErrorCode } from './error-code.ts';
 import { quietFrame } from './quiet-frame.ts';
 import { calledName, type Echo, itemId, type OutputItem, type Status } from './response.ts';
 import { ResponseJson } from './response-json.ts';
@@ -190,10 +191,14 @@ export class ResponsesStream {
     return { events: events + this.event(type, `"response":${json}`), response: { json, output } };
   }
 
-  /** A failure after the first event: OpenAI's `error` event, then response.failed. */
+  /**
+   * A failure after the first event: OpenAI's `error` event (the catalogue's code, which the SDKs
+   * raise), then response.failed, whose error code is one the SDKs' Response type allows
+   * (./error-code.ts).
+   */
   failed(err: ApiError): string {
     if (this.open?.kind === 'text') this.settleText();
-    const error = { code: err.code, message: err.message };
+    const error = { code: responseErrorCode(err.code), message: err.message };
     return (
       this.event(
         'error',
