@@ -4,7 +4,12 @@
 // response.completed (or response.incomplete when max_output_tokens cut it, response.failed when
 // the call failed after the first event). The events are what the openai SDKs' ResponseStream
 // accumulates (its snapshot equals the final response). ResponsesTranslator is this dialect's
-// stream translator (../translator.ts), fed by the one relay (../../calls/relay.ts).
+// stream translator (../translator.ts), fed by the one relay (../../calls/relay.ts). Per call the
+// same work as the chat surface's relay, as near as the protocol allows: events are written as
+// JSON text (no object built and serialized per event), the response — sent whole three times —
+// has its request's part serialized once (./response-json.ts), and the usual engine frames are
+// read from their bytes, never parsed (text: ../messages/text-frame.ts; the frames around it:
+// ./quiet-frame.ts).
 import type { ApiError } from '../../../core/errors.ts';
 import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
