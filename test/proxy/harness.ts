@@ -83,6 +83,20 @@ export const videoModel = (
   created: 1_700_000_000,
 });
 
+/** A chat model at 1 / 2 USD per million tokens on `endpoints`, with the capabilities given. */
+export const chatModel = (
+  id: string,
+  endpoints: { url: string }[],
+  capabilities?: CatalogueEntryInput['capabilities'],
+): CatalogueEntryInput => ({
+  id,
+  kind: 'chat',
+  pricing: { USD: { input: '1', output: '2' } },
+  ...(capabilities ? { capabilities } : {}),
+  endpoints,
+  created: 1_700_000_000,
+});
+
 /** A fresh data directory for one proxy app (its settlement journal). */
 export function tempDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'mp-proxy-'));

@@ -5,7 +5,9 @@
 import { readFileSync } from 'node:fs';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ErrorCode, errorCatalogue } from '../../core/errors.ts';
 import { type UsageEntry, usageRecords } from '../../core/usage.ts';
+import { responseErrorCode } from '../../proxy/dialects/responses/error-code.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import {
   CHAT_MODEL,
@@ -642,18 +644,35 @@ describe('Responses: stored', () => {
  * The SDK's own declarations: for a `type` value, the keys of the top-level interface that has
  * it (an event or an output item), and the keys of the Response interface.
  */
-const sdkTypes = readFileSync(
-  new URL('../../node_modules/openai/resources/responses/responses.d.ts', import.meta.url),
-  'utf8',
-);
-function sdkKeys(match: (body: string, name: string) => boolean): Set<string> | null {
-  for (const m of sdkTypes.matchAll(/^export interface (\w+) \{\n([\s\S]*?)^\}/gm)) {
+const typesOf = (pkg: string) =>
+  readFileSync(
+    new URL(`../../node_modules/${pkg}/resources/responses/responses.d.ts`, import.meta.url),
+    'utf8',
+  );
+const sdkTypes = typesOf('openai');
+/** Both majors users have (6.x is `openai` here, 7.x the `openai-v7` alias). */
+const sdkMajors: [string, string][] = [
+  ['openai 6.x', sdkTypes],
+  ['openai 7.x', typesOf('openai-v7')],
+];
+function sdkKeys(
+  match: (body: string, name: string) => boolean,
+  types: string = sdkTypes,
+): Set<string> | null {
+  for (const m of types.matchAll(/^export interface (\w+) \{\n([\s\S]*?)^\}/gm)) {
     const body = m[2]!;
     if (match(body, m[1]!)) return new Set([...body.matchAll(/^ {4}([a-z_]+)\??:/gm)].map((k) => k[1]!));
   }
   return null;
 }
 const keysOfType = (type: string) => sdkKeys((body) => body.includes(`\n    type: '${type}';`));
+
+/** The values an interface's `code` may take in an SDK's declarations (`code: 'a' | 'b';`). */
+function sdkCodes(types: string, name: string): string[] {
+  const body = new RegExp(`^export interface ${name} \\{\\n([\\s\\S]*?)^\\}`, 'm').exec(types)?.[1];
+  const union = /^ {4}code: (.*);$/m.exec(body ?? '')?.[1] ?? '';
+  return [...union.matchAll(/'([^']+)'/g)].map((m) => m[1]!);
+}
 
 function expectSdkShaped(value: Record<string, unknown>, keys: Set<string> | null, at: string): void {
   expect(keys, `the SDK declares ${at}`).not.toBeNull();
@@ -671,6 +690,78 @@ function expectResponseShaped(r: Record<string, unknown>, at: string): void {
 }
 
 describe('Responses: what the SDK’s types declare, nothing else', () => {
+  it('every code of the error catalogue becomes, in a failed response, a code both SDK majors’ ResponseError declares', () => {
+    for (const [sdk, types] of sdkMajors) {
+      const codes = sdkCodes(types, 'ResponseError');
+      for (const code of Object.keys(errorCatalogue) as ErrorCode[])
+        expect(codes, `${sdk}: ${code}`).toContain(responseErrorCode(code));
+    }
+  });
+
+  it('KEY-5 a key rotated mid-stream: the error event says invalid_api_key (as ResponseErrorEvent types it), response.failed an error code both SDK majors’ ResponseError allows; what was generated is billed', async () => {
+    const a = await h.newAccount();
+    let text = '';
+    for (const s of h.sims) s.setOptions({ itlMs: 20 });
+    try {
+      const res = await fetch(`${h.baseURL}/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: CHAT_MODEL,
+          input: 'Write a long story',
+          max_output_tokens: 200,
+          store: false,
+          stream: true,
+        }),
+      });
+      const decoder = new TextDecoder();
+      let rotated = false;
+      const reader = res.body!.getReader();
+      for (let r = await reader.read(); !r.done; r = await reader.read()) {
+        text += decoder.decode(r.value, { stream: true });
+        if (!rotated && (text.match(/event: response\.output_text\.delta/g)?.length ?? 0) >= 3) {
+          rotated = true;
+          await h.keys.rotate(a.accountId, a.keyId);
+        }
+      }
+    } finally {
+      for (const s of h.sims) s.setOptions({ itlMs: 1 });
+    }
+    const events = text
+      .split('\n\n')
+      .filter(Boolean)
+      .map((block) => JSON.parse(block.split('\n')[1]!.slice('data: '.length)) as Record<string, unknown>);
+    const [error, failed] = events.slice(-2) as [
+      Record<string, unknown>,
+      { type: string; response: { status: string; error: Record<string, unknown> } },
+    ];
+    expect(error).toMatchObject({ type: 'error', code: 'invalid_api_key', param: null });
+    expect(failed.type).toBe('response.failed');
+    expect(failed.response.status).toBe('failed');
+    expect(String(failed.response.error.message)).toMatch(/API key/);
+    for (const [sdk, types] of sdkMajors) {
+      expectSdkShaped(
+        error,
+        sdkKeys((b) => b.includes("\n    type: 'error';"), types),
+        `${sdk} error event`,
+      );
+      expectSdkShaped(
+        failed.response.error,
+        sdkKeys((_b, n) => n === 'ResponseError', types),
+        `${sdk} ResponseError`,
+      );
+      const codes = sdkCodes(types, 'ResponseError');
+      expect(codes.length, `${sdk} ResponseError codes`).toBeGreaterThan(5);
+      expect(codes, `${sdk}: response.failed's error.code`).toContain(failed.response.error.code);
+    }
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec).toMatchObject({ type: 'charge', keyId: a.keyId, model: CHAT_MODEL });
+    expect(rec!.outputTokens).toBeGreaterThan(0);
+    expect(rec!.outputTokens).toBeLessThan(200);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
   it('every key of a response, its output items and every streamed event is one the SDK’s TypeScript types declare', async () => {
     const body = {
       model: THINKING_MODEL,

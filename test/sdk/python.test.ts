@@ -4,34 +4,55 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../core/free-port.ts';
+import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { CHAT_MODEL, type Harness, imageModel, startHarness, videoModel } from '../proxy/harness.ts';
+import {
+  CHAT_MODEL,
+  chatModel,
+  type Harness,
+  imageModel,
+  startHarness,
+  videoModel,
+} from '../proxy/harness.ts';
 
 const IMAGE = 'Img/Py-Painter';
 const VIDEO = 'Vid/Py-Maker';
+const VISION = 'Org/Py-Vision';
+/** A chat model whose only engine is not there: every call to it is the 500 the chat surface gives. */
+const DOWN = 'Org/Py-Down';
 const here = new URL('./', import.meta.url).pathname;
 
 let h: Harness;
 let python: string;
 beforeAll(async () => {
   python = execFileSync(`${here}python-sdks.sh`, { encoding: 'utf8' }).trim();
+  const downPort = await freePort(); // nothing listens there
   h = await startHarness(
     { VIDEO_POLL_MS: '40' },
     {
       entries: (endpoints) => [
         imageModel(IMAGE, endpoints, { edit: true }),
         videoModel(VIDEO, endpoints, { imageToVideo: true }),
+        chatModel(VISION, endpoints, { vision: true }),
+        chatModel(DOWN, [{ url: `http://127.0.0.1:${downPort}` }]),
       ],
     },
   );
-  for (const s of h.sims) s.setOptions({ videoQueueMs: 20, videoMsPerSecond: 30 });
+  // 4 ms between tokens: the stream the script cuts after three deltas (of up to 256) is still
+  // being generated when it leaves, however slowly this machine runs Python.
+  for (const s of h.sims) s.setOptions({ videoQueueMs: 20, videoMsPerSecond: 30, itlMs: 4 });
 });
 afterAll(async () => {
   await h?.stop();
 });
 
 describe('the official Python SDKs', () => {
-  it('MSG-1 MSG-2 MSG-7 IMG-1 IMG-3 VID-1 openai and anthropic from Python: chat, responses, images, edits, videos (multipart), messages, streams, tools, count_tokens, errors', async () => {
+  it('MSG-1 MSG-2 MSG-7 IMG-1 IMG-3 VID-1 ERR-1 ERR-2 openai and anthropic from Python: chat, responses (an image input, a cancelled stream billed for what was generated, every error code of the chat surface), images, edits, videos (multipart), messages, streams, tools, count_tokens, errors', async () => {
+    // Accounts for what the script checks by key: a stream it cuts, no currency, no credit.
+    const cut = await h.newAccount();
+    const noCurrency = await h.newAccount({ country: null });
+    const broke = await h.newAccount({ credit: '0' });
     // Not execFileSync: the proxy under test runs in this very process and must keep serving.
     const { stdout } = await promisify(execFile)(python, [`${here}smoke.py`], {
       encoding: 'utf8',
@@ -43,6 +64,11 @@ describe('the official Python SDKs', () => {
         MP_CHAT: CHAT_MODEL,
         MP_IMAGE: IMAGE,
         MP_VIDEO: VIDEO,
+        MP_VISION: VISION,
+        MP_DOWN: DOWN,
+        MP_KEY_CUT: cut.secret,
+        MP_KEY_NO_CURRENCY: noCurrency.secret,
+        MP_KEY_BROKE: broke.secret,
       },
     });
     const out = JSON.parse(stdout);
@@ -68,6 +94,54 @@ describe('the official Python SDKs', () => {
     expect(out.responses.follow_prev).toBe(out.responses.id);
     expect(typeof out.responses.json.city).toBe('string');
     expect(out.responses.auth).toBe(401);
+    expect(out.responses.image.length).toBeGreaterThan(0);
+    const imageSent = h.sims
+      .flatMap((s) => s.received())
+      .find((r) => (r.json as { model?: string } | undefined)?.model === VISION);
+    expect(JSON.stringify(imageSent?.json)).toContain('"type":"image_url"');
+    // Every error code of the chat surface, as the Python SDK's own error classes.
+    expect(out.responses.errors).toEqual({
+      invalid_request: expect.objectContaining({
+        class: 'BadRequestError',
+        status: 400,
+        code: 'invalid_request',
+      }),
+      invalid_api_key: expect.objectContaining({
+        class: 'AuthenticationError',
+        status: 401,
+        code: 'invalid_api_key',
+      }),
+      billing_currency_unset: expect.objectContaining({
+        class: 'PermissionDeniedError',
+        status: 403,
+        code: 'billing_currency_unset',
+      }),
+      model_not_found: expect.objectContaining({
+        class: 'NotFoundError',
+        status: 404,
+        code: 'model_not_found',
+      }),
+      insufficient_quota: expect.objectContaining({
+        class: 'RateLimitError',
+        status: 429,
+        code: 'insufficient_quota',
+      }),
+      server_error: expect.objectContaining({
+        class: 'InternalServerError',
+        status: 500,
+        code: 'server_error',
+      }),
+    });
+    for (const e of Object.values(out.responses.errors) as { request_id: string }[])
+      expect(e.request_id).toMatch(/^req_/);
+    // The stream the client left after three deltas: billed for what was generated, not the hold.
+    expect(out.responses.cut_deltas).toBe(3);
+    await h.settled(cut.accountId);
+    const [cutCharge] = (await usageRecords(h.redis.client(), cut.accountId, { count: 5 })).filter(
+      (r) => r.type === 'charge',
+    );
+    expect(cutCharge!.outputTokens).toBeGreaterThanOrEqual(3);
+    expect(cutCharge!.outputTokens).toBeLessThan(256);
     expect(out.tool_use).toEqual(['get_weather']);
     expect(out.count_tokens).toBeGreaterThan(0);
     expect(out.auth_error.status).toBe(401);

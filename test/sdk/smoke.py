@@ -1,5 +1,6 @@
 # Drives the proxy with the official Python SDKs (openai, anthropic) and prints what they got as
 # one JSON object on stdout; test/sdk/python.test.ts runs it and checks the answers.
+import base64
 import io
 import json
 import os
@@ -13,6 +14,7 @@ import openai
 
 base, key = os.environ["MP_BASE"], os.environ["MP_KEY"]
 chat, image, video = os.environ["MP_CHAT"], os.environ["MP_IMAGE"], os.environ["MP_VIDEO"]
+vision, down = os.environ["MP_VISION"], os.environ["MP_DOWN"]
 out = {}
 
 
@@ -53,11 +55,46 @@ try:
     resp_auth = None
 except openai.AuthenticationError as e:
     resp_auth = e.status_code
+# An image input on a vision model.
+pic = "data:image/png;base64," + base64.b64encode(png()).decode()
+seen = oa.responses.create(model=vision, store=False, max_output_tokens=8, input=[{"role": "user", "content": [
+    {"type": "input_text", "text": "What is in this image?"}, {"type": "input_image", "image_url": pic, "detail": "low"}]}])
+# A stream the client leaves after three deltas (its own key, so its charge can be found): billed
+# for what was generated, not the whole max_output_tokens.
+cut = openai.OpenAI(base_url=f"{base}/v1", api_key=os.environ["MP_KEY_CUT"], max_retries=0)
+cut_deltas = 0
+with cut.responses.stream(model=chat, input="Tell me a very long story", max_output_tokens=256, store=False) as cs:
+    for e in cs:
+        if e.type == "response.output_text.delta":
+            cut_deltas += 1
+            if cut_deltas == 3:
+                break
+
+
+# The chat surface's error codes, each as the SDK's own error class.
+def failure(client, **kw):
+    try:
+        client.responses.create(**{"model": chat, "input": "x", "max_output_tokens": 4, "store": False, **kw})
+        return None
+    except openai.APIStatusError as e:
+        return {"class": type(e).__name__, "status": e.status_code, "code": e.code, "request_id": e.request_id}
+
+
+as_key = lambda k: openai.OpenAI(base_url=f"{base}/v1", api_key=os.environ[k], max_retries=0)
+errors = {
+    "invalid_request": failure(oa, extra_body={"bogus": 1}),
+    "invalid_api_key": failure(openai.OpenAI(base_url=f"{base}/v1", api_key="sk-service-wrong", max_retries=0)),
+    "billing_currency_unset": failure(as_key("MP_KEY_NO_CURRENCY")),
+    "model_not_found": failure(oa, model="No/Such-Model"),
+    "insufficient_quota": failure(as_key("MP_KEY_BROKE")),
+    "server_error": failure(oa, model=down),
+}
 out["responses"] = {
     "id": rc.id, "text": rc.output_text, "retrieved": oa.responses.retrieve(rc.id).output_text,
     "stream_deltas": deltas, "stream_final": rfinal.output_text, "call": call.name,
     "answer": answer.output_text, "follow_prev": follow.previous_response_id,
-    "json": json.loads(js.output_text), "auth": resp_auth,
+    "json": json.loads(js.output_text), "auth": resp_auth, "image": seen.output_text,
+    "cut_deltas": cut_deltas, "errors": errors,
 }
 
 img = oa.images.generate(model=image, prompt="a fox", n=2)

@@ -8,7 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { CHAT_MODEL, type Harness, startHarness } from '../proxy/harness.ts';
+import { CHAT_MODEL, chatModel, type Harness, startHarness } from '../proxy/harness.ts';
 
 const VISION = 'Org/Vision-Chat';
 let h: Harness;
@@ -26,16 +26,7 @@ beforeAll(async () => {
   h = await startHarness(
     {},
     {
-      entries: (endpoints) => [
-        {
-          id: VISION,
-          kind: 'chat',
-          pricing: { USD: { input: '1', output: '2' } },
-          capabilities: { vision: true },
-          endpoints,
-          created: 1_700_000_000,
-        },
-      ],
+      entries: (endpoints) => [chatModel(VISION, endpoints, { vision: true })],
     },
   );
 });

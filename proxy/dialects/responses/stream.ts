@@ -4,12 +4,18 @@
 // response.completed (or response.incomplete when max_output_tokens cut it, response.failed when
 // the call failed after the first event). The events are what the openai SDKs' ResponseStream
 // accumulates (its snapshot equals the final response). ResponsesTranslator is this dialect's
-// stream translator (../translator.ts), fed by the one relay (../../calls/relay.ts).
+// stream translator (../translator.ts), fed by the one relay (../../calls/relay.ts). Per call the
+// same work as the chat surface's relay, as near as the protocol allows: events are written as
+// JSON text (no object built and serialized per event), the response — sent whole three times —
+// has its request's part serialized once (./response-json.ts), and the usual engine frames are
+// read from their bytes, never parsed (text: ../messages/text-frame.ts; the frames around it:
+// ./quiet-frame.ts).
 import type { ApiError } from '../../../core/errors.ts';
 import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
 import { textFrame } from '../messages/text-frame.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
+import { responseErrorCode } from './error-code.ts';
 import { quietFrame } from './quiet-frame.ts';
 import { calledName, type Echo, itemId, type OutputItem, type Status } from './response.ts';
 import { ResponseJson } from './response-json.ts';
@@ -190,10 +196,14 @@ export class ResponsesStream {
     return { events: events + this.event(type, `"response":${json}`), response: { json, output } };
   }
 
-  /** A failure after the first event: OpenAI's `error` event, then response.failed. */
+  /**
+   * A failure after the first event: OpenAI's `error` event (the catalogue's code, which the SDKs
+   * raise), then response.failed, whose error code is one the SDKs' Response type allows
+   * (./error-code.ts).
+   */
   failed(err: ApiError): string {
     if (this.open?.kind === 'text') this.settleText();
-    const error = { code: err.code, message: err.message };
+    const error = { code: responseErrorCode(err.code), message: err.message };
     return (
       this.event(
         'error',
