@@ -97,8 +97,10 @@ describe.each([
       console.log(
         `redis hung (${leases === 'true' ? 'leases' : 'no leases'}): first 200 ${first} ms after resume, ${refusedAfter.length} calls refused after resume`,
       );
-      // No burst: at most a call or two per worker races the replicas noticing Redis is back.
-      expect(refusedAfter.length).toBeLessThanOrEqual(12);
+      // No burst: a few calls per worker race the replicas noticing Redis is back (idle: 0–4 in
+      // all; a clean-clone run on a loaded machine saw 13). The defect this guards against was
+      // 120–792 refusals within 2 s of the resume, so six per worker still tells the two apart.
+      expect(refusedAfter.length).toBeLessThanOrEqual(36);
       await l.stop();
 
       for (const p of proxies) p.proc.kill('SIGTERM');
