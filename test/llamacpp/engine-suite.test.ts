@@ -2,9 +2,9 @@
 // server (./server.ts, the tiny model of ./write_tiny_gguf.py) — chat, streams with and without
 // usage, a client abort, tools, Messages streamed and not, embeddings, and each call's charge
 // checked against its usage record and the ledger; on llama.cpp alone, issue 20's two defects as
-// this engine shows them (a refusal, a cut stream with a cached prompt). Only what is about the proxy is here; the
-// simulator's failure injection stays in test/proxy/. Assertions hold for both engines: counts
-// come from the engine's usage, never from what the simulator alone would say.
+// this engine shows them (a refusal, a cut stream with a cached prompt). Only what is about the
+// proxy is here; the simulator's failure injection stays in test/proxy/. Assertions hold for both
+// engines: counts come from the engine's usage, never from what the simulator alone would say.
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
