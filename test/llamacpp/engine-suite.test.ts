@@ -264,6 +264,13 @@ describe.each(['simulator', 'llamacpp'] as const)('%s behind the proxy', (engine
 
       // The same prompt straight to llama-server: what it says it had cached (the cut call left the
       // prompt and a few generated tokens in the slot, so the hit is the same as the cut call's).
+      // Once the cut call's slot is free, so that llama-server picks it (the most similar prompt).
+      const deadline = Date.now() + 30_000;
+      const busy = async () =>
+        (
+          (await fetch(`${servers[0]!.url}/slots`).then((r) => r.json())) as { is_processing: boolean }[]
+        ).some((slot) => slot.is_processing);
+      while ((await busy()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       const direct = (await fetch(`${servers[0]!.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
