@@ -1,10 +1,12 @@
 // The proxy's engine-facing suite, run twice: against the simulator and against a real llama.cpp
 // server (./server.ts, the tiny model of ./write_tiny_gguf.py) — chat, streams with and without
 // usage, a client abort, tools, Messages streamed and not, embeddings, and each call's charge
-// checked against its usage record and the ledger. Only what is about the proxy is here; the
-// simulator's failure injection stays in test/proxy/. Assertions hold for both engines: counts
-// come from the engine's usage, never from what the simulator alone would say.
+// checked against its usage record and the ledger; on llama.cpp alone, issue 20's two defects as
+// this engine shows them (a refusal, a cut stream with a cached prompt). Only what is about the
+// proxy is here; the simulator's failure injection stays in test/proxy/. Assertions hold for both
+// engines: counts come from the engine's usage, never from what the simulator alone would say.
 import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageRecords } from '../../core/usage.ts';
 import { CLIENT_FIELDS } from '../../proxy/dialects/openai/members.ts';
@@ -218,6 +220,130 @@ describe.each(['simulator', 'llamacpp'] as const)('%s behind the proxy', (engine
     const rec = await oneCharge(b.accountId);
     expect(rec.outputTokens).toBe(10);
   });
+
+  // Defect 2 of issue 20 on a real engine. llama.cpp reports the prompt tokens it reused from its
+  // slot's cache as timings.cache_n, and its prompt count as usage, on the last frame only (unless
+  // the request asks timings_per_token), so a stream the client cuts carries neither: the proxy
+  // bills its own prompt estimate (from the prompt's bytes) and, of it, the most an engine can have
+  // had cached — all but the last token, which llama.cpp recomputes even on a full hit
+  // (proxy/billing/cut-stream.ts). Checked here against what llama-server itself reports for the
+  // same prompt. Known gap: with this tiny model's byte-level vocabulary the estimate is far below
+  // llama.cpp's real count (under-billed, never over): the proxy does not ask llama.cpp for
+  // timings_per_token, which would give prompt_n + cache_n on every frame.
+  it.runIf(engine === 'llamacpp')(
+    'BILL-1 BILL-2 a cut stream whose prompt llama.cpp had cached: all but one prompt token at the cached rate, never more than cache_n',
+    async () => {
+      const prompt = Array.from({ length: 300 }, (_, i) => `w${i}`).join(' ');
+      const warm = await h.newAccount({ credit: '1' });
+      const first = await h
+        .client(warm.secret)
+        .chat.completions.create({ model: CHAT_MODEL, messages: user(prompt), max_tokens: 2 });
+      expect(first.usage!.prompt_tokens).toBeGreaterThan(100);
+      await oneCharge(warm.accountId, first.usage);
+
+      const a = await h.newAccount({ credit: '1' });
+      const ac = new AbortController();
+      const stream = await h
+        .client(a.secret)
+        .chat.completions.create(
+          { model: CHAT_MODEL, messages: user(prompt), stream: true, max_tokens: 256 },
+          { signal: ac.signal },
+        );
+      let seen = 0;
+      for await (const c of stream) {
+        if (c.choices[0]?.delta?.content) seen++;
+        if (seen === 3) {
+          ac.abort();
+          break;
+        }
+      }
+      expect(seen).toBe(3);
+      const rec = await oneCharge(a.accountId);
+      expect(rec.outputTokens).toBeGreaterThanOrEqual(seen);
+      expect(rec.outputTokens).toBeLessThan(256);
+
+      // The same prompt straight to llama-server: what it says it had cached (the cut call left the
+      // prompt and a few generated tokens in the slot, so the hit is the same as the cut call's).
+      // Once the cut call's slot is free, so that llama-server picks it (the most similar prompt).
+      const deadline = Date.now() + 30_000;
+      const busy = async () =>
+        (
+          (await fetch(`${servers[0]!.url}/slots`).then((r) => r.json())) as { is_processing: boolean }[]
+        ).some((slot) => slot.is_processing);
+      while ((await busy()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const direct = (await fetch(`${servers[0]!.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: CHAT_MODEL, messages: user(prompt), max_tokens: 1 }),
+      }).then((r) => r.json())) as { usage: { prompt_tokens: number }; timings: { cache_n: number } };
+      expect(direct.usage.prompt_tokens).toBe(first.usage!.prompt_tokens);
+      expect(direct.timings.cache_n).toBe(direct.usage.prompt_tokens - 1);
+      // Billed: the estimate, of which all but one token at the cached rate — never more input
+      // nor more cached tokens than llama.cpp counted.
+      expect(rec.inputTokens).toBeGreaterThan(1);
+      expect(rec.inputTokens).toBeLessThanOrEqual(direct.usage.prompt_tokens);
+      expect(rec.cachedTokens).toBe(rec.inputTokens! - 1);
+      expect(rec.cachedTokens).toBeLessThanOrEqual(direct.timings.cache_n);
+      // Price list (harness): input 1, cached input 0.5, output 2 USD per 1M tokens = 1000, 500
+      // and 2000 nano a token; oneCharge checked amount against chatModelCost, this spells it out.
+      expect(rec.amount).toBe(
+        (rec.inputTokens! - rec.cachedTokens!) * 1000 + rec.cachedTokens! * 500 + rec.outputTokens! * 2000,
+      );
+      await expectLedgerClean(h.redis.client(), [warm.accountId, a.accountId]);
+    },
+  );
+
+  // Defect 1 of issue 20 on a real engine. What this llama.cpp does with requests it cannot serve
+  // (probed on the built server): a grammar that does not parse, or a json_schema it cannot turn
+  // into a grammar, is refused with HTTP 400 {error: {code: 400, message, type:
+  // "invalid_request_error"}} BEFORE any stream head — even with stream: true — so there is no
+  // in-stream error frame to meet (vLLM's case, test/proxy/vllm-behaviours.test.ts). Out-of-vocab
+  // logit_bias ids are ignored, n_probs/top_logprobs are clamped and n > 1 is ignored: 200 streams.
+  it.runIf(engine === 'llamacpp')(
+    'ERR-2 ERR-3 llama.cpp refuses an unusable json_schema with a 400 before its stream: the client gets that 400, nothing charged',
+    async () => {
+      const a = await h.newAccount({ credit: '1' });
+      const client = h.client(a.secret, { maxRetries: 2 });
+      const errorsBefore = await engineErrors();
+      for (const stream of [true, false]) {
+        const err = await client.chat.completions
+          .create({
+            model: CHAT_MODEL,
+            messages: user('hi'),
+            max_tokens: 8,
+            stream,
+            response_format: {
+              type: 'json_schema',
+              json_schema: { name: 'broken', schema: { type: 'nonsense' } },
+            },
+          })
+          .catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+        const e = err as InstanceType<typeof OpenAI.BadRequestError>;
+        expect(e.status).toBe(400);
+        expect(e.error).toMatchObject({ type: 'invalid_request_error' });
+        expect(e.message).toContain('unrecognized type nonsense');
+        expect(e.headers?.get('retry-after') ?? null).toBeNull();
+      }
+      // A 4xx is the engine's answer, not its failure: not retried, not counted, endpoint up.
+      expect(await engineErrors()).toBe(errorsBefore);
+      expect(h.proxy.ctx.engine.health.down()).toEqual([]);
+      expect(await h.settled(a.accountId)).toMatchObject({ balance: 1_000_000_000, held: 0 });
+      expect(await usageRecords(h.redis.client(), a.accountId, { count: 10 })).toEqual([
+        expect.objectContaining({ type: 'topup' }),
+      ]);
+      await expectLedgerClean(h.redis.client(), [a.accountId]);
+    },
+  );
+
+  /** The proxy's count of engine failures (a retried or failed-over call adds to it). */
+  async function engineErrors(): Promise<number> {
+    const text = await fetch(h.metricsURL).then((r) => r.text());
+    return text
+      .split('\n')
+      .filter((l) => l.startsWith('mp_proxy_engine_errors_total{'))
+      .reduce((n, l) => n + Number(l.split(' ').at(-1)), 0);
+  }
 
   it('EMB-1 BILL-1 embeddings: one vector per input, charged per input token', async () => {
     const a = await h.newAccount({ credit: '1' });

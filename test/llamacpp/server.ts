@@ -39,6 +39,8 @@ export async function startLlamaServer(o: {
   embeddings?: boolean;
   /** Parallel slots (concurrent requests), 2 unless told. */
   parallel?: number;
+  /** --ctx-size (shared by the slots), 4096 unless told: the fixture recorder wants a small one. */
+  contextLength?: number;
 }): Promise<LlamaServer> {
   const { bin, model } = llamaPaths();
   const port = await freePort();
@@ -49,7 +51,7 @@ export async function startLlamaServer(o: {
       id: o.servedName,
       kind: o.embeddings ? 'embedding' : 'chat',
       pricing: { USD: { input: '1' } },
-      contextLength: 4096,
+      contextLength: o.contextLength ?? 4096,
       capabilities: { tools: !o.embeddings },
     },
     engine: { type: 'llamacpp', args: own },
