@@ -6,8 +6,8 @@
 # fetch it from); only the C++ server is compiled, not the Python bindings, so what the tests meet
 # is the server a cluster runs. No web UI (nothing to fetch at build time), no TLS, static, built
 # for this CPU. Cached outside the repo in $MODELPLANE_CACHE (default ~/.cache/modelplane)/
-# llamacpp-py<version>/, so a test run builds it only on a fresh machine (58 minutes on this 2-core
-# machine, niced while other builds kept the load at 12 to 19; less on an idle one).
+# llamacpp-py<version>/, so a test run builds it only on a fresh machine (7 min 27 s on this 2-core
+# machine nearly idle; 58 minutes while other builds kept the load at 12 to 19).
 # LLAMACPP_BUILD_JOBS caps the compile's parallelism (default 2). Prints the binary's path on
 # stdout; everything else goes to stderr. With --check it only prints the cached binary's path, and
 # exits 3 when there is none (the tests use it: a build belongs in make test-deps, not a test).
