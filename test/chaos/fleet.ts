@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
+import { expect } from 'vitest';
 import { Accounts } from '../../core/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { CatalogueStore } from '../../core/catalogue/index.ts';
@@ -17,6 +18,7 @@ import { ApiKeys } from '../../core/keys/index.ts';
 import { NODE_SERVICE_FLAGS } from '../../core/node-flags.ts';
 import { type UsageEntry, usageRecords } from '../../core/usage.ts';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
+import { expectLedgerClean } from '../helpers/ledger.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { runLogStream } from '../helpers/run-log.ts';
 
@@ -240,6 +242,22 @@ export async function chargesByRequest(fleet: Fleet): Promise<Map<string, UsageE
     else byReq.set(e.requestId, [e]);
   }
   return byReq;
+}
+
+/**
+ * How a chaos run ends: every charge belongs to a call a client made (`made`: the request ids the
+ * clients saw), nothing stays held, and the ledger checks out.
+ */
+export async function expectFleetSettled(
+  fleet: Fleet,
+  charges: Map<string, UsageEntry[]>,
+  made: Iterable<string | null>,
+): Promise<void> {
+  const seen = new Set(made);
+  for (const id of charges.keys()) expect(seen.has(id), `charge of unknown ${id}`).toBe(true);
+  const r = fleet.redis.client();
+  expect(Number(await r.hget(`{a:${fleet.accountId}}:account`, 'held'))).toBe(0);
+  await expectLedgerClean(r, [fleet.accountId]);
 }
 
 /** Waits until `check` holds (polling), or fails naming `what`. */

@@ -7,8 +7,15 @@
 // delivered call is charged exactly once, no refused call at all, the ledger check is clean.
 import { describe, expect, it } from 'vitest';
 import { parseDecimalToNano } from '../../core/money.ts';
-import { expectLedgerClean } from '../helpers/ledger.ts';
-import { chargesByRequest, eventually, type Fleet, MODEL, type ProxyProcess, startFleet } from './fleet.ts';
+import {
+  chargesByRequest,
+  eventually,
+  expectFleetSettled,
+  type Fleet,
+  MODEL,
+  type ProxyProcess,
+  startFleet,
+} from './fleet.ts';
 
 interface Call {
   id: string | null;
@@ -110,11 +117,11 @@ describe.each([
         expect(charges.get(c.id!), `charges of ${c.id}`).toHaveLength(1);
       for (const c of l.calls.filter((x) => x.status !== null && x.status !== 200))
         expect(charges.get(c.id ?? ''), `charges of refused ${c.id}`).toBeUndefined();
-      const made = new Set(l.calls.map((c) => c.id));
-      for (const id of charges.keys()) expect(made.has(id), `charge of unknown ${id}`).toBe(true);
-      const r = fleet.redis.client();
-      expect(Number(await r.hget(`{a:${fleet.accountId}}:account`, 'held'))).toBe(0);
-      await expectLedgerClean(r, [fleet.accountId]);
+      await expectFleetSettled(
+        fleet,
+        charges,
+        l.calls.map((c) => c.id),
+      );
     } finally {
       await fleet.stop();
     }

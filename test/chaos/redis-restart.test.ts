@@ -4,8 +4,7 @@
 // record is lost.
 import { describe, expect, it } from 'vitest';
 import { parseDecimalToNano } from '../../core/money.ts';
-import { expectLedgerClean } from '../helpers/ledger.ts';
-import { chargesByRequest, eventually, startFleet, streamingLoad } from './fleet.ts';
+import { chargesByRequest, eventually, expectFleetSettled, startFleet, streamingLoad } from './fleet.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -57,12 +56,11 @@ describe.each([
         expect(charges.get(c.requestId ?? ''), `charges of refused ${c.requestId}`).toBeUndefined();
       for (const c of load.calls.filter((x) => x.outcome === 'cut'))
         expect((charges.get(c.requestId!) ?? []).length).toBeLessThanOrEqual(1);
-      // Every charge belongs to a call a client made.
-      const made = new Set(load.calls.map((c) => c.requestId));
-      for (const id of charges.keys()) expect(made.has(id), `charge of unknown ${id}`).toBe(true);
-      const r = fleet.redis.client();
-      expect(Number(await r.hget(`{a:${fleet.accountId}}:account`, 'held'))).toBe(0);
-      await expectLedgerClean(r, [fleet.accountId]);
+      await expectFleetSettled(
+        fleet,
+        charges,
+        load.calls.map((c) => c.requestId),
+      );
     } finally {
       await fleet.stop();
     }
