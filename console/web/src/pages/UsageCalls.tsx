@@ -4,7 +4,7 @@
 // the server says so and this says it instead of a table.
 import { useEffect, useState } from 'react';
 import { ApiError, api, type CallTransfer } from '../api.ts';
-import { count, dateTime, money } from '../format.ts';
+import { count, money } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { navigate, useLocation } from '../router.tsx';
 
@@ -13,7 +13,7 @@ const PAGE = 50;
 const NO_JOURNAL =
   'Usage history call by call needs the durable journal: this console runs without one (DATABASE_URL is not set). The daily figures above are complete.';
 const HEAD = [
-  'Time',
+  'Time (UTC)',
   'Request id',
   'Key',
   'Model',
@@ -39,6 +39,9 @@ function keyLabel(t: CallTransfer): string {
       : name;
 }
 
+/** To the second, in UTC like the rest of the page: calls a second apart are told apart. */
+const utcSecond = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+
 const n = (v: number | null) => (v === null ? '—' : count(v));
 
 /** What the transfer did, in words: refunds and voids give money back. */
@@ -55,7 +58,7 @@ const charged = (t: CallTransfer) =>
 function CallRow({ t, lookup }: { t: CallTransfer; lookup?: (requestId: string) => void }) {
   return (
     <tr data-testid="call-row" data-type={t.type}>
-      <td>{dateTime(t.at)}</td>
+      <td className="when">{utcSecond(t.at)}</td>
       <td>
         {t.requestId && lookup ? (
           <button type="button" className="link" onClick={() => lookup(t.requestId!)}>
