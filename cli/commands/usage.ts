@@ -9,6 +9,7 @@ const HOUR = 3_600_000;
 export const usageCommands: Command[] = [
   {
     name: 'usage',
+    writes: false,
     usage: 'usage <accountId> [--key <keyId>] [--hours <n>] [--calls | --days]',
     summary:
       'usage per hour, key and model over the last n hours (default 24; exact, no lag); with DATABASE_URL, --calls lists each call and --days sums per day, from the journal (forever, deleted keys included)',
