@@ -15,7 +15,7 @@ import type { Config } from '../../core/config.ts';
 import { type ApiError, billingUnavailable, storeLostData } from '../../core/errors.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
 import { duplicateRedis, type Redis } from '../../core/redis-client.ts';
-import { reportEpochFault } from '../../core/redis-epoch.ts';
+import { reportEpochFault, uncoveredPrimaries } from '../../core/redis-epoch.ts';
 import {
   type AcknowledgedWrite,
   publishReplicaReport,
@@ -200,6 +200,12 @@ export class Billing implements ChargeDeps {
       onWriteRecovered: () => o.log.warn('the settlement journal is written again; serving billable calls'),
     });
     const epoch = await knownEpoch(o.redis, o.config.PROXY_DATA_DIR);
+    const uncovered = uncoveredPrimaries(o.redis);
+    if (uncovered.length > 0)
+      o.log.warn(
+        { primaries: uncovered },
+        'these Redis Cluster primaries hold no epoch key (each serves fewer than 256 contiguous slots): their losing their data would go unseen by the epoch probe',
+      );
     const b = new Billing(o, journal, epoch);
     await loadMeteringScripts(o.redis);
     await b.reclaim?.start();
