@@ -60,6 +60,7 @@ describe('the Redis epoch on a cluster', () => {
     expect(epoch.matches).toBe(true);
     expect(await readEpoch(redis)).toBe(epoch.expected);
     let mismatches = 0;
+    let backs = 0;
     let lastFound: string | null | undefined;
     const probe = new RedisProbe({
       redis,
@@ -68,7 +69,9 @@ describe('the Redis epoch on a cluster', () => {
       foundAtStart: epoch.found,
       intervalMs: 100,
       timeoutMs: 5_000,
-      onBack: () => {},
+      onBack: () => {
+        backs++;
+      },
       onMismatch: (found) => {
         mismatches++;
         lastFound = found;
@@ -82,6 +85,11 @@ describe('the Redis epoch on a cluster', () => {
       expect(mismatches).toBeGreaterThan(0);
       expect(lastFound).toBeNull();
       expect(probe.mismatch).toMatchObject({ expected: epoch.expected, found: null });
+      // It lasts: the probe's cheap rounds (mp:epoch alone) do not end it.
+      const seen = mismatches;
+      await until(() => mismatches >= seen + 15, 'the probe keeps reporting it', 30_000);
+      expect(probe.mismatch).not.toBeNull();
+      expect(backs).toBe(0);
       // The one key the probe read before is still there: alone, it would have seen nothing.
       expect(await redis.get(EPOCH_KEY)).toBe(epoch.expected);
       // What the promoted replica lacks is exactly the shard keys of its slots.

@@ -54,14 +54,15 @@ export interface EpochFault {
 
 /**
  * The epoch Redis has: on one Redis, `mp:epoch`. On a cluster, `mp:epoch` when every shard key
- * agrees with it, else the first that does not (null: missing — its primary lost its data).
+ * agrees with it, else the first that does not (null: missing — its primary lost its data);
+ * `shards: false` reads `mp:epoch` alone (the probe's cheap rounds).
  */
-export async function readEpoch(redis: Redis): Promise<string | null> {
+export async function readEpoch(redis: Redis, opts: { shards?: boolean } = {}): Promise<string | null> {
   if (!isCluster(redis)) return redis.get(EPOCH_KEY);
   // One slot (the mark's hash tag is mp:epoch), so one MGET.
   const [main, mark] = await redis.mget(EPOCH_KEY, SHARDS_MARK);
   if (main === null || main === undefined) return null;
-  if (mark === null) return main;
+  if (mark === null || opts.shards === false) return main;
   // One GET per key: they are in 64 slots over every primary (a cluster pipeline takes one slot).
   const shards = await Promise.all(SHARD_EPOCH_KEYS.map((k) => redis.get(k)));
   const odd = shards.find((v) => v !== main);
