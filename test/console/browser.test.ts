@@ -708,6 +708,18 @@ describe('Usage calls one by one (the durable journal)', () => {
     await page.goto(`${c.origin}/billing`);
     await page.getByRole('link', { name: refunded }).click();
     await expect.poll(() => page.getByTestId('request-lookup').locator('tbody tr').count(), POLL).toBe(2);
+
+    // Fifty more calls: the table shows the newest 50, Load more the older four.
+    const newer: string[] = [];
+    for (let i = 0; i < 50; i++) newer.push(await settle(kept.id, 10_000));
+    await page.goto(`${c.origin}/usage`);
+    await expect.poll(() => calls.count(), POLL).toBe(50);
+    // Calls in the same millisecond are ordered by id, so the set, not the order, is compared.
+    expect((await calls.locator('td:nth-child(2)').allTextContents()).sort()).toEqual([...newer].sort());
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await expect.poll(() => calls.count(), POLL).toBe(54);
+    await expect(page.getByRole('button', { name: 'Load more' }).count()).resolves.toBe(0);
+    expect(await calls.filter({ hasText: goneCall }).count()).toBe(1);
     await expectLedgerClean(c.redis, [owner.accountId], 5_000, db.journal);
   });
 
@@ -720,6 +732,7 @@ describe('Usage calls one by one (the durable journal)', () => {
       .poll(() => p.getByTestId('calls-unavailable').textContent(), POLL)
       .toMatch(/needs the durable journal/);
     expect(await p.locator('#calls-table').count()).toBe(0);
+    await p.locator('#usage-table').waitFor();
     await p.close();
   });
 });
