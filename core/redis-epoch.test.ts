@@ -2,9 +2,11 @@
 // cluster where a primary that does NOT hold `mp:epoch` fails over to a replica that never got the
 // epoch — the data loss the single key could not see — and the proxy's probe reports it. On one
 // Redis nothing changes: one key.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { knownEpoch } from '../proxy/billing/redis-identity.ts';
 import { RedisProbe } from '../proxy/billing/redis-probe.ts';
@@ -14,6 +16,7 @@ import { until } from '../test/helpers/until.ts';
 import { scanKeys, whenReady } from './redis-client.ts';
 import { EPOCH_KEY, readEpoch, SHARD_EPOCH_KEYS, uncoveredPrimaries } from './redis-epoch.ts';
 
+const run = promisify(execFile);
 let cluster: TestRedisCluster;
 let single: TestRedis;
 const dirs: string[] = [];
@@ -127,6 +130,80 @@ describe('a cluster upgraded from a release with one epoch key', () => {
     expect((await knownEpoch(redis, dir)).matches).toBe(false);
     expect(await redis.get(SHARD_EPOCH_KEYS[17]!)).toBeNull();
   });
+});
+
+describe('a cluster resharded', () => {
+  it('the epoch keys move with their slots (the probe still matches); a primary left holding none is named', async () => {
+    const c2 = await startRedisCluster();
+    try {
+      const redis = c2.client();
+      await whenReady(redis);
+      const epoch = await knownEpoch(redis, dataDir());
+      let uncovered: string[] | null = null;
+      const probe = new RedisProbe({
+        redis,
+        epoch: epoch.expected,
+        matchedAtStart: true,
+        foundAtStart: epoch.found,
+        intervalMs: 100,
+        timeoutMs: 5_000,
+        onBack: () => {},
+        onMismatch: () => {},
+        onUncovered: (p) => {
+          uncovered = p;
+        },
+      });
+      try {
+        // Move every slot of one primary to another except the ones after its last epoch key.
+        const any = c2.node(c2.nodes[0]!.port);
+        const epochSlots = await Promise.all(
+          [EPOCH_KEY, ...SHARD_EPOCH_KEYS].map((k) => any.cluster('KEYSLOT', k) as Promise<number>),
+        );
+        const ranges = (await any.cluster('SLOTS')).sort((a, b) => a[0] - b[0]);
+        const [from, to, [, port, id]] = [ranges[0]![0], ranges[0]![1], ranges[0]![2]!];
+        const target = ranges.find((r) => r[2]![1] !== port)![2]![2];
+        const last = Math.max(...epochSlots.filter((s) => s >= from && s <= to));
+        expect(last, 'an epoch key at the very end of the range leaves no tail to keep').toBeLessThan(to);
+        await run(
+          'redis-cli',
+          [
+            '--cluster',
+            'reshard',
+            `127.0.0.1:${port}`,
+            '--cluster-from',
+            id,
+            '--cluster-to',
+            target,
+            '--cluster-slots',
+            String(last - from + 1),
+            '--cluster-yes',
+          ],
+          { maxBuffer: 64 * 1024 * 1024 },
+        );
+        const after = await any.cluster('SLOTS');
+        const kept = after.filter((r) => r[2]![1] === port).map((r) => [r[0], r[1]]);
+        expect(kept).toEqual([[last + 1, to]]);
+        // The keys went with their slots: the probe reads every one and still matches.
+        const moved = [EPOCH_KEY, ...SHARD_EPOCH_KEYS].filter(
+          (_, i) => epochSlots[i]! >= from && epochSlots[i]! <= last,
+        );
+        expect(moved.length).toBeGreaterThan(0);
+        for (const k of moved) expect(await c2.primaryOf(k)).not.toBe(port);
+        expect(await readEpoch(redis)).toBe(epoch.expected);
+        await until(
+          () => uncovered !== null && uncovered.length > 0,
+          'the probe names the uncovered primary',
+          30_000,
+        );
+        expect(uncovered).toEqual([`127.0.0.1:${port}`]);
+        expect(probe.mismatch).toBeNull();
+      } finally {
+        probe.stop();
+      }
+    } finally {
+      await c2.stop();
+    }
+  }, 300_000);
 });
 
 describe('the Redis epoch on one Redis', () => {

@@ -91,19 +91,19 @@ export async function writeShardEpochs(redis: Redis, epoch: string): Promise<voi
 }
 
 /**
- * Primaries (`host:port`) that hold no epoch key: their losing their data would go unseen. Empty
- * on one Redis and on any cluster whose primaries each serve 256 contiguous slots or more.
+ * Primaries (`host:port`) that serve slots but hold no epoch key: their losing their data would go
+ * unseen. Read from the client's slot map (refreshed as slots move). Empty on one Redis and on any
+ * cluster whose primaries each serve 256 contiguous slots or more.
  */
 export function uncoveredPrimaries(redis: Redis): string[] {
   if (!isCluster(redis)) return [];
-  const holders = new Set(
-    [EPOCH_KEY, ...SHARD_EPOCH_KEYS].map((k) => redis.slots[calculateSlot(k)]?.[0]).filter((n) => n),
-  );
-  return redis
-    .nodes('master')
-    .map((n) => `${n.options.host}:${n.options.port}`)
-    .filter((n) => !holders.has(n))
-    .sort();
+  const owners = new Set<string>();
+  for (const nodes of redis.slots) if (nodes?.[0]) owners.add(nodes[0]);
+  for (const k of [EPOCH_KEY, ...SHARD_EPOCH_KEYS]) {
+    const holder = redis.slots[calculateSlot(k)]?.[0];
+    if (holder) owners.delete(holder);
+  }
+  return [...owners].sort();
 }
 
 export async function reportEpochFault(redis: Redis, f: EpochFault, ttlMs: number): Promise<void> {

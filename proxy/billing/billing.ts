@@ -15,7 +15,7 @@ import type { Config } from '../../core/config.ts';
 import { type ApiError, billingUnavailable, storeLostData } from '../../core/errors.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
 import { duplicateRedis, type Redis } from '../../core/redis-client.ts';
-import { reportEpochFault, uncoveredPrimaries } from '../../core/redis-epoch.ts';
+import { reportEpochFault } from '../../core/redis-epoch.ts';
 import {
   type AcknowledgedWrite,
   publishReplicaReport,
@@ -124,6 +124,14 @@ export class Billing implements ChargeDeps {
         this.outbox.wake();
         loadMeteringScripts(o.redis).catch(() => {}); // a restarted Redis lost them
       },
+      onUncovered: (primaries) => {
+        if (primaries.length > 0)
+          log.warn(
+            { primaries },
+            'these Redis Cluster primaries hold no epoch key (each serves fewer than 256 contiguous slots): their losing their data would go unseen by the epoch probe (README "Running on Redis Cluster")',
+          );
+        else log.info('every Redis Cluster primary holds an epoch key again');
+      },
     });
     metrics.sources.outboxPending = () => this.outbox.pending;
     metrics.sources.outboxStalledMs = () => this.outbox.stalledMs();
@@ -200,12 +208,6 @@ export class Billing implements ChargeDeps {
       onWriteRecovered: () => o.log.warn('the settlement journal is written again; serving billable calls'),
     });
     const epoch = await knownEpoch(o.redis, o.config.PROXY_DATA_DIR);
-    const uncovered = uncoveredPrimaries(o.redis);
-    if (uncovered.length > 0)
-      o.log.warn(
-        { primaries: uncovered },
-        'these Redis Cluster primaries hold no epoch key (each serves fewer than 256 contiguous slots): their losing their data would go unseen by the epoch probe',
-      );
     const b = new Billing(o, journal, epoch);
     await loadMeteringScripts(o.redis);
     await b.reclaim?.start();

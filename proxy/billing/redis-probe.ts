@@ -10,7 +10,7 @@
 //   runs on every probe while it lasts; `onBack` runs once the epoch is the known one again (a
 //   Redis restored from its AOF/RDB).
 import type { Redis } from '../../core/redis-client.ts';
-import { readEpoch } from '../../core/redis-epoch.ts';
+import { readEpoch, uncoveredPrimaries } from '../../core/redis-epoch.ts';
 
 /** One probe in this many reads every cluster primary's epoch key (at 100 ms: once a second). */
 const SHARD_ROUND = 10;
@@ -28,6 +28,11 @@ export interface RedisProbeOptions {
   onBack: () => void;
   /** Redis answered with another epoch (or none). */
   onMismatch: (found: string | null) => void;
+  /**
+   * The cluster primaries that hold no epoch key changed (core/redis-epoch.ts uncoveredPrimaries):
+   * checked on the rounds that read every primary, so a reshard that leaves one uncovered is said.
+   */
+  onUncovered?: (primaries: string[]) => void;
 }
 
 export class RedisProbe {
@@ -37,6 +42,7 @@ export class RedisProbe {
   private other: { since: number; found: string | null } | null = null;
   private inFlight = false;
   private round = 0;
+  private uncovered = '';
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly o: RedisProbeOptions) {
@@ -72,6 +78,13 @@ export class RedisProbe {
     // and mp:epoch alone would end a mismatch it cannot see. The others read mp:epoch alone,
     // which is enough to tell a hung or restarted Redis.
     const shards = this.round++ % SHARD_ROUND === 0 || this.other !== null || this.failingSince !== null;
+    if (shards && this.o.onUncovered) {
+      const now = uncoveredPrimaries(this.o.redis);
+      if (now.join(' ') !== this.uncovered) {
+        this.uncovered = now.join(' ');
+        this.o.onUncovered(now);
+      }
+    }
     readEpoch(this.o.redis, { shards }).then(
       (found) => {
         clearTimeout(overdue);
