@@ -3,13 +3,17 @@
 // archiver runs every second, but a page must not miss the call just made). A page ends at a
 // cursor — the last entry's (time, transfer id) — and the next page starts strictly after it, so
 // paging is stable while new calls arrive and while the archiver moves entries across.
+
+import { accountKeys } from '../keyspace.ts';
 import type { Redis } from '../redis-client.ts';
-import { ledgerEntries, type UsageEntry } from '../usage.ts';
+import { parseEntry, type UsageEntry } from '../usage.ts';
 import { entryOfRecord } from './history.ts';
 import type { Journal } from './journal.ts';
 
 /** Stream ids are Redis's clock, entries are filed by the writer's: read the stream this much wider. */
 const CLOCK_SLACK_MS = 10 * 60_000;
+/** Stream entries read per XREVRANGE. */
+const STREAM_PAGE = 500;
 
 export interface CallPageQuery {
   accountId: string;
@@ -46,6 +50,47 @@ const newestFirst = (a: UsageEntry, b: UsageEntry) =>
 const beforeCursor = (e: UsageEntry, c: CallCursor | undefined) =>
   c === undefined || e.atMs < c.atMs || (e.atMs === c.atMs && e.opId < c.id);
 
+/**
+ * The stream's charges and refunds in the page's range and after its cursor, newest (by id) first,
+ * read a page of ids at a time until the next entries are too old to be among the `limit + 1`
+ * newest: ids are Redis's clock and `atMs` the writer's, equal within CLOCK_SLACK_MS.
+ */
+async function newestStreamEntries(
+  redis: Redis,
+  q: CallPageQuery,
+  toMs: number,
+  keep: (e: UsageEntry) => boolean,
+): Promise<UsageEntry[]> {
+  const stream = accountKeys(q.accountId).usage;
+  const floor = String(Math.max(0, q.fromMs - CLOCK_SLACK_MS));
+  let end = String(toMs + CLOCK_SLACK_MS);
+  const found: UsageEntry[] = [];
+  for (;;) {
+    const page = await redis.xrevrange(stream, end, floor, 'COUNT', STREAM_PAGE);
+    for (const [id, fields] of page) {
+      const e = parseEntry(id, fields);
+      if (
+        (e.type === 'charge' || e.type === 'refund') &&
+        e.atMs >= q.fromMs &&
+        e.atMs < toMs &&
+        (q.keyId === undefined || e.keyId === q.keyId) &&
+        beforeCursor(e, q.cursor) &&
+        keep(e)
+      )
+        found.push(e);
+    }
+    if (page.length < STREAM_PAGE) return found;
+    const lastId = page[page.length - 1]![0];
+    if (found.length > q.limit) {
+      // The (limit + 1)-th newest found: an entry filed before it, by more than the slack, cannot
+      // be on the page.
+      const bar = found.map((e) => e.atMs).sort((a, b) => b - a)[q.limit]!;
+      if (Number(lastId.split('-')[0]) < bar - CLOCK_SLACK_MS) return found;
+    }
+    end = `(${lastId}`;
+  }
+}
+
 export async function callPage(
   redis: Redis,
   journal: Journal,
@@ -67,23 +112,10 @@ export async function callPage(
       ids.rows.map((r) => r.id),
     )
   ).map(entryOfRecord);
-  // With the journal the archiver trims each stream to what it has not archived: this read is short.
+  // With the journal the archiver trims each stream to what it has not archived: this read is short
+  // — and it stops once older entries cannot make the page, even when the archiver is far behind.
   const have = new Set(out.map((e) => e.opId));
-  const streamed: UsageEntry[] = [];
-  for await (const e of ledgerEntries(redis, q.accountId, {
-    start: String(Math.max(0, q.fromMs - CLOCK_SLACK_MS)),
-    end: String(toMs + CLOCK_SLACK_MS),
-  })) {
-    if (
-      (e.type === 'charge' || e.type === 'refund') &&
-      e.atMs >= q.fromMs &&
-      e.atMs < toMs &&
-      (q.keyId === undefined || e.keyId === q.keyId) &&
-      beforeCursor(e, q.cursor) &&
-      !have.has(e.opId)
-    )
-      streamed.push(e);
-  }
+  const streamed = await newestStreamEntries(redis, q, toMs, (e) => !have.has(e.opId));
   // Entries archived between the two reads are in both; the journal's copy is kept.
   const archivedNow = await journal.present(
     q.accountId,
