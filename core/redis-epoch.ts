@@ -80,9 +80,10 @@ export async function claimEpoch(redis: Redis, candidate: string): Promise<strin
 
 /**
  * On a cluster whose shard keys were never written (a fresh claim, or an upgrade from a release
- * without them), writes them with `epoch`, then the mark. Only while `mp:epoch` is `epoch`: a
- * replica that knows the epoch calls it at start, and a shard key written then is one that was
- * never there — after the mark, a missing one is a loss readEpoch reports.
+ * without them), writes them with `epoch` — the one `mp:epoch` has: callers have just read it —
+ * then the mark. A shard key written then is one that was never there; after the mark, a missing
+ * one is a loss readEpoch reports. Each is written only if absent: one left from an older epoch
+ * (its primary kept its data when mp:epoch's lost it) stays, and readEpoch names it.
  */
 export async function writeShardEpochs(redis: Redis, epoch: string): Promise<void> {
   if (!isCluster(redis) || (await redis.get(SHARDS_MARK)) !== null) return;
