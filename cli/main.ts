@@ -1,6 +1,7 @@
 // The admin command line: `npx modelplane <command> ... [--json]`. Exit codes: 0 done, 1 failed
 // while running, 2 bad arguments (nothing was written).
 import { isApiError } from '../core/errors.ts';
+import { requireNoEviction } from '../core/redis-policy.ts';
 import { parse, UsageError } from './args.ts';
 import { accountCommands } from './commands/accounts.ts';
 import { keyCommands } from './commands/keys.ts';
@@ -67,6 +68,7 @@ export async function main(
     const parsed = parse(found.rest, found.command.flags);
     const run = found.command.prepare(parsed);
     ctx = makeContext(parsed.flags.json === true, io.out);
+    if (found.command.writes) await requireNoEviction(ctx.redis, `modelplane ${found.command.name}`);
     await run(ctx);
     return 0;
   } catch (err) {

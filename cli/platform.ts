@@ -18,6 +18,7 @@ import { ApiKeys } from '../core/keys/index.ts';
 import { formatNano, parseDecimalToNano } from '../core/money.ts';
 import { NODE_SERVICE_FLAGS } from '../core/node-flags.ts';
 import { connectRedis } from '../core/redis-client.ts';
+import { requireNoEviction } from '../core/redis-policy.ts';
 import { Team } from '../core/team.ts';
 import { Users } from '../core/users.ts';
 import { startPostgres } from './postgres-server.ts';
@@ -171,6 +172,9 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
       stores.add(children[children.length - 1]!);
     }
     await step(waitForRedis(redisUrl, abandoned.signal));
+    // The platform writes the demo account's credits itself: like each part, it refuses an
+    // evicting Redis (a given REDIS_URL may be one) before anything runs on it.
+    await step(refuseEvictingRedis(redisUrl));
     let databaseUrl = o.databaseUrl;
     if (databaseUrl === undefined && o.postgresPort !== undefined) {
       const pg = await step(
@@ -262,6 +266,15 @@ async function waitForRedis(url: string, signal: AbortSignal): Promise<void> {
       if (Date.now() > deadline) throw new Error(`Redis at ${url} did not answer: ${(err as Error).message}`);
       await sleep(100);
     }
+  }
+}
+
+async function refuseEvictingRedis(url: string): Promise<void> {
+  const r = connectRedis(url, { maxRetriesPerRequest: 1 });
+  try {
+    await requireNoEviction(r, 'make dev');
+  } finally {
+    r.disconnect();
   }
 }
 

@@ -125,8 +125,9 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
   // and acts inside the session's account only.
   await app.register(
     async (api) => {
-      await api.register(sessionRoutes, { config, users, accounts, team, sessions, throttle });
-      const me = meView({ config, users, accounts, team });
+      const usageHistory = deps.journal !== undefined;
+      await api.register(sessionRoutes, { config, users, accounts, team, sessions, throttle, usageHistory });
+      const me = meView({ config, users, accounts, team, usageHistory });
       await api.register(invitationRoutes, { config, accounts, users, team, sessions, throttle, me });
       await api.register(keysRoutes, { keys });
       await api.register(accountRoutes, {
@@ -136,7 +137,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
         metering,
         catalogue: new CatalogueStore(redis),
       });
-      if (deps.journal) await api.register(usageCallsRoutes, { journal: deps.journal, keys, accounts });
+      await api.register(usageCallsRoutes, { redis, journal: deps.journal, keys, accounts });
       await api.register(profileRoutes, { accounts, users });
       await api.register(teamRoutes, { config, team, users });
       await api.register(billingRoutes, {

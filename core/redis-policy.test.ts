@@ -66,3 +66,98 @@ describe('every part at start', () => {
     }
   }, 120_000);
 });
+
+/** Runs `modelplane <args>` (cli/bin.mjs, as an operator would) on this file's Redis: exit code and output. */
+async function cli(args: string[]): Promise<{ code: number | null; said: string }> {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, ['cli/bin.mjs', ...args], {
+    env: { ...process.env, REDIS_URL: r.server.url, MODELPLANE_KEK: KEK },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let said = '';
+  child.stdout.on('data', (c: Buffer) => {
+    said += c.toString();
+  });
+  child.stderr.on('data', (c: Buffer) => {
+    said += c.toString();
+  });
+  const code = await new Promise<number | null>((res) => child.once('exit', res));
+  return { code, said };
+}
+const KEK = '11'.repeat(32);
+
+describe('the CLI', () => {
+  it('every command that writes (credits, keys, accounts, top-ups, users) exits on an evicting Redis, saying why, having written nothing; reads still run', async () => {
+    const { Accounts } = await import('./accounts.ts');
+    const { Metering } = await import('./billing/index.ts');
+    const { ApiKeys } = await import('./keys/index.ts');
+    const account = await new Accounts(r.redis).create({ name: 'Evicted', country: 'US' });
+    await r.redis.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    try {
+      for (const [name, args] of [
+        ['credits grant', ['credits', 'grant', account.id, '5']],
+        ['keys create', ['keys', 'create', account.id, '--name', 'ci']],
+        ['accounts create', ['accounts', 'create', '--name', 'Another', '--credits', '3']],
+        ['topups approve', ['topups', 'approve', 'topup_0123456789abcdef01234567']],
+        [
+          'users create',
+          [
+            'users',
+            'create',
+            '--email',
+            'x@example.com',
+            '--account',
+            account.id,
+            '--password',
+            'a long password',
+          ],
+        ],
+      ] as const) {
+        const { code, said } = await cli([...args]);
+        expect(code, `${name} said: ${said}`).toBe(1);
+        expect(said).toContain(`modelplane ${name} refuses this Redis: its maxmemory-policy is allkeys-lru`);
+      }
+      expect((await new Metering(r.redis).balance(account.id)).balance).toBe(0);
+      expect(
+        await new ApiKeys(r.redis, { brand: 'service', kek: Buffer.from(KEK, 'hex') }).list(account.id),
+      ).toEqual([]);
+      expect((await new Accounts(r.redis).list()).map((a) => a.name)).toEqual(['Evicted']);
+      // A read still runs: the operator can look at what an evicting Redis holds.
+      const shown = await cli(['accounts', 'show', account.id]);
+      expect(shown.code, shown.said).toBe(0);
+    } finally {
+      await r.redis.config('SET', 'maxmemory-policy', 'noeviction');
+    }
+    // The same command passes once the policy is noeviction.
+    const granted = await cli(['credits', 'grant', account.id, '5']);
+    expect(granted.code, granted.said).toBe(0);
+    expect((await new Metering(r.redis).balance(account.id)).balance).toBe(5_000_000_000);
+  }, 120_000);
+});
+
+describe('make dev on a given Redis', () => {
+  it('refuses an evicting REDIS_URL before starting anything, saying why', async () => {
+    const { startPlatform } = await import('../cli/platform.ts');
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dataDir = mkdtempSync(join(tmpdir(), 'mp-evicting-'));
+    await r.redis.config('SET', 'maxmemory-policy', 'volatile-lru');
+    try {
+      await expect(
+        startPlatform({
+          dataDir,
+          modelsDir: 'examples/models',
+          redisUrl: r.server.url,
+          redisPort: 0,
+          proxyPort: 0,
+          consolePort: 0,
+          operatorPort: 0,
+        }),
+      ).rejects.toThrow(/make dev refuses this Redis: its maxmemory-policy is volatile-lru/);
+    } finally {
+      await r.redis.config('SET', 'maxmemory-policy', 'noeviction');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -44,6 +44,7 @@ async function showBalance(
 export const accountCommands: Command[] = [
   {
     name: 'accounts create',
+    writes: true,
     usage: 'accounts create --name <name> [--country <CC>] [--credits <amount>]',
     summary: 'create an account, optionally with a country (sets the currency) and starting credits',
     flags: { name: { type: 'string' }, country: { type: 'string' }, credits: { type: 'string' } },
@@ -70,6 +71,7 @@ export const accountCommands: Command[] = [
   },
   {
     name: 'accounts list',
+    writes: false,
     usage: 'accounts list',
     summary: 'list accounts',
     flags: {},
@@ -87,6 +89,7 @@ export const accountCommands: Command[] = [
   },
   {
     name: 'accounts show',
+    writes: false,
     usage: 'accounts show <accountId>',
     summary: 'show an account and its balance',
     flags: {},
@@ -97,6 +100,7 @@ export const accountCommands: Command[] = [
   },
   {
     name: 'accounts set-country',
+    writes: true,
     usage: 'accounts set-country <accountId> <CC|none>',
     summary: 'set the country, which sets the billing currency',
     flags: {},
@@ -113,6 +117,7 @@ export const accountCommands: Command[] = [
   },
   {
     name: 'credits grant',
+    writes: true,
     usage: 'credits grant <accountId> <amount> [--note <text>] [--id <grantId>]',
     summary:
       'top up an account by an amount in its currency (e.g. 25.00); with --id a re-run (a lost reply) credits once',

@@ -30,6 +30,7 @@ function readSecretFromStdin(): string {
 export const keyCommands: Command[] = [
   {
     name: 'keys create',
+    writes: true,
     usage: 'keys create <accountId> --name <name> [--created-by <userId>] [--spend-limit <amount>]',
     summary:
       'create an API key, optionally with a monthly spend limit in the account currency; the secret is printed once',
@@ -53,6 +54,7 @@ export const keyCommands: Command[] = [
   },
   {
     name: 'keys limit',
+    writes: true,
     usage: 'keys limit <accountId> <keyId> <amount|none>',
     summary:
       "set a key's monthly spend limit in the account currency (this month's spend so far counts), or remove it with none",
@@ -69,6 +71,7 @@ export const keyCommands: Command[] = [
   },
   {
     name: 'keys list',
+    writes: false,
     usage: 'keys list <accountId> [--all]',
     summary: "list keys (masked) with their spend limits and this month's spend; --all includes deleted keys",
     flags: { all: { type: 'boolean' } },
@@ -92,6 +95,7 @@ export const keyCommands: Command[] = [
   },
   {
     name: 'keys show',
+    writes: false,
     usage: 'keys show <accountId> <keyId>',
     summary: 'print the full secret of an active key',
     flags: {},
@@ -105,6 +109,7 @@ export const keyCommands: Command[] = [
   },
   {
     name: 'keys rotate',
+    writes: true,
     usage: 'keys rotate <accountId> <keyId>',
     summary: 'replace the secret (same id, name, history); the old secret stops working at once',
     flags: {},
@@ -118,6 +123,7 @@ export const keyCommands: Command[] = [
   },
   {
     name: 'keys delete',
+    writes: true,
     usage: 'keys delete <accountId> <keyId>',
     summary: 'delete a key (soft, final): it stops authenticating at once, its usage stays',
     flags: {},
@@ -131,6 +137,7 @@ export const keyCommands: Command[] = [
   },
   {
     name: 'keys import',
+    writes: true,
     usage: 'keys import <accountId> --name <name> < secret.txt',
     summary: 'import a key of an earlier format (secret read from stdin); it works until rotated',
     flags: { name: { type: 'string' }, 'created-by': { type: 'string' } },

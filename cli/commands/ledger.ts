@@ -18,6 +18,7 @@ export class LedgerMismatchError extends Error {
 export const ledgerCommands: Command[] = [
   {
     name: 'ledger check',
+    writes: false,
     usage: 'ledger check [--account <accountId>] [--tolerance-ms <ms>]',
     summary:
       'balance = top-ups − charges + refunds (and, with DATABASE_URL, = the journal + entries not yet archived), held = open holds and leases, no stranded hold; exits 1 naming each difference',
@@ -89,6 +90,7 @@ export const ledgerCommands: Command[] = [
   },
   {
     name: 'ledger show',
+    writes: false,
     usage: 'ledger show <requestId> [--account <accountId>]',
     summary: "one call's ledger entries: its hold and settlement, a void of its hold, refunds",
     flags: { account: { type: 'string' } },

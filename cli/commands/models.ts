@@ -5,6 +5,7 @@ import type { Command } from './types.ts';
 export const modelCommands: Command[] = [
   {
     name: 'models list',
+    writes: false,
     usage: 'models list',
     summary: 'list the catalogue as the operator wrote it',
     flags: {},
@@ -26,6 +27,7 @@ export const modelCommands: Command[] = [
   },
   {
     name: 'models grant',
+    writes: true,
     usage: 'models grant <accountId> <modelId>',
     summary: 'give an account access to an invite-only model',
     flags: {},
@@ -40,6 +42,7 @@ export const modelCommands: Command[] = [
   },
   {
     name: 'models revoke',
+    writes: true,
     usage: 'models revoke <accountId> <modelId>',
     summary: 'take back access to an invite-only model',
     flags: {},

@@ -37,6 +37,7 @@ function decider(by: string | undefined): string {
 export const topUpCommands: Command[] = [
   {
     name: 'topups list',
+    writes: false,
     usage: 'topups list [--account <accountId>] [--all]',
     summary: 'top-up requests waiting for approval (oldest first); --all with --account: every request of it',
     flags: { account: { type: 'string' }, all: { type: 'boolean' } },
@@ -57,6 +58,7 @@ export const topUpCommands: Command[] = [
   },
   {
     name: 'topups approve',
+    writes: true,
     usage: 'topups approve <requestId> [--by <name>]',
     summary: 'approve a top-up request and credit it (once, however often this is run)',
     flags: { by: { type: 'string' } },
@@ -79,6 +81,7 @@ export const topUpCommands: Command[] = [
   },
   {
     name: 'topups reject',
+    writes: true,
     usage: 'topups reject <requestId> [--by <name>]',
     summary: 'reject a top-up request: nothing is credited',
     flags: { by: { type: 'string' } },

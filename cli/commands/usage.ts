@@ -1,3 +1,4 @@
+import { callPage } from '../../core/journal/call-pages.ts';
 import { formatNano } from '../../core/money.ts';
 import { usageReport } from '../../core/usage.ts';
 import { optional, positionals, UsageError } from '../args.ts';
@@ -9,9 +10,10 @@ const HOUR = 3_600_000;
 export const usageCommands: Command[] = [
   {
     name: 'usage',
+    writes: false,
     usage: 'usage <accountId> [--key <keyId>] [--hours <n>] [--calls | --days]',
     summary:
-      'usage per hour, key and model over the last n hours (default 24; exact, no lag); with DATABASE_URL, --calls lists each call and --days sums per day, from the journal (forever, deleted keys included)',
+      'usage per hour, key and model over the last n hours (default 24; exact, no lag); with DATABASE_URL, --calls lists each call (newest first, the latest 1000; not yet archived ones too) and --days sums per day, from the journal (forever, deleted keys included)',
     flags: {
       key: { type: 'string' },
       hours: { type: 'string' },
@@ -37,11 +39,16 @@ export const usageCommands: Command[] = [
           const journal = await ctx.journal();
           if (!journal) throw new UsageError(`--${view} reads the durable journal: set DATABASE_URL`);
           if (view === 'calls') {
-            const calls = await journal.calls(accountId, { ...range, limit: 1000 });
+            // The same page the console shows: the journal and what is not archived yet.
+            const { entries: calls } = await callPage(ctx.redis, journal, {
+              accountId,
+              ...range,
+              limit: 1000,
+            });
             const human = calls
               .map(
                 (c) =>
-                  `${new Date(c.atMs).toISOString()}  ${c.kind}  ${c.requestId ?? c.id}  ${c.keyId ?? '-'}  ${c.model ?? ''}  in=${c.inputTokens ?? 0} cached=${c.cachedTokens ?? 0} out=${c.outputTokens ?? 0} images=${c.images ?? 0} video_s=${c.videoSeconds ?? 0} cost=${formatNano(c.cost ?? c.amount)} charged=${formatNano(c.amount)}`,
+                  `${new Date(c.atMs).toISOString()}  ${c.type}  ${c.requestId ?? c.opId}  ${c.keyId ?? '-'}  ${c.model ?? ''}  in=${c.inputTokens ?? 0} cached=${c.cachedTokens ?? 0} out=${c.outputTokens ?? 0} images=${c.images ?? 0} video_s=${c.videoSeconds ?? 0} cost=${formatNano(c.cost ?? c.amount)} charged=${formatNano(c.amount)}`,
               )
               .join('\n');
             ctx.print(human || '(no calls)', calls);

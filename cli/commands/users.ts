@@ -14,6 +14,7 @@ function role(value: string | undefined, fallback: Role): Role {
 export const userCommands: Command[] = [
   {
     name: 'users create',
+    writes: true,
     usage:
       'users create --email <email> --account <accountId> [--role owner|member] [--password <pw> | < password.txt]',
     summary:
@@ -44,6 +45,7 @@ export const userCommands: Command[] = [
   },
   {
     name: 'team list',
+    writes: false,
     usage: 'team list --account <accountId>',
     summary: "an account's members (with their roles) and pending invitations",
     flags: { account: { type: 'string' } },
@@ -71,6 +73,7 @@ export const userCommands: Command[] = [
   },
   {
     name: 'team invite',
+    writes: true,
     usage: 'team invite --account <accountId> --email <email> [--role owner|member]',
     summary: 'invite someone to an account; prints the invitation link to send them (no mail server needed)',
     flags: { account: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } },
@@ -92,6 +95,7 @@ export const userCommands: Command[] = [
   },
   {
     name: 'team remove',
+    writes: true,
     usage: 'team remove <userId> --account <accountId> [--revoke-keys]',
     summary:
       'remove a member; --revoke-keys also revokes the API keys they created (else the keys keep working)',

@@ -29,6 +29,9 @@ export const meSchema = z.object({
   csrfToken: z.string(),
   apiBaseUrl: z.string().describe('The chat-completions base address (API Endpoint row)'),
   messagesBaseUrl: z.string().describe('The Messages dialect base address (no /v1)'),
+  usageHistory: z
+    .boolean()
+    .describe('Calls one by one and lookups by request id are kept (a durable journal, DATABASE_URL)'),
 });
 export type Me = z.infer<typeof meSchema>;
 
@@ -39,12 +42,14 @@ export interface SessionDeps {
   team: Team;
   sessions: Sessions;
   throttle: SignInThrottle;
+  /** Whether the console has the durable journal: the usage page's calls one by one need it. */
+  usageHistory: boolean;
 }
 
 const notSignedIn = () => new ApiError('invalid_api_key', 'Sign in again.');
 
 /** Me for a session: the user, the account it acts for and every account the user is in. */
-export function meView(d: Pick<SessionDeps, 'config' | 'users' | 'accounts' | 'team'>) {
+export function meView(d: Pick<SessionDeps, 'config' | 'users' | 'accounts' | 'team' | 'usageHistory'>) {
   const apiBaseUrl = d.config.CONSOLE_API_BASE_URL.replace(/\/$/, '');
   return async (session: Session): Promise<Me> => {
     const [user, memberships] = await Promise.all([
@@ -77,6 +82,7 @@ export function meView(d: Pick<SessionDeps, 'config' | 'users' | 'accounts' | 't
       csrfToken: session.csrf,
       apiBaseUrl,
       messagesBaseUrl: apiBaseUrl.replace(/\/v1$/, ''),
+      usageHistory: d.usageHistory,
     };
   };
 }

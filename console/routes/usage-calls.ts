@@ -1,29 +1,56 @@
-// Inference API Usage call by call (issue 23): each call the account made — by key, in a time
-// range — read from the durable journal, which keeps every call forever, deleted keys included.
-// Registered only when the console has a journal (DATABASE_URL); the rollups (/usage) need none.
+// Inference API Usage call by call (issue 23 item 5): each call the account made — by key, in a time
+// range, newest first, a page at a time — and one call by its request id with every transfer it
+// caused (its charge, a void of its hold, refunds). Read from the durable journal, which keeps every
+// call forever, deleted keys included, plus the stream's entries not yet archived. Without a journal
+// (no DATABASE_URL) both answer 404 saying so: the rollups (/usage) are then the only usage kept.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Accounts } from '../../core/accounts.ts';
-import type { Journal } from '../../core/journal/index.ts';
-import type { ApiKeys } from '../../core/keys/index.ts';
+import { ApiError } from '../../core/errors.ts';
+import { callPage, decodeCursor } from '../../core/journal/call-pages.ts';
+import { type Journal, requestHistory } from '../../core/journal/index.ts';
+import type { ApiKeyRecord, ApiKeys } from '../../core/keys/index.ts';
 import { formatNano } from '../../core/money.ts';
+import type { Redis } from '../../core/redis-client.ts';
+import type { UsageEntry } from '../../core/usage.ts';
 import { requireSession } from '../plugins/session.ts';
 
 const DAY_MS = 86_400_000;
 
+/** The message both routes answer without a journal; the page shows it as it is. */
+export const NO_JOURNAL =
+  'Usage history call by call needs the durable journal: this console runs without one (DATABASE_URL is not set). Daily usage (GET /api/usage) is complete.';
+
 const callsQuery = z.object({
-  from: z.coerce.number().int().min(0).optional().describe('ms since the epoch; default 30 days ago'),
-  to: z.coerce.number().int().min(0).optional().describe('ms since the epoch; default now'),
+  from: z.coerce.number().int().min(0).optional().describe('ms since the epoch; default 30 days before `to`'),
+  to: z.coerce.number().int().min(0).optional().describe('ms since the epoch (exclusive); default now'),
   keyId: z.string().max(64).optional().describe('Only this key (View Usage)'),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z
+    .string()
+    .max(400)
+    .optional()
+    .describe("The previous page's nextCursor: the calls after its last one"),
 });
 
-const call = z.object({
+const requestParams = z.object({
+  requestId: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,128}$/, 'a request id such as req_0123456789abcdef01234567')
+    .describe("The call's request id (X-Request-Id), or a video job's id"),
+});
+
+const transfer = z.object({
+  id: z.string().describe('The transfer id: settle:<request id>, refund:<id>, void:<request id>, …'),
   requestId: z.string().nullable(),
   at: z.string().describe('ISO 8601'),
-  type: z.enum(['charge', 'refund']),
+  type: z.enum(['charge', 'refund', 'void', 'topup']),
   keyId: z.string().nullable(),
-  keyName: z.string().nullable().describe('"(deleted)" appended for a deleted key'),
+  keyName: z.string().nullable(),
+  keyState: z
+    .enum(['active', 'rotated', 'deleted'])
+    .nullable()
+    .describe('deleted: the key is deleted now; rotated: the call used a secret since rotated away'),
   model: z.string().nullable(),
   kind: z.string().nullable(),
   inputTokens: z.number().nullable(),
@@ -32,57 +59,153 @@ const call = z.object({
   images: z.number().nullable(),
   videoSeconds: z.number().nullable(),
   cost: z.string().nullable().describe('The true cost, in the account currency'),
-  amount: z.string().describe('What was charged (or refunded), in the account currency'),
+  amount: z
+    .string()
+    .describe('What was charged, refunded or (void) given back from the hold, in the account currency'),
+  currency: z.string().nullable(),
+  refundOf: z.string().nullable().describe('Refunds: the transfer id of the charge refunded'),
+  reason: z.string().nullable().describe('Voids: why the hold was given back'),
 });
+type Transfer = z.infer<typeof transfer>;
 
 export async function usageCallsRoutes(
   app: FastifyInstance,
-  d: { journal: Journal; keys: ApiKeys; accounts: Accounts },
+  d: { redis: Redis; journal: Journal | undefined; keys: ApiKeys; accounts: Accounts },
 ) {
   app.addHook('onRequest', requireSession);
+
+  /** The journal, or the 404 that says the page needs it. */
+  const journalOrRefuse = (): Journal => {
+    if (d.journal === undefined) throw new ApiError('not_found', NO_JOURNAL);
+    return d.journal;
+  };
+
+  /** The account's keys (deleted ones too) and currency, to name each call's key as it is now. */
+  async function viewer(
+    accountId: string,
+  ): Promise<{ currency: string | null; view: (e: UsageEntry) => Transfer }> {
+    const [keys, account] = await Promise.all([
+      d.keys.list(accountId, { includeDeleted: true }),
+      d.accounts.get(accountId),
+    ]);
+    const byId = new Map<string, ApiKeyRecord>(keys.map((k) => [k.id, k]));
+    const currency = account?.currency ?? null;
+    const view = (e: UsageEntry): Transfer => {
+      const key = e.keyId === null ? undefined : byId.get(e.keyId);
+      const rotatedSince = key?.rotatedAt != null && Date.parse(key.rotatedAt) > e.atMs;
+      return {
+        id: e.opId,
+        requestId: e.requestId,
+        at: new Date(e.atMs).toISOString(),
+        type: e.type,
+        keyId: e.keyId,
+        keyName: key?.name ?? null,
+        keyState:
+          key === undefined
+            ? null
+            : key.status === 'deleted'
+              ? 'deleted'
+              : rotatedSince
+                ? 'rotated'
+                : 'active',
+        model: e.model,
+        kind: e.kind,
+        inputTokens: e.inputTokens,
+        cachedTokens: e.cachedTokens,
+        outputTokens: e.outputTokens,
+        images: e.images,
+        videoSeconds: e.videoSeconds,
+        cost: e.cost === null ? null : formatNano(e.cost),
+        amount: formatNano(e.amount),
+        currency,
+        refundOf: e.refundOf,
+        reason: e.reason,
+      };
+    };
+    return { currency, view };
+  }
+
   app.get(
     '/usage/calls',
     {
       schema: {
-        summary: 'Each call (and refund), newest first, from the durable journal: kept forever',
+        summary:
+          'Each call (and refund), newest first, a page at a time, from the durable journal: kept forever',
         querystring: callsQuery,
-        response: { 200: z.object({ currency: z.string().nullable(), data: z.array(call) }) },
+        response: {
+          200: z.object({
+            currency: z.string().nullable(),
+            data: z.array(transfer),
+            nextCursor: z
+              .string()
+              .nullable()
+              .describe('Pass as `cursor` for the next (older) page; null at the end'),
+          }),
+        },
       },
     },
     async (request) => {
+      const journal = journalOrRefuse();
       const accountId = request.session!.accountId;
       const q = request.query as z.infer<typeof callsQuery>;
       const to = q.to ?? Date.now();
-      const [records, keys, account] = await Promise.all([
-        d.journal.calls(accountId, {
-          fromMs: q.from ?? to - 30 * DAY_MS,
+      const from = q.from ?? to - 30 * DAY_MS;
+      if (from > to)
+        throw new ApiError('invalid_request', '`from` must not be after `to`', { param: 'from' });
+      const cursor = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+      if (cursor === null)
+        throw new ApiError(
+          'invalid_request',
+          '`cursor` is not one this API gave: pass nextCursor as it came',
+          {
+            param: 'cursor',
+          },
+        );
+      const [page, { currency, view }] = await Promise.all([
+        callPage(d.redis, journal, {
+          accountId,
+          fromMs: from,
           toMs: to,
           limit: q.limit,
           ...(q.keyId ? { keyId: q.keyId } : {}),
+          ...(cursor ? { cursor } : {}),
         }),
-        d.keys.list(accountId, { includeDeleted: true }),
-        d.accounts.get(accountId),
+        viewer(accountId),
       ]);
-      const names = new Map(keys.map((k) => [k.id, k.status === 'deleted' ? `${k.name} (deleted)` : k.name]));
-      return {
-        currency: account?.currency ?? null,
-        data: records.map((r) => ({
-          requestId: r.requestId,
-          at: new Date(r.atMs).toISOString(),
-          type: r.kind as 'charge' | 'refund',
-          keyId: r.keyId,
-          keyName: r.keyId === null ? null : (names.get(r.keyId) ?? null),
-          model: r.model,
-          kind: r.callKind,
-          inputTokens: r.inputTokens,
-          cachedTokens: r.cachedTokens,
-          outputTokens: r.outputTokens,
-          images: r.images,
-          videoSeconds: r.videoSeconds,
-          cost: r.cost === null ? null : formatNano(r.cost),
-          amount: formatNano(r.amount),
-        })),
-      };
+      return { currency, data: page.entries.map(view), nextCursor: page.next };
+    },
+  );
+
+  app.get(
+    '/usage/calls/:requestId',
+    {
+      schema: {
+        summary: 'One call of this account by its request id: its charge, a void of its hold, its refunds',
+        params: requestParams,
+        response: {
+          200: z.object({
+            requestId: z.string(),
+            currency: z.string().nullable(),
+            transfers: z.array(transfer),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const journal = journalOrRefuse();
+      const accountId = request.session!.accountId;
+      const { requestId } = request.params as z.infer<typeof requestParams>;
+      // Only this account's entries are read: another account's request is not found, as a typo is.
+      const [found, { currency, view }] = await Promise.all([
+        requestHistory(d.redis, journal, requestId, accountId),
+        viewer(accountId),
+      ]);
+      const entries = found.find((f) => f.accountId === accountId)?.entries ?? [];
+      if (entries.length === 0)
+        throw new ApiError('not_found', `No call of this account has the request id '${requestId}'.`, {
+          param: 'requestId',
+        });
+      return { requestId, currency, transfers: entries.map(view) };
     },
   );
 }

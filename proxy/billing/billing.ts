@@ -124,6 +124,14 @@ export class Billing implements ChargeDeps {
         this.outbox.wake();
         loadMeteringScripts(o.redis).catch(() => {}); // a restarted Redis lost them
       },
+      onUncovered: (primaries) => {
+        if (primaries.length > 0)
+          log.warn(
+            { primaries },
+            'these Redis Cluster primaries hold no epoch key (each serves fewer than 256 contiguous slots): their losing their data would go unseen by the epoch probe (README "Running on Redis Cluster")',
+          );
+        else log.info('every Redis Cluster primary holds an epoch key again');
+      },
     });
     metrics.sources.outboxPending = () => this.outbox.pending;
     metrics.sources.outboxStalledMs = () => this.outbox.stalledMs();

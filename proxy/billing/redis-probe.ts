@@ -1,5 +1,6 @@
-// Is Redis answering, and is it the Redis this replica knew? One GET of the epoch
-// (core/redis-epoch.ts) at a time on the outbox's connection, every `intervalMs`.
+// Is Redis answering, and is it the Redis this replica knew? One read of the epoch
+// (core/redis-epoch.ts: one GET on one Redis; on a cluster, every primary's epoch keys) at a time
+// on the outbox's connection, every `intervalMs`.
 // - Unanswered after `timeoutMs`, it counts as a failure but is left to finish: that tells a hung
 //   Redis (stopped, or a partition that resets nothing) from a slow one, and ends the outage fast —
 //   the GET sent while Redis was stopped is the first command it answers when it resumes, and
@@ -9,7 +10,10 @@
 //   runs on every probe while it lasts; `onBack` runs once the epoch is the known one again (a
 //   Redis restored from its AOF/RDB).
 import type { Redis } from '../../core/redis-client.ts';
-import { readEpoch } from '../../core/redis-epoch.ts';
+import { readEpoch, uncoveredPrimaries } from '../../core/redis-epoch.ts';
+
+/** One probe in this many reads every cluster primary's epoch key (at 100 ms: once a second). */
+const SHARD_ROUND = 10;
 
 export interface RedisProbeOptions {
   redis: Redis;
@@ -24,6 +28,11 @@ export interface RedisProbeOptions {
   onBack: () => void;
   /** Redis answered with another epoch (or none). */
   onMismatch: (found: string | null) => void;
+  /**
+   * The cluster primaries that hold no epoch key changed (core/redis-epoch.ts uncoveredPrimaries):
+   * checked on the rounds that read every primary, so a reshard that leaves one uncovered is said.
+   */
+  onUncovered?: (primaries: string[]) => void;
 }
 
 export class RedisProbe {
@@ -32,6 +41,8 @@ export class RedisProbe {
   /** Since when Redis answers with another epoch, and which, or null while it is the known one. */
   private other: { since: number; found: string | null } | null = null;
   private inFlight = false;
+  private round = 0;
+  private uncovered = '';
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly o: RedisProbeOptions) {
@@ -61,7 +72,20 @@ export class RedisProbe {
     this.inFlight = true;
     const overdue = setTimeout(() => this.failed(), this.o.timeoutMs);
     overdue.unref();
-    readEpoch(this.o.redis).then(
+    // On a cluster every primary's epoch keys are read one probe in SHARD_ROUND (about 65 GETs),
+    // and on every probe while probes fail or a mismatch lasts: the first answer after an outage
+    // (a primary failing over) must see a shard that came back empty before anything is served,
+    // and mp:epoch alone would end a mismatch it cannot see. The others read mp:epoch alone,
+    // which is enough to tell a hung or restarted Redis.
+    const shards = this.round++ % SHARD_ROUND === 0 || this.other !== null || this.failingSince !== null;
+    if (shards && this.o.onUncovered) {
+      const now = uncoveredPrimaries(this.o.redis);
+      if (now.join(' ') !== this.uncovered) {
+        this.uncovered = now.join(' ');
+        this.o.onUncovered(now);
+      }
+    }
+    readEpoch(this.o.redis, { shards }).then(
       (found) => {
         clearTimeout(overdue);
         this.inFlight = false;

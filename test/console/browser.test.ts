@@ -14,6 +14,9 @@ import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleModelIds, type Platform } from '../../cli/platform.ts';
+import { Metering } from '../../core/billing/index.ts';
+import { newRequestId } from '../../core/ids.ts';
+import { Archiver } from '../../core/journal/index.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import { TopUpRequests } from '../../core/payments/index.ts';
 import type { Redis } from '../../core/redis-client.ts';
@@ -29,14 +32,18 @@ import {
 } from '../helpers/browser.ts';
 import { ensureConsoleWeb } from '../helpers/console-web.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
+import { journalForFile } from '../helpers/postgres.ts';
 import { registerSecrets } from '../helpers/run-log.ts';
 import { deliverStripeEvent, paidSession } from '../helpers/stripe-events.ts';
 import { startStripeMock, type TestStripeMock } from '../helpers/stripe-mock.ts';
+import { type ConsoleHarness, PASSWORD as HARNESS_PASSWORD, startConsole } from './harness.ts';
 
 const run = promisify(execFile);
 const repo = new URL('../../', import.meta.url).pathname;
 const out = `${repo}test/out/`;
 const WEBHOOK_SECRET = 'whsec_browser_test_secret';
+/** The calls one by one need the durable journal: a database of this file's own. */
+const db = journalForFile();
 
 let started: BrowserPlatform;
 let platform: Platform;
@@ -590,6 +597,144 @@ describe('Team', () => {
     expect(await apiStatus(ownerSecret)).toBe(200);
     await ownerContext.close();
   }, 120_000);
+});
+
+describe('Usage calls one by one (the durable journal)', () => {
+  // A console with a journal on a real PostgreSQL (the platform above runs without one, as the
+  // page must too): calls settled and refunded as the proxy and the video worker write them.
+  let c: ConsoleHarness;
+  let context: BrowserContext;
+  let page: Page;
+  beforeAll(async () => {
+    c = await startConsole({}, { journal: db.journal });
+    context = await newContext();
+    page = await context.newPage();
+  });
+  afterAll(async () => {
+    await context?.close();
+    await c?.stop();
+  });
+
+  it('KEY-6 KEY-10 the calls table names a deleted key’s call; a refunded call looked up by request id shows its charge and refund', async () => {
+    const owner = await c.newOwner('Journal Co');
+    const metering = new Metering(c.redis);
+    await metering.topUp({ accountId: owner.accountId, topUpId: 'seed', amount: 5_000_000_000 });
+    const { key: kept } = await c.keys.create(owner.accountId, { name: 'kept key', createdBy: owner.userId });
+    const { key: gone } = await c.keys.create(owner.accountId, { name: 'gone key', createdBy: owner.userId });
+    const settle = async (keyId: string, cost: number) => {
+      const requestId = newRequestId();
+      await metering.reserve({
+        accountId: owner.accountId,
+        holdId: requestId,
+        min: 1,
+        max: 10_000_000,
+        ttlMs: 60_000,
+      });
+      await metering.settle({
+        accountId: owner.accountId,
+        holdId: requestId,
+        cost,
+        usage: {
+          keyId,
+          model: 'Org/Chat-1',
+          kind: 'chat',
+          inputTokens: 12,
+          cachedTokens: 4,
+          outputTokens: 3,
+          requestId,
+        },
+      });
+      return requestId;
+    };
+    const goneCall = await settle(gone.id, 2_500_000);
+    const refunded = await settle(kept.id, 4_000_000);
+    await metering.refund({
+      accountId: owner.accountId,
+      refundId: `r-${refunded}`,
+      of: `settle:${refunded}`,
+      amount: 1_500_000,
+      usage: { keyId: kept.id, model: 'Org/Chat-1', kind: 'chat', requestId: refunded },
+    });
+    // Part archived into the journal (and trimmed from Redis), part not yet: the page shows both.
+    await new Archiver(c.redis, db.journal).pass();
+    await settle(kept.id, 1_000_000);
+    await c.keys.delete(owner.accountId, gone.id);
+
+    await page.goto(`${c.origin}/usage`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByLabel('Email').fill(owner.email);
+    await page.getByLabel('Password').fill(HARNESS_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Calls one by one' }).waitFor();
+    const calls = page.locator('#calls-table tbody tr');
+    await expect.poll(() => calls.count(), POLL).toBe(4);
+    const goneRow = calls.filter({ hasText: goneCall });
+    await expect.poll(() => goneRow.getByTestId('call-key').textContent(), POLL).toBe('gone key (deleted)');
+    expect(await goneRow.locator('td').allTextContents()).toEqual([
+      expect.any(String),
+      goneCall,
+      'gone key (deleted)',
+      'Org/Chat-1',
+      'charge',
+      '12',
+      '4',
+      '3',
+      '—',
+      '—',
+      '0.0025',
+      '0.0025',
+      'USD',
+    ]);
+    await shoot(page, 'usage-calls');
+
+    // The refunded call, from its row's request id: its charge and its refund.
+    await calls
+      .filter({ hasText: refunded })
+      .filter({ hasText: 'charge' })
+      .getByRole('button', { name: refunded })
+      .click();
+    const lookup = page.getByTestId('request-lookup');
+    await expect
+      .poll(
+        () => lookup.locator('tbody tr').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-type'))),
+        POLL,
+      )
+      .toEqual(['charge', 'refund']);
+    expect(await lookup.getByTestId('call-amount').allTextContents()).toEqual(['0.004', '−0.0015']);
+    expect(new URL(page.url()).searchParams.get('request')).toBe(refunded);
+    await shoot(page, 'usage-call-lookup');
+
+    // The billing page's refund links to the same lookup.
+    await page.goto(`${c.origin}/billing`);
+    await page.getByRole('link', { name: refunded }).click();
+    await expect.poll(() => page.getByTestId('request-lookup').locator('tbody tr').count(), POLL).toBe(2);
+
+    // Fifty more calls: the table shows the newest 50, Load more the older four.
+    const newer: string[] = [];
+    for (let i = 0; i < 50; i++) newer.push(await settle(kept.id, 10_000));
+    await page.goto(`${c.origin}/usage`);
+    await expect.poll(() => calls.count(), POLL).toBe(50);
+    // Calls in the same millisecond are ordered by id, so the set, not the order, is compared.
+    expect((await calls.locator('td:nth-child(2)').allTextContents()).sort()).toEqual([...newer].sort());
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await expect.poll(() => calls.count(), POLL).toBe(54);
+    await expect(page.getByRole('button', { name: 'Load more' }).count()).resolves.toBe(0);
+    expect(await calls.filter({ hasText: goneCall }).count()).toBe(1);
+    await expectLedgerClean(c.redis, [owner.accountId], 5_000, db.journal);
+  });
+
+  it('without a journal the usage page says calls one by one need it, and the daily figures still show', async () => {
+    const who = await newOwner('No Journal Co');
+    const p = await context.newPage();
+    await signIn(p, who.email, '/usage');
+    await p.getByRole('heading', { name: 'Inference API Usage' }).waitFor();
+    await expect
+      .poll(() => p.getByTestId('calls-unavailable').textContent(), POLL)
+      .toMatch(/needs the durable journal/);
+    expect(await p.locator('#calls-table').count()).toBe(0);
+    await p.locator('#usage-table').waitFor();
+    await p.close();
+  });
 });
 
 describe('every page', () => {

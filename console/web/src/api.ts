@@ -10,6 +10,8 @@ export interface Me {
   csrfToken: string;
   apiBaseUrl: string;
   messagesBaseUrl: string;
+  /** The console keeps calls one by one (a durable journal): the usage page lists them. */
+  usageHistory: boolean;
 }
 
 export interface KeyRow {
@@ -32,6 +34,37 @@ export interface UsageQuery {
   to: number;
   keyId?: string;
   group: UsageGroup;
+}
+
+/** One transfer of a call from the journal (GET /api/usage/calls): its charge, refunds, a void. */
+export interface CallTransfer {
+  id: string;
+  requestId: string | null;
+  at: string;
+  type: 'charge' | 'refund' | 'void' | 'topup';
+  keyId: string | null;
+  keyName: string | null;
+  keyState: 'active' | 'rotated' | 'deleted' | null;
+  model: string | null;
+  kind: string | null;
+  inputTokens: number | null;
+  cachedTokens: number | null;
+  outputTokens: number | null;
+  images: number | null;
+  videoSeconds: number | null;
+  cost: string | null;
+  amount: string;
+  currency: string | null;
+  refundOf: string | null;
+  reason: string | null;
+}
+
+export interface CallsQuery {
+  from: number;
+  to: number;
+  keyId?: string;
+  cursor?: string;
+  limit?: number;
 }
 
 export interface PricedModel {
@@ -171,6 +204,16 @@ export const api = {
 
   usage: (q: UsageQuery) =>
     call<{ currency: string | null; rows: UsageRow[] }>('GET', `/usage?${usageQueryString(q)}`),
+  calls: (q: CallsQuery) =>
+    call<{ currency: string | null; data: CallTransfer[]; nextCursor: string | null }>(
+      'GET',
+      `/usage/calls?${query({ ...q })}`,
+    ),
+  callOf: (requestId: string) =>
+    call<{ requestId: string; currency: string | null; transfers: CallTransfer[] }>(
+      'GET',
+      `/usage/calls/${encodeURIComponent(requestId)}`,
+    ),
   pricing: () => call<{ currency: string | null; models: PricedModel[] }>('GET', '/pricing'),
 
   balance: () => call<Balance>('GET', '/billing'),

@@ -1,12 +1,12 @@
 // Billing (issue "Console" item 5; CON-12): the balance (held by running calls and available), a
 // ledger of top-ups, charges (by day and model), refunds and other products' charges on the same
 // credits; Top up through the providers the install offers (Stripe Checkout, operator approval).
-import { useCallback, useEffect, useState } from 'react';
+import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import { api, type Balance, type Ledger, type Me, type TopUpRequest } from '../api.ts';
 import { DateRange } from '../DateRange.tsx';
 import { count, dateTime, isoDay, money } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
-import { useLocation } from '../router.tsx';
+import { Link, useLocation } from '../router.tsx';
 import { useTitle } from '../title.ts';
 
 const DAY = 86_400_000;
@@ -119,10 +119,14 @@ export function Billing({ me }: { me: Me }) {
         <h3>Refunds</h3>
         <LedgerTable
           empty="No refunds in this range."
-          head={['When', 'Model', 'Amount']}
+          head={['When', 'Call', 'Model', 'Amount']}
           rows={(ledger?.refunds ?? []).map((r) => [
             r.id,
             dateTime(r.at),
+            // The refunded call, looked up by its request id on the usage page (from the journal).
+            <Link key="of" href={`/usage?request=${encodeURIComponent(r.of)}`}>
+              {r.of}
+            </Link>,
             r.model,
             money(r.amount, currency),
           ])}
@@ -149,7 +153,7 @@ export function Billing({ me }: { me: Me }) {
 }
 
 /** A ledger table; each row is [react key, ...cells]. */
-function LedgerTable(props: { head: string[]; rows: string[][]; empty: string }) {
+function LedgerTable(props: { head: string[]; rows: [string, ...ReactNode[]][]; empty: string }) {
   if (props.rows.length === 0) return <p className="muted">{props.empty}</p>;
   return (
     <ScrollTable head={props.head}>

@@ -1,6 +1,7 @@
 // Inference API Usage (issue "Console" item 3; SPEC "API key" rule 4): per key, per model and per
 // day, with a chart, a date range and CSV export; View Usage on a key opens it filtered to that key.
-// Figures come from the rollups the settlement scripts write, so there is no lag.
+// Figures come from the rollups the settlement scripts write, so there is no lag. Below them, the
+// calls one by one and a lookup by request id, from the durable journal (./UsageCalls.tsx).
 import { useEffect, useState } from 'react';
 import { api, type KeyRow, type Me, type UsageGroup, type UsageRow, usageQueryString } from '../api.ts';
 import { BarChart } from '../Chart.tsx';
@@ -10,6 +11,7 @@ import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { navigate, useLocation } from '../router.tsx';
 import { Tabs } from '../Tabs.tsx';
 import { useTitle } from '../title.ts';
+import { UsageCalls } from './UsageCalls.tsx';
 
 const DAY = 86_400_000;
 const GROUPS = ['By day', 'By key', 'By model'] as const;
@@ -165,6 +167,7 @@ export function Usage({ me }: { me: Me }) {
         ))}
       </ScrollTable>
       {rows !== null && rows.length === 0 && <p>No usage in this range.</p>}
+      <UsageCalls from={range.from} to={range.to} keyId={keyId} valid={valid} available={me.usageHistory} />
     </>
   );
 }

@@ -1,0 +1,229 @@
+// The usage page's calls one by one (issue 23 item 5), from the durable journal: each call of the
+// range and key, newest first, 'Load more' for older ones; and a call looked up by its request id
+// with everything it moved (charge, void of its hold, refunds). Without a journal (no DATABASE_URL)
+// the server says so and this says it instead of a table.
+import { useEffect, useState } from 'react';
+import { ApiError, api, type CallTransfer } from '../api.ts';
+import { count, money } from '../format.ts';
+import { ErrorLine, ScrollTable } from '../parts.tsx';
+import { navigate, useLocation } from '../router.tsx';
+
+const PAGE = 50;
+/** Said without a journal (the server's 404 for these routes says the same). */
+const NO_JOURNAL =
+  'Usage history call by call needs the durable journal: this console runs without one (DATABASE_URL is not set). The daily figures above are complete.';
+const HEAD = [
+  'Time (UTC)',
+  'Request id',
+  'Key',
+  'Model',
+  'Type',
+  'Input tokens',
+  'Cached tokens',
+  'Output tokens',
+  'Images',
+  'Video seconds',
+  'Cost',
+  'Charged',
+  'Currency',
+] as const;
+
+/** The key as it is now: a deleted key, or a call made with a secret since rotated, says so. */
+function keyLabel(t: CallTransfer): string {
+  if (t.keyId === null) return '—';
+  const name = t.keyName ?? t.keyId;
+  return t.keyState === 'deleted'
+    ? `${name} (deleted)`
+    : t.keyState === 'rotated'
+      ? `${name} (rotated since)`
+      : name;
+}
+
+/** To the second, in UTC like the rest of the page: calls a second apart are told apart. */
+const utcSecond = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+
+const n = (v: number | null) => (v === null ? '—' : count(v));
+
+/** What the transfer did, in words: refunds and voids give money back. */
+function typeLabel(t: CallTransfer): string {
+  if (t.type === 'void')
+    return `hold of ${money(t.amount, null)} given back${t.reason ? ` (${t.reason})` : ''}`;
+  return t.type;
+}
+
+/** What it did to the balance: a refund gives back, a void moves nothing (the hold was never charged). */
+const charged = (t: CallTransfer) =>
+  t.type === 'charge' ? money(t.amount, null) : t.type === 'refund' ? `−${money(t.amount, null)}` : '—';
+
+function CallRow({ t, lookup }: { t: CallTransfer; lookup?: (requestId: string) => void }) {
+  return (
+    <tr data-testid="call-row" data-type={t.type}>
+      <td className="when">{utcSecond(t.at)}</td>
+      <td>
+        {t.requestId && lookup ? (
+          <button type="button" className="link" onClick={() => lookup(t.requestId!)}>
+            {t.requestId}
+          </button>
+        ) : (
+          (t.requestId ?? '—')
+        )}
+      </td>
+      <td data-testid="call-key">{keyLabel(t)}</td>
+      <td>{t.model ?? '—'}</td>
+      <td>{typeLabel(t)}</td>
+      <td>{n(t.inputTokens)}</td>
+      <td>{n(t.cachedTokens)}</td>
+      <td>{n(t.outputTokens)}</td>
+      <td>{n(t.images)}</td>
+      <td>{n(t.videoSeconds)}</td>
+      <td>{t.cost === null ? '—' : money(t.cost, null)}</td>
+      <td data-testid="call-amount">{charged(t)}</td>
+      <td>{t.currency ?? '—'}</td>
+    </tr>
+  );
+}
+
+export function UsageCalls(props: {
+  from: number;
+  to: number;
+  keyId: string;
+  valid: boolean;
+  /** Me's usageHistory: false without a journal, and the section says so instead of asking. */
+  available: boolean;
+}) {
+  const { query } = useLocation();
+  const looked = query.get('request') ?? '';
+  const [calls, setCalls] = useState<CallTransfer[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const [unavailable, setUnavailable] = useState(props.available ? '' : NO_JOURNAL);
+  const [error, setError] = useState('');
+  const [loading, setLoading] = useState(false);
+  const [requestId, setRequestId] = useState(looked);
+  const range = { from: props.from, to: props.to + 1, ...(props.keyId ? { keyId: props.keyId } : {}) };
+
+  /** The journal is missing (404 on the list): the page says why there is no table. */
+  const refused = (err: unknown) => {
+    if (err instanceof ApiError && err.status === 404 && err.param === null) setUnavailable(err.message);
+    else setError((err as Error).message);
+  };
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: range is derived from these values
+  useEffect(() => {
+    if (!props.valid || !props.available) return;
+    setCalls(null);
+    setNext(null);
+    setError('');
+    void api
+      .calls({ ...range, limit: PAGE })
+      .then((r) => {
+        setCalls(r.data);
+        setNext(r.nextCursor);
+      })
+      .catch(refused);
+  }, [props.from, props.to, props.keyId, props.valid, props.available]);
+
+  const more = async () => {
+    if (next === null) return;
+    setLoading(true);
+    try {
+      const r = await api.calls({ ...range, limit: PAGE, cursor: next });
+      setCalls((c) => [...(c ?? []), ...r.data]);
+      setNext(r.nextCursor);
+    } catch (err) {
+      refused(err);
+    } finally {
+      setLoading(false);
+    }
+  };
+
+  const lookup = (id: string) => {
+    const q = new URLSearchParams(location.search);
+    if (id) q.set('request', id);
+    else q.delete('request');
+    setRequestId(id);
+    const qs = q.toString();
+    navigate(`/usage${qs ? `?${qs}` : ''}`);
+  };
+
+  return (
+    <section aria-labelledby="calls-heading">
+      <h2 id="calls-heading">Calls one by one</h2>
+      {unavailable ? (
+        <p className="notice" data-testid="calls-unavailable">
+          {unavailable}
+        </p>
+      ) : (
+        <>
+          <form
+            className="row"
+            onSubmit={(e) => {
+              e.preventDefault();
+              lookup(requestId.trim());
+            }}
+          >
+            <label className="inline">
+              Request id
+              <input
+                name="requestId"
+                placeholder="req_…"
+                value={requestId}
+                onChange={(e) => setRequestId(e.target.value)}
+              />
+            </label>
+            <button type="submit">Look up</button>
+          </form>
+          {looked && <RequestLookup requestId={looked} onClose={() => lookup('')} />}
+          <p className="muted small">
+            Newest first, from the journal, which keeps every call forever — calls of deleted keys included.
+          </p>
+          <ErrorLine error={error} />
+          <ScrollTable head={HEAD} caption="Calls one by one" id="calls-table">
+            {(calls ?? []).map((t) => (
+              <CallRow key={`${t.id}`} t={t} lookup={lookup} />
+            ))}
+          </ScrollTable>
+          {calls !== null && calls.length === 0 && <p data-testid="no-calls">No calls in this range.</p>}
+          {calls === null && !error && <p className="muted">Loading…</p>}
+          {next !== null && (
+            <button type="button" onClick={() => void more()} disabled={loading}>
+              {loading ? 'Loading…' : 'Load more'}
+            </button>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+/** One call by its request id: every transfer it caused, oldest first. */
+function RequestLookup(props: { requestId: string; onClose: () => void }) {
+  const [transfers, setTransfers] = useState<CallTransfer[] | null>(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    setTransfers(null);
+    setError('');
+    void api
+      .callOf(props.requestId)
+      .then((r) => setTransfers(r.transfers))
+      .catch((err: Error) => setError(err.message));
+  }, [props.requestId]);
+  return (
+    <section aria-labelledby="lookup-heading" data-testid="request-lookup">
+      <h3 id="lookup-heading">
+        Request {props.requestId}{' '}
+        <button type="button" className="link" onClick={props.onClose}>
+          Close
+        </button>
+      </h3>
+      <ErrorLine error={error} />
+      {transfers === null && !error && <p className="muted">Loading…</p>}
+      {transfers !== null && (
+        <ScrollTable head={HEAD} caption={`Transfers of ${props.requestId}`}>
+          {transfers.map((t) => (
+            <CallRow key={t.id} t={t} />
+          ))}
+        </ScrollTable>
+      )}
+    </section>
+  );
+}
