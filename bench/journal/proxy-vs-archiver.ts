@@ -10,7 +10,7 @@
 // The ratio is (b) / (a). The proxy's journal keeper is kept from leading during (a) and (b) by a
 // foreign holder of its lock.
 //
-//   npx tsx bench/journal/proxy-vs-archiver.ts [--seconds 10] [--connections 64] [--accounts 64]
+//   npx tsx bench/journal/proxy-vs-archiver.ts [--seconds 15] [--rounds 3] [--connections 32] [--accounts 16]
 //   (BENCH_BUILT=1 reuses dist/; BENCH_TSX=1 runs the servers from sources)
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -32,8 +32,8 @@ const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '15' },
     rounds: { type: 'string', default: '3' },
-    connections: { type: 'string', default: '64' },
-    accounts: { type: 'string', default: '64' },
+    connections: { type: 'string', default: '32' },
+    accounts: { type: 'string', default: '16' },
   },
 });
 const SECONDS = Number(values.seconds);

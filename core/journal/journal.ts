@@ -129,30 +129,45 @@ async function insertTopUps(c: Querier, rows: readonly Row[]): Promise<number> {
 }
 
 /**
+ * How far apart in time two stream entries of one transfer can be filed. A settlement is applied
+ * once by Redis for 24 h (Metering's settleDoneTtlMs) and a charge, refund or void for up to 35
+ * days (its ledgerDoneTtlMs); after that Redis itself would apply a resend again. Plus an hour for
+ * replicas' clocks. Only a transfer this close to a month's turn can have a copy in another month.
+ */
+const SETTLE_REPEAT_MS = 25 * 3_600_000;
+const LEDGER_REPEAT_MS = 36 * 24 * 3_600_000;
+const CLOCK_SKEW_MS = 3_600_000;
+
+/**
  * Charges, refunds and voids from the streams (their postings follow from them: the 001
  * migration's view), in one statement. The rows go as one JSON document: far cheaper to send than
- * a parameter array per column. A transfer the journal has — in its month, or the two before or
- * the one after (a resend of it after a failover, 002 migration) — is left alone. The look-up is a
- * probe of those months' keys per row (`offset 0`: not a join, which may hash whole months), and
- * the batch's bounds, as constants, keep PostgreSQL to those months' partitions. Returns how many
- * were new.
+ * a parameter array per column. A transfer the journal has is left alone: in its own month the key
+ * says so (on conflict); a copy in another month (a resend after a failover, 002 migration) is
+ * looked for only where one can be — months within the repeat window above, which for most
+ * settlements is their own month alone. That look-up is a probe of those months' keys per row
+ * (`offset 0`: not a join, which may hash whole months), and the batch's bounds, as constants,
+ * keep PostgreSQL to those months' partitions. Returns how many were new.
  */
 async function insertCalls(c: Querier, rows: readonly Row[]): Promise<number> {
   let lo = Number.POSITIVE_INFINITY;
   let hi = Number.NEGATIVE_INFINITY;
   for (const x of rows) {
-    const m = x.month as number;
-    if (m < lo) lo = m;
-    if (m > hi) hi = m;
+    const at = x.at_ms as number;
+    const repeat = (x.id as string).startsWith('settle:') ? SETTLE_REPEAT_MS : LEDGER_REPEAT_MS;
+    x.lo = monthOf(at - repeat - CLOCK_SKEW_MS);
+    x.hi = monthOf(at + CLOCK_SKEW_MS);
+    if (x.lo < lo) lo = x.lo;
+    if (x.hi > hi) hi = x.hi;
   }
   const r = await c.query(
     `insert into transfers (${COLUMN_LIST})
-     select ${COLUMN_LIST} from json_to_recordset($1::json) as x(${COLUMN_TYPES})
-     where not exists (select 1 from transfers t where t.account_id = x.account_id and t.id = x.id
-                       and t.month between x.month - 2 and x.month + 1
+     select ${COLUMN_LIST} from json_to_recordset($1::json) as x(${COLUMN_TYPES}, lo int, hi int)
+     where (x.lo = x.month and x.hi = x.month)
+        or not exists (select 1 from transfers t where t.account_id = x.account_id and t.id = x.id
+                       and t.month between x.lo and x.hi and t.month <> x.month
                        and t.month between $2::int and $3::int offset 0)
      on conflict (account_id, id, month) do nothing`,
-    [JSON.stringify(rows), lo - 2, hi + 1],
+    [JSON.stringify(rows), lo, hi],
   );
   return r.rowCount ?? 0;
 }

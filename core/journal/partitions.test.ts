@@ -175,13 +175,15 @@ describe('the journal by month', () => {
     expect(
       await journal.archive([{ accountId, entry: charge('settle:h9', utc('2030-02-01T00:00:00.400')) }]),
     ).toBe(0);
-    // Within Redis's 35 days for a ledger op, across February into March.
-    expect(
-      await journal.archive([{ accountId, entry: charge('settle:h9', utc('2030-03-06T00:00:00')) }]),
-    ).toBe(0);
     expect(
       await journal.archive([{ accountId, entry: charge('settle:h9', utc('2030-01-31T23:59:58')) }]),
     ).toBe(0);
+    // A charge (Metering.charge: Redis applies it once for 35 days) resent 34 days later, in March.
+    expect(await journal.archive([{ accountId, entry: charge('charge:c9', jan) }])).toBe(1);
+    expect(
+      await journal.archive([{ accountId, entry: charge('charge:c9', utc('2030-03-06T00:00:00')) }]),
+    ).toBe(0);
+    expect((await journal.records(accountId, ['charge:c9'])).length).toBe(1);
     expect((await journal.records(accountId, ['settle:h9'])).length).toBe(1);
 
     // A top-up committed here at the end of a month and credited in Redis in the next: one row,
