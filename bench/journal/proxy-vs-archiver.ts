@@ -11,7 +11,8 @@
 // foreign holder of its lock.
 //
 //   npx tsx bench/journal/proxy-vs-archiver.ts [--seconds 15] [--rounds 3] [--connections 32] [--accounts 16]
-//   (BENCH_BUILT=1 reuses dist/; BENCH_TSX=1 runs the servers from sources)
+//   (BENCH_BUILT=1 reuses dist/ — only when built from this tree: a proxy built before a journal
+//   migration refuses the journal, and (c) then archives nothing; BENCH_TSX=1 runs the sources)
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
