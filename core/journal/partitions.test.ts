@@ -158,6 +158,12 @@ describe('the journal by month', () => {
     }
     expect(made.sort()).toEqual(['transfers_2031_06', 'transfers_2031_07', 'transfers_2031_08']);
     expect(await partitionOf(journal.pool, 'acct_far', 'settle:far')).toEqual(['transfers_2031_07']);
+    // Two parts making the same months at once: each month made once, neither fails.
+    const both = await Promise.all([
+      journal.ensurePartitions(utc('2032-01-10T00:00:00')),
+      journal.ensurePartitions(utc('2032-01-10T00:00:00')),
+    ]);
+    expect(both.flat().sort()).toEqual(['transfers_2032_01', 'transfers_2032_02', 'transfers_2032_03']);
     // Made once: a second pass, or another part opening the journal, makes nothing.
     expect(await journal.ensurePartitions(utc('2031-06-20T00:00:00'))).toEqual([]);
     // The row is still found by its key and not inserted again.
@@ -212,5 +218,15 @@ describe('the journal by month', () => {
     ).toBe(true);
     expect((await journal.records(acct, [`topup:${topUpId}`])).length).toBe(1);
     await expectLedgerClean(r.redis, [acct], 5_000, journal);
+
+    // The same top-up committed twice at once, the two commits' clocks in two months: one row.
+    const raced = newId('topup');
+    const commits = await Promise.all(
+      [utc('2030-05-31T23:59:59.999'), utc('2030-06-01T00:00:00.001')].map((atMs) =>
+        journal.commitTopUp({ accountId: acct, topUpId: raced, amount: 9, atMs }),
+      ),
+    );
+    expect(commits.map((c) => c.duplicate).sort()).toEqual([false, true]);
+    expect((await journal.records(acct, [`topup:${raced}`])).length).toBe(1);
   });
 });
