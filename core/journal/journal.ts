@@ -130,9 +130,10 @@ async function insertTopUps(c: Querier, rows: readonly Row[]): Promise<number> {
 
 /**
  * How far apart in time two stream entries of one transfer can be filed. A settlement is applied
- * once by Redis for 24 h (Metering's settleDoneTtlMs) and a charge, refund or void for up to 35
- * days (its ledgerDoneTtlMs); after that Redis itself would apply a resend again. Plus an hour for
- * replicas' clocks. Only a transfer this close to a month's turn can have a copy in another month.
+ * once by Redis for 24 h (Metering's settleDoneTtlMs), a charge or a refund for 35 days (its
+ * ledgerDoneTtlMs; a void is given that too); after that Redis itself would apply a resend again.
+ * Plus an hour for replicas' clocks. Only a transfer this close to a month's turn can have a copy
+ * in another month. (Raising those ttls means raising these.)
  */
 const SETTLE_REPEAT_MS = 25 * 3_600_000;
 const LEDGER_REPEAT_MS = 36 * 24 * 3_600_000;
