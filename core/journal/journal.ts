@@ -324,7 +324,13 @@ export class Journal {
       const created = await this.transaction(async (c) => {
         // One creator at a time (every part opens the journal; the keeper's leader runs this too).
         await c.query('select pg_advisory_xact_lock($1)', [PARTITION_LOCK]);
-        if ((await c.query('select to_regclass($1) as t', [p.name])).rows[0].t !== null) return false;
+        // Made meanwhile by whoever held the lock? Read from pg_class with this statement's
+        // snapshot: to_regclass reads a cache that an advisory lock does not refresh.
+        const made = await c.query(
+          'select 1 from pg_class where relname = $1 and relnamespace = current_schema()::regnamespace',
+          [p.name],
+        );
+        if (made.rows.length > 0) return false;
         // Rows of this month that came before its partition sat in the default one: moved into it,
         // in the same transaction, so readers see each row once.
         await c.query(`create table ${p.name} (like transfers including defaults including constraints)`);
