@@ -73,6 +73,7 @@ bench: deps
 	npx tsx bench/metering/progress.ts
 	npx tsx bench/metering/cluster.ts
 	npx tsx bench/journal/archiver.ts
+	npx tsx bench/journal/proxy-vs-archiver.ts
 	npx tsx bench/media/edits.ts
 	npx tsx bench/proxy/slow-clients.ts
 	npx tsx bench/proxy/run.ts

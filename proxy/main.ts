@@ -43,6 +43,8 @@ async function main() {
       lockTtlMs: config.JOURNAL_LOCK_MS,
       onRestored: (restored) =>
         proxy.app.log.warn({ restored }, 'top-ups Redis had lost were credited again'),
+      onPartitions: (partitions) =>
+        proxy.app.log.info({ partitions }, 'journal partitions made for the months ahead'),
       onError: (err, what) => proxy.app.log.error({ err }, `journal ${what} failed`),
     });
     registerJournalMetrics(proxy.ctx.metrics.registry, keeper.status);

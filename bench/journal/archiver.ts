@@ -1,6 +1,7 @@
 // The archiver's rate (issue 23): usage records per second moved from Redis streams into the
-// journal, against the rate the proxy settles them. Real Redis, real PostgreSQL with its durable
-// defaults (fsync on, synchronous commit), on this machine.
+// journal, from a synthetic backlog (no proxy; against a real proxy in the same run:
+// ./proxy-vs-archiver.ts). Real Redis, real PostgreSQL with its durable defaults (fsync on,
+// synchronous commit), on this machine.
 //
 // Two phases: (1) a backlog — N records written to 64 accounts' streams (Metering.charge, the
 // one-script charge), then drained by Archiver.pass() alone: the archiver's ceiling; (2) under load —

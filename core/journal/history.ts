@@ -46,7 +46,9 @@ export async function historyEntries(
   q: { accountId: string; fromMs: number; toMs: number; slackMs: number },
 ): Promise<UsageEntry[]> {
   const r = await journal.pool.query<{ id: string }>(
-    'select id from transfers where account_id = $1 and at_ms >= $2 and at_ms < $3',
+    // The month bounds let PostgreSQL read only those months' partitions.
+    `select id from transfers where account_id = $1 and at_ms >= $2 and at_ms < $3
+       and month between journal_month($2::bigint) and journal_month($3::bigint)`,
     [q.accountId, q.fromMs, q.toMs],
   );
   const out = (

@@ -50,12 +50,20 @@ const COLUMNS = [
   ['video_ms', 'bigint'],
   ['request_id', 'text'],
   ['note', 'text'],
+  // The partition's month (002 migration), from at_ms; the table checks it matches.
+  ['month', 'int'],
 ] as const;
+
+/** Months since 1970-01 (UTC) of a time: the journal's partition column (SQL: journal_month). */
+export function monthOf(atMs: number): number {
+  const d = new Date(atMs);
+  return (d.getUTCFullYear() - 1970) * 12 + d.getUTCMonth();
+}
 
 const COLUMN_LIST = COLUMNS.map(([name]) => name).join(', ');
 const COLUMN_TYPES = COLUMNS.map(([name, type]) => `${name} ${type}`).join(', ');
 
-function rowOf(accountId: string, e: UsageEntry): Record<string, string | number | null> {
+function rowOf(accountId: string, e: UsageEntry): Row {
   const [ms, seq] = e.id.split('-');
   return {
     account_id: accountId,
@@ -84,12 +92,97 @@ function rowOf(accountId: string, e: UsageEntry): Record<string, string | number
     video_ms: e.videoSeconds === null ? null : Math.round(e.videoSeconds * 1000),
     request_id: e.requestId,
     note: e.note,
+    month: monthOf(e.atMs),
   };
+}
+
+type Row = Record<string, string | number | null>;
+/** Any constant of our own: the advisory lock under which partitions are created. */
+const PARTITION_LOCK = 2_300_024;
+type Querier = Pick<pg.Pool, 'query'>;
+
+/**
+ * Top-ups go in under a lock per (account, id) and after a look in every month: the same top-up
+ * comes at two times (its commit here, its Redis stream entry; or a retried commit), and may fall
+ * in two months (002 migration). Sorted, so two batches never wait on each other in a circle.
+ */
+async function lockTopUps(c: Querier, rows: readonly Row[]): Promise<void> {
+  await c.query(
+    `select pg_advisory_xact_lock(hashtextextended(k, 23)) from unnest($1::text[]) k order by k`,
+    [rows.map((x) => `${x.account_id} ${x.id}`)],
+  );
+}
+
+/**
+ * Top-ups no month has yet (run under lockTopUps). `offset 0` keeps the look-up a probe of each
+ * month's key per row: as a join, PostgreSQL may read every month whole to hash it.
+ */
+async function insertTopUps(c: Querier, rows: readonly Row[]): Promise<number> {
+  const r = await c.query(
+    `insert into transfers (${COLUMN_LIST})
+     select ${COLUMN_LIST} from json_to_recordset($1::json) as x(${COLUMN_TYPES})
+     where not exists (select 1 from transfers t where t.account_id = x.account_id and t.id = x.id offset 0)
+     on conflict (account_id, id, month) do nothing`,
+    [JSON.stringify(rows)],
+  );
+  return r.rowCount ?? 0;
+}
+
+/**
+ * How far apart in time two stream entries of one transfer can be filed. A settlement is applied
+ * once by Redis for 24 h (Metering's settleDoneTtlMs), a charge or a refund for 35 days (its
+ * ledgerDoneTtlMs; a void is given that too); after that Redis itself would apply a resend again.
+ * Plus an hour for replicas' clocks. Only a transfer this close to a month's turn can have a copy
+ * in another month. (Raising those ttls means raising these.)
+ */
+const SETTLE_REPEAT_MS = 25 * 3_600_000;
+const LEDGER_REPEAT_MS = 36 * 24 * 3_600_000;
+const CLOCK_SKEW_MS = 3_600_000;
+
+/**
+ * Charges, refunds and voids from the streams (their postings follow from them: the 001
+ * migration's view), in one statement. The rows go as one JSON document: far cheaper to send than
+ * a parameter array per column. A transfer the journal has is left alone: in its own month the key
+ * says so (on conflict); a copy in another month (a resend after a failover, 002 migration) is
+ * looked for only where one can be — months within the repeat window above, which for most
+ * settlements is their own month alone. That look-up is a probe of those months' keys per row
+ * (`offset 0`: not a join, which may hash whole months), and the batch's bounds, as constants,
+ * keep PostgreSQL to those months' partitions. Returns how many were new.
+ */
+async function insertCalls(c: Querier, rows: readonly Row[]): Promise<number> {
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  for (const x of rows) {
+    const at = x.at_ms as number;
+    const repeat = (x.id as string).startsWith('settle:') ? SETTLE_REPEAT_MS : LEDGER_REPEAT_MS;
+    x.lo = monthOf(at - repeat - CLOCK_SKEW_MS);
+    x.hi = monthOf(at + CLOCK_SKEW_MS);
+    if (x.lo < lo) lo = x.lo;
+    if (x.hi > hi) hi = x.hi;
+  }
+  const r = await c.query(
+    `insert into transfers (${COLUMN_LIST})
+     select ${COLUMN_LIST} from json_to_recordset($1::json) as x(${COLUMN_TYPES}, lo int, hi int)
+     where (x.lo = x.month and x.hi = x.month)
+        or not exists (select 1 from transfers t where t.account_id = x.account_id and t.id = x.id
+                       and t.month between x.lo and x.hi and t.month <> x.month
+                       and t.month between $2::int and $3::int offset 0)
+     on conflict (account_id, id, month) do nothing`,
+    [JSON.stringify(rows), lo, hi],
+  );
+  return r.rowCount ?? 0;
 }
 
 const SELECT = `select account_id, id, kind, stream_ms, stream_seq, at_ms, amount, cost, short, held, source,
   reason, lease_id, refund_of, balance_after, key_id, model, call_kind, input_tokens, cached_tokens,
   output_tokens, images, video_ms, request_id, note from transfers`;
+
+/**
+ * The months a time range [$3, $4) spans, spelled out beside it so PostgreSQL reads only those
+ * months' partitions (it cannot tell from at_ms alone).
+ */
+const MONTHS_3_4 = `and ($3::bigint is null or month >= journal_month($3::bigint))
+  and ($4::bigint is null or month <= journal_month($4::bigint))`;
 
 const n = (v: string | null): number | null => (v === null ? null : Number(v));
 
@@ -132,6 +225,7 @@ export class Journal {
     pool.on('error', () => {});
     try {
       await migrate(pool);
+      await new Journal(pool).ensurePartitions();
     } catch (err) {
       await pool.end().catch(() => {});
       throw err;
@@ -155,27 +249,31 @@ export class Journal {
     atMs?: number;
   }): Promise<{ duplicate: boolean }> {
     const id = `topup:${t.topUpId}`;
-    const row: Record<string, string | number | null> = Object.fromEntries(
-      COLUMNS.map(([name]) => [name, null]),
-    );
+    const atMs = t.atMs ?? Date.now();
+    const row: Row = Object.fromEntries(COLUMNS.map(([name]) => [name, null]));
     Object.assign(row, {
       account_id: t.accountId,
       id,
       kind: 'topup',
-      at_ms: t.atMs ?? Date.now(),
+      at_ms: atMs,
+      month: monthOf(atMs),
       amount: t.amount,
       short: 0,
       note: t.note ?? null,
     });
-    if ((await this.insert([row], 'commit')) === 1) return { duplicate: false };
-    const prev = await this.pool.query<{ amount: string }>(
-      'select amount from transfers where account_id = $1 and id = $2',
-      [t.accountId, id],
-    );
-    if (Number(prev.rows[0]?.amount) !== t.amount)
-      throw new Error(
-        `top-up ${t.topUpId} is already committed with another amount (${prev.rows[0]?.amount})`,
+    const prev = await this.transaction(async (c) => {
+      await lockTopUps(c, [row]);
+      const had = await c.query<{ amount: string }>(
+        'select amount from transfers where account_id = $1 and id = $2',
+        [t.accountId, id],
       );
+      if (had.rows.length > 0) return had.rows[0]!.amount;
+      await insertTopUps(c, [row]);
+      return null;
+    });
+    if (prev === null) return { duplicate: false };
+    if (Number(prev) !== t.amount)
+      throw new Error(`top-up ${t.topUpId} is already committed with another amount (${prev})`);
     return { duplicate: true };
   }
 
@@ -186,39 +284,84 @@ export class Journal {
   async archive(batch: readonly { accountId: string; entry: UsageEntry }[]): Promise<number> {
     if (batch.length === 0) return 0;
     // One statement cannot touch a row twice: a transfer seen twice in a batch goes in once.
-    const rows = new Map<string, Record<string, string | number | null>>();
+    const rows = new Map<string, Row>();
+    const topUps: Row[] = [];
     for (const b of batch) {
+      const key = `${b.accountId}\u0000${b.entry.opId}`;
+      if (rows.has(key)) continue;
       const row = rowOf(b.accountId, b.entry);
-      rows.set(`${b.accountId}\u0000${b.entry.opId}`, row);
+      rows.set(key, row);
+      if (b.entry.type === 'topup') topUps.push(row);
     }
-    return this.insert([...rows.values()], 'archive');
+    const others =
+      topUps.length === 0 ? [...rows.values()] : [...rows.values()].filter((x) => x.kind !== 'topup');
+    // The common batch, calls only: one statement, its own transaction.
+    if (topUps.length === 0) return insertCalls(this.pool, others);
+    return this.transaction(async (c) => {
+      await lockTopUps(c, topUps);
+      // A top-up committed here first (in whatever month) now seen in Redis: it gets its stream id.
+      // One statement each, by its key in every month: top-ups are few.
+      for (const x of topUps)
+        await c.query(
+          `update transfers set stream_ms = $3, stream_seq = $4, balance_after = $5
+           where account_id = $1 and id = $2 and stream_ms is null`,
+          [x.account_id, x.id, x.stream_ms, x.stream_seq, x.balance_after],
+        );
+      return (await insertTopUps(c, topUps)) + (others.length > 0 ? await insertCalls(c, others) : 0);
+    });
   }
 
-  /**
-   * Transfers in one statement (their postings follow from them: the migration's view). The rows
-   * go as one JSON document: far cheaper to send than a parameter array per column. xmax = 0 only
-   * for rows the statement inserted, not for an update (a committed top-up now seen in Redis) or a
-   * conflict left alone. Returns how many transfers were new.
-   */
-  private async insert(
-    rows: Record<string, string | number | null>[],
-    mode: 'archive' | 'commit',
-  ): Promise<number> {
-    const onConflict =
-      mode === 'archive'
-        ? `do update set stream_ms = excluded.stream_ms, stream_seq = excluded.stream_seq,
-             balance_after = excluded.balance_after where transfers.stream_ms is null`
-        : 'do nothing';
-    const r = await this.pool.query<{ n: string }>(
-      `with t as (
-         insert into transfers (${COLUMN_LIST})
-         select ${COLUMN_LIST} from json_to_recordset($1::json) as x(${COLUMN_TYPES})
-         on conflict (account_id, id) ${onConflict}
-         returning (xmax = 0) as inserted)
-       select count(*) filter (where inserted) as n from t`,
-      [JSON.stringify(rows)],
+  /** Creates the partitions of this month and the next `ahead` (see the 002 migration), each once. */
+  async ensurePartitions(nowMs = Date.now(), ahead = 2): Promise<string[]> {
+    const r = await this.pool.query<{ m: number; name: string; exists: boolean }>(
+      `select m, journal_partition_name(m) as name, to_regclass(journal_partition_name(m)) is not null as exists
+       from generate_series(journal_month($1::bigint), journal_month($1::bigint) + $2) m`,
+      [nowMs, ahead],
     );
-    return Number(r.rows[0]!.n);
+    const made: string[] = [];
+    for (const p of r.rows) {
+      if (p.exists) continue;
+      const created = await this.transaction(async (c) => {
+        // One creator at a time (every part opens the journal; the keeper's leader runs this too).
+        await c.query('select pg_advisory_xact_lock($1)', [PARTITION_LOCK]);
+        // Made meanwhile by whoever held the lock? Read from pg_class with this statement's
+        // snapshot: to_regclass reads a cache that an advisory lock does not refresh.
+        const made = await c.query(
+          'select 1 from pg_class where relname = $1 and relnamespace = current_schema()::regnamespace',
+          [p.name],
+        );
+        if (made.rows.length > 0) return false;
+        // Rows of this month that came before its partition sat in the default one: moved into it,
+        // in the same transaction, so readers see each row once.
+        await c.query(`create table ${p.name} (like transfers including defaults including constraints)`);
+        await c.query(
+          `with moved as (delete from transfers_default where month = $1 returning *)
+           insert into ${p.name} select * from moved`,
+          [p.m],
+        );
+        await c.query(
+          `alter table transfers attach partition ${p.name} for values from (${p.m}) to (${p.m + 1})`,
+        );
+        return true;
+      });
+      if (created) made.push(p.name);
+    }
+    return made;
+  }
+
+  private async transaction<T>(f: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    const c = await this.pool.connect();
+    try {
+      await c.query('begin');
+      const out = await f(c);
+      await c.query('commit');
+      return out;
+    } catch (err) {
+      await c.query('rollback').catch(() => {});
+      throw err;
+    } finally {
+      c.release();
+    }
   }
 
   /** customer_credit of the account: what Redis's balance must be once every entry is archived. */
@@ -311,7 +454,7 @@ export class Journal {
     const r = await this.pool.query(
       `${SELECT} where account_id = $1 and kind in ('charge', 'refund')
          and ($2::text is null or key_id = $2) and ($3::bigint is null or at_ms >= $3)
-         and ($4::bigint is null or at_ms < $4)
+         and ($4::bigint is null or at_ms < $4) ${MONTHS_3_4}
        order by at_ms desc, stream_ms desc, stream_seq desc limit $5`,
       [accountId, q.keyId ?? null, q.fromMs ?? null, q.toMs ?? null, q.limit ?? 100],
     );
@@ -335,7 +478,7 @@ export class Journal {
               coalesce(sum(amount) filter (where kind = 'refund'), 0) as refunded
        from transfers where account_id = $1 and kind in ('charge', 'refund')
          and ($2::text is null or key_id = $2) and ($3::bigint is null or at_ms >= $3)
-         and ($4::bigint is null or at_ms < $4)
+         and ($4::bigint is null or at_ms < $4) ${MONTHS_3_4}
        group by 1, 2, 3 order by 1, 2 nulls first, 3`,
       [accountId, q.keyId ?? null, q.fromMs ?? null, q.toMs ?? null],
     );

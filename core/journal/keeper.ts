@@ -1,7 +1,7 @@
 // Runs the archiver and the top-up reconciler on one replica of the fleet at a time (a RedisLock,
 // as the hold sweeper), off the request path: every JOURNAL_ARCHIVE_INTERVAL_MS the archiver
 // passes over the streams, and every JOURNAL_RECONCILE_INTERVAL_MS the reconciler re-applies lost
-// top-ups. What it did is kept in `status` for the metrics.
+// top-ups, and makes the journal's partitions for the months ahead. What it did is kept in `status` for the metrics.
 
 import { Metering } from '../billing/index.ts';
 import { globalKeys } from '../keyspace.ts';
@@ -27,6 +27,10 @@ export interface KeeperOptions {
   reconcileWindowMs: number;
   lockTtlMs: number;
   onRestored?: (r: Restored[]) => void;
+  /** Partitions of the journal it created (their names). */
+  onPartitions?: (names: string[]) => void;
+  /** The clock the partitions' months are read from (tests move it). */
+  now?: () => number;
   onError?: (err: unknown, what: string) => void;
 }
 
@@ -69,6 +73,14 @@ export function startJournalKeeper(redis: Redis, journal: Journal, opts: KeeperO
       }
       if (Date.now() - lastReconcile >= opts.reconcileIntervalMs) {
         lastReconcile = Date.now();
+        // Next months' partitions made well before they are needed (a month ahead and more), so
+        // no row waits in the default partition at a month's turn (002 migration).
+        try {
+          const made = await journal.ensurePartitions(opts.now?.());
+          if (made.length > 0) opts.onPartitions?.(made);
+        } catch (err) {
+          opts.onError?.(err, 'partitions');
+        }
         try {
           const restored = await reconcileTopUps(
             { redis, journal, metering },
