@@ -6,10 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metering } from '../../core/billing/index.ts';
 import { type ConsoleHarness, type Person, type Signed, startConsole } from '../console/harness.ts';
+import { journalForFile } from '../helpers/postgres.ts';
 
+// With the durable journal, so the routes that need it (calls one by one) answer for real: a
+// console without one would 404 them for Ann too, and the test would prove nothing of them.
+const db = journalForFile();
 let h: ConsoleHarness;
 beforeAll(async () => {
-  h = await startConsole();
+  h = await startConsole({}, { journal: db.journal });
 });
 afterAll(async () => h?.stop());
 
@@ -76,11 +80,36 @@ describe("one account never reaches another's things", () => {
     const inv = await h.json<{ invitation: { id: string } }>(annS, 'POST', '/team/invitations', {
       email: 'pending@ann.example',
     });
-    await new Metering(h.redis).topUp({
+    const metering = new Metering(h.redis);
+    await metering.topUp({
       accountId: ann.accountId,
       topUpId: 'ann-credit',
       amount: 5_000_000_000,
     });
+    // One call of Ann's, so her request id names something real.
+    const requestId = 'req_ann_call';
+    await metering.reserve({
+      accountId: ann.accountId,
+      holdId: requestId,
+      min: 1,
+      max: 1_000_000,
+      ttlMs: 60_000,
+    });
+    await metering.settle({
+      accountId: ann.accountId,
+      holdId: requestId,
+      cost: 1_000,
+      usage: {
+        keyId: key.key.id,
+        model: 'Org/Chat-1',
+        kind: 'chat',
+        inputTokens: 3,
+        outputTokens: 2,
+        requestId,
+      },
+    });
+    expect((await h.call(annS, 'GET', `/usage/calls/${requestId}`)).status).toBe(200);
+    ids.requestId = requestId;
     ids.id = key.key.id;
     ids.userId = annMember.userId;
     ids.invitationId = inv.invitation.id;
@@ -111,6 +140,8 @@ describe("one account never reaches another's things", () => {
     // Reads that take an id in the query or body instead.
     const usage = await h.json<{ rows: unknown[] }>(bobS, 'GET', `/usage?group=key&keyId=${ids.id}`);
     expect(usage.rows).toEqual([]);
+    const calls = await h.json<{ data: unknown[] }>(bobS, 'GET', `/usage/calls?keyId=${ids.id}`);
+    expect(calls.data).toEqual([]);
     const switched = await h.call(bobS, 'POST', '/session/account', { accountId: ann.accountId });
     expect(switched.status).toBe(404);
     expect(await snapshot()).toEqual(before);
