@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDecimalToNano } from '../../core/money.ts';
+import { primaries, whenReady } from '../../core/redis-client.ts';
 import { recomputeBalanceFromStream, usageRecords } from '../../core/usage.ts';
 import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
@@ -120,7 +121,9 @@ describe('billing', () => {
       return track.call(keyCache, hash);
     };
     const admin = h.redis.client();
-    await admin.call('CLIENT', 'PAUSE', '800', 'ALL');
+    // Every server that holds keys (each primary of a cluster: the key's slot may be on any).
+    await whenReady(admin);
+    await Promise.all(primaries(admin).map((p) => p.call('CLIENT', 'PAUSE', '800', 'ALL')));
     const socket = connect({ host: '127.0.0.1', port: Number(new URL(h.baseURL).port) });
     await new Promise((r) => socket.once('connect', r));
     socket.write(
@@ -128,7 +131,7 @@ describe('billing', () => {
     );
     await new Promise((r) => setTimeout(r, 200));
     socket.destroy();
-    await admin.call('CLIENT', 'UNPAUSE');
+    await Promise.all(primaries(admin).map((p) => p.call('CLIENT', 'UNPAUSE')));
     admin.disconnect();
     // The proxy goes on once Redis answers: it authenticates the call (tracks it against the key),
     // then lets go of it — its hold on the key is not kept for a socket long gone.
