@@ -24,7 +24,6 @@ describe('requireNoEviction', () => {
 
 describe('every part at start', () => {
   it('the proxy, the console and the operator exit at start on an evicting Redis, saying why', async () => {
-    const { spawn } = await import('node:child_process');
     const { randomBytes } = await import('node:crypto');
     await r.redis.config('SET', 'maxmemory-policy', 'allkeys-lru');
     try {
@@ -37,27 +36,15 @@ describe('every part at start', () => {
           ['--runtime', 'local', '--models-dir', 'examples/models', '--port', '0'],
         ],
       ] as const) {
-        const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
-          env: {
-            ...process.env,
-            REDIS_URL: r.server.url,
-            MODELPLANE_KEK: randomBytes(32).toString('hex'),
-            PROXY_PORT: '0',
-            PROXY_METRICS_PORT: '0',
-            CONSOLE_PORT: '0',
-            PROXY_DATA_DIR: `${r.server.dir}/proxy`,
-            MEDIA_DIR: `${r.server.dir}/media`,
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
+        const { code, said } = await run(['--import', 'tsx', entry, ...args], {
+          REDIS_URL: r.server.url,
+          MODELPLANE_KEK: randomBytes(32).toString('hex'),
+          PROXY_PORT: '0',
+          PROXY_METRICS_PORT: '0',
+          CONSOLE_PORT: '0',
+          PROXY_DATA_DIR: `${r.server.dir}/proxy`,
+          MEDIA_DIR: `${r.server.dir}/media`,
         });
-        let said = '';
-        child.stdout.on('data', (c: Buffer) => {
-          said += c.toString();
-        });
-        child.stderr.on('data', (c: Buffer) => {
-          said += c.toString();
-        });
-        const code = await new Promise<number | null>((res) => child.once('exit', res));
         expect(code, `${part} said: ${said}`).not.toBe(0);
         expect(said).toContain(`${part} refuses this Redis: its maxmemory-policy is allkeys-lru`);
       }
@@ -67,11 +54,11 @@ describe('every part at start', () => {
   }, 120_000);
 });
 
-/** Runs `modelplane <args>` (cli/bin.mjs, as an operator would) on this file's Redis: exit code and output. */
-async function cli(args: string[]): Promise<{ code: number | null; said: string }> {
+/** Runs node with `args` and these variables: its exit code and everything it printed. */
+async function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; said: string }> {
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, ['cli/bin.mjs', ...args], {
-    env: { ...process.env, REDIS_URL: r.server.url, MODELPLANE_KEK: KEK },
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let said = '';
@@ -84,6 +71,10 @@ async function cli(args: string[]): Promise<{ code: number | null; said: string 
   const code = await new Promise<number | null>((res) => child.once('exit', res));
   return { code, said };
 }
+
+/** Runs `modelplane <args>` (cli/bin.mjs, as an operator would) on this file's Redis. */
+const cli = (args: string[]) =>
+  run(['cli/bin.mjs', ...args], { REDIS_URL: r.server.url, MODELPLANE_KEK: KEK });
 const KEK = '11'.repeat(32);
 
 describe('the CLI', () => {
