@@ -21,7 +21,8 @@ const WORDS = 'Tree sand warm town home data text sun snow mint town blue open c
 // every frame (the proxy asks for continuous usage), the first frame ending in vLLM's
 // prompt_token_ids / prompt_text, the finish_reason on the last token's frame, the usage-only frame
 // with system_fingerprint after its usage.
-const HEAD = '{"id":"chatcmpl-5fc26064b70cf7fb39a5ee01","object":"chat.completion.chunk","created":1795633409,"model":"bench/model"';
+const HEAD =
+  '{"id":"chatcmpl-5fc26064b70cf7fb39a5ee01","object":"chat.completion.chunk","created":1795633409,"model":"bench/model"';
 const running = (n: number) =>
   `"usage":{"prompt_tokens":13,"total_tokens":${13 + n},"completion_tokens":${n},"completion_tokens_details":null}`;
 const frame = (rest: string) => Buffer.from(`data: ${HEAD},${rest}}\n\n`);
