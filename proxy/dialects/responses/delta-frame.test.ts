@@ -10,7 +10,7 @@ import { parseChunk } from '../../calls/engine-stream.ts';
 import type { ResponsesRequest } from '../../schemas/responses.ts';
 import { hasContent, usageIn } from '../openai/chunks.ts';
 import { REAL_FRAMES } from '../openai/real-frames.fixture.ts';
-import { deltaFrame } from './delta-frame.ts';
+import { type DeltaFrame, deltaFrame, FrameShape } from './delta-frame.ts';
 import { echoOf } from './response.ts';
 import { ResponsesStream, ResponsesTranslator } from './stream.ts';
 
@@ -220,5 +220,104 @@ describe('Responses stream frames read from their bytes', () => {
     expect(f.finish).toBe('stop');
     expect(f.usageAt).toBe(-1);
     expectSameReading(block(raw));
+  });
+
+  describe("FrameShape: a stream's text frames read by their learnt shape", () => {
+    const same = (a: DeltaFrame | undefined, b: DeltaFrame | undefined) =>
+      expect(a && { ...a, text: a.text?.toString() ?? null }).toEqual(
+        b && { ...b, text: b.text?.toString() ?? null },
+      );
+
+    it.each(STREAMS)('%s: a frame the shape reads reads as deltaFrame reads it', (_name, chunks) => {
+      for (const variant of [chunks, chunks.map(reversed)]) {
+        let shape: FrameShape | null = null;
+        for (const b of variant.map(block)) {
+          const byShape = shape?.read(b);
+          const whole = deltaFrame(b);
+          if (byShape !== undefined) same(byShape, whole);
+          if (whole !== undefined) shape ??= FrameShape.learn(b, whole);
+        }
+      }
+    });
+
+    const vllm = (
+      content: string,
+      tail = ',"token_ids":null}],"usage":{"prompt_tokens":9,"completion_tokens":1}}',
+    ) =>
+      block(
+        `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"logprobs":null,"finish_reason":null${tail}`,
+      );
+    const learnt = () => FrameShape.learn(vllm('a'), deltaFrame(vllm('a'))!)!;
+
+    it('learnt from a text frame; later text frames read by it, their own text and usage', () => {
+      const b = block(
+        '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"say \\"},\\"logprobs\\":null \\\\"},"logprobs":null,"finish_reason":null,"token_ids":null}],"usage":{"prompt_tokens":9,"completion_tokens":22,"prompt_tokens_details":{"cached_tokens":3}}}',
+      );
+      const f = learnt().read(b)!;
+      expect(JSON.parse(f.text!.toString())).toBe('say "},"logprobs":null \\');
+      expect(usageIn(b, f.usageAt)).toEqual({
+        prompt_tokens: 9,
+        completion_tokens: 22,
+        prompt_tokens_details: { cached_tokens: 3 },
+      });
+      same(f, deltaFrame(b));
+      expect(learnt().read(vllm(''))?.text).toBeNull(); // an empty delta: no text, as deltaFrame
+    });
+
+    it.each([
+      [
+        'the finishing frame',
+        vllm('.', ',"token_ids":null}],"usage":{"prompt_tokens":9}}')
+          .toString()
+          .replace('"finish_reason":null', '"finish_reason":"stop"'),
+      ],
+      // the same length as the learnt frame's bytes, other bytes
+      [
+        'a finish reason as long as null',
+        vllm('x').toString().replace('"finish_reason":null', '"finish_reason":"ok"'),
+      ],
+      ['token ids as long as null', vllm('x').toString().replace('"token_ids":null', '"token_ids":[12]')],
+      ['logprobs', vllm('x').toString().replace('"logprobs":null', '"logprobs":{"content":[]}')],
+      ['usage null', vllm('x', ',"token_ids":null}],"usage":null}').toString()],
+      [
+        'a key after the usage',
+        vllm('x', ',"token_ids":null}],"usage":{"prompt_tokens":9},"error":{"message":"boom"}}').toString(),
+      ],
+      [
+        'a usage object that does not close',
+        vllm('x', ',"token_ids":null}],"usage":{"prompt_tokens":9}').toString(),
+      ],
+      ['another model', vllm('x').toString().replace('"model":"m"', '"model":"n"')],
+      [
+        'a content string that does not end',
+        'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"abc\n\n',
+      ],
+    ])('not read by the shape: %s', (_name, text) => {
+      const b = Buffer.from(text.replace(/^data: /, 'data: '));
+      expect(learnt().read(b)).toBeUndefined();
+    });
+
+    it('not learnt from frames with timings, a repeated key, usage before the choices, or no text', () => {
+      const tim = Buffer.from(`data: ${REAL_FRAMES.llamacppContentTimings}\n\n`);
+      expect(FrameShape.learn(tim, deltaFrame(tim)!)).toBeNull();
+      const twice = block(
+        '{"choices":[{"delta":{"content":"a"},"finish_reason":null}],"choices":[{"delta":{"content":"b"},"finish_reason":null}]}',
+      );
+      expect(FrameShape.learn(twice, deltaFrame(twice)!)).toBeNull();
+      const usageFirst = block(
+        '{"usage":{"prompt_tokens":1},"choices":[{"delta":{"content":"a"},"finish_reason":null}]}',
+      );
+      expect(FrameShape.learn(usageFirst, deltaFrame(usageFirst)!)).toBeNull();
+      const role = block(textStream([])[0]);
+      expect(FrameShape.learn(role, deltaFrame(role)!)).toBeNull();
+      const fin = block(textFrame('x', 1, 'stop'));
+      expect(FrameShape.learn(fin, deltaFrame(fin)!)).toBeNull();
+      // llama.cpp's text frames (no usage) are learnt, and read by their shape
+      const ll = Buffer.from(`data: ${REAL_FRAMES.llamacppContent}\n\n`);
+      const shape = FrameShape.learn(ll, deltaFrame(ll)!)!;
+      const next = Buffer.from(`data: ${REAL_FRAMES.llamacppContent.replace('"Hi"', '" there"')}\n\n`);
+      same(shape.read(next), deltaFrame(next));
+      expect(JSON.parse(shape.read(next)!.text!.toString())).toBe(' there');
+    });
   });
 });

@@ -30,9 +30,18 @@ export interface DeltaFrame {
   cached: number | null;
 }
 
-// What the choice being read holds (set by readChoices; one frame is read at a time).
+// What the choice being read holds (set by readChoices; one frame is read at a time), and what
+// the last frame read was made of, for FrameShape.learn: where its content string lies, how many
+// times each key that matters came, and its usage object's end.
 let text: Buffer | null = null;
 let finish: string | null = null;
+let textAt = -1;
+let textEnd = -1;
+let choiceKeys = 0;
+let deltaKeys = 0;
+let contentKeys = 0;
+let usageKeys = 0; // and timings
+let usageEnd = -1;
 
 export function deltaFrame(block: Buffer): DeltaFrame | undefined {
   const n = block.length;
@@ -44,6 +53,7 @@ export function deltaFrame(block: Buffer): DeltaFrame | undefined {
   let cached: number | null = null;
   text = null;
   finish = null;
+  choiceKeys = deltaKeys = contentKeys = usageKeys = 0;
   let i = DATA + 1;
   if (i === close) return undefined;
   // The top object's members; the last of a repeated key counts, as for JSON.parse.
@@ -56,14 +66,19 @@ export function deltaFrame(block: Buffer): DeltaFrame | undefined {
     if (id === KEY.choices) {
       end = readChoices(block, value, close);
       choices = true;
+      choiceKeys++;
     } else {
       end = valueEnd(block, value, close);
       if (id === KEY.usage) {
+        usageKeys++;
+        usageEnd = end;
         if (block[value] === 123) usageAt = value;
         else if (isNull(block, value, end)) usageAt = -1;
         else return undefined;
-      } else if (id === KEY.timings) cached = cacheN(block, value, end);
-      else if (id === -1 || (id === KEY.OTHER && is(block, i, keyEnd, ERROR))) return undefined;
+      } else if (id === KEY.timings) {
+        cached = cacheN(block, value, end);
+        usageKeys += 2; // a frame with timings is not learnt (cached would vary)
+      } else if (id === -1 || (id === KEY.OTHER && is(block, i, keyEnd, ERROR))) return undefined;
     }
     if (end === -1) return undefined;
     if (end === close) break;
@@ -71,6 +86,73 @@ export function deltaFrame(block: Buffer): DeltaFrame | undefined {
     i = end + 1;
   }
   return choices ? { text, finish, usageAt, cached } : undefined;
+}
+
+/**
+ * The text frames of one stream are the same bytes but for their content string and their usage's
+ * numbers (id, created, model, the choice's other fields do not change within a stream). A shape
+ * is learnt from one text frame deltaFrame read whole — the bytes before its content string, those
+ * between the string and its usage object, those after — and a later frame with the same bytes
+ * there is read by comparing them (native compares) and stepping over its string and its usage
+ * object alone. A JSON reader's state after the same bytes is the same, so such a frame reads as
+ * the learnt one did (a text delta, no finish reason) but for its own text and usage; any other
+ * frame (the finishing one, the usage-only one, one with timings) differs somewhere and is read
+ * whole by deltaFrame.
+ */
+export class FrameShape {
+  private constructor(
+    /** The bytes up to the content's opening quote, included. */
+    private readonly head: Buffer,
+    /** From the content's closing quote (excluded) to the usage object, or to the end. */
+    private readonly middle: Buffer,
+    /** After the usage object; null when the frame had none. */
+    private readonly tail: Buffer | null,
+  ) {}
+
+  /**
+   * The shape of the frame deltaFrame just read (`block`, which it took), or null when that frame
+   * is not one a shape is learnt from: a text delta without a finish reason, each key that
+   * matters once, no timings, its usage (if any) after its content.
+   */
+  static learn(block: Buffer, f: DeltaFrame): FrameShape | null {
+    if (f.text === null || f.finish !== null || choiceKeys !== 1 || deltaKeys !== 1 || contentKeys !== 1)
+      return null;
+    if (usageKeys > 1) return null;
+    if (f.usageAt === -1) {
+      if (usageKeys !== 0) return null;
+      return new FrameShape(
+        Buffer.from(block.subarray(0, textAt + 1)),
+        Buffer.from(block.subarray(textEnd)),
+        null,
+      );
+    }
+    if (f.usageAt < textEnd) return null;
+    return new FrameShape(
+      Buffer.from(block.subarray(0, textAt + 1)),
+      Buffer.from(block.subarray(textEnd, f.usageAt)),
+      Buffer.from(block.subarray(usageEnd)),
+    );
+  }
+
+  /** `block` read as the learnt frame was, when its bytes but its text and usage are the same. */
+  read(block: Buffer): DeltaFrame | undefined {
+    const { head, middle, tail } = this;
+    const n = block.length;
+    if (n < head.length + 1 + middle.length) return undefined;
+    if (block.compare(head, 0, head.length, 0, head.length) !== 0) return undefined;
+    const at = head.length - 1; // the content's opening quote
+    const end = stringEnd(block, at, n);
+    if (end === -1 || end + middle.length > n) return undefined;
+    if (block.compare(middle, 0, middle.length, end, end + middle.length) !== 0) return undefined;
+    const text = end - at > 2 ? block.subarray(at, end) : null;
+    if (tail === null)
+      return end + middle.length === n ? { text, finish: null, usageAt: -1, cached: null } : undefined;
+    const usageAt = end + middle.length;
+    if (block[usageAt] !== 123) return undefined;
+    const after = valueEnd(block, usageAt, n - tail.length);
+    if (after !== n - tail.length || block.compare(tail, 0, tail.length, after, n) !== 0) return undefined;
+    return { text, finish: null, usageAt, cached: null };
+  }
 }
 
 /** Just after `"choices":[…]` holding no choice or one, read into text and finish; -1 otherwise. */
@@ -90,6 +172,7 @@ function readChoices(block: Buffer, at: number, close: number): number {
       let end: number;
       if (id === KEY.delta) {
         end = readDelta(block, value, close);
+        deltaKeys++;
       } else {
         end = memberEnd(block, value, close);
         if (end === -1) return -1;
@@ -121,6 +204,9 @@ function readDelta(block: Buffer, at: number, close: number): number {
     const end = memberEnd(block, value, close);
     if (end === -1) return -1;
     if (keyId(block, i + 1, keyEnd - 1) === KEY.content) {
+      contentKeys++;
+      textAt = value;
+      textEnd = end;
       if (block[value] === 34) text = end - value > 2 ? block.subarray(value, end) : null;
       else if (isNull(block, value, end)) text = null;
       else return -1;

@@ -14,7 +14,7 @@ import type { ApiError } from '../../../core/errors.ts';
 import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
-import { deltaFrame } from './delta-frame.ts';
+import { deltaFrame, FrameShape } from './delta-frame.ts';
 import { responseErrorCode } from './error-code.ts';
 import { calledName, type Echo, itemId, type OutputItem, type Status } from './response.ts';
 import { ResponseJson } from './response-json.ts';
@@ -311,6 +311,8 @@ export class ResponsesStream {
  */
 export class ResponsesTranslator implements StreamTranslator {
   readonly ping = null;
+  /** The shape of this stream's text frames, learnt from its first (./delta-frame.ts FrameShape). */
+  private shape: FrameShape | null = null;
 
   constructor(
     readonly stream: ResponsesStream,
@@ -323,8 +325,12 @@ export class ResponsesTranslator implements StreamTranslator {
   }
 
   fast(block: Buffer, out: Buffer[]): FastFrame | undefined {
-    const f = deltaFrame(block);
-    if (f === undefined) return undefined;
+    let f = this.shape?.read(block);
+    if (f === undefined) {
+      f = deltaFrame(block);
+      if (f === undefined) return undefined;
+      this.shape ??= FrameShape.learn(block, f);
+    }
     if (f.text !== null) this.stream.textDeltaJson(f.text, out);
     if (f.finish !== null) this.stream.finishedWith(f.finish);
     return { usageAt: f.usageAt, content: f.text !== null, cached: f.cached };
