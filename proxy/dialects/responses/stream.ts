@@ -307,7 +307,8 @@ export class ResponsesStream {
 /**
  * The Responses stream translator: the usual frames read from their bytes (a text delta's JSON
  * string copied into its event, the text parsed once when its item closes; the finish reason
- * kept for the end), any other frame (reasoning, tool calls) parsed and translated. No pings: Responses streams have no keep-alive event.
+ * kept for the end), any other frame (reasoning, tool calls) parsed and translated. No pings:
+ * Responses streams have no keep-alive event.
  */
 export class ResponsesTranslator implements StreamTranslator {
   readonly ping = null;
