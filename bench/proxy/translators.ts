@@ -1,6 +1,6 @@
 // CPU time per stream of each dialect's stream translator alone (../../proxy/dialects/): a
-// 16-token answer in the simulator's frame shape (role frame, 16 text frames, the finishing frame,
-// the usage-only frame — what bench/proxy/run.ts streams), fed as the relay feeds it (the fast way
+// 16-token answer in the simulator's frames (role frame, 16 text frames, the last finishing, the
+// usage-only frame — what bench/proxy/run.ts streams), fed as the relay feeds it (the fast way
 // where a translator takes the frame, else parsed), its bytes gathered per frame. CPU time, not
 // wall time, and the dialects take turns: steadier than whole-proxy rates on a shared machine.
 //   npx tsx bench/proxy/translators.ts      (BENCH_ROUNDS=7 rounds of 20000 streams per dialect)
@@ -17,28 +17,29 @@ const STREAMS = 20_000;
 const MODEL = 'bench/model';
 const WORDS = 'Tree sand warm town home data text sun snow mint town blue open code sun rock'.split(' ');
 
-const frame = (choices: unknown[], completion: number, extra: Record<string, unknown> = {}) =>
-  Buffer.from(
-    `data: ${JSON.stringify({
-      id: 'chatcmpl-5fc26064b70cf7fb39a5ee01',
-      object: 'chat.completion.chunk',
-      created: 1795633409,
-      model: MODEL,
-      system_fingerprint: 'modelplane-simulator (not a real model)',
-      choices,
-      usage: { prompt_tokens: 13, completion_tokens: completion, total_tokens: 13 + completion, ...extra },
-    })}\n\n`,
-  );
+// The simulator's frames byte for byte (engines/simulator/chat/stream.ts, vLLM's shape): usage on
+// every frame (the proxy asks for continuous usage), the first frame ending in vLLM's
+// prompt_token_ids / prompt_text, the finish_reason on the last token's frame, the usage-only frame
+// with system_fingerprint after its usage.
+const HEAD =
+  '{"id":"chatcmpl-5fc26064b70cf7fb39a5ee01","object":"chat.completion.chunk","created":1795633409,"model":"bench/model"';
+const running = (n: number) =>
+  `"usage":{"prompt_tokens":13,"total_tokens":${13 + n},"completion_tokens":${n},"completion_tokens_details":null}`;
+const frame = (rest: string) => Buffer.from(`data: ${HEAD},${rest}}\n\n`);
 const engine = [
-  frame([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }], 0),
+  frame(
+    `"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],${running(0)},"prompt_token_ids":null,"prompt_text":null`,
+  ),
   ...WORDS.map((w, i) =>
     frame(
-      [{ index: 0, delta: { content: i === 0 ? w : ` ${w}` }, logprobs: null, finish_reason: null }],
-      i + 1,
+      `"choices":[{"index":0,"delta":{"content":${JSON.stringify(i === 0 ? w : ` ${w}`)}},"logprobs":null,"finish_reason":${
+        i === WORDS.length - 1 ? '"length","stop_reason":null' : 'null'
+      },"token_ids":null}],${running(i + 1)}`,
     ),
   ),
-  frame([{ index: 0, delta: {}, logprobs: null, finish_reason: 'length', stop_reason: null }], 16),
-  frame([], 16, { prompt_tokens_details: { cached_tokens: 0 } }),
+  frame(
+    '"choices":[],"usage":{"prompt_tokens":13,"total_tokens":29,"completion_tokens":16,"prompt_tokens_details":{"cached_tokens":0,"created_cache_tokens":0}},"system_fingerprint":"modelplane-simulator (not a real model)"',
+  ),
 ];
 const usage = { inputTokens: 13, cachedTokens: 0, outputTokens: 16 };
 const cost = { cost: '0.0000115', currency: 'USD' };

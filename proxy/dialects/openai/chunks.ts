@@ -162,7 +162,7 @@ export function relayFrame(block: Buffer, v: FrameView): RelayedFrame | undefine
 const CACHE_N_KEY = Buffer.from('"cache_n":');
 
 /** `timings.cache_n` read from the timings object's bytes (its own key: no nested object has it). */
-function cacheN(block: Buffer, value: number, end: number): number | null {
+export function cacheN(block: Buffer, value: number, end: number): number | null {
   if (block[value] !== 123) return null;
   const at = block.indexOf(CACHE_N_KEY, value);
   if (at === -1 || at >= end) return null;

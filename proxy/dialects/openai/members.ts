@@ -74,7 +74,7 @@ export function topMembers(buf: Buffer, open: number, close: number): [Int32Arra
   }
 }
 
-function keyId(buf: Buffer, from: number, to: number): number {
+export function keyId(buf: Buffer, from: number, to: number): number {
   const len = to - from;
   for (const { id, bytes } of NAMES) {
     if (bytes.length !== len || bytes[0] !== buf[from]) continue;
@@ -91,7 +91,7 @@ function keyId(buf: Buffer, from: number, to: number): number {
  * A plain loop: an engine frame's strings are short (keys, ids, one token), and a native indexOf
  * call per string cost more than the bytes it skipped.
  */
-function stringEnd(buf: Buffer, at: number, limit: number): number {
+export function stringEnd(buf: Buffer, at: number, limit: number): number {
   for (let i = at + 1; i < limit; i++) {
     const c = buf[i];
     if (c === 34) return i + 1;

@@ -1,50 +1,51 @@
-// A response object's JSON without re-serializing what its request fixed. A stream sends the whole
-// response three times (response.created, response.in_progress, and the final one), and most of
-// it — instructions, tools (Codex sends a dozen or more, each with its JSON schema), text format,
-// metadata — is the request echoed: that part is serialized once per call, and only the state
-// (./response.ts responseState: status, output, usage, …) each time. The bytes parse to exactly
-// responseObject(…)'s value, in its key order (response-json.test.ts).
-import { randomUUID } from 'node:crypto';
+// A response object's JSON written as text around the few values that vary, not built as an
+// object and serialized. A stream sends the whole response three times (response.created,
+// response.in_progress, and the final one), and most of it — instructions, tools (Codex sends a
+// dozen or more, each with its JSON schema), text format, metadata — is the request echoed: that
+// part is written once per call, only the state (status, error, output, usage, …) each time, and
+// request values that are absent or default are constant text, not serialized at all. The bytes
+// are JSON.stringify(responseObject(…)) (./response.ts, the response's one definition), key for
+// key in its order: response-json.test.ts holds the two together for every field and state.
 import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
-import { type Echo, type OutputItem, responseObject, responseState, type Status } from './response.ts';
+import type { Echo, OutputItem, Status } from './response.ts';
 
-type StateKey = keyof ReturnType<typeof responseState>;
-const STATE_KEYS = new Set(Object.keys(responseState('in_progress', [], null)));
-
-/**
- * Stands for a state value while the rest is serialized, then cut out: a whole JSON string value,
- * random per process, so no request can hold it (no client knows it). Plain ASCII, which keeps
- * the serializer on its fast path.
- */
-const MARK = `mark-${randomUUID()}`;
-const MARK_JSON = JSON.stringify(MARK);
-
-/** The state keys in the order responseObject writes them (the same for every request). */
-const ORDER = Object.keys(
-  responseObject(
-    { id: '', createdAt: 0, model: '', req: {} as Echo['req'], maxOutputTokens: 0, namespaced: new Map() },
-    'in_progress',
-    [],
-    null,
-  ),
-).filter((k) => STATE_KEYS.has(k)) as StateKey[];
+const json = JSON.stringify;
+/** A value as JSON, `fallback` (already JSON) when it is null or absent. */
+const or = (v: unknown, fallback: string): string => (v == null ? fallback : json(v));
 
 export class ResponseJson {
   /** The JSON around the state's values: `{"id":…,"status":`, `,"background":false,"error":`, … `}`. */
-  private readonly frames: string[];
+  private readonly head: string;
+  private readonly beforeOutput: string;
+  private readonly beforeUsage: string;
+  private readonly tail: string;
 
-  constructor(echo: Echo) {
-    const r: Record<string, unknown> = responseObject(echo, 'in_progress', [], null);
-    for (const k of ORDER) r[k] = MARK;
-    // One native serialization of the request's part, cut where the state goes.
-    this.frames = JSON.stringify(r).split(MARK_JSON);
+  constructor(e: Echo) {
+    const r = e.req;
+    this.head = `{"id":${json(e.id)},"object":"response","created_at":${json(e.createdAt)},"status":`;
+    this.beforeOutput =
+      `,"instructions":${or(r.instructions, 'null')},"max_output_tokens":${or(r.max_output_tokens, 'null')}` +
+      `,"metadata":${or(r.metadata, '{}')},"model":${json(e.model)},"output":`;
+    const tools =
+      r.tools == null || r.tools.length === 0
+        ? '[]'
+        : json(r.tools.map((t) => ({ ...t, strict: t.strict ?? null })));
+    this.beforeUsage =
+      `,"parallel_tool_calls":${or(r.parallel_tool_calls, 'true')},"previous_response_id":${or(r.previous_response_id, 'null')}` +
+      `,"reasoning":{"effort":${or(r.reasoning?.effort, 'null')},"summary":${or(r.reasoning?.summary, 'null')}}` +
+      `,"service_tier":"default","temperature":${or(r.temperature, '1')}` +
+      `,"text":{"format":${or(r.text?.format, '{"type":"text"}')},"verbosity":${or(r.text?.verbosity, '"medium"')}}` +
+      `,"tool_choice":${or(r.tool_choice, '"auto"')},"tools":${tools},"top_p":${or(r.top_p, '1')}` +
+      ',"truncation":"disabled","usage":';
+    this.tail =
+      `,"prompt_cache_key":${or(r.prompt_cache_key, 'null')},"safety_identifier":${or(r.safety_identifier, 'null')}` +
+      `${r.user != null ? `,"user":${json(r.user)}` : ''}}`;
   }
 
   /**
-   * JSON.stringify(responseObject(echo, …)), the request's part copied as it was serialized;
-   * `outputJson` is the output's JSON when the caller has it already (each item was sent whole
-   * as it closed).
+   * JSON.stringify(responseObject(echo, …)); `outputJson` is the output's JSON when the caller has
+   * it already (each item was sent whole as it closed).
    */
   render(
     status: Status,
@@ -54,13 +55,21 @@ export class ResponseJson {
     cost: CallCost | null = null,
     outputJson?: string,
   ): string {
-    const state = responseState(status, output, usage, error, cost);
-    const f = this.frames;
-    let out = f[0]!;
-    for (let i = 0; i < ORDER.length; i++) {
-      const k = ORDER[i]!;
-      out += (k === 'output' && outputJson !== undefined ? outputJson : JSON.stringify(state[k])) + f[i + 1]!;
-    }
-    return out;
+    return (
+      `${this.head}"${status}","background":false,"error":${error === null ? 'null' : json(error)}` +
+      `,"incomplete_details":${status === 'incomplete' ? '{"reason":"max_output_tokens"}' : 'null'}` +
+      this.beforeOutput +
+      (outputJson ?? json(output)) +
+      this.beforeUsage +
+      (usage === null ? 'null' : usageJson(usage, cost)) +
+      `,"completed_at":${status === 'completed' ? Math.floor(Date.now() / 1000) : 'null'}` +
+      this.tail
+    );
   }
+}
+
+/** responsesUsage(usage) with the cost beside it (./response.ts responseState), as JSON. */
+function usageJson(u: TextUsage, cost: CallCost | null): string {
+  const c = cost === null ? '' : `,"cost":${json(cost.cost)},"currency":${json(cost.currency)}`;
+  return `{"input_tokens":${u.inputTokens},"input_tokens_details":{"cached_tokens":${u.cachedTokens}},"output_tokens":${u.outputTokens},"output_tokens_details":{"reasoning_tokens":0},"total_tokens":${u.inputTokens + u.outputTokens}${c}}`;
 }

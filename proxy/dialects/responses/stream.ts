@@ -7,16 +7,15 @@
 // stream translator (../translator.ts), fed by the one relay (../../calls/relay.ts). Per call the
 // same work as the chat surface's relay, as near as the protocol allows: events are written as
 // JSON text (no object built and serialized per event), the response — sent whole three times —
-// has its request's part serialized once (./response-json.ts), and the usual engine frames are
-// read from their bytes, never parsed (text: ../messages/text-frame.ts; the frames around it:
-// ./quiet-frame.ts).
+// has its request's part written once (./response-json.ts), and the usual engine frames are
+// read from their bytes, never parsed (./delta-frame.ts): a text delta's JSON string is copied
+// into a prebuilt event head, its sequence number's tail built once per number.
 import type { ApiError } from '../../../core/errors.ts';
 import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
-import { textFrame } from '../messages/text-frame.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
+import { deltaFrame, FrameShape } from './delta-frame.ts';
 import { responseErrorCode } from './error-code.ts';
-import { quietFrame } from './quiet-frame.ts';
 import { calledName, type Echo, itemId, type OutputItem, type Status } from './response.ts';
 import { ResponseJson } from './response-json.ts';
 
@@ -37,6 +36,22 @@ export interface FinishedResponse {
   output: string;
 }
 
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * The end of a text delta event after its JSON string, by sequence number: built once per number
+ * for the first thousands (every stream's deltas are numbered from the same few), not per delta.
+ */
+const TAILS: Buffer[] = [];
+const TAILS_KEPT = 8192;
+function deltaTail(seq: number): Buffer {
+  const kept = TAILS[seq];
+  if (kept !== undefined) return kept;
+  const tail = Buffer.from(`,"logprobs":[],"sequence_number":${seq}}\n\n`);
+  if (seq < TAILS_KEPT) TAILS[seq] = tail;
+  return tail;
+}
+
 /** The empty text part a message opens with. */
 const EMPTY_TEXT_PART = '{"type":"output_text","text":"","annotations":[],"logprobs":[]}';
 
@@ -49,8 +64,12 @@ export class ResponsesStream {
   private finish: unknown = null;
   /** The bytes before a text delta's JSON string, for the open message (built once per item). */
   private textHead: Buffer | null = null;
-  /** The open message's text so far, as JSON string bodies (quotes cut). */
-  private textBodies: Buffer[] = [];
+  /**
+   * The open message's text so far as one JSON string (`"` and the deltas' string bodies, copied
+   * in: no engine frame is held), parsed once when the item closes; `textLength` bytes are used.
+   */
+  private textJson: Buffer = EMPTY;
+  private textLength = 0;
 
   /** The JSON of each closed output item, as output_item.done sent it (the final output is these). */
   private readonly closedJson: string[] = [];
@@ -114,7 +133,7 @@ export class ResponsesStream {
     return out;
   }
 
-  /** The engine's finish_reason, from a frame that carried nothing else (./quiet-frame.ts). */
+  /** The engine's finish_reason, read from a frame's bytes (./delta-frame.ts). */
   finishedWith(reason: string): void {
     this.finish = reason;
   }
@@ -149,18 +168,33 @@ export class ResponsesStream {
       this.textHead = Buffer.from(
         `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"${id}","output_index":${this.output.length - 1},"content_index":0,"delta":`,
       );
-      this.textBodies = [];
+      this.textLength = 1; // the opening quote
     }
-    this.textBodies.push(json.subarray(1, json.length - 1));
-    out.push(this.textHead, json, Buffer.from(`,"logprobs":[],"sequence_number":${this.seq++}}\n\n`));
+    this.keepText(json);
+    out.push(this.textHead, json, deltaTail(this.seq++));
   }
 
-  /** The open message's text, made of its JSON string bodies at once. */
+  /** The body of a delta's JSON string (`"…"`) added to textJson, which grows by doubling. */
+  private keepText(json: Buffer): void {
+    const body = json.length - 2;
+    const need = this.textLength + body + 1; // and the closing quote, at the end
+    if (need > this.textJson.length) {
+      const grown = Buffer.allocUnsafe(Math.max(256, need * 2));
+      this.textJson.copy(grown, 0, 0, this.textLength);
+      this.textJson = grown;
+      grown[0] = 34;
+    }
+    json.copy(this.textJson, this.textLength, 1, json.length - 1);
+    this.textLength += body;
+  }
+
+  /** The open message's text, parsed from its JSON string at once. */
   private settleText(): void {
     const item = this.current();
-    if (item?.type !== 'message' || this.textBodies.length === 0) return;
-    item.content[0]!.text += JSON.parse(`"${Buffer.concat(this.textBodies).toString('utf8')}"`) as string;
-    this.textBodies = [];
+    if (item?.type !== 'message' || this.textLength <= 1) return;
+    this.textJson[this.textLength] = 34;
+    item.content[0]!.text += JSON.parse(this.textJson.toString('utf8', 0, this.textLength + 1)) as string;
+    this.textLength = 1;
   }
 
   private reasoningDelta(text: string): string {
@@ -271,12 +305,15 @@ export class ResponsesStream {
 }
 
 /**
- * The Responses stream translator: the usual text frame read from its bytes (its JSON string
- * copied into the delta event, the text parsed once when its item closes), any other frame parsed
- * and translated. No pings: Responses streams have no keep-alive event.
+ * The Responses stream translator: the usual frames read from their bytes (a text delta's JSON
+ * string copied into its event, the text parsed once when its item closes; the finish reason
+ * kept for the end), any other frame (reasoning, tool calls) parsed and translated. No pings:
+ * Responses streams have no keep-alive event.
  */
 export class ResponsesTranslator implements StreamTranslator {
   readonly ping = null;
+  /** The shape of this stream's text frames, learnt from its first (./delta-frame.ts FrameShape). */
+  private shape: FrameShape | null = null;
 
   constructor(
     readonly stream: ResponsesStream,
@@ -289,17 +326,15 @@ export class ResponsesTranslator implements StreamTranslator {
   }
 
   fast(block: Buffer, out: Buffer[]): FastFrame | undefined {
-    const fast = textFrame(block);
-    if (fast !== undefined) {
-      const content = fast.text.length > 2; // not ""
-      if (content) this.stream.textDeltaJson(fast.text, out);
-      return { usageAt: fast.usageAt, content };
+    let f = this.shape?.read(block);
+    if (f === undefined) {
+      f = deltaFrame(block);
+      if (f === undefined) return undefined;
+      this.shape ??= FrameShape.learn(block, f);
     }
-    // The frames around the text (role, finish, usage): no event, and no parse either.
-    const quiet = quietFrame(block);
-    if (quiet === undefined) return undefined;
-    if (quiet.finish !== null) this.stream.finishedWith(quiet.finish);
-    return { usageAt: quiet.usageAt, content: false };
+    if (f.text !== null) this.stream.textDeltaJson(f.text, out);
+    if (f.finish !== null) this.stream.finishedWith(f.finish);
+    return { usageAt: f.usageAt, content: f.text !== null, cached: f.cached };
   }
 
   chunk(chunk: Record<string, unknown>, out: Buffer[]): void {
