@@ -1,4 +1,4 @@
-// The Responses stream's frames read from their bytes (./delta-frame.ts) read exactly what the
+// The Responses stream's frames read from their bytes (../openai/delta-frame.ts) read exactly what the
 // parse way reads, and a stream translated that way is byte for byte the stream translated by
 // parsing every frame: over the frames real engines recorded (test/engines/fixtures/), the same
 // frames with their fields in other orders, the simulator's, and text with escapes, non-ASCII and
@@ -9,8 +9,8 @@ import type { Fixture } from '../../../test/engines/fixtures/cases.ts';
 import { parseChunk } from '../../calls/engine-stream.ts';
 import type { ResponsesRequest } from '../../schemas/responses.ts';
 import { hasContent, usageIn } from '../openai/chunks.ts';
+import { type DeltaFrame, deltaFrame, FrameShape } from '../openai/delta-frame.ts';
 import { REAL_FRAMES } from '../openai/real-frames.fixture.ts';
-import { type DeltaFrame, deltaFrame, FrameShape } from './delta-frame.ts';
 import { echoOf } from './response.ts';
 import { ResponsesStream, ResponsesTranslator } from './stream.ts';
 
