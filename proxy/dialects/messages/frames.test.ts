@@ -121,6 +121,19 @@ describe('Messages stream frames read from their bytes', () => {
     expect(fast.fastFrames).toBeGreaterThanOrEqual(3);
   });
 
+  it('a finishing frame whose stop_reason is not JSON is declined (the parse way refuses it)', () => {
+    const tr = new MessagesTranslator(
+      new MessagesStream({ id: 'msg_1', model: 'm', stopSequences: ['END'] }),
+    );
+    const out: Buffer[] = [];
+    const b = block(
+      '{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop","stop_reason":tru}]}',
+    );
+    expect(tr.fast(b, out)).toBeUndefined();
+    expect(out).toEqual([]);
+    expect(() => parsed(b)).toThrow();
+  });
+
   it('a repeated stop_reason counts last, as for JSON.parse', () => {
     const raw = (stop: string) =>
       block(

@@ -208,13 +208,18 @@ export class MessagesTranslator implements StreamTranslator {
       if (f === undefined) return undefined;
       this.shape ??= FrameShape.learn(block, f);
     }
+    // vLLM's matched stop string, parsed from its bytes on the finishing frame alone; a value that
+    // is not JSON declines the frame (before anything is written), which the parse way then refuses.
+    let stop: unknown = null;
+    if (f.finish !== null && f.stopAt !== -1) {
+      try {
+        stop = JSON.parse(block.toString('utf8', f.stopAt, f.stopEnd));
+      } catch {
+        return undefined;
+      }
+    }
     if (f.text !== null) for (const p of this.messages.textDelta(f.text)) out.push(p);
-    // (vLLM's matched stop string, parsed from its bytes once, on the finishing frame)
-    if (f.finish !== null)
-      this.messages.finishedWith(
-        f.finish,
-        f.stopAt === -1 ? null : JSON.parse(block.toString('utf8', f.stopAt, f.stopEnd)),
-      );
+    if (f.finish !== null) this.messages.finishedWith(f.finish, stop);
     return { usageAt: f.usageAt, content: f.text !== null, cached: f.cached };
   }
 
