@@ -18,10 +18,8 @@ import { ClientClosedError, ClientStalledError } from '../../http/client-closed.
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
 import { callCost } from '../billing/call-cost.ts';
 import type { CallCharge } from '../billing/charge.ts';
-import { cachedInFrame, withCachedPrompt } from '../billing/cut-stream.ts';
-import { estimatedUsage, type TextUsage, textBill, usageFromEngine } from '../billing/text-quote.ts';
+import { type TextUsage, textBill } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
-import { hasContent, usageIn } from '../dialects/openai/chunks.ts';
 import type { StreamTranslator } from '../dialects/translator.ts';
 import type { EngineEvents } from '../engine/events.ts';
 import { DataBlockEvent, isDone, type SseEvent } from '../engine/sse.ts';
@@ -29,6 +27,7 @@ import type { RequestAbort } from '../request-abort.ts';
 import type { EarlyHead } from './early-head.ts';
 import { parseChunk, type StreamStart } from './engine-stream.ts';
 import { openEventStream } from './event-stream.ts';
+import { StreamUsage } from './stream-usage.ts';
 
 export interface RelayArgs {
   start: StreamStart;
@@ -55,38 +54,20 @@ export async function relay(
   const out = relayWrites(ctx, res, start, abort);
   const pending = out.pending;
 
-  let usage: TextUsage | null = usageFromEngine(start.first.usage);
-  // The last fast-path frame's usage, left as bytes: only the stream's last one is ever parsed.
-  let usageBlock: Buffer | null = null;
-  let usageAt = 0;
-  let contentFrames = 0;
-  // The prompt's cached tokens as any frame reported them (../billing/cut-stream.ts): kept for a
-  // stream cut before its final usage frame, the only one where vLLM reports them.
-  let cachedSeen: number | null = cachedInFrame(start.first);
+  const usage = new StreamUsage(start.first);
   const frame = (ev: SseEvent, parsed?: Record<string, unknown>): void => {
     const fast = ev instanceof DataBlockEvent ? tr.fast(ev.block, pending) : undefined;
     if (fast !== undefined) {
-      if (fast.usageAt !== -1) {
-        usageBlock = (ev as DataBlockEvent).block;
-        usageAt = fast.usageAt;
-      }
-      if (fast.content) contentFrames++;
-      if (fast.cached != null) cachedSeen = fast.cached;
+      usage.read((ev as DataBlockEvent).block, fast);
       return;
     }
     const chunk = parsed ?? parseChunk(ev.data);
     if (chunk.error !== undefined) throw new Error(`engine error frame: ${JSON.stringify(chunk.error)}`);
-    cachedSeen = cachedInFrame(chunk) ?? cachedSeen;
-    const u = usageFromEngine(chunk.usage);
-    if (u !== null) {
-      usage = u;
-      usageBlock = null;
-    }
-    if (hasContent(chunk)) contentFrames++;
+    usage.parsed(chunk);
     tr.chunk(chunk, pending);
   };
   if (early === null) {
-    const head = tr.head(usage);
+    const head = tr.head(usage.head);
     if (head !== '') pending.push(Buffer.from(head));
   }
   // The first frame was parsed (to tell an error frame before committing to this engine); it is
@@ -95,12 +76,9 @@ export async function relay(
   observeFirstFrame(ctx, request, reply, start);
 
   // The stream's charge so far, as its end would bill it: Billing journals it every
-  // PROXY_STREAM_PROGRESS_MS, so a crash of this replica loses at most one interval (README "Faults").
-  charge.trackProgress(() => {
-    const so = usageBlock === null ? null : usageFromEngine(usageIn(usageBlock, usageAt));
-    // Billed as a cut stream would be if this replica died now (README "Faults").
-    return streamBill(request, a, so ?? usage, contentFrames, { cachedSeen, cut: true });
-  });
+  // PROXY_STREAM_PROGRESS_MS, so a crash of this replica loses at most one interval (README
+  // "Faults"); billed as a cut stream would be if this replica died now.
+  charge.trackProgress(() => streamBill(request, a, usage.sofar(a.promptBytes)));
   const idle = a.early?.handOver(() => {
     pending.push(Buffer.from(tr.ping ?? ''));
     out.flush();
@@ -117,17 +95,9 @@ export async function relay(
   }
   abort.dispose();
 
-  if (usageBlock !== null) {
-    const last = usageIn(usageBlock, usageAt);
-    usage = usageFromEngine(last) ?? usage;
-    cachedSeen = cachedInFrame({ usage: last }) ?? cachedSeen;
-  }
   // Charged for what was generated; the last bytes leave once the settlement is in the journal,
   // and a dialect that reports usage at the end reports exactly the usage billed.
-  const bill = streamBill(request, a, usage, contentFrames, {
-    cachedSeen,
-    cut: !ended.sawDone,
-  });
+  const bill = streamBill(request, a, usage.ended(a.promptBytes, !ended.sawDone));
   charge.settle(bill.cost, bill.usage, () => {
     const how = streamFailure(ctx, request, res, {
       abort,
@@ -142,19 +112,12 @@ export async function relay(
   });
 }
 
-/** The bill of a stream that ended: the engine's last reported usage, else the proxy's count. */
+/** The bill of a stream's usage (./stream-usage.ts: the engine's last reported, else the proxy's count). */
 function streamBill(
   request: FastifyRequest,
-  a: { price: TokenPrice; entry: CatalogueEntry; promptBytes: number; charge: CallCharge },
-  usage: TextUsage | null,
-  contentFrames: number,
-  cache: { cachedSeen: number | null; cut: boolean },
+  a: { price: TokenPrice; entry: CatalogueEntry; charge: CallCharge },
+  reported: TextUsage,
 ): { cost: number; usage: TextUsage } {
-  const reported = withCachedPrompt(
-    usage ?? estimatedUsage(a.promptBytes, contentFrames),
-    cache.cachedSeen,
-    cache.cut,
-  );
   const bill = textBill(a.price, reported, { output: a.charge.allowance, input: a.entry.contextLength });
   if (bill.implausible) request.log.warn({ usage: reported }, 'the engine reported implausible usage');
   return bill;

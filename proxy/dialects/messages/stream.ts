@@ -8,9 +8,9 @@ import type { ApiError } from '../../../core/errors.ts';
 import { messagesErrorBody } from '../../../http/messages-error-body.ts';
 import type { CallCost } from '../../billing/call-cost.ts';
 import type { TextUsage } from '../../billing/text-quote.ts';
+import { deltaFrame, FrameShape } from '../openai/delta-frame.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
 import { messagesUsage, type StopReason, stopReasonOf } from './response.ts';
-import { textFrame } from './text-frame.ts';
 
 interface ChunkChoice {
   delta?: {
@@ -112,8 +112,14 @@ export class MessagesStream {
     return out;
   }
 
+  /** The engine's finish_reason and stop_reason, read from a frame's bytes (../openai/delta-frame.ts). */
+  finishedWith(finish: string, engineStop: unknown): void {
+    this.finish = finish;
+    this.engineStop = engineStop;
+  }
+
   /**
-   * The events of a text delta given as its JSON string bytes (`"…"`, from ./text-frame.ts),
+   * The events of a text delta given as its JSON string bytes (`"…"`, from ../openai/delta-frame.ts),
    * copied into the event as they are: the same event chunk() makes, without a parse.
    */
   textDelta(json: Buffer): Buffer[] {
@@ -179,11 +185,15 @@ export class MessagesStream {
 }
 
 /**
- * The Messages stream translator (MSG-2, MSG-7): the usual text frame read from its bytes
- * (./text-frame.ts), any other frame parsed and translated; pings while the engine is silent.
+ * The Messages stream translator (MSG-2, MSG-7): the usual frames read from their bytes
+ * (../openai/delta-frame.ts, shared with Responses: the first, the text frames, the finishing and
+ * the usage-only one), any other frame (reasoning, tool calls) parsed and translated; pings while
+ * the engine is silent.
  */
 export class MessagesTranslator implements StreamTranslator {
   readonly ping = PING_EVENT;
+  /** The shape of this stream's text frames, learnt from its first (../openai/delta-frame.ts FrameShape). */
+  private shape: FrameShape | null = null;
 
   constructor(readonly messages: MessagesStream) {}
 
@@ -192,11 +202,25 @@ export class MessagesTranslator implements StreamTranslator {
   }
 
   fast(block: Buffer, out: Buffer[]): FastFrame | undefined {
-    const fast = textFrame(block);
-    if (fast === undefined) return undefined;
-    const pieces = this.messages.textDelta(fast.text);
-    for (const p of pieces) out.push(p);
-    return { usageAt: fast.usageAt, content: pieces.length > 0 };
+    let f = this.shape?.read(block);
+    if (f === undefined) {
+      f = deltaFrame(block);
+      if (f === undefined) return undefined;
+      this.shape ??= FrameShape.learn(block, f);
+    }
+    // vLLM's matched stop string, parsed from its bytes on the finishing frame alone; a value that
+    // is not JSON declines the frame (before anything is written), which the parse way then refuses.
+    let stop: unknown = null;
+    if (f.finish !== null && f.stopAt !== -1) {
+      try {
+        stop = JSON.parse(block.toString('utf8', f.stopAt, f.stopEnd));
+      } catch {
+        return undefined;
+      }
+    }
+    if (f.text !== null) for (const p of this.messages.textDelta(f.text)) out.push(p);
+    if (f.finish !== null) this.messages.finishedWith(f.finish, stop);
+    return { usageAt: f.usageAt, content: f.text !== null, cached: f.cached };
   }
 
   chunk(chunk: Record<string, unknown>, out: Buffer[]): void {

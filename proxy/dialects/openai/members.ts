@@ -20,7 +20,7 @@ export const KEY = {
   system_fingerprint: 7,
   service_tier: 8,
   timings: 9,
-  // inside a choice and its delta (the Messages fast path, ../messages/text-frame.ts)
+  // inside a choice and its delta (./delta-frame.ts)
   index: 10,
   delta: 11,
   logprobs: 12,

@@ -1,99 +1,30 @@
-// The Responses stream's frames read from their bytes (./delta-frame.ts) read exactly what the
+// The Responses stream's frames read from their bytes (../openai/delta-frame.ts) read exactly what the
 // parse way reads, and a stream translated that way is byte for byte the stream translated by
-// parsing every frame: over the frames real engines recorded (test/engines/fixtures/), the same
-// frames with their fields in other orders, the simulator's, and text with escapes, non-ASCII and
-// split surrogate pairs. Every frame it cannot read with certainty is declined (and parsed).
-import { readdirSync, readFileSync } from 'node:fs';
+// parsing every frame: over the streams of test/proxy/engine-streams.ts (every recorded engine
+// stream, the simulator's, run; text with escapes, non-ASCII and split surrogate pairs) and the
+// same frames with their fields in other orders. Every frame it cannot read with certainty is declined (and parsed).
 import { describe, expect, it } from 'vitest';
-import type { Fixture } from '../../../test/engines/fixtures/cases.ts';
-import { parseChunk } from '../../calls/engine-stream.ts';
+import {
+  block,
+  type Chunk,
+  parsed,
+  recorded,
+  reversed,
+  STREAMS,
+  simulatorStreams,
+  textFrame,
+  textStream,
+  usage,
+} from '../../../test/proxy/engine-streams.ts';
 import type { ResponsesRequest } from '../../schemas/responses.ts';
 import { hasContent, usageIn } from '../openai/chunks.ts';
+import { type DeltaFrame, deltaFrame, FrameShape } from '../openai/delta-frame.ts';
 import { REAL_FRAMES } from '../openai/real-frames.fixture.ts';
-import { type DeltaFrame, deltaFrame, FrameShape } from './delta-frame.ts';
 import { echoOf } from './response.ts';
 import { ResponsesStream, ResponsesTranslator } from './stream.ts';
 
-type Chunk = Record<string, unknown>;
-const block = (o: unknown) => Buffer.from(`data: ${typeof o === 'string' ? o : JSON.stringify(o)}\n\n`);
-const parsed = (b: Buffer) => parseChunk(b.toString('utf8', 6, b.length - 2));
-
-const FIXTURES = new URL('../../../test/engines/fixtures/', import.meta.url);
-/** Every recorded chat stream, as its frames (without [DONE]). */
-const recorded: [string, Chunk[]][] = readdirSync(FIXTURES, { withFileTypes: true })
-  .filter((d) => d.isDirectory())
-  .flatMap((d) =>
-    readdirSync(new URL(`${d.name}/`, FIXTURES))
-      .filter((f) => f.endsWith('.json'))
-      .map((f) => [`${d.name}/${f}`, JSON.parse(readFileSync(new URL(`${d.name}/${f}`, FIXTURES), 'utf8'))]),
-  )
-  .filter(
-    ([, fx]) =>
-      Array.isArray((fx as Fixture).frames) && (fx as Fixture).request.path === '/v1/chat/completions',
-  )
-  .map(([name, fx]) => [name as string, (fx as Fixture).frames!.filter((f): f is Chunk => f !== '[DONE]')]);
-
-/** The same object with its keys in reverse order, and so its first choice and that choice's delta. */
-function reversed(c: Chunk): Chunk {
-  const rev = (o: Chunk) => Object.fromEntries(Object.entries(o).reverse());
-  const choices = Array.isArray(c.choices)
-    ? c.choices.map((ch: Chunk) =>
-        rev(
-          typeof ch.delta === 'object' && ch.delta !== null ? { ...ch, delta: rev(ch.delta as Chunk) } : ch,
-        ),
-      )
-    : c.choices;
-  return rev({ ...c, choices });
-}
-
-const usage = (n: number) => ({ prompt_tokens: 9, completion_tokens: n, total_tokens: 9 + n });
-const textFrame = (content: unknown, n: number, finish: string | null = null) => ({
-  id: 'c',
-  object: 'chat.completion.chunk',
-  created: 1,
-  model: 'm',
-  choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: finish, token_ids: null }],
-  usage: usage(n),
-});
-/** A stream of these texts, finishing as given, in the simulator's (vLLM's) shape. */
-const textStream = (texts: unknown[], finish = 'stop'): Chunk[] => [
-  {
-    ...textFrame('', 0),
-    choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
-    prompt_token_ids: null,
-  },
-  ...texts.map((t, i) => textFrame(t, i + 1, i === texts.length - 1 ? finish : null)),
-  {
-    id: 'c',
-    object: 'chat.completion.chunk',
-    created: 1,
-    model: 'm',
-    choices: [],
-    usage: usage(texts.length),
-    system_fingerprint: 'fp',
-  },
-];
-const STREAMS: [string, Chunk[]][] = [
-  ['quotes, backslashes, control characters', textStream(['say "hi"', ' \\ \n\t', '\u0001\u001f', '\u2028'])],
-  ['non-ASCII and emoji', textStream(['Grüße ', '東京', ' 🌧'], 'length')],
-  // An emoji split between two tokens: each frame holds half a surrogate pair (escaped).
-  ['a surrogate pair split across frames', textStream(['a', '\ud83c', '\udf27', 'b'])],
-  ['empty and null content between texts', textStream(['x', '', null, 'y'])],
-  ['a stream without text', textStream([''])],
-  [
-    'REAL_FRAMES (vLLM)',
-    ['vllmFirst', 'vllmContent', 'vllmLastToken', 'vllmUsage'].map((k) =>
-      JSON.parse(REAL_FRAMES[k as keyof typeof REAL_FRAMES]),
-    ),
-  ],
-  [
-    'REAL_FRAMES (llama.cpp)',
-    ['llamacppFirst', 'llamacppContent', 'llamacppContentTimings', 'llamacppFinish', 'llamacppUsage'].map(
-      (k) => JSON.parse(REAL_FRAMES[k as keyof typeof REAL_FRAMES]),
-    ),
-  ],
-  ...recorded,
-];
+/** Those streams and the simulator's, run. */
+const ALL = [...STREAMS, ...(await simulatorStreams())];
 
 /** A stream translated with the fast way (where it takes a frame) or by parsing every frame. */
 function translate(frames: Buffer[], fast: boolean): { bytes: string; fastFrames: number } {
@@ -127,6 +58,8 @@ function expectSameReading(b: Buffer): void {
     typeof content === 'string' && content !== '' ? content : null,
   );
   expect(f.finish).toBe(choice?.finish_reason ?? null);
+  const stop = (choice as { stop_reason?: unknown } | undefined)?.stop_reason ?? null;
+  expect(f.stopAt === -1 ? null : JSON.parse(b.toString('utf8', f.stopAt, f.stopEnd))).toEqual(stop);
   expect(f.text !== null).toBe(hasContent(c));
   const u = c.usage;
   if (typeof u === 'object' && u !== null) expect(usageIn(b, f.usageAt)).toEqual(u);
@@ -142,7 +75,7 @@ describe('Responses stream frames read from their bytes', () => {
     expect(recorded.length).toBeGreaterThanOrEqual(10);
   });
 
-  it.each(STREAMS)('%s: the same bytes as parsing every frame, fields in any order', (_name, chunks) => {
+  it.each(ALL)('%s: the same bytes as parsing every frame, fields in any order', (_name, chunks) => {
     for (const variant of [chunks, chunks.map(reversed)]) {
       const frames = variant.map(block);
       for (const b of frames) expectSameReading(b);
@@ -228,7 +161,7 @@ describe('Responses stream frames read from their bytes', () => {
         b && { ...b, text: b.text?.toString() ?? null },
       );
 
-    it.each(STREAMS)('%s: a frame the shape reads reads as deltaFrame reads it', (_name, chunks) => {
+    it.each(ALL)('%s: a frame the shape reads reads as deltaFrame reads it', (_name, chunks) => {
       for (const variant of [chunks, chunks.map(reversed)]) {
         let shape: FrameShape | null = null;
         for (const b of variant.map(block)) {

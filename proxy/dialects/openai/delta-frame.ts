@@ -1,19 +1,21 @@
-// Every usual engine frame of a Responses stream read from its bytes, never parsed: the first
-// (role, empty content), the text frames, the one that finishes (vLLM puts the finish reason on
-// the last token's frame), the usage-only one — in any field order (vLLM ends its first frame
-// with prompt_token_ids, its usage frame with system_fingerprint; llama.cpp puts choices first
-// and timings last). It reads exactly what the parse way (./stream.ts chunk(), and the relay's
+// Every usual engine chat-completion frame read from its bytes, never parsed, for the stream
+// translators of the Responses and Messages dialects: the first (role, empty content), the text
+// frames, the one that finishes (vLLM puts the finish reason on the last token's frame), the
+// usage-only one — in any field order (vLLM ends its first frame with prompt_token_ids, its usage
+// frame with system_fingerprint; llama.cpp puts choices first and timings last). It reads exactly
+// what the parse way (../responses/stream.ts and ../messages/stream.ts chunk(), and the relay's
 // own reading: usage, cached tokens, content, an error frame) takes from the same frame: the
-// first choice's delta content and finish_reason; what that way ignores (index, logprobs,
-// stop_reason, token_ids, the delta's role, the engine's own top-level fields) is stepped over.
-// A delta carrying anything else (reasoning, tool calls), a second choice, or a value that way
-// reads differently (a finish reason with an escape, content that is not a string) returns
-// undefined and the frame is parsed. One pass over the bytes, the choice and its delta read as
-// they are met (not found first and then read again): this runs for every frame of every stream.
-// In JSON text a `"` inside a string is always escaped, so no key can come from generated text
-// (../openai/members.ts, whose key table and string stepping this shares).
-import { cacheN } from '../openai/chunks.ts';
-import { KEY, keyId, stringEnd, valueEnd } from '../openai/members.ts';
+// first choice's delta content, finish_reason and (for Messages' stop_sequence) where a non-null
+// stop_reason lies; what that way ignores (index, logprobs, token_ids, the delta's role, the
+// engine's own top-level fields) is stepped over. A delta carrying anything else (reasoning, tool
+// calls), a second choice, or a value that way reads differently (a finish reason with an escape,
+// content that is not a string) returns undefined and the frame is parsed. One pass over the
+// bytes, the choice and its delta read as they are met (not found first and then read again):
+// this runs for every frame of every stream. In JSON text a `"` inside a string is always
+// escaped, so no key can come from generated text (./members.ts, whose key table and string
+// stepping this shares).
+import { cacheN } from './chunks.ts';
+import { KEY, keyId, stringEnd, valueEnd } from './members.ts';
 
 const DATA = 6; // `data: `
 const ERROR = Buffer.from('"error"');
@@ -28,6 +30,12 @@ export interface DeltaFrame {
   usageAt: number;
   /** llama.cpp's `timings.cache_n` when the frame carries timings (../../billing/cut-stream.ts). */
   cached: number | null;
+  /**
+   * Where the choice's stop_reason value lies (vLLM's matched stop string or token) when it is not
+   * null, [start, end); [-1, -1] otherwise. Read only for a finishing frame (JSON.parse of the slice).
+   */
+  stopAt: number;
+  stopEnd: number;
 }
 
 // What the choice being read holds (set by readChoices; one frame is read at a time), and what
@@ -35,6 +43,8 @@ export interface DeltaFrame {
 // times each key that matters came, and its usage object's end.
 let text: Buffer | null = null;
 let finish: string | null = null;
+let stopAt = -1;
+let stopEnd = -1;
 let textAt = -1;
 let textEnd = -1;
 let choiceKeys = 0;
@@ -85,7 +95,7 @@ export function deltaFrame(block: Buffer): DeltaFrame | undefined {
     if (block[end] !== 44) return undefined; // `,`
     i = end + 1;
   }
-  return choices ? { text, finish, usageAt, cached } : undefined;
+  return choices ? { text, finish, usageAt, cached, stopAt, stopEnd } : undefined;
 }
 
 /**
@@ -146,12 +156,14 @@ export class FrameShape {
     if (block.compare(middle, 0, middle.length, end, end + middle.length) !== 0) return undefined;
     const text = end - at > 2 ? block.subarray(at, end) : null;
     if (tail === null)
-      return end + middle.length === n ? { text, finish: null, usageAt: -1, cached: null } : undefined;
+      return end + middle.length === n
+        ? { text, finish: null, usageAt: -1, cached: null, stopAt: -1, stopEnd: -1 }
+        : undefined;
     const usageAt = end + middle.length;
     if (block[usageAt] !== 123) return undefined;
     const after = valueEnd(block, usageAt, n - tail.length);
     if (after !== n - tail.length || block.compare(tail, 0, tail.length, after, n) !== 0) return undefined;
-    return { text, finish: null, usageAt, cached: null };
+    return { text, finish: null, usageAt, cached: null, stopAt: -1, stopEnd: -1 };
   }
 }
 
@@ -159,6 +171,7 @@ export class FrameShape {
 function readChoices(block: Buffer, at: number, close: number): number {
   text = null;
   finish = null;
+  stopAt = stopEnd = -1;
   if (block[at] !== 91) return -1; // `[`
   if (block[at + 1] === 93) return at + 2; // `[]`
   if (block[at + 1] !== 123) return -1;
@@ -179,6 +192,10 @@ function readChoices(block: Buffer, at: number, close: number): number {
         if (id === KEY.finish_reason) {
           finish = isNull(block, value, end) ? null : plainString(block, value, end);
           if (finish === null && !isNull(block, value, end)) return -1;
+        } else if (id === KEY.stop_reason) {
+          const none = isNull(block, value, end);
+          stopAt = none ? -1 : value;
+          stopEnd = none ? -1 : end;
         } else if (id === -1) return -1;
       }
       if (end === -1) return -1;

@@ -1,0 +1,73 @@
+// What a relayed stream is billed from, as its frames go by (./relay.ts): the engine's last
+// reported usage, the frames that carried content (the proxy's count where the engine reports
+// no usage), and the prompt's cached tokens as any frame reported them (../billing/cut-stream.ts).
+// A frame the translator read from its bytes leaves its usage as bytes: only the stream's last
+// one is ever parsed. Apart from the relay so that a test can feed it one stream both ways (read
+// from the bytes, every frame parsed) and require the same usage.
+import { cachedInFrame, withCachedPrompt } from '../billing/cut-stream.ts';
+import { estimatedUsage, type TextUsage, usageFromEngine } from '../billing/text-quote.ts';
+import { hasContent, usageIn } from '../dialects/openai/chunks.ts';
+import type { FastFrame } from '../dialects/translator.ts';
+
+export class StreamUsage {
+  private usage: TextUsage | null;
+  // The last fast-path frame's usage, left as bytes.
+  private usageBlock: Buffer | null = null;
+  private usageAt = 0;
+  private contentFrames = 0;
+  // Kept for a stream cut before its final usage frame, the only one where vLLM reports them.
+  private cachedSeen: number | null;
+
+  /** From the engine's first frame, parsed (to tell an error frame). */
+  constructor(first: Record<string, unknown>) {
+    this.usage = usageFromEngine(first.usage);
+    this.cachedSeen = cachedInFrame(first);
+  }
+
+  /** The engine's usage as the stream's first frame gave it (for the dialect's head). */
+  get head(): TextUsage | null {
+    return this.usage;
+  }
+
+  /** A frame the translator read from its bytes (`block`). */
+  read(block: Buffer, fast: FastFrame): void {
+    if (fast.usageAt !== -1) {
+      this.usageBlock = block;
+      this.usageAt = fast.usageAt;
+    }
+    if (fast.content) this.contentFrames++;
+    if (fast.cached != null) this.cachedSeen = fast.cached;
+  }
+
+  /** A frame parsed (never an error frame). */
+  parsed(chunk: Record<string, unknown>): void {
+    this.cachedSeen = cachedInFrame(chunk) ?? this.cachedSeen;
+    const u = usageFromEngine(chunk.usage);
+    if (u !== null) {
+      this.usage = u;
+      this.usageBlock = null;
+    }
+    if (hasContent(chunk)) this.contentFrames++;
+  }
+
+  /** The usage billed were the stream cut now (progress; the last usage's bytes parsed, not kept). */
+  sofar(promptBytes: number): TextUsage {
+    const so = this.usageBlock === null ? null : usageFromEngine(usageIn(this.usageBlock, this.usageAt));
+    return this.billed(so ?? this.usage, promptBytes, true);
+  }
+
+  /** The usage billed for the stream that ended (`cut`: before the engine's [DONE]). */
+  ended(promptBytes: number, cut: boolean): TextUsage {
+    if (this.usageBlock !== null) {
+      const last = usageIn(this.usageBlock, this.usageAt);
+      this.usage = usageFromEngine(last) ?? this.usage;
+      this.cachedSeen = cachedInFrame({ usage: last }) ?? this.cachedSeen;
+      this.usageBlock = null;
+    }
+    return this.billed(this.usage, promptBytes, cut);
+  }
+
+  private billed(usage: TextUsage | null, promptBytes: number, cut: boolean): TextUsage {
+    return withCachedPrompt(usage ?? estimatedUsage(promptBytes, this.contentFrames), this.cachedSeen, cut);
+  }
+}
