@@ -7,7 +7,10 @@ import { api, type KeyRow } from '../api.ts';
 export function usePlaygroundKey() {
   const [keys, setKeys] = useState<KeyRow[] | null>(null);
   const [keyId, setKeyId] = useState<string>('');
-  const [secret, setSecret] = useState<string | null>(null);
+  // The secret is held with the key it belongs to, and given out only while that key is the chosen
+  // one: in the render right after another key is picked (before its secret is read) there is no
+  // secret, so nothing can run with the previous key's.
+  const [held, setHeld] = useState<{ keyId: string; secret: string } | null>(null);
   const [error, setError] = useState('');
   useEffect(() => {
     void (async () => {
@@ -17,7 +20,7 @@ export function usePlaygroundKey() {
         setKeys(list);
         const chosen = minted?.key ?? list.find((k) => k.name === 'Default') ?? list[0];
         if (chosen) setKeyId(chosen.id);
-        if (minted) setSecret(minted.secret);
+        if (minted) setHeld({ keyId: minted.key.id, secret: minted.secret });
       } catch (err) {
         setError((err as Error).message);
       }
@@ -26,9 +29,8 @@ export function usePlaygroundKey() {
   useEffect(() => {
     if (!keyId) return;
     let live = true;
-    setSecret(null);
     api.show(keyId).then(
-      (s) => live && setSecret(s),
+      (secret) => live && setHeld({ keyId, secret }),
       (err: Error) => live && setError(err.message),
     );
     return () => {
@@ -36,6 +38,7 @@ export function usePlaygroundKey() {
     };
   }, [keyId]);
   const key = keys?.find((k) => k.id === keyId) ?? null;
+  const secret = held !== null && held.keyId === keyId ? held.secret : null;
   return { keys, key, keyId, setKeyId, secret, error };
 }
 
