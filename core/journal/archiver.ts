@@ -78,6 +78,16 @@ export class Archiver {
     return out;
   }
 
+  /** Passes until one reads nothing (every stream archived to its end); returns the entries read. */
+  async drain(): Promise<number> {
+    let n = 0;
+    for (;;) {
+      const p = await this.pass();
+      n += p.read;
+      if (p.read === 0) return n;
+    }
+  }
+
   /** Reads, archives, acknowledges and trims the streams of these accounts. */
   async round(accountIds: readonly string[]): Promise<ArchivePass> {
     const streams = accountIds.map((id) => accountKeys(id).usage);
