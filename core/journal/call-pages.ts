@@ -8,7 +8,7 @@ import { accountKeys } from '../keyspace.ts';
 import type { Redis } from '../redis-client.ts';
 import { parseEntry, type UsageEntry } from '../usage.ts';
 import { entryOfRecord } from './history.ts';
-import type { Journal } from './journal.ts';
+import { type Journal, MONTHS_3_4 } from './journal.ts';
 
 /** Stream ids are Redis's clock, entries are filed by the writer's: read the stream this much wider. */
 const CLOCK_SLACK_MS = 10 * 60_000;
@@ -101,7 +101,7 @@ export async function callPage(
   // compare bytewise ("C"), as JavaScript compares the stream's: a locale collation would not.
   const ids = await journal.pool.query<{ id: string }>(
     `select id from transfers where account_id = $1 and kind in ('charge', 'refund')
-       and ($2::text is null or key_id = $2) and at_ms >= $3 and at_ms < $4
+       and ($2::text is null or key_id = $2) and at_ms >= $3 and at_ms < $4 ${MONTHS_3_4}
        and ($5::bigint is null or (at_ms, id collate "C") < ($5, $6::text collate "C"))
      order by at_ms desc, id collate "C" desc limit $7`,
     [q.accountId, q.keyId ?? null, q.fromMs, toMs, q.cursor?.atMs ?? null, q.cursor?.id ?? null, q.limit + 1],

@@ -42,7 +42,7 @@ const SELECT = `select account_id, id, kind, stream_ms, stream_seq, at_ms, amoun
  * The months a time range [$3, $4) spans, spelled out beside it so PostgreSQL reads only those
  * months' partitions (it cannot tell from at_ms alone).
  */
-const MONTHS_3_4 = `and ($3::bigint is null or month >= journal_month($3::bigint))
+export const MONTHS_3_4 = `and ($3::bigint is null or month >= journal_month($3::bigint))
   and ($4::bigint is null or month <= journal_month($4::bigint))`;
 
 const n = (v: string | null): number | null => (v === null ? null : Number(v));
