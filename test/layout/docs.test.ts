@@ -6,6 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { API_MANUAL_URL } from '../../console/routes/pages.ts';
 import { anchors, citations, githubSlug, headings, links, namesHeading } from './markdown.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -63,6 +64,14 @@ describe('the README and docs/', () => {
     const linked = new Set(links(readme).map((l) => l.target.split('#')[0]));
     expect(docs.length).toBeGreaterThan(0);
     expect(docs.filter((d) => !linked.has(d))).toEqual([]);
+  });
+
+  it("the console's API Reference (/docs) links the API manual, a file of this repository", () => {
+    const path = /^https:\/\/github\.com\/modelplane\/modelplane\/blob\/main\/(.+)$/.exec(
+      API_MANUAL_URL,
+    )?.[1];
+    expect(path).toBe('docs/api.md');
+    expect(existsSync(join(root, path!))).toBe(true);
   });
 
   it('every doc opens with its title, a one-line purpose and a contents list', () => {
