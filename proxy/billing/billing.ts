@@ -105,7 +105,7 @@ export class Billing implements ChargeDeps {
         const owed = this.journal.pendingRecords;
         log.error(
           { expected: epoch.expected, found, owed },
-          'Redis is not the one this replica knew (its epoch is missing or different): it lost its data or is another server. Not serving; owed settlements stay in the journal. Restore Redis from its AOF/RDB (README "Faults").',
+          'Redis is not the one this replica knew (its epoch is missing or different): it lost its data or is another server. Not serving; owed settlements stay in the journal. Restore Redis from its AOF/RDB (docs/faults.md "Faults").',
         );
         reportEpochFault(
           o.redis,
@@ -128,7 +128,7 @@ export class Billing implements ChargeDeps {
         if (primaries.length > 0)
           log.warn(
             { primaries },
-            'these Redis Cluster primaries hold no epoch key (each serves fewer than 256 contiguous slots): their losing their data would go unseen by the epoch probe (README "Running on Redis Cluster")',
+            'these Redis Cluster primaries hold no epoch key (each serves fewer than 256 contiguous slots): their losing their data would go unseen by the epoch probe (docs/redis-cluster.md "Running on Redis Cluster")',
           );
         else log.info('every Redis Cluster primary holds an epoch key again');
       },

@@ -6,11 +6,12 @@
 // - llama.cpp's server: `timings.cache_n` (prompt tokens reused from its slot's cache), on every
 //   frame when the request asks `timings_per_token`, else on the last; newer builds also fill
 //   `prompt_tokens_details.cached_tokens`.
-// A count reported by any frame is kept (a later running usage without details does not erase
-// it). Where a cut stream had no count, the engine cannot tell, so the rule is the one that never
-// charges more than the price list (README "Money"): every engine computes at least the prompt's
-// last token (its logits give the first output token; each of the three recomputes it even on a
-// full hit), so at most all but one prompt token can have come from the cache — billed so.
+// A count reported by any frame is kept (a later running usage without details does not erase it).
+// Where a cut stream had no count, the engine cannot tell, so the rule is the one that never
+// charges more than the price list (docs/money.md "What is charged"): every engine computes at
+// least the prompt's last token (its logits give the first output token; each of the three
+// recomputes it even on a full hit), so at most all but one prompt token can have come from the
+// cache — billed so.
 import type { TextUsage } from './text-quote.ts';
 
 /** The cached prompt tokens one engine frame reports; null when it reports none. */

@@ -76,8 +76,8 @@ export async function relay(
   observeFirstFrame(ctx, request, reply, start);
 
   // The stream's charge so far, as its end would bill it: Billing journals it every
-  // PROXY_STREAM_PROGRESS_MS, so a crash of this replica loses at most one interval (README
-  // "Faults"); billed as a cut stream would be if this replica died now.
+  // PROXY_STREAM_PROGRESS_MS, so a crash of this replica loses at most one interval (docs/money.md
+  // "What a crash can strand"); billed as a cut stream would be if this replica died now.
   charge.trackProgress(() => streamBill(request, a, usage.sofar(a.promptBytes)));
   const idle = a.early?.handOver(() => {
     pending.push(Buffer.from(tr.ping ?? ''));

@@ -1,4 +1,4 @@
-// Tracing with OpenTelemetry (README "Configuration", "Install on Kubernetes: turning tracing on").
+// Tracing with OpenTelemetry (docs/operations.md "Configuration", docs/install.md "Turning tracing on").
 // Off unless OTEL_EXPORTER_OTLP_ENDPOINT names an OTLP/HTTP collector: then buildProxyApp makes one
 // Tracing and registers ./plugin.ts, and each sampled /v1 request carries a RequestTrace
 // (request.trace).

@@ -191,7 +191,7 @@ describe.each(['simulator', 'llamacpp'] as const)('%s behind the proxy', (engine
       // the prompt (--jinja) but put no grammar on tool_choice required for the tiny model's
       // template (a Qwen3-Coder-shaped one got a grammar-less "peg-native" parser that then refused
       // plain answers), so the random weights answer in text: what is checked here is that the
-      // proxy relays that answer whole (README "Real engines").
+      // proxy relays that answer whole (docs/engines.md "Real engines").
       expect(r.choices[0]!.finish_reason).toBe('length');
       expect(r.usage!.completion_tokens).toBe(64);
       expect(finish).toBe('length');
