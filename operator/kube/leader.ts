@@ -99,11 +99,11 @@ export class LeaderElector {
     );
     await this.inflight;
     if (this.stopped) return;
-    // A leader retries at the retry period whatever happens (its deadline is running); a follower
-    // that cannot reach the API server backs off, up to the lease duration.
+    // A leader, or the holder that stepped down, retries at the retry period whatever happens;
+    // another follower that cannot reach the API server backs off, up to the lease duration.
     const { retryMs, leaseDurationMs } = this.timings;
     const delay =
-      this.state.leading || this.failures === 0
+      this.state.urgent || this.failures === 0
         ? retryMs
         : nextDelay(this.failures - 1, { baseMs: retryMs, maxMs: leaseDurationMs });
     this.timer = setTimeout(() => void this.tick(), delay);

@@ -127,3 +127,17 @@ describe('termAbove', () => {
     expect(termAbove(move, fence).term).toBe(term);
   });
 });
+
+describe('Leadership.urgent', () => {
+  it('the leader and the holder it last saw retry at the retry period; other followers may back off', () => {
+    const l = new Leadership('a', timings);
+    expect(l.urgent).toBe(false);
+    l.decide(lease({ holder: 'a' }), 0);
+    expect(l.urgent).toBe(true); // ours, not leading (a restart, a stall): take it back at once
+    l.wrote(5, 0);
+    l.expire(10_000);
+    expect(l.urgent).toBe(true);
+    l.decide(lease({ holder: 'b', version: '300' }), 11_000);
+    expect(l.urgent).toBe(false);
+  });
+});

@@ -74,6 +74,7 @@ export class Leadership {
   private observed: { version: string; at: number } | undefined;
   /** A read failed since the last one that returned: renewals may have happened unseen. */
   private blind = true;
+  private heldByUs = false;
 
   constructor(
     private readonly identity: string,
@@ -88,6 +89,15 @@ export class Leadership {
     return this.leadingTerm;
   }
 
+  /**
+   * Whether it must keep retrying at the retry period: a leader (its deadline runs), or the holder
+   * named by the last record seen (after a stall it takes its Lease back before anyone may take it
+   * over). Other followers may back off.
+   */
+  get urgent(): boolean {
+    return this.leading || this.heldByUs;
+  }
+
   /** When the term ends unless a renewal succeeds first (undefined when not leading). */
   get deadline(): number | undefined {
     return this.leading ? this.renewedAt + this.timings.renewDeadlineMs : undefined;
@@ -95,6 +105,7 @@ export class Leadership {
 
   /** What to do after a read returned at `now`. Records what was seen. */
   decide(lease: LeaseView | null, now: number): Move {
+    this.heldByUs = lease?.holder === this.identity;
     if (!lease) {
       this.observed = undefined;
       this.blind = false;
@@ -124,6 +135,7 @@ export class Leadership {
   wrote(term: number, now: number): boolean {
     const started = this.leadingTerm === null;
     this.leadingTerm = term;
+    this.heldByUs = true;
     this.renewedAt = now;
     return started;
   }

@@ -199,6 +199,7 @@ export class KubernetesRuntime implements Runtime {
         leader: this.leader.isLeader,
         term: this.leader.term,
         queued: this.queue.size,
+        restarts: this.informers.reduce((n, i) => n + i.restarts, 0),
       },
     };
   }
