@@ -4,6 +4,7 @@
 // with 409 and is retried instead of dropping someone else's finalizer. Every request but a watch
 // is abandoned after `requestTimeoutMs`: client-node sets none, and a request on a connection that
 // went silent (no FIN, no RST) would otherwise wait forever — holding up the leader's renewals.
+// Watches are bounded their own way (watch.ts).
 import {
   ApiException,
   type Configuration,
@@ -15,8 +16,10 @@ import {
   PatchStrategy,
   type RequestContext,
   setHeaderOptions,
+  type Watch,
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER, GROUP, type Model, type ModelStatus, PLURAL, VERSION } from '../model.ts';
+import { BoundedWatch, type WatchBounds } from './watch.ts';
 
 export const isStatus = (err: unknown, code: number) =>
   (err instanceof ApiException && err.code === code) ||
@@ -45,6 +48,10 @@ function safeJson(s: string): unknown {
 export interface KubeClientOptions {
   /** Shorter than leader election's renew deadline allows (leadership.ts checks). Default 3.75 s. */
   requestTimeoutMs?: number;
+  /** The API server ends each watch after this (randomized up to twice it). Default 5 min. */
+  watchTimeoutSeconds?: number;
+  /** A watch silent for its timeout plus this is dead and is aborted. Default 30 s. */
+  watchIdleGraceMs?: number;
 }
 
 /**
@@ -52,7 +59,7 @@ export interface KubeClientOptions {
  * a config's applySecurityAuthentication for every request of every generated API client and of
  * KubernetesObjectApi, so an object whose prototype is the caller's KubeConfig (everything else
  * read through to it, including in-cluster token refresh) and that overrides only that method
- * bounds them all. Watches go through applyToFetchOptions instead and stay unbounded on purpose.
+ * bounds them all. Watches go through applyToFetchOptions instead (watch.ts bounds them).
  */
 function withRequestTimeout(kc: KubeConfig, ms: number): KubeConfig {
   const timed = Object.create(kc) as KubeConfig;
@@ -68,15 +75,26 @@ export class KubeClient {
   private readonly custom: CustomObjectsApi;
   readonly requestTimeoutMs: number;
   private readonly timed: KubeConfig;
+  private readonly watchBounds: WatchBounds;
 
   constructor(
     readonly kubeConfig: KubeConfig,
     options: KubeClientOptions = {},
   ) {
     this.requestTimeoutMs = options.requestTimeoutMs ?? 3_750;
+    this.watchBounds = {
+      headersTimeoutMs: this.requestTimeoutMs,
+      minTimeoutSeconds: options.watchTimeoutSeconds ?? 300,
+      idleGraceMs: options.watchIdleGraceMs ?? 30_000,
+    };
     this.timed = withRequestTimeout(kubeConfig, this.requestTimeoutMs);
     this.objects = KubernetesObjectApi.makeApiClient(this.timed);
     this.custom = this.timed.makeApiClient(CustomObjectsApi);
+  }
+
+  /** A Watch whose requests cannot hang forever (watch.ts). */
+  watch(): Watch {
+    return new BoundedWatch(this.kubeConfig, this.watchBounds);
   }
 
   /** A generated API client whose requests are bounded by the request timeout. */

@@ -4,7 +4,7 @@
 // skips the list and fails at the watch: only a list that returned, an event, or a watch that
 // stayed up resets the backoff. A throwing callback is logged, never allowed to break the watch or
 // crash the process. `waitSynced()` is what the runtime waits for before anyone reconciles.
-import { type KubernetesObject, ListWatch, Watch } from '@kubernetes/client-node';
+import { type KubernetesObject, ListWatch } from '@kubernetes/client-node';
 import { FailureCount, nextDelay } from './backoff.ts';
 import type { KubeClient } from './client.ts';
 
@@ -49,7 +49,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     const o = this.options;
     const listWatch = new ListWatch<T>(
       o.path,
-      new Watch(this.kube.kubeConfig),
+      this.kube.watch(),
       () => this.kube.list<T>(o.apiVersion, o.kind, o.namespace, o.labelSelector),
       false,
       o.labelSelector,

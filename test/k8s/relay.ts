@@ -12,6 +12,8 @@ export interface ApiRelay {
   kubeConfig: KubeConfig;
   hang(): void;
   resume(): void;
+  /** Every open connection goes silent for good (a flow a NAT or load balancer dropped); new ones work. */
+  strand(): void;
   /** Connections accepted so far. */
   readonly connections: number;
   close(): Promise<void>;
@@ -20,6 +22,7 @@ export interface ApiRelay {
 export async function startApiRelay(cluster: TestCluster): Promise<ApiRelay> {
   const upstream = new URL(cluster.server);
   const sockets = new Set<Socket>();
+  const stranded = new Set<Socket>();
   let hung = false;
   let connections = 0;
 
@@ -81,8 +84,16 @@ export async function startApiRelay(cluster: TestCluster): Promise<ApiRelay> {
       hung = false;
       for (const s of sockets) s.resume();
     },
+    strand() {
+      for (const s of sockets) {
+        s.pause();
+        s.removeAllListeners('drain');
+        stranded.add(s);
+      }
+      sockets.clear();
+    },
     async close() {
-      for (const s of sockets) s.destroy();
+      for (const s of [...sockets, ...stranded]) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
