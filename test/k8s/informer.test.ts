@@ -31,19 +31,24 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
+/** An informer on the default namespace's ConfigMaps, retrying from 0.1 s up to 1 s. */
+const configMaps = {
+  name: 'configmaps',
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  path: '/api/v1/namespaces/default/configmaps',
+  namespace: 'default',
+  baseDelayMs: 100,
+  maxDelayMs: 1_000,
+};
+
 describe('ResilientInformer', () => {
   it('survives a throwing callback, an API server restart and a compacted resourceVersion', async () => {
     const client = new CountingClient(cluster.kubeConfig);
     const seen = new Set<string>();
     const errors: Error[] = [];
     const informer = new ResilientInformer<V1ConfigMap>(client, {
-      name: 'configmaps',
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      path: '/api/v1/namespaces/default/configmaps',
-      namespace: 'default',
-      baseDelayMs: 100,
-      maxDelayMs: 1_000,
+      ...configMaps,
       onChange: (cm, event) => {
         if (cm.metadata?.name === 'boom') throw new Error('callback failed');
         seen.add(`${event}:${cm.metadata?.name}`);
@@ -89,13 +94,7 @@ describe('ResilientInformer', () => {
     });
     const seen = new Set<string>();
     const informer = new ResilientInformer<V1ConfigMap>(client, {
-      name: 'configmaps',
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      path: '/api/v1/namespaces/default/configmaps',
-      namespace: 'default',
-      baseDelayMs: 100,
-      maxDelayMs: 1_000,
+      ...configMaps,
       onChange: (cm, event) => seen.add(`${event}:${cm.metadata?.name}`),
     });
     const create = (name: string) =>
