@@ -74,4 +74,14 @@ describe('layout', () => {
     );
     expect(meterings).toEqual([]);
   });
+
+  it('the operator writes the catalogue only through catalogue-writer.ts (fenced by leadership term): nothing else in operator/ imports the store or the fence', () => {
+    const writers = files.filter(
+      (f) =>
+        f.startsWith('operator/') &&
+        !isTest(f) &&
+        (graph.get(f) ?? []).some((d) => d === 'core/catalogue/store.ts' || d === 'core/catalogue/fence.ts'),
+    );
+    expect(writers.sort()).toEqual(['operator/catalogue-writer.ts', 'operator/main.ts']);
+  });
 });
