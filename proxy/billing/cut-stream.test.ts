@@ -12,15 +12,15 @@ describe('cached prompt tokens of a stream', () => {
     expect(cachedInFrame({ usage: { prompt_tokens_details: { cached_tokens: -1 } } })).toBeNull();
   });
 
-  it('BILL-2 a reported count is kept (at most the input); a cut stream without one bills all but the last token as cached', () => {
+  it('BILL-2 a reported count is kept (at most the input); a stream none reported for bills none cached', () => {
     const usage = { inputTokens: 641, cachedTokens: 0, outputTokens: 7 };
-    expect(withCachedPrompt(usage, 320, true)).toEqual({ ...usage, cachedTokens: 320 });
-    expect(withCachedPrompt(usage, 9_999, false)).toEqual({ ...usage, cachedTokens: 641 });
-    expect(withCachedPrompt(usage, null, true)).toEqual({ ...usage, cachedTokens: 640 });
-    // A stream that ended with [DONE] said all it had to say: nothing cached is nothing cached.
-    expect(withCachedPrompt(usage, null, false)).toBe(usage);
-    expect(
-      withCachedPrompt({ inputTokens: 0, cachedTokens: 0, outputTokens: 0 }, null, true).cachedTokens,
-    ).toBe(0);
+    expect(withCachedPrompt(usage, 320)).toEqual({ ...usage, cachedTokens: 320 });
+    expect(withCachedPrompt(usage, 9_999)).toEqual({ ...usage, cachedTokens: 641 });
+    // Cut before vLLM's final usage frame (the only one with cached_tokens): the uncached rate, as
+    // for a stream that ended with [DONE] and reported nothing cached — hanging up buys no discount.
+    expect(withCachedPrompt(usage, null)).toBe(usage);
+    // A count the usage itself carried (a final usage frame read whole) stands.
+    const reported = { ...usage, cachedTokens: 512 };
+    expect(withCachedPrompt(reported, null)).toBe(reported);
   });
 });

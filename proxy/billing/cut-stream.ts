@@ -6,12 +6,12 @@
 // - llama.cpp's server: `timings.cache_n` (prompt tokens reused from its slot's cache), on every
 //   frame when the request asks `timings_per_token`, else on the last; newer builds also fill
 //   `prompt_tokens_details.cached_tokens`.
-// A count reported by any frame is kept (a later running usage without details does not erase it).
-// Where a cut stream had no count, the engine cannot tell, so the rule is the one that never
-// charges more than the price list (docs/money.md "What is charged"): every engine computes at
-// least the prompt's last token (its logits give the first output token; each of the three
-// recomputes it even on a full hit), so at most all but one prompt token can have come from the
-// cache — billed so.
+// A count reported by any frame is kept (a later running usage without details does not erase
+// it). Where a stream ended with no count, nothing is billed as cached: the cached rate is a
+// discount the engine's report earns, so a client that hangs up before the final usage frame (the
+// only one where vLLM and SGLang report it) pays the uncached rate for its prompt, as the price
+// list says for input nobody reported cached — leaving just before the end buys nothing
+// (docs/money.md "What is charged").
 import type { TextUsage } from './text-quote.ts';
 
 /** The cached prompt tokens one engine frame reports; null when it reports none. */
@@ -23,13 +23,13 @@ export function cachedInFrame(frame: Record<string, unknown>): number | null {
 }
 
 /**
- * The usage a stream is billed: its cached tokens as the engine last reported them, or, for a
- * stream cut before any frame said, the most the engine could have had cached.
+ * The usage a stream is billed: its cached tokens as the engine last reported them (at most its
+ * input), or as its usage says when no frame reported a count (none, for running usage and for the
+ * proxy's own count).
  */
-export function withCachedPrompt(usage: TextUsage, cachedSeen: number | null, cut: boolean): TextUsage {
-  if (cachedSeen !== null) return { ...usage, cachedTokens: Math.min(cachedSeen, usage.inputTokens) };
-  if (!cut) return usage;
-  return { ...usage, cachedTokens: Math.max(0, usage.inputTokens - 1) };
+export function withCachedPrompt(usage: TextUsage, cachedSeen: number | null): TextUsage {
+  if (cachedSeen === null) return usage;
+  return { ...usage, cachedTokens: Math.min(cachedSeen, usage.inputTokens) };
 }
 
 function count(v: unknown): number | null {

@@ -97,7 +97,7 @@ export async function relay(
 
   // Charged for what was generated; the last bytes leave once the settlement is in the journal,
   // and a dialect that reports usage at the end reports exactly the usage billed.
-  const bill = streamBill(request, a, usage.ended(a.promptBytes, !ended.sawDone));
+  const bill = streamBill(request, a, usage.ended(a.promptBytes));
   charge.settle(bill.cost, bill.usage, () => {
     const how = streamFailure(ctx, request, res, {
       abort,

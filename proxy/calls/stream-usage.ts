@@ -53,21 +53,21 @@ export class StreamUsage {
   /** The usage billed were the stream cut now (progress; the last usage's bytes parsed, not kept). */
   sofar(promptBytes: number): TextUsage {
     const so = this.usageBlock === null ? null : usageFromEngine(usageIn(this.usageBlock, this.usageAt));
-    return this.billed(so ?? this.usage, promptBytes, true);
+    return this.billed(so ?? this.usage, promptBytes);
   }
 
-  /** The usage billed for the stream that ended (`cut`: before the engine's [DONE]). */
-  ended(promptBytes: number, cut: boolean): TextUsage {
+  /** The usage billed for the stream that ended, with its [DONE] or cut before it: the same rule. */
+  ended(promptBytes: number): TextUsage {
     if (this.usageBlock !== null) {
       const last = usageIn(this.usageBlock, this.usageAt);
       this.usage = usageFromEngine(last) ?? this.usage;
       this.cachedSeen = cachedInFrame({ usage: last }) ?? this.cachedSeen;
       this.usageBlock = null;
     }
-    return this.billed(this.usage, promptBytes, cut);
+    return this.billed(this.usage, promptBytes);
   }
 
-  private billed(usage: TextUsage | null, promptBytes: number, cut: boolean): TextUsage {
-    return withCachedPrompt(usage ?? estimatedUsage(promptBytes, this.contentFrames), this.cachedSeen, cut);
+  private billed(usage: TextUsage | null, promptBytes: number): TextUsage {
+    return withCachedPrompt(usage ?? estimatedUsage(promptBytes, this.contentFrames), this.cachedSeen);
   }
 }
