@@ -12,7 +12,7 @@
 // only one where vLLM and SGLang report it) pays the uncached rate for its prompt, as the price
 // list says for input nobody reported cached — leaving just before the end buys nothing
 // (docs/money.md "What is charged").
-import type { TextUsage } from './text-quote.ts';
+import type { TextUsage } from '../usage.ts';
 
 /** The cached prompt tokens one engine frame reports; null when it reports none. */
 export function cachedInFrame(frame: Record<string, unknown>): number | null {

@@ -6,13 +6,8 @@
 // (CallCharge charges any excess from the spare balance and records what it could not collect).
 import { maxTokensCovered, textCostSaturating, textHold } from '../../core/billing/index.ts';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
+import type { TextUsage } from '../usage.ts';
 import type { Quote } from './charge.ts';
-
-export interface TextUsage {
-  inputTokens: number;
-  cachedTokens: number;
-  outputTokens: number;
-}
 
 /** Used where a Model sets no promptBounds (operator/README.md "promptBounds"). */
 export const DEFAULT_PROMPT_BOUNDS = { perImage: 4096, perMessage: 8, perRequest: 64 } as const;

@@ -18,12 +18,13 @@ import { ClientClosedError, ClientStalledError } from '../../http/client-closed.
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
 import { callCost } from '../billing/call-cost.ts';
 import type { CallCharge } from '../billing/charge.ts';
-import { type TextUsage, textBill } from '../billing/text-quote.ts';
+import { textBill } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import type { StreamTranslator } from '../dialects/translator.ts';
 import type { EngineEvents } from '../engine/events.ts';
 import { DataBlockEvent, isDone, type SseEvent } from '../engine/sse.ts';
 import type { RequestAbort } from '../request-abort.ts';
+import type { TextUsage } from '../usage.ts';
 import type { EarlyHead } from './early-head.ts';
 import { parseChunk, type StreamStart } from './engine-stream.ts';
 import { openEventStream } from './event-stream.ts';

@@ -5,9 +5,10 @@
 // one is ever parsed. Apart from the relay so that a test can feed it one stream both ways (read
 // from the bytes, every frame parsed) and require the same usage.
 import { cachedInFrame, withCachedPrompt } from '../billing/cut-stream.ts';
-import { estimatedUsage, type TextUsage, usageFromEngine } from '../billing/text-quote.ts';
+import { estimatedUsage, usageFromEngine } from '../billing/text-quote.ts';
 import { hasContent, usageIn } from '../dialects/openai/chunks.ts';
 import type { FastFrame } from '../dialects/translator.ts';
+import type { TextUsage } from '../usage.ts';
 
 export class StreamUsage {
   private usage: TextUsage | null;

@@ -5,8 +5,7 @@
 // translator (and its request and whole-answer mapping), not another relay.
 import type { FastifyReply } from 'fastify';
 import type { ApiError } from '../../core/errors.ts';
-import type { CallCost } from '../billing/call-cost.ts';
-import type { TextUsage } from '../billing/text-quote.ts';
+import type { CallCost, TextUsage } from '../usage.ts';
 
 /** What the relay learns from a frame the translator cut from its bytes. */
 export interface FastFrame {

@@ -13,8 +13,8 @@ import {
   STREAMS,
   simulatorStreams,
 } from '../../../test/proxy/engine-streams.ts';
-import type { TextUsage } from '../../billing/text-quote.ts';
 import { StreamUsage } from '../../calls/stream-usage.ts';
+import type { TextUsage } from '../../usage.ts';
 import { REAL_FRAMES } from '../openai/real-frames.fixture.ts';
 import { MessagesStream, MessagesTranslator } from './stream.ts';
 

@@ -1,8 +1,7 @@
 // Chat completion → Messages message, the direction an answer comes back from an engine. Pure; the
 // streamed form of the same mapping is ./stream.ts.
 import { newLongId } from '../../../core/ids.ts';
-import type { CallCost } from '../../billing/call-cost.ts';
-import type { TextUsage } from '../../billing/text-quote.ts';
+import type { CallCost, TextUsage } from '../../usage.ts';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
 

@@ -6,8 +6,7 @@
 // dialect's stream translator (../translator.ts), which the one relay (../../calls/relay.ts) feeds.
 import type { ApiError } from '../../../core/errors.ts';
 import { messagesErrorBody } from '../../../http/messages-error-body.ts';
-import type { CallCost } from '../../billing/call-cost.ts';
-import type { TextUsage } from '../../billing/text-quote.ts';
+import type { CallCost, TextUsage } from '../../usage.ts';
 import { deltaFrame, FrameShape } from '../openai/delta-frame.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
 import { messagesUsage, type StopReason, stopReasonOf } from './response.ts';

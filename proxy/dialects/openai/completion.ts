@@ -3,8 +3,7 @@
 // swapped), so the usual answer is neither parsed whole nor serialized again: the profile put the
 // engine answer's JSON.parse at ~2.5 % of the proxy's CPU. Answers in another shape take the
 // parse-and-serialize way, which gives the same JSON.
-import type { CallCost } from '../../billing/call-cost.ts';
-import type { TextUsage } from '../../billing/text-quote.ts';
+import type { CallCost, TextUsage } from '../../usage.ts';
 import { type ModelFields, usageIn } from './chunks.ts';
 import { dropEngineFields, KEY, LAST_CLIENT_KEY, SPAN, topMembers } from './members.ts';
 

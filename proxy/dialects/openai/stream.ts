@@ -6,9 +6,8 @@
 // [DONE] with usage.cost and usage.currency (../../billing/call-cost.ts).
 import type { ApiError } from '../../../core/errors.ts';
 import { errorBody } from '../../../http/dialect.ts';
-import type { CallCost } from '../../billing/call-cost.ts';
-import type { TextUsage } from '../../billing/text-quote.ts';
 import { DONE_FRAME, dataFrame } from '../../engine/sse.ts';
+import type { CallCost, TextUsage } from '../../usage.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
 import { type ChunkView, clientChunk, type FrameView, frameView, relayFrame } from './chunks.ts';
 

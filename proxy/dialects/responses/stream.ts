@@ -11,8 +11,7 @@
 // read from their bytes, never parsed (../openai/delta-frame.ts): a text delta's JSON string is copied
 // into a prebuilt event head, its sequence number's tail built once per number.
 import type { ApiError } from '../../../core/errors.ts';
-import type { CallCost } from '../../billing/call-cost.ts';
-import type { TextUsage } from '../../billing/text-quote.ts';
+import type { CallCost, TextUsage } from '../../usage.ts';
 import { deltaFrame, FrameShape } from '../openai/delta-frame.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
 import { responseErrorCode } from './error-code.ts';
