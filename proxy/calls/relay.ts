@@ -22,13 +22,13 @@ import { textBill } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import type { StreamTranslator } from '../dialects/translator.ts';
 import type { EngineEvents } from '../engine/events.ts';
+import { StreamUsage } from '../engine/frames/index.ts';
 import { DataBlockEvent, isDone, type SseEvent } from '../engine/sse.ts';
 import type { RequestAbort } from '../request-abort.ts';
 import type { TextUsage } from '../usage.ts';
 import type { EarlyHead } from './early-head.ts';
 import { parseChunk, type StreamStart } from './engine-stream.ts';
 import { openEventStream } from './event-stream.ts';
-import { StreamUsage } from './stream-usage.ts';
 
 export interface RelayArgs {
   start: StreamStart;
@@ -113,7 +113,7 @@ export async function relay(
   });
 }
 
-/** The bill of a stream's usage (./stream-usage.ts: the engine's last reported, else the proxy's count). */
+/** The bill of a stream's usage (../engine/frames/stream-usage.ts: the engine's last reported, else the proxy's count). */
 function streamBill(
   request: FastifyRequest,
   a: { price: TokenPrice; entry: CatalogueEntry; charge: CallCharge },

@@ -9,7 +9,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageRecords } from '../../core/usage.ts';
-import { CLIENT_FIELDS } from '../../proxy/dialects/openai/members.ts';
+import { CLIENT_FIELDS } from '../../proxy/engine/frames/members.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, chatModelCost, EMBED_MODEL, type Harness, startHarness } from '../proxy/harness.ts';
 import { type LlamaServer, startLlamaServer } from './server.ts';
@@ -225,7 +225,7 @@ describe.each(['simulator', 'llamacpp'] as const)('%s behind the proxy', (engine
   // slot's cache as timings.cache_n, and its prompt count as usage, on the last frame only (unless
   // the request asks timings_per_token), so a stream the client cuts carries neither: the proxy
   // bills its own prompt estimate (from the prompt's bytes), none of it cached — the engine reported
-  // no cache, and hanging up before the last frame buys no discount (proxy/billing/cut-stream.ts,
+  // no cache, and hanging up before the last frame buys no discount (proxy/engine/frames/cached-tokens.ts,
   // issue 40). Checked here against what llama-server itself reports for the same prompt. Known gap: with this tiny model's byte-level vocabulary the estimate is far below
   // llama.cpp's real count (under-billed, never over): the proxy does not ask llama.cpp for
   // timings_per_token, which would give prompt_n + cache_n on every frame.

@@ -4,7 +4,7 @@
 // not failed over, not charged, not counted against the endpoint's health (ERR-2, ERR-3); (2) a
 // stream cut before its final usage frame, the only one where vLLM reports cached tokens, bills
 // its prompt at the uncached rate — the engine reported nothing cached, and hanging up just before
-// the end must not buy the discount (BILL-1, BILL-2; proxy/billing/cut-stream.ts).
+// the end must not buy the discount (BILL-1, BILL-2; proxy/engine/frames/cached-tokens.ts).
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

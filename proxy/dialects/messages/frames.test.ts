@@ -1,9 +1,9 @@
-// The Messages stream read through the shared frame reader (../openai/delta-frame.ts) gives the
+// The Messages stream read through the shared frame reader (../../engine/frames/delta-frame.ts) gives the
 // client the same bytes and bills the same usage (input, cached, output tokens) as parsing every
 // frame: over every stream of test/proxy/engine-streams.ts (every recorded engine stream — vLLM
 // 0.32, llama.cpp — the simulator's, run, and text with escapes and split surrogate pairs), with
 // its fields in other orders, whole and cut midway. The usage is the relay's own accounting
-// (../../calls/stream-usage.ts), fed as the relay feeds it.
+// (../../engine/frames/stream-usage.ts), fed as the relay feeds it.
 import { describe, expect, it } from 'vitest';
 import {
   block,
@@ -13,9 +13,9 @@ import {
   STREAMS,
   simulatorStreams,
 } from '../../../test/proxy/engine-streams.ts';
-import { StreamUsage } from '../../calls/stream-usage.ts';
+import { REAL_FRAMES } from '../../engine/frames/real-frames.fixture.ts';
+import { StreamUsage } from '../../engine/frames/stream-usage.ts';
 import type { TextUsage } from '../../usage.ts';
-import { REAL_FRAMES } from '../openai/real-frames.fixture.ts';
 import { MessagesStream, MessagesTranslator } from './stream.ts';
 
 const ALL = [...STREAMS, ...(await simulatorStreams())];

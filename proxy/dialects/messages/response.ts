@@ -15,7 +15,7 @@ export interface MessagesUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
-  /** What the call cost (../../billing/call-cost.ts): on a whole message and the last message_delta. */
+  /** What the call cost (../../usage.ts CallCost): on a whole message and the last message_delta. */
   cost?: string;
   currency?: string;
 }

@@ -39,7 +39,7 @@ export interface ResponsesUsage {
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
-  /** What the call cost (../../billing/call-cost.ts): on a finished response. */
+  /** What the call cost (../../usage.ts CallCost): on a finished response. */
   cost?: string;
   currency?: string;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cachedInFrame, withCachedPrompt } from './cut-stream.ts';
+import { cachedInFrame, withCachedPrompt } from './cached-tokens.ts';
 
 describe('cached prompt tokens of a stream', () => {
   it('are read from usage details (vLLM, SGLang) or llama.cpp timings.cache_n, else unknown', () => {
