@@ -24,8 +24,9 @@ import {
   removeReplicaReport,
 } from '../../core/replica-reports.ts';
 import type { ProxyMetrics } from '../metrics/metrics.ts';
+import type { CallUsage as CallCounts } from '../usage.ts'; // i29-engine: rename CallCounts at merge
 import { BalanceView } from './balance-view.ts';
-import { CallCharge, type CallCounts, type CallInfo, type ChargeDeps, type Quote } from './charge.ts';
+import { CallCharge, type CallInfo, type ChargeDeps, type Quote } from './charge.ts';
 import { registerFaultMetrics } from './fault-metrics.ts';
 import { HoldRenewer } from './hold-renewer.ts';
 import { Journal } from './journal.ts';
