@@ -1,4 +1,4 @@
-// Reading a journal a previous process left (./journal.ts): what it had not seen acknowledged, and
+// Reading a journal a previous process left (./settlement-journal.ts): what it had not seen acknowledged, and
 // which segment holds what, so the new process pins and drops segments as the old one would have.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

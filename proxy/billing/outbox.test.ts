@@ -13,8 +13,8 @@ import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../../test/helpers/ledger.ts';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { until } from '../../test/helpers/until.ts';
-import { Journal } from './journal.ts';
 import { Outbox } from './outbox.ts';
+import { SettlementJournal } from './settlement-journal.ts';
 
 const usage = (requestId: string): UsageRecord => ({
   keyId: 'k',
@@ -34,7 +34,7 @@ function outboxOn(redis: Redis, dir: string, o: { waitReplicas?: number } = {}) 
     commandTimeout: 2_000,
   });
   conn.on('error', () => {});
-  const { journal, replayed } = Journal.open(dir);
+  const { journal, replayed } = SettlementJournal.open(dir);
   const errors: unknown[] = [];
   const outbox = new Outbox({
     journal,

@@ -1,5 +1,5 @@
 // The settlement outbox (DESIGN "Money"): every settlement this replica owes goes through it, is in
-// its journal (./journal.ts) before the client has its answer, and is sent to Redis again and
+// its journal (./settlement-journal.ts) before the client has its answer, and is sent to Redis again and
 // again, with backoff, under the same idempotency key (the hold id, or the lease batch id) until
 // Redis acknowledges it — and, with REDIS_WAIT_REPLICAS set, until WAIT confirms that many replicas
 // have it, so a failover cannot lose it. A settlement is never given up: if the process stops
@@ -17,10 +17,10 @@ import {
 import { accountKeys } from '../../core/keyspace.ts';
 import { type Redis, serverOf } from '../../core/redis-client.ts';
 import type { AcknowledgedWrite } from '../../core/replica-reports.ts';
-import type { Journal, Replayed, SettleRecord } from './journal.ts';
+import type { Replayed, SettlementJournal, SettleRecord } from './settlement-journal.ts';
 
 export interface OutboxOptions {
-  journal: Journal;
+  journal: SettlementJournal;
   /**
    * A connection of the outbox's own, without an offline queue and with a command timeout: a
    * delivery during an outage fails (and is retried) instead of waiting unseen, and WAIT covers

@@ -59,7 +59,7 @@ const SELF_HEAL_BYTES = 32 * 1024;
 /** How often a failed write is tried again when nothing else writes. */
 const RETRY_MS = 250;
 
-export class Journal {
+export class SettlementJournal {
   private fd: number;
   private segment: number;
   private size = 0;
@@ -112,7 +112,7 @@ export class Journal {
   static open(
     where: string,
     opts: { segmentBytes?: number; onWriteError?: (err: Error) => void; onWriteRecovered?: () => void } = {},
-  ): { journal: Journal; replayed: Replayed } {
+  ): { journal: SettlementJournal; replayed: Replayed } {
     const dir = resolve(where);
     mkdirSync(dir, { recursive: true });
     lockDir(dir);
@@ -123,7 +123,7 @@ export class Journal {
         .map((m) => Number(m[1]))
         .sort((a, b) => a - b);
       const read = readSegments(dir, segments);
-      const journal = new Journal(dir, opts.segmentBytes ?? 8 * 1024 * 1024, {
+      const journal = new SettlementJournal(dir, opts.segmentBytes ?? 8 * 1024 * 1024, {
         segment: (segments.at(-1) ?? 0) + 1,
         seq: read.maxSeq + 1,
       });
