@@ -99,4 +99,12 @@ describe('layout', () => {
       /\bclass SettlementJournal\b/,
     );
   });
+
+  it('no source file in proxy/billing/ or proxy/faults/ over 400 lines', () => {
+    const long = files
+      .filter((f) => /^proxy\/(billing|faults)\//.test(f) && !isTest(f))
+      .map((f) => ({ f, lines: readFileSync(`${root}${f}`, 'utf8').split('\n').length - 1 }))
+      .filter((x) => x.lines > 400);
+    expect(long).toEqual([]);
+  });
 });
