@@ -88,3 +88,26 @@ describe('segment book (which journal segments still hold something owed)', () =
     expect(book.holdsOnlyUnwritten()).toBe(false); // a running stream's progress is in it
   });
 });
+
+describe('segment book on a full disk', () => {
+  it('the unwritten lines moved to a fresh segment take their pins along: the given-up segment is freed at once', () => {
+    const book = new SegmentBook(1);
+    book.record(1, 'old', owed('a', 1));
+    book.written();
+    book.ack([1]);
+    // The disk is full: records 2 and 3 and a batch are in lines the file did not take.
+    book.record(2, 'h2', owed('a', 10));
+    book.record(3, 'h3', owed('a', 10));
+    book.batch('lease_a:1');
+    expect(book.holdsOnlyUnwritten()).toBe(true);
+    expect(book.movedUnwritten(2)).toEqual([1]);
+    expect(book.holds(1)).toBe(false);
+    expect(book.pendingRecords).toBe(2);
+    // Still unwritten, and now in segment 2: a second failure there sees them as its own.
+    expect(book.holdsOnlyUnwritten()).toBe(true);
+    book.written();
+    book.rotated(3);
+    expect(book.ack([2, 3])).toEqual([]);
+    expect(book.ack([], 'lease_a:1')).toEqual([2]);
+  });
+});

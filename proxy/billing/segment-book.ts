@@ -149,14 +149,16 @@ export class SegmentBook {
    */
   movedUnwritten(next: number): number[] {
     const old = this.current;
+    // Read before the segment changes: these are the pins on the old one.
+    const moving = this.unwrittenIn(old);
     this.current = next;
     const freed: number[] = [];
-    for (const p of this.unwrittenIn(this.current)) {
+    for (const p of moving) {
       this.unpin(old, freed);
-      this.pin(this.current, p.seq, p.batch);
+      this.pin(next, p.seq, p.batch);
     }
-    this.unwritten = this.unwrittenIn(this.current);
-    if (!this.pendingIn.has(old)) this.drop(old, freed);
+    this.unwritten = moving;
+    if (!this.pendingIn.has(old) && !freed.includes(old)) this.drop(old, freed);
     return freed;
   }
 
