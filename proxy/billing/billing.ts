@@ -151,6 +151,11 @@ export class Billing implements ChargeDeps {
           'the settlement journal cannot be written; refusing billable calls until it can',
         ),
       onWriteRecovered: () => o.log.warn('the settlement journal is written again; serving billable calls'),
+      onTornTail: (t) =>
+        o.log.warn(
+          t,
+          'the settlement journal ended in a line cut short by a crash mid-write; set aside (a torn record may be a charge owed: see ledger check)',
+        ),
     });
     const epoch = await knownEpoch(o.redis, o.config.PROXY_DATA_DIR);
     const b = new Billing(o, journal, epoch);

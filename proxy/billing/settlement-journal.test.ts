@@ -23,6 +23,28 @@ const rec = (holdId: string, leaseId: string | null = 'lease_a') => ({
 });
 
 describe('settlement journal', () => {
+  it('a torn tail is set aside at start (kept beside the segment, said once), so a later start is not stopped by it', () => {
+    const d = dir();
+    const { journal } = SettlementJournal.open(d);
+    journal.record(rec('kept'));
+    journal.close();
+    const [file] = readdirSync(d).filter((f) => f.endsWith('.log'));
+    appendFileSync(join(d, file!), '{"t":"r","seq":9,"acco');
+    const said: { setAside: string; bytes: number }[] = [];
+    const second = SettlementJournal.open(d, { onTornTail: (t) => said.push(t) });
+    expect(second.replayed.pending.map((r) => r.holdId)).toEqual(['kept']);
+    // The second process owes something too (a newer segment stays): the old tail is not last any more.
+    second.journal.record(rec('second'));
+    second.journal.close();
+    const third = SettlementJournal.open(d, { onTornTail: (t) => said.push(t) });
+    expect(third.replayed.pending.map((r) => r.holdId)).toEqual(['kept', 'second']);
+    third.journal.close();
+    expect(said).toEqual([
+      { file: join(d, file!), setAside: join(d, file!.replace('.log', '.torn')), bytes: 22 },
+    ]);
+    expect(readFileSync(said[0]!.setAside, 'utf8')).toBe('{"t":"r","seq":9,"acco\n');
+  });
+
   it('replays what was not acknowledged: records, and the batches they were sent in', () => {
     const d = dir();
     const { journal, replayed } = SettlementJournal.open(d);

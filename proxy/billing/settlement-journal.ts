@@ -48,6 +48,7 @@ import {
 import { lockDir, unlockDir } from './journal-lock.ts';
 import { readSegments } from './journal-replay.ts';
 import { SegmentBook } from './segment-book.ts';
+import { setAsideTornTail, type TornTail } from './torn-tail.ts';
 
 export type { BatchLine, Progress, Replayed, SettleRecord } from './journal-lines.ts';
 
@@ -97,7 +98,13 @@ export class SettlementJournal {
    */
   static open(
     where: string,
-    opts: { segmentBytes?: number; onWriteError?: (err: Error) => void; onWriteRecovered?: () => void } = {},
+    opts: {
+      segmentBytes?: number;
+      onWriteError?: (err: Error) => void;
+      onWriteRecovered?: () => void;
+      /** A torn last line was set aside (./torn-tail.ts). */
+      onTornTail?: (t: TornTail) => void;
+    } = {},
   ): { journal: SettlementJournal; replayed: Replayed } {
     const dir = resolve(where);
     mkdirSync(dir, { recursive: true });
@@ -109,6 +116,7 @@ export class SettlementJournal {
         .map((m) => Number(m[1]))
         .sort((a, b) => a - b);
       const read = readSegments(dir, segments);
+      if (read.torn !== null) opts.onTornTail?.(setAsideTornTail(dir, read.torn));
       const journal = new SettlementJournal(dir, opts.segmentBytes ?? 8 * 1024 * 1024, {
         segment: (segments.at(-1) ?? 0) + 1,
         seq: read.maxSeq + 1,
