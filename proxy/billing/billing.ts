@@ -107,28 +107,10 @@ export class Billing implements ChargeDeps {
     });
     metrics.sources.outboxPending = () => this.outbox.pending;
     registerFaultMetrics(metrics.registry, this.faults);
-    this.leases = config.PROXY_LEASES
-      ? new CreditLeases({
-          leases: new LeaseMetering(o.redis),
-          outbox: this.outbox,
-          ttlMs: config.HOLD_TTL_MS,
-          maxLease: parseDecimalToNano(config.PROXY_LEASE_MAX),
-          idleMs: config.PROXY_LEASE_IDLE_MS,
-          onError: (err, what) => log.error({ err }, `credit ${what} failed`),
-          onAvailable: (accountId, available) => this.balances.set(accountId, available),
-          onVoided: (v) => this.observeVoids(v),
-        })
-      : null;
-    this.reclaim =
-      this.leases === null
-        ? null
-        : new LeaseReclaim({
-            redis: o.redis,
-            subscriber: o.subscriber,
-            leases: this.leases,
-            timeoutMs: config.PROXY_LEASE_RECLAIM_MS,
-            onError: (err) => log.error({ err }, 'lease reclaim failed'),
-          });
+    ({ leases: this.leases, reclaim: this.reclaim } = creditLeases(o, this.outbox, {
+      onAvailable: (accountId, available) => this.balances.set(accountId, available),
+      onVoided: (v) => this.observeVoids(v),
+    }));
     this.renewer = new HoldRenewer({
       metering: this.metering,
       ttlMs: config.HOLD_TTL_MS,
@@ -317,6 +299,32 @@ export class Billing implements ChargeDeps {
     this.journal.close();
     this.outboxRedis.disconnect();
   }
+}
+
+/** Credit leases (PROXY_LEASES) and the lease reclaim between replicas, or neither. */
+function creditLeases(
+  { config, redis, subscriber, log }: BillingOptions,
+  outbox: Outbox,
+  on: { onAvailable: (accountId: string, available: number) => void; onVoided: (v: Voided) => void },
+): { leases: CreditLeases | null; reclaim: LeaseReclaim | null } {
+  if (!config.PROXY_LEASES) return { leases: null, reclaim: null };
+  const leases = new CreditLeases({
+    leases: new LeaseMetering(redis),
+    outbox,
+    ttlMs: config.HOLD_TTL_MS,
+    maxLease: parseDecimalToNano(config.PROXY_LEASE_MAX),
+    idleMs: config.PROXY_LEASE_IDLE_MS,
+    onError: (err, what) => log.error({ err }, `credit ${what} failed`),
+    ...on,
+  });
+  const reclaim = new LeaseReclaim({
+    redis,
+    subscriber,
+    leases,
+    timeoutMs: config.PROXY_LEASE_RECLAIM_MS,
+    onError: (err) => log.error({ err }, 'lease reclaim failed'),
+  });
+  return { leases, reclaim };
 }
 
 /** The outbox's own connection: it fails fast (no offline queue, no retries), the outbox retries. */
