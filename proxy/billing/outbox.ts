@@ -88,7 +88,10 @@ export class Outbox {
     this.o.journal.afterWrite(deliver);
   }
 
-  /** A lease batch: its line is made durable first, then it is sent until acknowledged. */
+  /**
+   * A lease batch: its line is made durable first (or, on a full disk, put ahead of its records'
+   * lines: ./batch-ahead.ts), then it is sent until acknowledged.
+   */
   async settleBatch(b: {
     accountId: string;
     leaseId: string;
@@ -97,8 +100,9 @@ export class Outbox {
     records: readonly SettleRecord[];
   }): Promise<LeaseSettleResult> {
     const seqs = b.records.map((r) => r.seq);
-    this.o.journal.batch({ accountId: b.accountId, leaseId: b.leaseId, batchId: b.batchId, seqs });
-    await this.o.journal.durable();
+    const line = { accountId: b.accountId, leaseId: b.leaseId, batchId: b.batchId, seqs };
+    this.o.journal.batch(line);
+    await this.o.journal.batchSendable(line);
     return this.sendBatch(b, seqs);
   }
 

@@ -22,7 +22,8 @@
 // unwritten bytes stay in memory, in order, and are written again (on the next turn that writes,
 // and every RETRY_MS) until the disk takes them. Meanwhile `writeFailure` says why, so Billing
 // refuses new billable calls (their settlement could not be made crash-safe), and `durable()`
-// waits: a lease batch is only sent once its line is on disk. A large segment holding nothing
+// waits: a lease batch is only sent once its line is on disk, unless none of its records' lines
+// reached the file either (./batch-ahead.ts). A large segment holding nothing
 // pending is dropped for a fresh one when a write fails — the journal that filled its disk frees it.
 import {
   closeSync,
@@ -35,6 +36,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { batchLineAhead } from './batch-ahead.ts';
 import { GroupFsync } from './group-fsync.ts';
 import {
   type BatchLine,
@@ -187,7 +189,7 @@ export class SettlementJournal {
     this.remove(freed);
   }
 
-  /** Writes a lease batch line now (after every line before it); call `durable()` before sending the batch. */
+  /** Writes a lease batch line now (after every line before it); `batchSendable()` says when it may go. */
   batch(b: BatchLine): void {
     this.write({ t: 'b', ...b });
     this.book.batch(batchKey(b));
@@ -230,6 +232,17 @@ export class SettlementJournal {
     this.flush();
     while (this.hasUnwritten() && !this.closed) await new Promise<void>((r) => this.writtenWaiters.push(r));
     return this.fsync.sync();
+  }
+
+  /** Resolves once batch `b` may be sent: its line is on disk, or ahead of its records' (./batch-ahead.ts). */
+  async batchSendable(b: BatchLine): Promise<void> {
+    this.flush();
+    const ahead =
+      this.failure === null || this.unwritten === null
+        ? null
+        : batchLineAhead(this.unwritten, this.unwrittenDone, b);
+    if (ahead === null) return this.durable();
+    this.unwritten = ahead;
   }
 
   /** Why lines cannot be written now (a full disk), and since when; null while writes succeed. */
