@@ -22,14 +22,20 @@ const rec = (holdId: string, leaseId: string | null = 'lease_a') => ({
   usage,
 });
 
+/** A journal holding one record, its segment ending in a line cut short by a crash mid-write. */
+function tornJournal(): { d: string; file: string } {
+  const d = dir();
+  const { journal } = SettlementJournal.open(d);
+  journal.record(rec('kept'));
+  journal.close();
+  const file = readdirSync(d).find((f) => f.endsWith('.log'))!;
+  appendFileSync(join(d, file), '{"t":"r","seq":9,"acco');
+  return { d, file };
+}
+
 describe('settlement journal', () => {
   it('a torn tail is set aside at start (kept beside the segment, said once), so a later start is not stopped by it', () => {
-    const d = dir();
-    const { journal } = SettlementJournal.open(d);
-    journal.record(rec('kept'));
-    journal.close();
-    const [file] = readdirSync(d).filter((f) => f.endsWith('.log'));
-    appendFileSync(join(d, file!), '{"t":"r","seq":9,"acco');
+    const { d, file } = tornJournal();
     const said: { setAside: string; bytes: number }[] = [];
     const second = SettlementJournal.open(d, { onTornTail: (t) => said.push(t) });
     expect(second.replayed.pending.map((r) => r.holdId)).toEqual(['kept']);
@@ -40,7 +46,7 @@ describe('settlement journal', () => {
     expect(third.replayed.pending.map((r) => r.holdId)).toEqual(['kept', 'second']);
     third.journal.close();
     expect(said).toEqual([
-      { file: join(d, file!), setAside: join(d, file!.replace('.log', '.torn')), bytes: 22 },
+      { file: join(d, file), setAside: join(d, file.replace('.log', '.torn')), bytes: 22 },
     ]);
     expect(readFileSync(said[0]!.setAside, 'utf8')).toBe('{"t":"r","seq":9,"acco\n');
   });
@@ -71,12 +77,7 @@ describe('settlement journal', () => {
   });
 
   it('a line cut by a crash mid-write is dropped; a damaged line before the end stops the start, naming it', () => {
-    const d = dir();
-    const { journal } = SettlementJournal.open(d);
-    journal.record(rec('kept'));
-    journal.close();
-    const [file] = readdirSync(d).filter((f) => f.endsWith('.log'));
-    appendFileSync(join(d, file!), '{"t":"r","seq":9,"acco');
+    const { d } = tornJournal();
     const torn = SettlementJournal.open(d);
     expect(torn.replayed.pending.map((r) => r.holdId)).toEqual(['kept']);
     torn.journal.close();
