@@ -8,7 +8,6 @@ import { Accounts } from '../core/accounts.ts';
 import { acknowledge, parseAnnouncement } from '../core/announce.ts';
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
-import { storeLostData } from '../core/errors.ts';
 import { newRequestId } from '../core/ids.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { channels } from '../core/keyspace.ts';
@@ -217,9 +216,10 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   });
   await app.register(
     async (api) => {
-      // A Redis that lost its data has no keys: every call would be a 401 (issue 22). Say what is wrong.
+      // A fault no call can be served through (proxy/faults/: a Redis that lost its data) says so first.
       api.addHook('onRequest', async () => {
-        if (billing.redisDataLost) throw storeLostData();
+        const refused = billing.faults.callRefusal();
+        if (refused !== null) throw refused;
       });
       await api.register(authPlugin, { keyCache, retired: new RetiredKeys(deps.redis) });
       await api.register(modelsRoutes, { ctx });

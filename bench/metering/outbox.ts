@@ -6,7 +6,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { UsageRecord } from '../../core/billing/index.ts';
-import { Journal } from '../../proxy/billing/journal.ts';
+import { SettlementJournal } from '../../proxy/billing/settlement-journal.ts';
 import { root } from '../proxy/stack.ts';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000);
@@ -29,7 +29,7 @@ function main(): Promise<void> {
 }
 
 async function run(dir: string): Promise<void> {
-  const { journal } = Journal.open(dir, { segmentBytes: 64 * 1024 * 1024 });
+  const { journal } = SettlementJournal.open(dir, { segmentBytes: 64 * 1024 * 1024 });
   const record = (i: number) =>
     journal.record({
       accountId: 'acct_0123456789abcdef',

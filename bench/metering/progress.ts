@@ -6,7 +6,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { UsageRecord } from '../../core/billing/index.ts';
-import { Journal } from '../../proxy/billing/journal.ts';
+import { SettlementJournal } from '../../proxy/billing/settlement-journal.ts';
 import { root } from '../proxy/stack.ts';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
@@ -29,13 +29,13 @@ const line = (i: number, cost: number) => ({
   carved: 9_876_543,
   usage,
 });
-const flushed = (j: Journal) => new Promise<void>((r) => j.afterWrite(r));
+const flushed = (j: SettlementJournal) => new Promise<void>((r) => j.afterWrite(r));
 
 async function main(): Promise<void> {
   mkdirSync(join(root, 'bench', 'out'), { recursive: true });
   const dir = mkdtempSync(join(root, 'bench', 'out', 'progress-'));
   try {
-    const { journal } = Journal.open(join(dir, 'p'), { segmentBytes: 64 * 1024 * 1024 });
+    const { journal } = SettlementJournal.open(join(dir, 'p'), { segmentBytes: 64 * 1024 * 1024 });
     // One interval: every running stream's progress, one write.
     let t = process.hrtime.bigint();
     for (let k = 1; k <= INTERVALS; k++) {
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
     const perInterval = Number(process.hrtime.bigint() - t) / INTERVALS / 1e3;
     journal.close();
     // A request's settlement line, 64 calls finishing per event-loop turn (a busy proxy).
-    const { journal: j2 } = Journal.open(join(dir, 'r'), { segmentBytes: 64 * 1024 * 1024 });
+    const { journal: j2 } = SettlementJournal.open(join(dir, 'r'), { segmentBytes: 64 * 1024 * 1024 });
     const n = INTERVALS * 64;
     t = process.hrtime.bigint();
     for (let i = 0; i < n; i += 64) {

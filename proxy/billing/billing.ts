@@ -4,37 +4,32 @@
 //   from the journal at start);
 // - credit leases, the lease reclaim between replicas, and the renewer of reserved holds;
 // - the hold sweeper (one per fleet, behind a Redis lock) that voids holds whose owner died;
-// - the gate: no new billable call while settlements cannot reach Redis;
+// - the gate: no new billable call while a fault of the table in proxy/faults/ holds (Billing hands
+//   it the probe, the outbox and the journal to read; the Redis probe's acting half is
+//   ./redis-watch.ts, what the replica owes is published by ./replica-reporter.ts);
 // - the open calls, so shutdown can wait for them, or end them, before the outbox drains.
-import { hostname } from 'node:os';
-import { resolve } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { LeaseMetering, Metering, startHoldSweeper, type Voided } from '../../core/billing/index.ts';
 import { loadMeteringScripts } from '../../core/billing/scripts.ts';
 import type { Config } from '../../core/config.ts';
-import { type ApiError, billingUnavailable, storeLostData } from '../../core/errors.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
 import { duplicateRedis, type Redis } from '../../core/redis-client.ts';
-import { reportEpochFault } from '../../core/redis-epoch.ts';
-import {
-  type AcknowledgedWrite,
-  publishReplicaReport,
-  RECENT_ACKS_KEPT,
-  RECENT_ACKS_MS,
-  removeReplicaReport,
-} from '../../core/replica-reports.ts';
+import { FaultBoard } from '../faults/board.ts';
+import { registerFaultMetrics } from '../faults/fault-metrics.ts';
+import { FAULTS } from '../faults/faults.ts';
 import type { ProxyMetrics } from '../metrics/metrics.ts';
-import type { CallUsage as CallCounts } from '../usage.ts'; // i29-engine: rename CallCounts at merge
+import type { CallUsage } from '../usage.ts';
 import { BalanceView } from './balance-view.ts';
 import { CallCharge, type CallInfo, type ChargeDeps, type Quote } from './charge.ts';
-import { registerFaultMetrics } from './fault-metrics.ts';
 import { HoldRenewer } from './hold-renewer.ts';
-import { Journal } from './journal.ts';
 import { LeaseReclaim } from './lease-reclaim.ts';
 import { CreditLeases } from './leases.ts';
 import { Outbox } from './outbox.ts';
 import { knownEpoch } from './redis-identity.ts';
-import { RedisProbe } from './redis-probe.ts';
+import type { RedisProbe } from './redis-probe.ts';
+import { watchRedis } from './redis-watch.ts';
+import { ReplicaReporter } from './replica-reporter.ts';
+import { SettlementJournal } from './settlement-journal.ts';
 
 export interface BillingOptions {
   config: Config;
@@ -54,33 +49,35 @@ export class Billing implements ChargeDeps {
   readonly reclaim: LeaseReclaim | null;
   readonly balances = new BalanceView();
   readonly holdTtlMs: number;
+  /** What this replica cannot bill through now (proxy/faults/): readiness, refusals, /readyz's words. */
+  readonly faults: FaultBoard;
   private readonly openCharges = new Set<CallCharge>();
   private idleWaiters: (() => void)[] = [];
   private readonly outboxRedis: Redis;
   /** Issue 22: a hung Redis is noticed (and treated like a dead one), and its return acted on at once. */
   private readonly probe: RedisProbe;
+  private readonly reporter: ReplicaReporter;
   private readonly stopSweeper: () => Promise<void>;
   private replaying: Promise<void> = Promise.resolve();
-  private readonly reportTimer: NodeJS.Timeout;
   private readonly progressTimer: NodeJS.Timeout | null;
   private closed = false;
-  /** Settlements Redis acknowledged lately, oldest first (core/replica-reports.ts, AcknowledgedWrite). */
-  private readonly recentAcks: AcknowledgedWrite[] = [];
 
   private constructor(
     private readonly o: BillingOptions,
-    private readonly journal: Journal,
+    private readonly journal: SettlementJournal,
     epoch: { expected: string; found: string | null; matches: boolean },
   ) {
     const { config, metrics, log } = o;
     this.holdTtlMs = config.HOLD_TTL_MS;
     this.metering = new Metering(o.redis);
-    this.outboxRedis = duplicateRedis(o.redis, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: config.REDIS_WAIT_TIMEOUT_MS + 2_000,
+    this.outboxRedis = outboxConnection(o.redis, config);
+    this.reporter = new ReplicaReporter({
+      redis: this.outboxRedis,
+      journal,
+      dataDir: config.PROXY_DATA_DIR,
+      everyMs: config.PROXY_REPLICA_REPORT_MS,
+      redisIsKnown: () => this.probe.mismatch === null,
     });
-    this.outboxRedis.on('error', () => {}); // each failed delivery is logged by the outbox
     this.outbox = new Outbox({
       journal,
       redis: this.outboxRedis,
@@ -89,83 +86,32 @@ export class Billing implements ChargeDeps {
       onError: (err, what) => log.error({ err }, `outbox: ${what} not acknowledged yet; retrying`),
       // Issue 22: settlements owed to the Redis this replica knew are never written into another.
       holdBack: () => this.probe.mismatch !== null,
-      onAcknowledged: (w) => this.recentAcks.push(w),
+      onAcknowledged: (w) => this.reporter.acknowledged(w),
     });
-    let reported = 0;
-    this.probe = new RedisProbe({
-      redis: this.outboxRedis,
-      epoch: epoch.expected,
-      matchedAtStart: epoch.matches,
-      foundAtStart: epoch.found,
-      intervalMs: 100,
+    this.probe = watchRedis({
+      redis: o.redis,
+      probeRedis: this.outboxRedis,
+      epoch,
       timeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
-      onMismatch: (found) => {
-        // Once a second: the log line, and the report ledger check reads from Redis itself.
-        if (Date.now() - reported < 1_000) return;
-        reported = Date.now();
-        const owed = this.journal.pendingRecords;
-        log.error(
-          { expected: epoch.expected, found, owed },
-          'Redis is not the one this replica knew (its epoch is missing or different): it lost its data or is another server. Not serving; owed settlements stay in the journal. Restore Redis from its AOF/RDB (docs/faults.md "Faults").',
-        );
-        reportEpochFault(
-          o.redis,
-          {
-            replica: replicaName(config.PROXY_DATA_DIR),
-            expected: epoch.expected,
-            found,
-            owed,
-            sinceMs: this.probe.mismatch?.since ?? Date.now(),
-          },
-          10_000,
-        ).catch(() => {});
-      },
-      onBack: () => {
-        log.warn('Redis answers again; sending owed settlements now');
-        this.outbox.wake();
-        loadMeteringScripts(o.redis).catch(() => {}); // a restarted Redis lost them
-      },
-      onUncovered: (primaries) => {
-        if (primaries.length > 0)
-          log.warn(
-            { primaries },
-            'these Redis Cluster primaries hold no epoch key (each serves fewer than 256 contiguous slots): their losing their data would go unseen by the epoch probe (docs/redis-cluster.md "Running on Redis Cluster")',
-          );
-        else log.info('every Redis Cluster primary holds an epoch key again');
-      },
+      replica: this.reporter.replica,
+      owed: () => journal.pendingRecords,
+      onBack: () => this.outbox.wake(),
+      log,
+    });
+    this.faults = new FaultBoard(FAULTS, {
+      redisMismatch: () => this.probe.mismatch,
+      redisFailingMs: () => this.probe.failingMs(),
+      settlementsFailingMs: () => this.outbox.stalledMs(),
+      journalWriteFailure: () => journal.writeFailure,
+      owedSettlements: () => journal.pendingRecords,
+      stallMs: config.PROXY_OUTBOX_STALL_MS,
     });
     metrics.sources.outboxPending = () => this.outbox.pending;
-    metrics.sources.outboxStalledMs = () => this.outbox.stalledMs();
-    registerFaultMetrics(metrics.registry, {
-      redisFailingMs: () => this.probe.failingMs(),
-      redisDataLost: () => (this.probe.mismatch === null ? 0 : 1),
-      journalFailingMs: () => {
-        const f = journal.writeFailure;
-        return f === null ? 0 : Date.now() - f.since;
-      },
-    });
-    this.leases = config.PROXY_LEASES
-      ? new CreditLeases({
-          leases: new LeaseMetering(o.redis),
-          outbox: this.outbox,
-          ttlMs: config.HOLD_TTL_MS,
-          maxLease: parseDecimalToNano(config.PROXY_LEASE_MAX),
-          idleMs: config.PROXY_LEASE_IDLE_MS,
-          onError: (err, what) => log.error({ err }, `credit ${what} failed`),
-          onAvailable: (accountId, available) => this.balances.set(accountId, available),
-          onVoided: (v) => this.observeVoids(v),
-        })
-      : null;
-    this.reclaim =
-      this.leases === null
-        ? null
-        : new LeaseReclaim({
-            redis: o.redis,
-            subscriber: o.subscriber,
-            leases: this.leases,
-            timeoutMs: config.PROXY_LEASE_RECLAIM_MS,
-            onError: (err) => log.error({ err }, 'lease reclaim failed'),
-          });
+    registerFaultMetrics(metrics.registry, this.faults);
+    ({ leases: this.leases, reclaim: this.reclaim } = creditLeases(o, this.outbox, {
+      onAvailable: (accountId, available) => this.balances.set(accountId, available),
+      onVoided: (v) => this.observeVoids(v),
+    }));
     this.renewer = new HoldRenewer({
       metering: this.metering,
       ttlMs: config.HOLD_TTL_MS,
@@ -173,33 +119,14 @@ export class Billing implements ChargeDeps {
       onGone: (accountId, holdIds) =>
         log.warn({ accountId, holdIds }, 'holds of running calls were voided while Redis was out of reach'),
     });
-    // Issue 22: what this replica owes is visible to `ledger check`, even after it died.
-    this.reportTimer = setInterval(() => {
-      if (this.probe.mismatch === null) this.publishReport().catch(() => {});
-    }, config.PROXY_REPLICA_REPORT_MS);
-    this.reportTimer.unref();
     // Issue 22: running streams leave their charge so far in the journal (one write for all).
-    this.progressTimer =
-      config.PROXY_STREAM_PROGRESS_MS > 0
-        ? setInterval(() => this.journalProgress(), config.PROXY_STREAM_PROGRESS_MS)
-        : null;
-    this.progressTimer?.unref();
-    this.stopSweeper = startHoldSweeper(o.redis, {
-      intervalMs: config.HOLD_SWEEP_INTERVAL_MS,
-      lockTtlMs: config.HOLD_SWEEPER_LOCK_MS,
-      onVoided: (voided) => {
-        for (const v of voided) {
-          metrics.holdsVoided.inc({ reason: v.reason });
-          log.warn(v, 'voided a hold whose owner stopped renewing it');
-        }
-      },
-      onError: (err) => log.error({ err }, 'hold sweep failed'),
-    });
+    this.progressTimer = every(config.PROXY_STREAM_PROGRESS_MS, () => this.journalProgress());
+    this.stopSweeper = sweepDeadHolds(o);
   }
 
   /** Opens the journal in PROXY_DATA_DIR and sends what a previous process left in it. */
   static async start(o: BillingOptions): Promise<Billing> {
-    const { journal, replayed } = Journal.open(o.config.PROXY_DATA_DIR, {
+    const { journal, replayed } = SettlementJournal.open(o.config.PROXY_DATA_DIR, {
       // Issue 22 (a full disk): no crash; calls are refused until the journal writes again.
       onWriteError: (err) =>
         o.log.error(
@@ -207,6 +134,11 @@ export class Billing implements ChargeDeps {
           'the settlement journal cannot be written; refusing billable calls until it can',
         ),
       onWriteRecovered: () => o.log.warn('the settlement journal is written again; serving billable calls'),
+      onTornTail: (t) =>
+        o.log.warn(
+          t,
+          'the settlement journal ended in a line cut short by a crash mid-write; set aside (a torn record may be a charge owed: see ledger check)',
+        ),
     });
     const epoch = await knownEpoch(o.redis, o.config.PROXY_DATA_DIR);
     const b = new Billing(o, journal, epoch);
@@ -241,32 +173,9 @@ export class Billing implements ChargeDeps {
     if (any) this.journal.afterWrite();
   }
 
-  private get replica(): string {
-    return replicaName(this.o.config.PROXY_DATA_DIR);
-  }
-
-  private publishReport(): Promise<void> {
-    const owed = this.journal.owed();
-    const now = Date.now();
-    const keepFrom = this.recentAcks.findIndex((w) => w.atMs >= now - RECENT_ACKS_MS);
-    this.recentAcks.splice(
-      0,
-      keepFrom < 0 ? this.recentAcks.length : Math.max(keepFrom, this.recentAcks.length - RECENT_ACKS_KEPT),
-    );
-    return publishReplicaReport(this.outboxRedis, {
-      replica: this.replica,
-      owed: owed.count,
-      byAccount: owed.byAccount,
-      oldestAgeMs: owed.oldestAtMs === null ? null : now - owed.oldestAtMs,
-      reportedAtMs: now,
-      everyMs: this.o.config.PROXY_REPLICA_REPORT_MS,
-      recent: this.recentAcks,
-    });
-  }
-
   /** A call's money (./charge.ts); refused while this replica cannot bill. */
   open(call: CallInfo, quote: Quote): CallCharge {
-    const refused = this.refusal();
+    const refused = this.faults.refusal();
     if (refused !== null) {
       this.o.metrics.billingRefused.inc();
       throw refused;
@@ -286,50 +195,6 @@ export class Billing implements ChargeDeps {
     return r;
   }
 
-  /** Why new billable calls are refused now, or null. */
-  refusal(): ApiError | null {
-    const r = this.readiness();
-    if (!r.redisData) return storeLostData();
-    return r.billing && r.journal ? null : billingUnavailable();
-  }
-
-  /**
-   * /readyz's billing checks: settlements reach Redis and Redis answers (a hung Redis counts as a
-   * dead one after the same bound); the journal can be written (a full disk).
-   */
-  readiness(): { billing: boolean; journal: boolean; redisData: boolean } {
-    const stall = this.o.config.PROXY_OUTBOX_STALL_MS;
-    return {
-      // Redis has the epoch this replica knew (it did not lose its data).
-      redisData: this.probe.mismatch === null,
-      billing: this.outbox.stalledMs() <= stall && this.probe.failingMs() <= stall,
-      journal: this.journal.writeFailure === null,
-    };
-  }
-
-  /** Redis is not the one this replica knew (it lost its data): checked on every /v1 request, so cheap. */
-  get redisDataLost(): boolean {
-    return this.probe.mismatch !== null;
-  }
-
-  /** Why this replica's billing is not ready, in words for /readyz and the operator (empty: ready). */
-  faults(): string[] {
-    const out: string[] = [];
-    const m = this.probe.mismatch;
-    if (m !== null)
-      out.push(
-        `Redis lost its data or is another server: its epoch is ${m.found ?? 'missing'}, this replica knew ${m.expected}; ${this.journal.pendingRecords} settlements stay in the journal until Redis is restored from its AOF/RDB`,
-      );
-    const f = this.journal.writeFailure;
-    if (f !== null)
-      out.push(`the settlement journal cannot be written (${f.error.message}): free space in PROXY_DATA_DIR`);
-    const stall = this.o.config.PROXY_OUTBOX_STALL_MS;
-    if (this.probe.failingMs() > stall) out.push(`Redis has not answered for ${this.probe.failingMs()} ms`);
-    else if (this.outbox.stalledMs() > stall)
-      out.push(`settlements have not reached Redis for ${this.outbox.stalledMs()} ms`);
-    return out;
-  }
-
   mayReserveAlongside(accountId: string, hold: number): boolean {
     const f = this.o.config.PROXY_CONCURRENT_RESERVE_FACTOR;
     if (f <= 0) return false;
@@ -337,7 +202,7 @@ export class Billing implements ChargeDeps {
     return known !== undefined && known >= f * Math.max(hold, 1);
   }
 
-  observe(charge: CallCharge, counts: CallCounts, charged: number, short: number): void {
+  observe(charge: CallCharge, counts: CallUsage, charged: number, short: number): void {
     const m = this.o.metrics;
     const { model, principal } = charge.call;
     if (counts.inputTokens !== undefined) m.tokensOf(model, 'input').inc(counts.inputTokens);
@@ -430,21 +295,69 @@ export class Billing implements ChargeDeps {
     this.outbox.close();
     await leasesClosed;
     await this.replaying;
-    clearInterval(this.reportTimer);
     if (this.progressTimer !== null) clearInterval(this.progressTimer);
-    // Handed over cleanly: nothing owed, no report; else the last word stays for ledger check.
-    if (this.probe.mismatch === null) {
-      const gone = this.journal.pendingRecords === 0;
-      await (gone ? removeReplicaReport(this.outboxRedis, this.replica) : this.publishReport()).catch(
-        () => {},
-      );
-    }
+    await this.reporter.close();
     this.journal.close();
     this.outboxRedis.disconnect();
   }
 }
 
-/** This replica's name in reports: its host (the pod's name under Kubernetes) and data directory. */
-export function replicaName(dataDir: string): string {
-  return `${hostname()}:${resolve(dataDir)}`;
+/** Credit leases (PROXY_LEASES) and the lease reclaim between replicas, or neither. */
+function creditLeases(
+  { config, redis, subscriber, log }: BillingOptions,
+  outbox: Outbox,
+  on: { onAvailable: (accountId: string, available: number) => void; onVoided: (v: Voided) => void },
+): { leases: CreditLeases | null; reclaim: LeaseReclaim | null } {
+  if (!config.PROXY_LEASES) return { leases: null, reclaim: null };
+  const leases = new CreditLeases({
+    leases: new LeaseMetering(redis),
+    outbox,
+    ttlMs: config.HOLD_TTL_MS,
+    maxLease: parseDecimalToNano(config.PROXY_LEASE_MAX),
+    idleMs: config.PROXY_LEASE_IDLE_MS,
+    onError: (err, what) => log.error({ err }, `credit ${what} failed`),
+    ...on,
+  });
+  const reclaim = new LeaseReclaim({
+    redis,
+    subscriber,
+    leases,
+    timeoutMs: config.PROXY_LEASE_RECLAIM_MS,
+    onError: (err) => log.error({ err }, 'lease reclaim failed'),
+  });
+  return { leases, reclaim };
+}
+
+/** The outbox's own connection: it fails fast (no offline queue, no retries), the outbox retries. */
+function outboxConnection(redis: Redis, config: Config): Redis {
+  const c = duplicateRedis(redis, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: config.REDIS_WAIT_TIMEOUT_MS + 2_000,
+  });
+  c.on('error', () => {}); // each failed delivery is logged by the outbox
+  return c;
+}
+
+/** `run` every `ms` (none when 0), not keeping the process alive. */
+function every(ms: number, run: () => void): NodeJS.Timeout | null {
+  if (ms <= 0) return null;
+  const t = setInterval(run, ms);
+  t.unref();
+  return t;
+}
+
+/** The fleet's one hold sweeper (behind a Redis lock): voids holds whose owner stopped renewing them. */
+function sweepDeadHolds({ redis, config, metrics, log }: BillingOptions): () => Promise<void> {
+  return startHoldSweeper(redis, {
+    intervalMs: config.HOLD_SWEEP_INTERVAL_MS,
+    lockTtlMs: config.HOLD_SWEEPER_LOCK_MS,
+    onVoided: (voided) => {
+      for (const v of voided) {
+        metrics.holdsVoided.inc({ reason: v.reason });
+        log.warn(v, 'voided a hold whose owner stopped renewing it');
+      }
+    },
+    onError: (err) => log.error({ err }, 'hold sweep failed'),
+  });
 }

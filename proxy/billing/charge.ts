@@ -39,7 +39,7 @@ import type { RequestTrace } from '../tracing/tracing.ts';
 import type { CallUsage } from '../usage.ts';
 import type { BalanceView } from './balance-view.ts';
 import type { HoldRenewer } from './hold-renewer.ts';
-import type { Progress } from './journal.ts';
+import type { Progress } from './journal-lines.ts';
 import type { LeaseReclaim } from './lease-reclaim.ts';
 import type { CreditLeases } from './leases.ts';
 import type { Outbox } from './outbox.ts';

@@ -1,4 +1,4 @@
-// The settlement journal's lines (./journal.ts says what each kind means) and the names of its files.
+// The settlement journal's lines (./settlement-journal.ts says what each kind means) and the names of its files.
 import type { UsageRecord } from '../../core/billing/index.ts';
 
 export interface SettleRecord {

@@ -1,5 +1,9 @@
-// Reading a journal a previous process left (./journal.ts): what it had not seen acknowledged, and
+// Reading a journal a previous process left (./settlement-journal.ts): what it had not seen acknowledged, and
 // which segment holds what, so the new process pins and drops segments as the old one would have.
+// A line cut short by a crash mid-write (or a write the disk refused in part) can only be the last
+// line of the last segment, with no newline after it: that torn tail is set aside (./torn-tail.ts)
+// so the next start, when the segment is no longer the last, does not take it for damage. A line
+// that does not parse anywhere else is damage, and stops the start: it may hold charges owed.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type BatchLine, batchKey, type Line, type Progress, type SettleRecord } from './journal-lines.ts';
@@ -14,6 +18,8 @@ export function readSegments(dir: string, segments: number[]) {
   const progress = new Map<string, { progress: Progress; segment: number }>();
   const closedIn = new Map<string, number>();
   let maxSeq = 0;
+  /** The torn last line of the last segment, if any. */
+  let torn: { segment: number; file: string } | null = null;
   for (const seg of segments) {
     const file = join(dir, `outbox-${seg}.log`);
     const lines = readFileSync(file, 'utf8').split('\n');
@@ -24,7 +30,10 @@ export function readSegments(dir: string, segments: number[]) {
         line = JSON.parse(text) as Line;
       } catch (err) {
         // A line cut short by a crash mid-write can only be the last one of the last segment.
-        if (seg === segments.at(-1) && i === lines.length - 1) return;
+        if (seg === segments.at(-1) && i === lines.length - 1) {
+          torn = { segment: seg, file };
+          return;
+        }
         throw new Error(`settlement journal ${file} line ${i + 1} is unreadable; it holds charges owed`, {
           cause: err,
         });
@@ -59,5 +68,13 @@ export function readSegments(dir: string, segments: number[]) {
   const closedPairs = [...progress.values()]
     .filter((p) => closedIn.has(p.progress.holdId))
     .map((p) => ({ p: p.segment, r: closedIn.get(p.progress.holdId)! }));
-  return { replayed: { pending, batches: open }, recordSegment, batchSegment, maxSeq, unclosed, closedPairs };
+  return {
+    replayed: { pending, batches: open },
+    recordSegment,
+    batchSegment,
+    maxSeq,
+    unclosed,
+    closedPairs,
+    torn: torn as { segment: number; file: string } | null,
+  };
 }

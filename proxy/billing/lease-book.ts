@@ -3,7 +3,7 @@
 // `size` is never more than Redis holds for the lease minus the settles not yet applied there, so
 // `free = size − carved − queuedCost ≥ 0` is money this replica may promise to a request without
 // asking Redis, and carving never over-commits the account.
-import type { SettleRecord } from './journal.ts';
+import type { SettleRecord } from './journal-lines.ts';
 
 export interface LeaseRecord extends SettleRecord {
   /** Called with what the batch charged and could not collect (metrics). */

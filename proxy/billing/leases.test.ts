@@ -11,9 +11,9 @@ import { newId } from '../../core/ids.ts';
 import { recomputeBalanceFromStream } from '../../core/usage.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
 import { until } from '../../test/helpers/until.ts';
-import { Journal } from './journal.ts';
 import { CreditLeases } from './leases.ts';
 import { Outbox } from './outbox.ts';
+import { SettlementJournal } from './settlement-journal.ts';
 
 const usage: UsageRecord = {
   keyId: 'k',
@@ -57,7 +57,7 @@ describe('credit lease batching', () => {
   async function setup(flushMs: number) {
     const accountId = newId('acct');
     await new Metering(r.redis).topUp({ accountId, topUpId: newId('top'), amount: 1_000_000_000 });
-    const { journal } = Journal.open(mkdtempSync(join(tmpdir(), 'mp-leases-')));
+    const { journal } = SettlementJournal.open(mkdtempSync(join(tmpdir(), 'mp-leases-')));
     const metering = new GatedOutbox({
       journal,
       redis: r.redis,

@@ -2,7 +2,7 @@
 // and stalledMs says for how long it has failed), a journal a dead process left is replayed exactly
 // once (batches Redis applied but never acknowledged answer from their done key), and with replicas
 // required a settlement counts only once WAIT confirms a replica has it.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,9 +12,10 @@ import { duplicateRedis, type Redis } from '../../core/redis-client.ts';
 import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../../test/helpers/ledger.ts';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
+import { free, mountTmpfs } from '../../test/helpers/tmpfs.ts';
 import { until } from '../../test/helpers/until.ts';
-import { Journal } from './journal.ts';
 import { Outbox } from './outbox.ts';
+import { SettlementJournal } from './settlement-journal.ts';
 
 const usage = (requestId: string): UsageRecord => ({
   keyId: 'k',
@@ -34,7 +35,7 @@ function outboxOn(redis: Redis, dir: string, o: { waitReplicas?: number } = {}) 
     commandTimeout: 2_000,
   });
   conn.on('error', () => {});
-  const { journal, replayed } = Journal.open(dir);
+  const { journal, replayed } = SettlementJournal.open(dir);
   const errors: unknown[] = [];
   const outbox = new Outbox({
     journal,
@@ -200,5 +201,79 @@ describe('settlement outbox', () => {
       await replica.stop();
     }
     await expectLedgerClean(redis, [accountId]);
+  });
+
+  describe('on a full journal disk (a real tmpfs)', () => {
+    const disk = mountTmpfs(64 * 1024);
+    const onDisk = disk === null ? it.skip : it;
+    afterAll(() => disk?.unmount());
+
+    onDisk(
+      'BILL-5 on a full journal disk a lease batch still reaches Redis; whatever part of its lines lands later, a restart charges nothing twice',
+      async () => {
+        const accountId = await funded(100_000);
+        const leases = new LeaseMetering(redis);
+        await leases.extendLease({ accountId, leaseId: 'lease_full', add: 10_000, den: 2, ttlMs: 60_000 });
+        const dir = mkdtempSync(join(disk!.dir, 'o-'));
+        const o = outboxOn(redis, dir);
+        const filler = disk!.fill();
+        const [a, b] = ['req_f1', 'req_f2'].map((h) =>
+          o.outbox.recordLeased({
+            accountId,
+            leaseId: 'lease_full',
+            holdId: h,
+            cost: 1_000,
+            carved: 2_000,
+            usage: usage(h),
+          }),
+        );
+        await new Promise<void>((r) => o.journal.afterWrite(r)); // the calls are answered; the disk refused their lines
+        expect(o.journal.writeFailure).not.toBeNull();
+        const sent = o.outbox.settleBatch({
+          accountId,
+          leaseId: 'lease_full',
+          batchId: '1',
+          ttlMs: 60_000,
+          records: [a!, b!],
+        });
+        const waited = await Promise.race([
+          sent.then(() => 'sent'),
+          new Promise((r) => setTimeout(() => r('still waiting for the disk'), 3_000)),
+        ]);
+        expect(waited).toBe('sent');
+        free(filler);
+        await until(() => o.journal.writeFailure === null, 'the journal writing again');
+        // Its lines landed with the batch line ahead of its records'. A crash that had let only the
+        // batch line and the first record land (the rest, and the acknowledgement, never written):
+        const [seg] = readdirSync(dir).filter((f) => f.endsWith('.log'));
+        const lines = readFileSync(join(dir, seg!), 'utf8').split('\n');
+        o.close();
+        const at = (t: string, h?: string) =>
+          lines.findIndex(
+            (l) => l.startsWith(`{"t":"${t}"`) && (h === undefined || l.includes(`"holdId":"${h}"`)),
+          );
+        expect(at('b')).toBeGreaterThanOrEqual(0);
+        expect(at('b')).toBeLessThan(at('r', 'req_f1'));
+        writeFileSync(join(dir, seg!), `${lines.slice(0, at('r', 'req_f1') + 1).join('\n')}\n`);
+        const next = outboxOn(redis, dir);
+        expect(next.replayed.batches.map((x) => x.batchId)).toEqual(['1']);
+        await next.outbox.replay(next.replayed, {
+          batchPrefix: 'replay-full',
+          ttlMs: 60_000,
+          releaseLease: async () => {},
+        });
+        next.close();
+        const charges = (await usageRecords(redis, accountId, { count: 20 })).filter(
+          (e) => e.type === 'charge',
+        );
+        expect(charges.map((e) => [e.requestId, e.amount]).sort()).toEqual([
+          ['req_f1', 1_000],
+          ['req_f2', 1_000],
+        ]);
+        await leases.releaseLease({ accountId, leaseId: 'lease_full' });
+        await expectLedgerClean(redis, [accountId]);
+      },
+      30_000,
+    );
   });
 });

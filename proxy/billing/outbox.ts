@@ -1,5 +1,5 @@
 // The settlement outbox (DESIGN "Money"): every settlement this replica owes goes through it, is in
-// its journal (./journal.ts) before the client has its answer, and is sent to Redis again and
+// its journal (./settlement-journal.ts) before the client has its answer, and is sent to Redis again and
 // again, with backoff, under the same idempotency key (the hold id, or the lease batch id) until
 // Redis acknowledges it — and, with REDIS_WAIT_REPLICAS set, until WAIT confirms that many replicas
 // have it, so a failover cannot lose it. A settlement is never given up: if the process stops
@@ -17,10 +17,10 @@ import {
 import { accountKeys } from '../../core/keyspace.ts';
 import { type Redis, serverOf } from '../../core/redis-client.ts';
 import type { AcknowledgedWrite } from '../../core/replica-reports.ts';
-import type { Journal, Replayed, SettleRecord } from './journal.ts';
+import type { Replayed, SettlementJournal, SettleRecord } from './settlement-journal.ts';
 
 export interface OutboxOptions {
-  journal: Journal;
+  journal: SettlementJournal;
   /**
    * A connection of the outbox's own, without an offline queue and with a command timeout: a
    * delivery during an outage fails (and is retried) instead of waiting unseen, and WAIT covers
@@ -88,7 +88,10 @@ export class Outbox {
     this.o.journal.afterWrite(deliver);
   }
 
-  /** A lease batch: its line is made durable first, then it is sent until acknowledged. */
+  /**
+   * A lease batch: its line is made durable first (or, on a full disk, put ahead of its records'
+   * lines: ./batch-ahead.ts), then it is sent until acknowledged.
+   */
   async settleBatch(b: {
     accountId: string;
     leaseId: string;
@@ -97,8 +100,9 @@ export class Outbox {
     records: readonly SettleRecord[];
   }): Promise<LeaseSettleResult> {
     const seqs = b.records.map((r) => r.seq);
-    this.o.journal.batch({ accountId: b.accountId, leaseId: b.leaseId, batchId: b.batchId, seqs });
-    await this.o.journal.durable();
+    const line = { accountId: b.accountId, leaseId: b.leaseId, batchId: b.batchId, seqs };
+    this.o.journal.batch(line);
+    await this.o.journal.batchSendable(line);
     return this.sendBatch(b, seqs);
   }
 

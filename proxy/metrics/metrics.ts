@@ -15,10 +15,9 @@ const overheadBuckets = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
 
 export function createProxyMetrics() {
   const registry = new Registry();
-  /** Where the outbox gauges read from at scrape time (Billing sets them). */
+  /** Where the outbox gauge reads from at scrape time (Billing sets it; the fault gauges are proxy/faults/). */
   const sources = {
     outboxPending: () => 0,
-    outboxStalledMs: () => 0,
     /** Video jobs not finished yet, and the age of the oldest (s); the video worker sets them. */
     videoQueue: async (): Promise<{ depth: number; oldestAgeS: number }> => ({ depth: 0, oldestAgeS: 0 }),
   };
@@ -105,14 +104,6 @@ export function createProxyMetrics() {
       registers: r,
       collect() {
         this.set(sources.outboxPending());
-      },
-    }),
-    outboxStalled: new Gauge({
-      name: 'mp_proxy_outbox_stalled_seconds',
-      help: 'How long the oldest failing settlement has been failing (0: the outbox drains)',
-      registers: r,
-      collect() {
-        this.set(sources.outboxStalledMs() / 1000);
       },
     }),
     streamsStalled: new Counter({

@@ -37,13 +37,13 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
       const checks = {
         redis,
         catalogue: ctx.catalogue.loaded,
-        // billing: settlements reach Redis; journal: the settlement journal can be written.
-        ...ctx.billing.readiness(),
+        // The fault table's checks (proxy/faults/faults.ts): redisData, billing, journal.
+        ...ctx.billing.faults.readiness(),
         serving: ctx.serving.ready,
       };
       const ok = Object.values(checks).every((v) => v);
       if (ok) return reply.code(200).send({ status: 'ok', checks });
-      return reply.code(503).send({ status: 'unavailable', checks, reasons: ctx.billing.faults() });
+      return reply.code(503).send({ status: 'unavailable', checks, reasons: ctx.billing.faults.reasons() });
     },
   );
 }

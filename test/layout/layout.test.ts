@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { FAULTS } from '../../proxy/faults/faults.ts';
 import { importCircles, importGraph, sourceFiles } from './imports.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -135,5 +136,37 @@ describe('layout', () => {
     expect(folders.size).toBeGreaterThan(10);
     const KNOWN = [['proxy/engine/', 'proxy/request-abort.ts', 'proxy/tracing/'].join()]; // fixed on branch i29-media
     expect(importCircles(folders).filter((c) => !KNOWN.includes(c.join()))).toEqual([]);
+  });
+
+  it('a fault is one entry in one table: no proxy file but proxy/faults/faults.ts names a fault, its refusal or its gauge', () => {
+    const table = 'proxy/faults/faults.ts';
+    const names = FAULTS.flatMap((f) => [f.type, f.refusal.name, f.metric.name]);
+    expect(names).toContain('mp_proxy_redis_data_lost');
+    expect(names).toContain('storeLostData');
+    const tableText = readFileSync(`${root}${table}`, 'utf8');
+    for (const n of names) expect(tableText).toContain(n);
+    const elsewhere = files
+      .filter((f) => f.startsWith('proxy/') && !isTest(f) && f !== table)
+      .flatMap((f) => {
+        const text = readFileSync(`${root}${f}`, 'utf8');
+        return names.filter((n) => new RegExp(`\\b${n}\\b`).test(text)).map((n) => `${f}: ${n}`);
+      });
+    expect(elsewhere).toEqual([]);
+  });
+
+  it("one class named Journal (the PostgreSQL one); the proxy's local file is the SettlementJournal", () => {
+    const journals = files.filter((f) => /\bclass\s+Journal\b/.test(readFileSync(`${root}${f}`, 'utf8')));
+    expect(journals).toEqual(['core/journal/journal.ts']);
+    expect(readFileSync(`${root}proxy/billing/settlement-journal.ts`, 'utf8')).toMatch(
+      /\bclass SettlementJournal\b/,
+    );
+  });
+
+  it('no source file in proxy/billing/ or proxy/faults/ over 400 lines', () => {
+    const long = files
+      .filter((f) => /^proxy\/(billing|faults)\//.test(f) && !isTest(f))
+      .map((f) => ({ f, lines: readFileSync(`${root}${f}`, 'utf8').split('\n').length - 1 }))
+      .filter((x) => x.lines > 400);
+    expect(long).toEqual([]);
   });
 });

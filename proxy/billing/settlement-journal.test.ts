@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { UsageRecord } from '../../core/billing/index.ts';
 import { free, mountTmpfs } from '../../test/helpers/tmpfs.ts';
 import { until } from '../../test/helpers/until.ts';
-import { Journal } from './journal.ts';
+import { SettlementJournal } from './settlement-journal.ts';
 
 const usage: UsageRecord = { keyId: 'k', model: 'M', kind: 'chat', inputTokens: 1, outputTokens: 2 };
 const dir = () => mkdtempSync(join(tmpdir(), 'mp-journal-'));
@@ -22,10 +22,38 @@ const rec = (holdId: string, leaseId: string | null = 'lease_a') => ({
   usage,
 });
 
+/** A journal holding one record, its segment ending in a line cut short by a crash mid-write. */
+function tornJournal(): { d: string; file: string } {
+  const d = dir();
+  const { journal } = SettlementJournal.open(d);
+  journal.record(rec('kept'));
+  journal.close();
+  const file = readdirSync(d).find((f) => f.endsWith('.log'))!;
+  appendFileSync(join(d, file), '{"t":"r","seq":9,"acco');
+  return { d, file };
+}
+
 describe('settlement journal', () => {
+  it('a torn tail is set aside at start (kept beside the segment, said once), so a later start is not stopped by it', () => {
+    const { d, file } = tornJournal();
+    const said: { setAside: string; bytes: number }[] = [];
+    const second = SettlementJournal.open(d, { onTornTail: (t) => said.push(t) });
+    expect(second.replayed.pending.map((r) => r.holdId)).toEqual(['kept']);
+    // The second process owes something too (a newer segment stays): the old tail is not last any more.
+    second.journal.record(rec('second'));
+    second.journal.close();
+    const third = SettlementJournal.open(d, { onTornTail: (t) => said.push(t) });
+    expect(third.replayed.pending.map((r) => r.holdId)).toEqual(['kept', 'second']);
+    third.journal.close();
+    expect(said).toEqual([
+      { file: join(d, file), setAside: join(d, file.replace('.log', '.torn')), bytes: 22 },
+    ]);
+    expect(readFileSync(said[0]!.setAside, 'utf8')).toBe('{"t":"r","seq":9,"acco\n');
+  });
+
   it('replays what was not acknowledged: records, and the batches they were sent in', () => {
     const d = dir();
-    const { journal, replayed } = Journal.open(d);
+    const { journal, replayed } = SettlementJournal.open(d);
     expect(replayed).toEqual({ pending: [], batches: [] });
     const [a, b, c, e] = [
       journal.record(rec('r1')),
@@ -37,7 +65,7 @@ describe('settlement journal', () => {
     journal.batch({ accountId: 'acct_1', leaseId: 'lease_a', batchId: '2', seqs: [c.seq] });
     journal.ack([c.seq], { leaseId: 'lease_a', batchId: '2' });
     journal.close(); // a process that stopped before batch 1 and `own` were acknowledged
-    const again = Journal.open(d);
+    const again = SettlementJournal.open(d);
     expect(again.replayed.pending.map((r) => r.holdId)).toEqual(['r1', 'r2', 'own']);
     expect(again.replayed.pending[2]).toEqual(e);
     expect(again.replayed.batches).toEqual([
@@ -49,23 +77,20 @@ describe('settlement journal', () => {
   });
 
   it('a line cut by a crash mid-write is dropped; a damaged line before the end stops the start, naming it', () => {
-    const d = dir();
-    const { journal } = Journal.open(d);
-    journal.record(rec('kept'));
-    journal.close();
-    const [file] = readdirSync(d).filter((f) => f.endsWith('.log'));
-    appendFileSync(join(d, file!), '{"t":"r","seq":9,"acco');
-    const torn = Journal.open(d);
+    const { d } = tornJournal();
+    const torn = SettlementJournal.open(d);
     expect(torn.replayed.pending.map((r) => r.holdId)).toEqual(['kept']);
     torn.journal.close();
     const bad = dir();
     writeFileSync(join(bad, 'outbox-1.log'), 'not json\n{"t":"a","s":[]}\n');
-    expect(() => Journal.open(bad)).toThrow(/outbox-1\.log line 1 is unreadable; it holds charges owed/);
+    expect(() => SettlementJournal.open(bad)).toThrow(
+      /outbox-1\.log line 1 is unreadable; it holds charges owed/,
+    );
   });
 
   it('rotates segments and deletes each once nothing in it is pending', async () => {
     const d = dir();
-    const { journal } = Journal.open(d, { segmentBytes: 400 });
+    const { journal } = SettlementJournal.open(d, { segmentBytes: 400 });
     const recs = [];
     for (let i = 0; i < 12; i++) {
       recs.push(journal.record(rec(`r${i}`, null)));
@@ -81,26 +106,26 @@ describe('settlement journal', () => {
     expect(logs()).toHaveLength(1);
     journal.close();
     expect(readdirSync(d).filter((f) => f.endsWith('.log'))).toEqual([]);
-    expect(Journal.open(d).replayed.pending).toEqual([]);
+    expect(SettlementJournal.open(d).replayed.pending).toEqual([]);
   });
 
   it('a data directory belongs to one process (or app) at a time; a dead owner’s lock is taken over', () => {
     const d = dir();
-    const { journal } = Journal.open(d);
-    expect(() => Journal.open(d)).toThrow(/already in use by this process/);
+    const { journal } = SettlementJournal.open(d);
+    expect(() => SettlementJournal.open(d)).toThrow(/already in use by this process/);
     journal.close();
     expect(existsSync(join(d, 'outbox.lock'))).toBe(false);
     writeFileSync(join(d, 'outbox.lock'), '1'); // pid 1 is alive and not us
-    expect(() => Journal.open(d)).toThrow(
+    expect(() => SettlementJournal.open(d)).toThrow(
       /belongs to the running process 1; give each proxy its own PROXY_DATA_DIR/,
     );
     writeFileSync(join(d, 'outbox.lock'), '2147483646'); // no such process
-    Journal.open(d).journal.close();
+    SettlementJournal.open(d).journal.close();
   });
 
   it('afterWrite runs once the lines recorded before it are in the file, one write for all of a turn', async () => {
     const d = dir();
-    const { journal } = Journal.open(d);
+    const { journal } = SettlementJournal.open(d);
     const file = () => readFileSync(join(d, readdirSync(d).find((f) => f.endsWith('.log'))!), 'utf8');
     journal.record(rec('a'));
     journal.record(rec('b'));
@@ -120,7 +145,7 @@ describe('settlement journal', () => {
   });
 
   it('durable() resolves once an fsync covered every line written before it', async () => {
-    const { journal } = Journal.open(dir());
+    const { journal } = SettlementJournal.open(dir());
     journal.record(rec('a'));
     const first = journal.durable();
     journal.record(rec('b')); // written while the first fsync may be running: needs another
@@ -136,7 +161,7 @@ describe('stream progress in the journal', () => {
 
   it('a stream its process died in is replayed at its last progress; one that ended, at its record or not at all', () => {
     const d = dir();
-    const { journal } = Journal.open(d);
+    const { journal } = SettlementJournal.open(d);
     journal.progress(prog('died', 10));
     journal.progress(prog('died', 25)); // the latest stands
     journal.progress(prog('ended', 5));
@@ -144,26 +169,26 @@ describe('stream progress in the journal', () => {
     journal.progress(prog('nothing', 3));
     journal.endProgress('nothing'); // ended with nothing to charge
     journal.close(); // a crash: nothing acknowledged
-    const again = Journal.open(d);
+    const again = SettlementJournal.open(d);
     expect(again.replayed.pending.map((r) => [r.holdId, r.cost])).toEqual([
       ['ended', 7],
       ['died', 25],
     ]);
     again.journal.close();
     // The resurrected stream is a record now: replayed once more if not acknowledged, never twice.
-    const third = Journal.open(d);
+    const third = SettlementJournal.open(d);
     expect(third.replayed.pending.map((r) => [r.holdId, r.cost])).toEqual([
       ['ended', 7],
       ['died', 25],
     ]);
     third.journal.ack(third.replayed.pending.map((r) => r.seq));
     third.journal.close();
-    expect(Journal.open(d).replayed.pending).toEqual([]);
+    expect(SettlementJournal.open(d).replayed.pending).toEqual([]);
   });
 
   it('a progress line kept by another pending record never outlives the line that closed its call', async () => {
     const d = dir();
-    const { journal } = Journal.open(d, { segmentBytes: 300 });
+    const { journal } = SettlementJournal.open(d, { segmentBytes: 300 });
     const other = journal.record(rec('other', null)); // keeps the first segment
     journal.progress(prog('stream', 9));
     await new Promise<void>((r) => journal.afterWrite(r)); // rotates past 300 bytes
@@ -172,11 +197,11 @@ describe('stream progress in the journal', () => {
     journal.ack([done.seq]); // its segment would go, leaving the progress alone
     await new Promise<void>((r) => journal.afterWrite(r));
     journal.close();
-    const again = Journal.open(d);
+    const again = SettlementJournal.open(d);
     expect(again.replayed.pending.map((r) => r.holdId)).toEqual(['other']);
     again.journal.ack([other.seq]);
     again.journal.close();
-    expect(Journal.open(d).replayed.pending).toEqual([]);
+    expect(SettlementJournal.open(d).replayed.pending).toEqual([]);
   });
 });
 
@@ -192,7 +217,7 @@ describe('settlement journal on a full disk (a real tmpfs)', () => {
       const d = mkdtempSync(join(disk!.dir, 'j-'));
       const errors: Error[] = [];
       let recovered = 0;
-      const { journal } = Journal.open(d, {
+      const { journal } = SettlementJournal.open(d, {
         onWriteError: (e) => errors.push(e),
         onWriteRecovered: () => recovered++,
       });
@@ -217,7 +242,7 @@ describe('settlement journal on a full disk (a real tmpfs)', () => {
       expect(recovered).toBe(1);
       journal.close();
       // Every line is in the file, whole: the next process replays all of them.
-      const again = Journal.open(d);
+      const again = SettlementJournal.open(d);
       expect(again.replayed.pending.map((r) => r.holdId)).toEqual(recs.map((r) => r.holdId));
       expect(again.replayed.batches).toHaveLength(1);
       again.journal.close();
@@ -228,7 +253,7 @@ describe('settlement journal on a full disk (a real tmpfs)', () => {
     'a journal that filled its own disk with acknowledged lines starts a fresh segment and frees the space',
     async () => {
       const d = mkdtempSync(join(disk!.dir, 'j-'));
-      const { journal } = Journal.open(d);
+      const { journal } = SettlementJournal.open(d);
       const filler = disk!.fill();
       free(filler);
       // Fill the disk with the journal's own acknowledged lines.
@@ -245,7 +270,7 @@ describe('settlement journal on a full disk (a real tmpfs)', () => {
       await new Promise<void>((r) => journal.afterWrite(r));
       expect(journal.writeFailure).toBeNull();
       journal.close();
-      expect(Journal.open(d).replayed.pending.map((r) => r.seq)).toEqual([last.seq]);
+      expect(SettlementJournal.open(d).replayed.pending.map((r) => r.seq)).toEqual([last.seq]);
     },
   );
 });
