@@ -43,7 +43,7 @@ describe('the fault table, read by readiness, refusal, /readyz and metrics', () 
         help: 'a fake fault (1) or none (0)',
         value: () => (broken ? 1 : 0),
       },
-      runbook: 'docs/faults.md "Fake"',
+      runbook: 'docs/faults.md "The faults"',
     };
     const board = new FaultBoard([...FAULTS, fake], sources());
 

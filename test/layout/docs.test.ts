@@ -7,7 +7,7 @@ import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { API_MANUAL_URL } from '../../console/routes/pages.ts';
-import { anchors, citations, githubSlug, headings, links, namesHeading } from './markdown.ts';
+import { anchors, citations, githubSlug, headings, links, namesHeading, rowTitles } from './markdown.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const read = (file: string) => readFileSync(join(root, file), 'utf8');
@@ -106,7 +106,8 @@ describe('the README and docs/', () => {
         checked.push(`${doc} "${section}"`);
         const where = `${file}:${line}: ${doc} "${section}"`;
         if (!existsSync(join(root, doc))) broken.push(`${where}: no such file`);
-        else if (!namesHeading(section, headings(read(doc)))) broken.push(`${where}: no such heading`);
+        else if (!namesHeading(section, [...headings(read(doc)), ...rowTitles(read(doc))]))
+          broken.push(`${where}: no such heading or runbook row`);
       }
     }
     expect(checked.length).toBeGreaterThan(20);

@@ -42,6 +42,17 @@ export function headings(markdown: string): string[] {
   });
 }
 
+/**
+ * The titles of a runbook table's rows: the bold words that open a row (`| **Redis hangs** (…) |`).
+ * The fault table (proxy/faults/faults.ts) names its row of docs/faults.md this way.
+ */
+export function rowTitles(markdown: string): string[] {
+  return proseLines(markdown).flatMap(({ text }) => {
+    const m = /^\|\s*\*\*(.+?)\*\*/.exec(text);
+    return m ? [m[1]!] : [];
+  });
+}
+
 /** Every anchor the file has: a repeated heading gets -1, -2… as on GitHub. */
 export function anchors(markdown: string): Set<string> {
   const seen = new Map<string, number>();
