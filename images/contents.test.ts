@@ -23,7 +23,9 @@ function listed(): string[] {
 
 /** The /app/dist/… and /app/src/… files a build's entrypoints run. */
 function entrypoints(text: string): string[] {
-  return [...new Set([...text.matchAll(/\/app\/((?:dist|src)\/[\w/.-]+\.(?:js|ts))/g)].map((m) => m[1]!))].sort();
+  return [
+    ...new Set([...text.matchAll(/\/app\/((?:dist|src)\/[\w/.-]+\.(?:js|ts))/g)].map((m) => m[1]!)),
+  ].sort();
 }
 
 const work = mkdtempSync(join(tmpdir(), 'mp-app-contents-'));
@@ -83,7 +85,11 @@ describe('the images hold one list of contents', () => {
       .trim()
       .split('\n')
       .sort();
-    expect(files).toEqual(listed().map((e) => `./${e}/main.js`).sort());
+    expect(files).toEqual(
+      listed()
+        .map((e) => `./${e}/main.js`)
+        .sort(),
+    );
     expect(execFileSync('find', ['console'], { cwd: join(work, 'out/app/src'), encoding: 'utf8' })).toContain(
       'console/web/dist',
     );
