@@ -53,8 +53,16 @@ function inBlock(ip: string, block: { cidr: string; except?: string[] }): boolea
   return list([block.cidr]).check(ip, family) && !list(block.except ?? []).check(ip, family);
 }
 
+/** An IPv4-mapped IPv6 address (::ffff:a.b.c.d) travels as IPv4: the address it carries. */
+function onTheWire(ip: string): string {
+  const m = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
+  if (!m) return ip;
+  const [hi, lo] = [Number.parseInt(m[1]!, 16), Number.parseInt(m[2]!, 16)];
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
 function peerAdmits(peer: Peer, to: Destination): boolean {
-  if ('ip' in to) return peer.ipBlock !== undefined && inBlock(to.ip, peer.ipBlock);
+  if ('ip' in to) return peer.ipBlock !== undefined && inBlock(onTheWire(to.ip), peer.ipBlock);
   if (peer.ipBlock) return false;
   // A peer with only a podSelector means this policy's namespace; the tests never rely on that.
   return (
