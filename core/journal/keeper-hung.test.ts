@@ -4,48 +4,21 @@
 // ends (a pass fails by its timeout, and says so); the stall is said while it lasts; the lag grows
 // from the oldest entry not archived; at most one keeper says it leads at any moment; both stop at
 // once with the database still frozen; and when it thaws, everything is archived and the lag is 0.
-import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PostgresServer, startPostgres } from '../../cli/postgres-server.ts';
+import { type OwnPostgres, startOwnPostgres } from '../../test/helpers/postgres-own.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
 import { Accounts } from '../accounts.ts';
 import { Metering } from '../billing/index.ts';
-import { freePort } from '../free-port.ts';
 import { newId } from '../ids.ts';
 import { Journal } from './journal.ts';
 import { type JournalKeeper, startJournalKeeper } from './keeper.ts';
 
 const r = redisForFile();
-let server: PostgresServer;
-const dir = mkdtempSync(join(tmpdir(), 'mp-pg-hung-'));
+let server: OwnPostgres;
 beforeAll(async () => {
-  chmodSync(dir, 0o755); // as root the server runs as another user, who must enter this folder
-  server = await startPostgres({ dataDir: join(dir, 'data'), port: await freePort(), throwaway: true });
+  server = await startOwnPostgres();
 }, 120_000);
-afterAll(async () => {
-  signal('SIGCONT');
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-/** The server and every process it forked (the backends serving open connections). */
-function signal(sig: 'SIGSTOP' | 'SIGCONT'): void {
-  const pid = server?.child.pid;
-  if (pid === undefined) return;
-  let children: number[] = [];
-  try {
-    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .map(Number);
-  } catch {
-    // none
-  }
-  for (const p of [pid, ...children]) process.kill(p, sig);
-}
+afterAll(async () => server?.stop());
 
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 async function eventually(what: string, check: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
@@ -97,7 +70,7 @@ describe('the journal keeper, its database frozen', () => {
       }
     })();
 
-    signal('SIGSTOP');
+    server.freeze();
     const firstUnarchived = Date.now();
     for (let i = 0; i < 5; i++) {
       await topUp();
@@ -130,7 +103,7 @@ describe('the journal keeper, its database frozen', () => {
     expect(some).toBeGreaterThan(0);
 
     // Thawed: a keeper archives what waited, and the lag is 0 again.
-    signal('SIGCONT');
+    server.thaw();
     const journal = await Journal.open(server.url, { timeoutMs: 800 });
     const after = startJournalKeeper(r.redis, journal, {
       archiveIntervalMs: 50,
