@@ -9,14 +9,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { chatModel } from '../../operator/fixtures.ts';
 import { deploymentFor } from '../../operator/objects.ts';
 import { mediaUrlProblem } from '../../proxy/media-urls.ts';
-import { allOnValues, chartDir, helm, helmBinary, type K8sObject, render } from './helm.ts';
+import { chartDir, helm, type K8sObject, render, renderDefaultsAndAllOn } from './helm.ts';
 
 let defaults: K8sObject[];
 let allOn: K8sObject[];
-
 beforeAll(async () => {
-  helmBinary();
-  [defaults, allOn] = await Promise.all([render(), render(['-f', allOnValues])]);
+  [defaults, allOn] = await renderDefaultsAndAllOn();
 }, 900_000);
 
 const egressPolicies = (objects: K8sObject[]) =>
