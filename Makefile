@@ -53,16 +53,19 @@ test: test-deps typecheck lint
 	npx vitest run
 	@$(MAKE) --no-print-directory test-redis-cluster
 
-# The money suites and the SDK suites once more, each file on a real 3-primary + 3-replica Redis
-# Cluster instead of one Redis (test/helpers/redis-cluster.ts; docs/redis-cluster.md "Running on
-# Redis Cluster").
+# The money suites, the SDK suites and the journal's once more, each file on a real 3-primary +
+# 3-replica Redis Cluster instead of one Redis (test/helpers/redis-cluster.ts;
+# docs/redis-cluster.md "Running on Redis Cluster"). test/layout/layout.test.ts holds this list to
+# the SDK and journal suites there are.
 REDIS_CLUSTER_SUITES := core/billing/metering.test.ts core/billing/sweeper.test.ts \
   core/billing/leases.test.ts core/billing/key-spend.test.ts core/ledger.test.ts core/announce.test.ts \
   core/keys/store.test.ts core/catalogue/snapshot.test.ts proxy/billing/outbox.test.ts \
   proxy/billing/leases.test.ts test/proxy/money.test.ts test/proxy/billing.test.ts \
   test/proxy/chat.test.ts test/proxy/messages.test.ts test/proxy/leases.test.ts \
   test/proxy/spend-limit.test.ts test/console/api.test.ts cli/main.test.ts \
-  test/console/usage-calls.test.ts
+  test/console/usage-calls.test.ts test/sdk/python.test.ts test/sdk/sdk-majors.test.ts \
+  core/journal/journal.test.ts core/journal/keeper.test.ts core/journal/call-pages.test.ts \
+  core/journal/partitions.test.ts core/journal/keeper-hung.test.ts
 test-redis-cluster: $(NPM_STAMP)
 	MODELPLANE_TEST_REDIS=cluster npx vitest run $(REDIS_CLUSTER_SUITES)
 

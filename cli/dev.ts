@@ -3,6 +3,7 @@
 // durable journal, data in .data/postgres) unless DATABASE_URL is set, the operator on the local runtime
 // (Model YAML in examples/models, simulator engines as child processes), the proxy and the console;
 // a demo account with credits, whose key and console user it prints. Ctrl-C stops all it started.
+import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Platform, startPlatform } from './platform.ts';
 
@@ -53,7 +54,7 @@ modelplane dev is up (engines are the simulator, not real models).
   Proxy metrics:         http://localhost:${process.env.PROXY_METRICS_PORT ?? 9091}/metrics (not on the API port)
   Console:               ${consoleUrl}/api (sign in as ${demo.email} / ${demo.password})
   API reference:         ${consoleUrl}/docs
-  Journal (PostgreSQL):  ${platform.databaseUrl ?? '(none)'}
+  Journal (PostgreSQL):  ${platform.databaseUrl ?? '(none)'}${process.env.DATABASE_URL ? '' : ` (data in ${realpathSync(resolve('.data', 'postgres'))})`}
   Admin CLI: npx modelplane accounts show ${demo.accountId}
 Ctrl-C stops everything.`);
 }

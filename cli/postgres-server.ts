@@ -2,24 +2,18 @@
 // (once), then `postgres` on a loopback port with its socket inside that folder, trust auth for
 // the local user only. PostgreSQL refuses to run as root, so when we are root both run as the
 // `postgres` system user (Debian's package makes it), falling back to `nobody`, and the folder is
-// handed to that user.
+// handed to that user — placed where that user can reach it (./postgres-data-dir.ts).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import {
-  chownSync,
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-} from 'node:fs';
+import { chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
+import { reachableDataDir, serverUser } from './postgres-data-dir.ts';
 
 export interface PostgresServer {
   /** `postgres://postgres@127.0.0.1:<port>/postgres` */
   url: string;
+  /** Where its data is: the folder asked for, or, as root, one its user can reach (postgres-data-dir.ts). */
+  dataDir: string;
   port: number;
   child: ChildProcess;
   stop(): Promise<void>;
@@ -60,35 +54,15 @@ export function postgresBinDir(): string {
   }
 }
 
-/** The user the server runs as: ourselves, or, as root, `postgres` (else `nobody`). */
-function serverUser(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const passwd = readFileSync('/etc/passwd', 'utf8').split('\n');
-  for (const name of ['postgres', 'nobody']) {
-    const line = passwd.find((l) => l.startsWith(`${name}:`));
-    if (line) {
-      const [, , uid, gid] = line.split(':');
-      return { uid: Number(uid), gid: Number(gid) };
-    }
-  }
-  throw new Error('running as root, and there is no postgres or nobody user to run PostgreSQL as');
-}
-
 export async function startPostgres(o: PostgresServerOptions): Promise<PostgresServer> {
   const bin = postgresBinDir();
-  const dataDir = resolve(o.dataDir);
   const user = serverUser();
+  // As root, a folder the server's user can reach (postgres-data-dir.ts): maybe not the one asked.
+  const dataDir = user
+    ? reachableDataDir(resolve(o.dataDir), user, (line) => o.log?.(line))
+    : resolve(o.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  if (user) {
-    // Every folder above the data folder must let that user through.
-    for (let d = dirname(dataDir); d !== dirname(d); d = dirname(d)) {
-      if ((statSync(d).mode & 0o001) === 0)
-        throw new Error(
-          `PostgreSQL runs as another user than root, and cannot enter ${d} (mode ${(statSync(d).mode & 0o777).toString(8)}): put the data elsewhere or set DATABASE_URL`,
-        );
-    }
-    chownSync(dataDir, user.uid, user.gid);
-  }
+  if (user) chownSync(dataDir, user.uid, user.gid);
   const asUser = user ? { uid: user.uid, gid: user.gid } : {};
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     execFileSync(
@@ -155,6 +129,7 @@ export async function startPostgres(o: PostgresServerOptions): Promise<PostgresS
   }
   return {
     url,
+    dataDir,
     port: o.port,
     child,
     async stop() {

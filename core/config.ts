@@ -86,6 +86,11 @@ const schema = z.object({
     .default(24 * 3_600_000),
   /** The journal keeper's leader lock ttl: another replica takes over this long after the leader died. */
   JOURNAL_LOCK_MS: z.coerce.number().int().min(500).default(5000),
+  /**
+   * The longest any wait on the journal's database may last — a connection, a query, a statement
+   * (core/journal/pool.ts): a hung database fails the keeper's pass after this, and it is said.
+   */
+  JOURNAL_DB_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
   /** The brand word in new key secrets: `sk-<brand>-` + 48 hex. */
   MODELPLANE_BRAND: z
     .string()

@@ -8,12 +8,9 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
 COPY . .
+# /out/app holds what images/app-contents.txt lists, staged by the script `make images` runs too.
 RUN scripts/build.sh && npx vite build --config console/web/vite.config.ts \
-  && mkdir -p /out/app/dist /out/app/src \
-  && cp -r dist/core dist/proxy dist/operator dist/engines dist/cli /out/app/dist/ \
-  && for d in core console proxy http; do if [ -d "$d" ]; then cp -r "$d" /out/app/src/; fi; done \
-  && rm -rf /out/app/src/console/web/src \
-  && find /out/app \( -name '*.map' -o -name '*.test.ts' -o -name '*.test.tsx' \) -delete
+  && scripts/stage-app.sh /out
 
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app

@@ -35,17 +35,27 @@ async function main() {
   let journal: Journal | undefined;
   let keeper: JournalKeeper | undefined;
   if (config.DATABASE_URL !== undefined) {
-    journal = await Journal.open(config.DATABASE_URL);
+    journal = await Journal.open(config.DATABASE_URL, { timeoutMs: config.JOURNAL_DB_TIMEOUT_MS });
     keeper = startJournalKeeper(redis, journal, {
       archiveIntervalMs: config.JOURNAL_ARCHIVE_INTERVAL_MS,
       reconcileIntervalMs: config.JOURNAL_RECONCILE_INTERVAL_MS,
       reconcileWindowMs: config.JOURNAL_RECONCILE_WINDOW_MS,
       lockTtlMs: config.JOURNAL_LOCK_MS,
+      stallMs: config.JOURNAL_DB_TIMEOUT_MS,
       onRestored: (restored) =>
         proxy.app.log.warn({ restored }, 'top-ups Redis had lost were credited again'),
       onPartitions: (partitions) =>
         proxy.app.log.info({ partitions }, 'journal partitions made for the months ahead'),
       onError: (err, what) => proxy.app.log.error({ err }, `journal ${what} failed`),
+      onStall: ({ forMs, behindSinceMs }) =>
+        proxy.app.log.error(
+          {
+            forMs,
+            archiveLagSeconds: behindSinceMs === null ? 0 : Math.round((Date.now() - behindSinceMs) / 1000),
+          },
+          'the journal keeper is stalled: its database (or Redis) has not answered for this long; usage stays in the Redis streams until it does',
+        ),
+      onStallEnd: ({ forMs }) => proxy.app.log.warn({ forMs }, 'the journal keeper runs again after a stall'),
     });
     registerJournalMetrics(proxy.ctx.metrics.registry, keeper.status);
   }
@@ -57,8 +67,10 @@ async function main() {
     proxy.app.log.info({ signal }, 'shutting down');
     // Calls finish (or end after the grace period) and their settlements land before Redis goes.
     await proxy.shutdown();
+    // Neither waits long on a hung database (core/journal/keeper.ts, pool.ts): the pod's grace
+    // period is for the calls above, and nothing here loses money (the streams keep the usage).
     await keeper?.stop();
-    await journal?.close();
+    await journal?.close(1_000);
     catalogue.stop();
     await Promise.allSettled([redis.quit(), subscriber.quit()]);
     proxy.app.log.info('stopped');

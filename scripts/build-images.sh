@@ -52,16 +52,9 @@ trap 'rm -rf "$WORK"' EXIT
   (cd "$D/app" && npm install --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
   rm -f "$D/app/node_modules/.package-lock.json"
 
-  # Layer 3, the application: compiled services, and the console as sources with its web app.
+  # Layer 3, the application: what images/app-contents.txt lists, staged as the Dockerfile does.
   A=$WORK/app
-  mkdir -p "$A/app/dist" "$A/app/src"
-  cp -r dist/core dist/http dist/proxy dist/operator dist/engines dist/cli "$A/app/dist/"
-  # The console runs from its sources, which import core/ and http/ (the HTTP room it shares).
-  for dir in core console proxy http; do
-    if [ -d "$dir" ]; then cp -r "$dir" "$A/app/src/$dir"; fi
-  done
-  rm -rf "$A/app/src/console/web/src"
-  find "$A/app" \( -name '*.map' -o -name '*.test.ts' -o -name '*.test.tsx' \) -delete
+  scripts/stage-app.sh "$A"
   rm -rf "$OUT"
   mkdir -p "$(dirname "$OUT")"
   umoci init --layout "$OUT"

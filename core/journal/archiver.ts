@@ -37,6 +37,10 @@ export interface ArchivePass {
 export class Archiver {
   private readonly batch: number;
   private readonly accountsPerRound: number;
+  /** The oldest entry (stream ms) of each round under way: read from Redis, not yet archived. */
+  private readonly underWay = new Set<{ oldestMs: number }>();
+  /** The oldest entry a failed round read (pending in Redis: read again first), until a pass succeeds. */
+  private failedOldestMs: number | null = null;
 
   constructor(
     private readonly redis: Redis,
@@ -75,7 +79,20 @@ export class Archiver {
     } while (cursor !== '0' && failure === null);
     if (running) await running;
     if (failure !== null) throw (failure as { err: unknown }).err;
+    // Every stream's pending entries were read first and archived: none a failed round left remains.
+    this.failedOldestMs = null;
     return out;
+  }
+
+  /**
+   * Stream time (ms) of the oldest entry read and not archived yet — by a round under way (the
+   * database has not answered it) or one that failed — or null. What the lag is measured from
+   * while the database hangs or fails, when no pass finishes to say how far behind it is.
+   */
+  oldestUnarchivedMs(): number | null {
+    let oldest = this.failedOldestMs;
+    for (const r of this.underWay) oldest = Math.min(oldest ?? r.oldestMs, r.oldestMs);
+    return oldest;
   }
 
   /** Passes until one reads nothing (every stream archived to its end); returns the entries read. */
@@ -119,9 +136,27 @@ export class Archiver {
       for (const [id, fields] of g.entries)
         batch.push({ accountId: g.accountId, entry: parseEntry(id, fields) });
     out.read = batch.length;
-    out.archived = await this.journal.archive(batch);
-    await this.opts.afterCommit?.();
+    const mine = { oldestMs: Number.POSITIVE_INFINITY };
+    for (const b of batch) mine.oldestMs = Math.min(mine.oldestMs, Number(b.entry.id.split('-')[0]));
+    this.underWay.add(mine);
+    try {
+      out.archived = await this.journal.archive(batch);
+      await this.opts.afterCommit?.();
+      await this.acknowledge(got, out);
+    } catch (err) {
+      this.failedOldestMs = Math.min(this.failedOldestMs ?? mine.oldestMs, mine.oldestMs);
+      throw err;
+    } finally {
+      this.underWay.delete(mine);
+    }
+    return out;
+  }
 
+  /** After the commit: acknowledges and trims what was archived; notes a stream left behind. */
+  private async acknowledge(
+    got: readonly { stream: string; entries: [string, string[]][] }[],
+    out: ArchivePass,
+  ): Promise<void> {
     // Commands per stream, not one pipeline: on Redis Cluster the accounts' streams live in
     // different slots. Sent together, they still leave in one go on each connection.
     const sent: Promise<unknown>[] = [];
@@ -137,7 +172,6 @@ export class Archiver {
       }
     }
     await Promise.all(sent);
-    return out;
   }
 
   /** XREADGROUP per stream, sent together; null for a stream that has no group yet. */

@@ -3,9 +3,10 @@
 // archiver copies the rest from the accounts' Redis usage streams (archive). Both insert by the
 // transfer's id (its cause), so doing either twice changes nothing. Nothing on the request path
 // waits on this: the proxy never opens it.
-import pg from 'pg';
+import type pg from 'pg';
 import type { UsageCounts, UsageEntry } from '../usage.ts';
 import { migrate } from './migrate.ts';
+import { boundedPool, endPool, JOURNAL_DB_TIMEOUT_MS, MIGRATION_TIMEOUT_MS } from './pool.ts';
 import {
   COLUMNS,
   insertCalls,
@@ -77,25 +78,31 @@ function recordOf(r: Record<string, string | null>): JournalRecord {
 }
 
 export class Journal {
-  private constructor(readonly pool: pg.Pool) {}
+  private constructor(
+    readonly pool: pg.Pool,
+    readonly timeoutMs: number,
+  ) {}
 
   /** Connects and applies the migrations this release has and the database lacks. */
-  static async open(url: string, opts: { max?: number } = {}): Promise<Journal> {
-    const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 4 });
-    // A connection that breaks while idle must not crash the process; the next query reconnects.
-    pool.on('error', () => {});
+  static async open(url: string, opts: { max?: number; timeoutMs?: number } = {}): Promise<Journal> {
+    const timeoutMs = opts.timeoutMs ?? JOURNAL_DB_TIMEOUT_MS;
+    const migrations = boundedPool(url, 1, timeoutMs, MIGRATION_TIMEOUT_MS);
+    const pool = boundedPool(url, opts.max ?? 4, timeoutMs);
     try {
-      await migrate(pool);
-      await new Journal(pool).ensurePartitions();
+      await migrate(migrations);
+      await new Journal(pool, timeoutMs).ensurePartitions();
     } catch (err) {
       await pool.end().catch(() => {});
       throw err;
+    } finally {
+      await migrations.end().catch(() => {});
     }
-    return new Journal(pool);
+    return new Journal(pool, timeoutMs);
   }
 
-  async close(): Promise<void> {
-    await this.pool.end();
+  /** Closes the pool, waiting at most `waitMs` for a query still hung on the database (pool.ts). */
+  async close(waitMs = this.timeoutMs): Promise<void> {
+    await endPool(this.pool, waitMs);
   }
 
   /**
@@ -212,16 +219,21 @@ export class Journal {
 
   private async transaction<T>(f: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     const c = await this.pool.connect();
+    let broken: Error | undefined;
     try {
       await c.query('begin');
       const out = await f(c);
       await c.query('commit');
       return out;
     } catch (err) {
-      await c.query('rollback').catch(() => {});
+      // A query that timed out leaves the connection in an unknown state (the server may still
+      // answer it): it is thrown away, which ends the transaction on the server too, instead of
+      // waiting a second time for a rollback on a database that does not answer.
+      if ((err as Error).message === 'Query read timeout') broken = err as Error;
+      else await c.query('rollback').catch((e: Error) => (broken = e));
       throw err;
     } finally {
-      c.release();
+      c.release(broken);
     }
   }
 

@@ -2,6 +2,11 @@
 // as the hold sweeper), off the request path: every JOURNAL_ARCHIVE_INTERVAL_MS the archiver
 // passes over the streams, and every JOURNAL_RECONCILE_INTERVAL_MS the reconciler re-applies lost
 // top-ups, and makes the journal's partitions for the months ahead. What it did is kept in `status` for the metrics.
+// A hung database (issue 40): every wait on it is bounded (pool.ts), so a tick ends; a tick that
+// runs past `stallMs` is said (onStall) while it still runs; the lag is measured from the oldest
+// entry read and not yet archived, not from the last pass that finished; leadership is reported
+// only while the lock is surely held (renewed less than its ttl ago), so two replicas never both
+// say they lead; and stop() waits for a hung tick only so long.
 
 import { Metering } from '../billing/index.ts';
 import { globalKeys } from '../keyspace.ts';
@@ -12,11 +17,15 @@ import type { Journal } from './journal.ts';
 import { type Restored, reconcileTopUps } from './reconciler.ts';
 
 export interface KeeperStatus {
-  leader: boolean;
+  /** Holds the lock now: it was acquired or renewed less than its ttl ago. */
+  readonly leader: boolean;
   /** When the last archive pass finished (ms), or null before the first. */
   lastPassAtMs: number | null;
-  /** The oldest entry the last pass left unread (ms), null when it read everything. */
-  behindSinceMs: number | null;
+  /**
+   * The oldest entry not yet archived (stream ms): left unread by the last pass, or read by a pass
+   * the database has not answered (or that failed); null when everything read is archived.
+   */
+  readonly behindSinceMs: number | null;
   archivedTotal: number;
   restoredTotal: number;
 }
@@ -32,6 +41,14 @@ export interface KeeperOptions {
   /** The clock the partitions' months are read from (tests move it). */
   now?: () => number;
   onError?: (err: unknown, what: string) => void;
+  /** A tick has been running this long: the database (or Redis) is not answering. Default 5 s. */
+  stallMs?: number;
+  /** Said once per stalled tick, while it still runs. */
+  onStall?: (s: { forMs: number; behindSinceMs: number | null }) => void;
+  /** The stalled tick ended (it finished or gave up), after `forMs`. */
+  onStallEnd?: (s: { forMs: number }) => void;
+  /** How long stop() waits for a tick under way (a hung database). Default 2 s. */
+  stopWaitMs?: number;
 }
 
 export interface JournalKeeper {
@@ -43,33 +60,48 @@ export function startJournalKeeper(redis: Redis, journal: Journal, opts: KeeperO
   const lock = new RedisLock(redis, globalKeys.journalLock, opts.lockTtlMs);
   const archiver = new Archiver(redis, journal);
   const metering = new Metering(redis);
+  // Until when this replica surely holds the lock: its ttl counted from before the request that
+  // took or renewed it, so it runs out no later than the lock itself in Redis.
+  let leaderUntil = 0;
+  let unreadSinceMs: number | null = null;
   const status: KeeperStatus = {
-    leader: false,
+    get leader() {
+      return Date.now() < leaderUntil;
+    },
     lastPassAtMs: null,
-    behindSinceMs: null,
+    get behindSinceMs() {
+      const read = archiver.oldestUnarchivedMs();
+      if (read === null) return unreadSinceMs;
+      return Math.min(read, unreadSinceMs ?? read);
+    },
     archivedTotal: 0,
     restoredTotal: 0,
   };
-  let busy = false;
+  const lead = async (): Promise<boolean> => {
+    const asked = Date.now();
+    const held = await lock.acquireOrRenew();
+    leaderUntil = held ? asked + opts.lockTtlMs : 0;
+    return held;
+  };
+  let busySince: number | null = null;
+  let stalled = false;
   let lastReconcile = 0;
   let stopped = false;
   const tick = async () => {
-    if (busy || stopped) return;
-    busy = true;
+    if (busySince !== null || stopped) return;
+    busySince = Date.now();
     try {
-      status.leader = await lock.acquireOrRenew();
-      if (!status.leader) return;
+      if (!(await lead())) return;
       // Streams read to their end in one go, pass after pass, while a backlog lasts.
       for (let i = 0; i < 100 && !stopped; i++) {
         const p = await archiver.pass();
         status.archivedTotal += p.archived;
-        status.behindSinceMs = p.behindSinceMs;
+        unreadSinceMs = p.behindSinceMs;
         status.lastPassAtMs = Date.now();
         if (p.behindSinceMs === null) break;
         // Still the leader? (A pass can take long under a backlog; the lock is renewed each time.
         // Two leaders at once would only archive the same entries twice, which inserts nothing.)
-        status.leader = await lock.acquireOrRenew();
-        if (!status.leader) break;
+        if (!(await lead())) break;
       }
       if (Date.now() - lastReconcile >= opts.reconcileIntervalMs) {
         lastReconcile = Date.now();
@@ -95,10 +127,19 @@ export function startJournalKeeper(redis: Redis, journal: Journal, opts: KeeperO
     } catch (err) {
       opts.onError?.(err, 'archive');
     } finally {
-      busy = false;
+      if (stalled) opts.onStallEnd?.({ forMs: Date.now() - (busySince ?? Date.now()) });
+      stalled = false;
+      busySince = null;
     }
   };
-  const timer = setInterval(() => void tick(), opts.archiveIntervalMs);
+  const stallMs = opts.stallMs ?? 5_000;
+  const timer = setInterval(() => {
+    if (busySince !== null && !stalled && Date.now() - busySince >= stallMs) {
+      stalled = true;
+      opts.onStall?.({ forMs: Date.now() - busySince, behindSinceMs: status.behindSinceMs });
+    }
+    void tick();
+  }, opts.archiveIntervalMs);
   timer.unref();
   void tick();
   return {
@@ -106,9 +147,11 @@ export function startJournalKeeper(redis: Redis, journal: Journal, opts: KeeperO
     async stop() {
       stopped = true;
       clearInterval(timer);
-      while (busy) await new Promise((r) => setTimeout(r, 10));
+      // A tick waiting on a hung database ends by its timeouts; a shutdown does not wait for that.
+      const deadline = Date.now() + (opts.stopWaitMs ?? 2_000);
+      while (busySince !== null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       if (status.leader) await lock.release().catch(() => {});
-      status.leader = false;
+      leaderUntil = 0;
     },
   };
 }

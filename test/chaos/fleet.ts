@@ -274,7 +274,10 @@ export async function eventually(
 }
 
 /** `modelplane ledger check` run as the operator runs it (a process), against the fleet's Redis. */
-export async function ledgerCheckCli(fleet: Fleet): Promise<{ code: number; output: string }> {
+export async function ledgerCheckCli(
+  fleet: Fleet,
+  env: Record<string, string> = {},
+): Promise<{ code: number; output: string }> {
   const { execFile } = await import('node:child_process');
   return new Promise((resolve) => {
     execFile(
@@ -282,7 +285,12 @@ export async function ledgerCheckCli(fleet: Fleet): Promise<{ code: number; outp
       ['cli/bin.mjs', 'ledger', 'check'],
       {
         cwd: repo,
-        env: { ...process.env, REDIS_URL: fleet.redis.url, MODELPLANE_KEK: randomBytes(32).toString('hex') },
+        env: {
+          ...process.env,
+          REDIS_URL: fleet.redis.url,
+          MODELPLANE_KEK: randomBytes(32).toString('hex'),
+          ...env,
+        },
       },
       (err, stdout, stderr) => {
         const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1;

@@ -80,3 +80,10 @@ export const find = (objects: K8sObject[], kind: string, name: string): K8sObjec
     );
   return o;
 };
+
+/** The chart rendered with the default values and with every option on (helm built first). */
+export async function renderDefaultsAndAllOn(): Promise<[K8sObject[], K8sObject[]]> {
+  helmBinary();
+  const [defaults, allOn] = await Promise.all([render(), render(['-f', allOnValues])]);
+  return [defaults, allOn];
+}

@@ -169,4 +169,36 @@ describe('layout', () => {
       .filter((x) => x.lines > 400);
     expect(long).toEqual([]);
   });
+
+  it('the Redis Cluster run (Makefile REDIS_CLUSTER_SUITES) holds every SDK suite and every journal suite on Redis', () => {
+    /** Whether `from` imports `to`, directly or through other files. */
+    function reaches(from: string, to: string): boolean {
+      const seen = new Set([from]);
+      const queue = [from];
+      while (queue.length > 0)
+        for (const d of graph.get(queue.pop()!) ?? []) {
+          if (d === to) return true;
+          if (!seen.has(d)) {
+            queue.push(d);
+            seen.add(d);
+          }
+        }
+      return false;
+    }
+    const make = readFileSync(`${root}Makefile`, 'utf8');
+    const list = /^REDIS_CLUSTER_SUITES := ((?:.*\\\n)*.*)$/m
+      .exec(make)?.[1]
+      ?.split(/[\s\\]+/)
+      .filter(Boolean);
+    expect(list?.length).toBeGreaterThan(10);
+    for (const f of list ?? []) expect(files, `${f} is listed but missing`).toContain(f);
+    const onRedis = files.filter(
+      (f) =>
+        (f.startsWith('test/sdk/') || f.startsWith('core/journal/')) &&
+        isTest(f) &&
+        reaches(f, 'test/helpers/redis.ts'),
+    );
+    expect(onRedis.length).toBeGreaterThanOrEqual(4);
+    expect(onRedis.filter((f) => !list?.includes(f))).toEqual([]);
+  });
 });

@@ -41,6 +41,7 @@ app.kubernetes.io/component: {{ .component }}
 
 {{- define "modelplane.image" -}}
 {{- printf "%s/%s:%s" .ctx.Values.image.registry .name (default .ctx.Chart.AppVersion .ctx.Values.image.tag) -}}
+{{- with (get (.ctx.Values.image.digests | default dict) .name) }}@{{ . }}{{ end -}}
 {{- end -}}
 
 {{/*
