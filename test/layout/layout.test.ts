@@ -74,4 +74,18 @@ describe('layout', () => {
     );
     expect(meterings).toEqual([]);
   });
+
+  it('proxy routes neither call an engine nor touch files: proxy/routes/ imports no proxy/engine/, no node:fs', () => {
+    const routes = files.filter((f) => f.startsWith('proxy/routes/') && !isTest(f));
+    expect(routes.length).toBeGreaterThan(5);
+    const offending = routes.flatMap((f) => [
+      ...(graph.get(f) ?? []).filter((d) => d.startsWith('proxy/engine/')).map((d) => `${f} -> ${d}`),
+      ...[
+        ...readFileSync(`${root}${f}`, 'utf8').matchAll(
+          /\bfrom\s*['"](node:fs(?:\/promises)?|fs(?:\/promises)?)['"]/g,
+        ),
+      ].map((m) => `${f} -> ${m[1]}`),
+    ]);
+    expect(offending).toEqual([]);
+  });
 });
