@@ -9,7 +9,7 @@ import { callCost } from '../billing/call-cost.ts';
 import { type TextUsage, textBill, usageFromEngine } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
-import type { EmbeddingsRequest } from '../schemas/openai.ts';
+import type { EmbeddingsRequest } from '../schemas/embeddings.ts';
 import { meteredCall, type Quote } from './metered.ts';
 
 export function embeddingsCall(

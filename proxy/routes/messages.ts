@@ -16,13 +16,15 @@ import { messagesDialect } from '../dialects/messages/text.ts';
 import {
   type CountTokensRequest,
   countTokensRequest,
-  countTokensResponse,
   type MessagesRequest,
+  messagesRequest,
+} from '../schemas/messages.ts';
+import {
+  countTokensResponse,
   messageResponse,
   messagesErrors,
-  messagesRequest,
   messagesStreamEvent,
-} from '../schemas/messages.ts';
+} from '../schemas/messages-response.ts';
 
 // Editor tools call `{base_url}/v1/messages?beta=true`; the flag changes nothing here.
 const betaQuery = z.looseObject({ beta: z.string().optional().describe('Sent by some clients; ignored') });
