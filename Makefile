@@ -54,7 +54,8 @@ test: test-deps typecheck lint
 	@$(MAKE) --no-print-directory test-redis-cluster
 
 # The money suites and the SDK suites once more, each file on a real 3-primary + 3-replica Redis
-# Cluster instead of one Redis (test/helpers/redis-cluster.ts; README "Running on Redis Cluster").
+# Cluster instead of one Redis (test/helpers/redis-cluster.ts; docs/redis-cluster.md "Running on
+# Redis Cluster").
 REDIS_CLUSTER_SUITES := core/billing/metering.test.ts core/billing/sweeper.test.ts \
   core/billing/leases.test.ts core/billing/key-spend.test.ts core/ledger.test.ts core/announce.test.ts \
   core/keys/store.test.ts core/catalogue/snapshot.test.ts proxy/billing/outbox.test.ts \

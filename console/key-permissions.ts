@@ -1,4 +1,4 @@
-// What a member may do with an account's keys (issue 24 item 7; README "Security" → Roles).
+// What a member may do with an account's keys (issue 24 item 7; docs/security.md "Roles").
 // Owners may do anything with every key. A member sees every key's name, mask, limit and spend
 // (the account's keys are shared work), and may reveal, rotate and delete only the keys they
 // created; on those they may set a spend limit or lower one, but never raise or remove one: a

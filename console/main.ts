@@ -1,5 +1,5 @@
 // The console process: `tsx console/main.ts`. Configuration from the environment (core/config.ts,
-// README "Configuration"): REDIS_URL, MODELPLANE_KEK, CONSOLE_*, DATABASE_URL.
+// docs/operations.md "Configuration"): REDIS_URL, MODELPLANE_KEK, CONSOLE_*, DATABASE_URL.
 import { loadConfig } from '../core/config.ts';
 import { Journal } from '../core/journal/index.ts';
 import { connectRedis } from '../core/redis-client.ts';

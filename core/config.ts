@@ -1,5 +1,5 @@
 // Typed configuration, parsed once from the environment at start-up. Every variable is listed in
-// README.md "Configuration". A bad value stops the process with a message naming the variable.
+// docs/operations.md "Configuration". A bad value stops the process with a message naming the variable.
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseDecimalToNano } from './money.ts';

@@ -87,6 +87,12 @@ export const globalKeys = {
   announceAcks: (nonce: string) => `mp:announce-acks:${nonce}`,
   /** hash lower(model id) → catalogue entry JSON */
   catalogue: 'mp:catalogue',
+  /**
+   * string: the newest leadership term that wrote the catalogue (core/catalogue/fence.ts). Its hash
+   * tag is the catalogue key's whole name, so both sit in one slot and one script reads the fence
+   * and writes the catalogue on Redis Cluster too.
+   */
+  catalogueFence: '{mp:catalogue}:fence',
   /** users: email → userId, and user hashes */
   userByEmail: (email: string) => `mp:user-email:${email.toLowerCase()}`,
   user: (userId: string) => `mp:user:${userId}`,

@@ -1,10 +1,10 @@
-// The one place a Redis connection is made (README "Running on Redis Cluster"). `REDIS_URL` names
-// either one server (`redis://host:port`, `rediss://...`) or a cluster by some of its nodes
-// (`redis+cluster://host1:port1,host2:port2`, `rediss+cluster://` for TLS; a user and password in
-// the first address apply to every node). Everything else takes `Redis` from here: the union keeps
-// the type checker honest about what a cluster cannot do (a keyspace SCAN reaches one node, a
-// pipeline must stay in one slot, pub/sub counts one node's subscribers) — those go through the
-// helpers below.
+// The one place a Redis connection is made (docs/redis-cluster.md "Running on Redis Cluster").
+// `REDIS_URL` names either one server (`redis://host:port`, `rediss://...`) or a cluster by some of
+// its nodes (`redis+cluster://host1:port1,host2:port2`, `rediss+cluster://` for TLS; a user and
+// password in the first address apply to every node). Everything else takes `Redis` from here: the
+// union keeps the type checker honest about what a cluster cannot do (a keyspace SCAN reaches one
+// node, a pipeline must stay in one slot, pub/sub counts one node's subscribers) — those go through
+// the helpers below.
 import { Cluster, type ClusterOptions, type RedisOptions, Redis as Single } from 'ioredis';
 
 export type Redis = Single | Cluster;

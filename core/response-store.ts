@@ -1,7 +1,7 @@
 // Stored Responses (POST /v1/responses with store: true): the response object and the whole
 // conversation it ends (earlier turns, this input, this output) kept in Redis for 30 days under
 // the account, so GET /v1/responses/{id} returns it and previous_response_id continues it. Bounded
-// (README "The Responses API"): the size of one, and how many an account keeps — past that the
+// (docs/api.md "The Responses API"): the size of one, and how many an account keeps — past that the
 // oldest are deleted in the same script that adds the newest. Another account's id is simply not
 // found: the key holds the account. Written by the proxy's Responses route (proxy/routes/responses.ts).
 import { LuaScript } from './lua.ts';

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { z } from 'zod';
+import { FencedCatalogue } from '../core/catalogue/fence.ts';
 import { CatalogueStore } from '../core/catalogue/store.ts';
 import { redisUrl } from '../core/config.ts';
 import { connectRedis } from '../core/redis-client.ts';
@@ -68,7 +69,9 @@ export async function main(argv = process.argv.slice(2), env = process.env): Pro
   const redis = connectRedis(config.REDIS_URL, { maxRetriesPerRequest: 3 });
   redis.on('error', (err) => log.warn({ err: err.message }, 'redis'));
   await requireNoEviction(redis, 'the operator');
-  const catalogue = new CatalogueWriter(new CatalogueStore(redis));
+  // Several Kubernetes replicas share the catalogue, so their writes are fenced by leadership term.
+  const fence = config.OPERATOR_RUNTIME === 'kubernetes' ? new FencedCatalogue(redis) : undefined;
+  const catalogue = new CatalogueWriter(new CatalogueStore(redis), fence);
   const deps = { catalogue, log };
   const runtime: Runtime =
     config.OPERATOR_RUNTIME === 'local'

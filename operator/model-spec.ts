@@ -43,7 +43,7 @@ export const engineSpecSchema = z.strictObject({
   maxReplicas: z.number().int().min(0).optional(),
   /**
    * vLLM: the only hosts the engine may download image/audio/video URLs from
-   * (--allowed-media-domains). Unset: any public host the proxy lets through (README "Security").
+   * (--allowed-media-domains). Unset: any public host the proxy lets through (docs/security.md "Media URLs").
    */
   allowedMediaDomains: z
     .array(z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name such as images.example.com'))

@@ -1,5 +1,5 @@
 // The proxy process: `tsx proxy/main.ts`. Configuration comes from the environment (core/config.ts,
-// README "Configuration"); REDIS_URL and MODELPLANE_KEK are the ones that matter. Run as many
+// docs/operations.md "Configuration"); REDIS_URL and MODELPLANE_KEK are the ones that matter. Run as many
 // replicas as you like against one Redis; each keeps one thing of its own, its settlement journal
 // in PROXY_DATA_DIR (a volume that outlives the process, so a restart replays what Redis missed).
 import { CatalogueSnapshot } from '../core/catalogue/index.ts';
@@ -28,7 +28,7 @@ async function main() {
   await catalogue.start();
   const proxy = await buildProxyApp({ config, redis, subscriber, catalogue });
   await proxy.app.listen({ host: config.PROXY_HOST, port: config.PROXY_PORT });
-  // /metrics is not on the API port (README "Security").
+  // /metrics is not on the API port (docs/security.md "Metrics port").
   await proxy.metricsServer.listen(config.PROXY_METRICS_HOST, config.PROXY_METRICS_PORT);
   // The durable journal (DATABASE_URL): one replica archives the usage streams and reconciles
   // top-ups, off the request path — no call waits on PostgreSQL.

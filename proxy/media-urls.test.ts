@@ -1,4 +1,4 @@
-// The media URL policy as a table (README "Security" → media URLs): what may reach an engine that
+// The media URL policy as a table (docs/security.md "Media URLs"): what may reach an engine that
 // downloads it, in the spellings an attacker would try. test/security/engine-requests.test.ts
 // shows it end to end over both dialects.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Which media URLs a request may hand an engine (issue 24 item 4; README "Security" → media URLs).
+// Which media URLs a request may hand an engine (issue 24 item 4; docs/security.md "Media URLs").
 // The proxy fetches nothing itself, but vLLM downloads http(s) image, audio and video URLs from
 // inside the cluster, so a URL naming an internal address would make a GPU pod call it for any
 // key. Refused with a 400 naming the field: a scheme other than https or data:, and a host that is

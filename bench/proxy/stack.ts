@@ -140,7 +140,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         MODELPLANE_KEK: kek,
         PROXY_HOST: '127.0.0.1',
         PROXY_PORT: String(proxyPort),
-        // /metrics has its own port (README "Security"): any free one, so replicas do not collide.
+        // /metrics has its own port (docs/security.md "Metrics port"): any free one, so replicas do
+        // not collide.
         PROXY_METRICS_HOST: '127.0.0.1',
         PROXY_METRICS_PORT: '0',
         // Its settlement journal on the same disk as a production replica's (ext4 here, not tmpfs).

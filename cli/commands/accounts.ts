@@ -53,7 +53,8 @@ export const accountCommands: Command[] = [
       const name = required(p, 'name');
       const c = country(optional(p, 'country'));
       const creditsArg = optional(p, 'credits');
-      // 0 is a valid start (the README shows credits as optional): the account is made, no top-up.
+      // 0 is a valid start (docs/operations.md "Admin CLI" shows credits as optional): the account
+      // is made, no top-up.
       const credits = creditsArg === undefined ? 0 : amount(creditsArg, '--credits', { zero: true });
       return async (ctx) => {
         const account = await ctx.accounts.create({ name, country: c });

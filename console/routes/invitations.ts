@@ -76,7 +76,7 @@ export async function invitationRoutes(app: FastifyInstance, d: InvitationDeps) 
       schema: {
         summary:
           'Accept an invitation: signed in as the invited email (CSRF token needed), or with that user’s password, or as a new user with a new password; answers like sign-in',
-        // Why a new user need not prove the email (issue 24 item 1; README "Security").
+        // Why a new user need not prove the email (issue 24 item 1; docs/security.md "Invitation links").
         description:
           'The token is the credential. There is no mail server: the owner who made the link hands it to the person ' +
           'they mean, as they would a one-time password, so accepting as a new user proves possession of the link, ' +

@@ -106,6 +106,9 @@ export function appNotFoundPage(webDir: string, apiOrigin: string) {
   };
 }
 
+/** The manual behind the reference (dialects, errors, costs, limits, editor tools), in the repository. */
+export const API_MANUAL_URL = 'https://github.com/modelplane/modelplane/blob/main/docs/api.md';
+
 // No inline script (the CSP forbids it): init.js starts Redoc on the spec.
 const DOCS_HTML = `<!doctype html>
 <html lang="en">
@@ -116,7 +119,8 @@ const DOCS_HTML = `<!doctype html>
     <link rel="icon" href="data:," />
   </head>
   <body>
-    <p style="margin:0.5rem 1rem;font-family:system-ui,sans-serif"><a href="/api">← API Management</a></p>
+    <p style="margin:0.5rem 1rem;font-family:system-ui,sans-serif"><a href="/api">← API Management</a> ·
+      <a href="${API_MANUAL_URL}">The API manual</a>: the three dialects, errors, what a call costs, limits, editor tools</p>
     <main id="redoc"></main>
     <script src="/docs/redoc.standalone.js"></script>
     <script src="/docs/init.js"></script>

@@ -1,4 +1,4 @@
-// The object store the configuration asks for (README "Configuration": MEDIA_STORE and friends).
+// The object store the configuration asks for (docs/operations.md "Media storage": MEDIA_STORE and friends).
 import type { Config } from '../config.ts';
 import { FsStore } from './fs-store.ts';
 import { S3Store } from './s3-store.ts';

@@ -4,7 +4,7 @@ import { gpuServerArgs, gpuServerTemplate } from './gpu-server.ts';
 import { type EngineDefaults, type EngineInput, type EngineTemplate, hasFlag } from './types.ts';
 
 /**
- * v0.32.0: a current release (the one the proxy was tried against for real, README "Real engines"),
+ * v0.32.0: a current release (the one the proxy was tried against for real, docs/engines.md "Real engines"),
  * well past the chat-template advisories the proxy also guards against — GHSA-6fvq-23cw-5628 (a
  * Jinja template smuggled in chat_template_kwargs, fixed in 0.11.0), GHSA-69j4-grxj-j64p
  * (chat_template_kwargs that block the server's event loop, fixed in 0.11.1) and
@@ -25,7 +25,7 @@ export function vllmTemplate(input: EngineInput): EngineTemplate {
     args.push('--enable-auto-tool-choice');
     if (!hasFlag(user, '--tool-call-parser')) args.push('--tool-call-parser', 'hermes');
   }
-  // Media URLs (README "Security"): only the Model's hosts, when it names them; and never a
+  // Media URLs (docs/security.md "Media URLs"): only the Model's hosts, when it names them; and never a
   // redirect, which would take a public URL the proxy let through to an internal address.
   const domains = input.engine.allowedMediaDomains ?? [];
   if (domains.length > 0 && !hasFlag(user, '--allowed-media-domains'))

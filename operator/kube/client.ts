@@ -1,18 +1,25 @@
 // The few Kubernetes calls the operator makes, over client-node v1. Server-side apply with our
 // field manager and force (we are the only writer of what we own); status through the status
 // subresource; finalizers with a merge patch that carries resourceVersion, so a stale view fails
-// with 409 and is retried instead of dropping someone else's finalizer.
+// with 409 and is retried instead of dropping someone else's finalizer. Every request but a watch
+// is abandoned after `requestTimeoutMs`: client-node sets none, and a request on a connection that
+// went silent (no FIN, no RST) would otherwise wait forever — holding up the leader's renewals.
+// Watches are bounded their own way (watch.ts).
 import {
   ApiException,
+  type Configuration,
   CustomObjectsApi,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
   KubernetesObjectApi,
   PatchStrategy,
+  type RequestContext,
   setHeaderOptions,
+  type Watch,
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER, GROUP, type Model, type ModelStatus, PLURAL, VERSION } from '../model.ts';
+import { BoundedWatch, type WatchBounds } from './watch.ts';
 
 export const isStatus = (err: unknown, code: number) =>
   (err instanceof ApiException && err.code === code) ||
@@ -38,13 +45,61 @@ function safeJson(s: string): unknown {
   }
 }
 
+export interface KubeClientOptions {
+  /** Shorter than leader election's renew deadline allows (leadership.ts checks). Default 3.75 s. */
+  requestTimeoutMs?: number;
+  /** The API server ends each watch after this (randomized up to twice it). Default 5 min. */
+  watchTimeoutSeconds?: number;
+  /** A watch silent for its timeout plus this is dead and is aborted. Default 30 s. */
+  watchIdleGraceMs?: number;
+}
+
+/**
+ * The same KubeConfig, each request given an abort signal that fires after `ms`. client-node calls
+ * a config's applySecurityAuthentication for every request of every generated API client and of
+ * KubernetesObjectApi, so an object whose prototype is the caller's KubeConfig (everything else
+ * read through to it, including in-cluster token refresh) and that overrides only that method
+ * bounds them all. Watches go through applyToFetchOptions instead (watch.ts bounds them).
+ */
+function withRequestTimeout(kc: KubeConfig, ms: number): KubeConfig {
+  const timed = Object.create(kc) as KubeConfig;
+  timed.applySecurityAuthentication = async (context: RequestContext) => {
+    await kc.applySecurityAuthentication(context);
+    context.setSignal(AbortSignal.timeout(ms));
+  };
+  return timed;
+}
+
 export class KubeClient {
   readonly objects: KubernetesObjectApi;
   private readonly custom: CustomObjectsApi;
+  readonly requestTimeoutMs: number;
+  private readonly timed: KubeConfig;
+  private readonly watchBounds: WatchBounds;
 
-  constructor(readonly kubeConfig: KubeConfig) {
-    this.objects = KubernetesObjectApi.makeApiClient(kubeConfig);
-    this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  constructor(
+    readonly kubeConfig: KubeConfig,
+    options: KubeClientOptions = {},
+  ) {
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 3_750;
+    this.watchBounds = {
+      headersTimeoutMs: this.requestTimeoutMs,
+      minTimeoutSeconds: options.watchTimeoutSeconds ?? 300,
+      idleGraceMs: options.watchIdleGraceMs ?? 30_000,
+    };
+    this.timed = withRequestTimeout(kubeConfig, this.requestTimeoutMs);
+    this.objects = KubernetesObjectApi.makeApiClient(this.timed);
+    this.custom = this.timed.makeApiClient(CustomObjectsApi);
+  }
+
+  /** A Watch whose requests cannot hang forever (watch.ts). */
+  watch(): Watch {
+    return new BoundedWatch(this.kubeConfig, this.watchBounds);
+  }
+
+  /** A generated API client whose requests are bounded by the request timeout. */
+  api<T>(Api: new (config: Configuration) => T): T {
+    return this.timed.makeApiClient(Api as Parameters<KubeConfig['makeApiClient']>[0]) as T;
   }
 
   list<T extends KubernetesObject>(

@@ -1,8 +1,11 @@
 // A watch that survives (client-node ListWatch + pepr's watch processor): list, then watch from
 // the resourceVersion; ListWatch itself re-lists on 410 Gone. On any other error ListWatch stops,
-// so we restart it with exponential backoff. A throwing callback is logged, never allowed to
-// break the watch or crash the process.
-import { type KubernetesObject, ListWatch, Watch } from '@kubernetes/client-node';
+// so we restart it with exponential backoff (backoff.ts) — a warm informer too, whose restart
+// skips the list and fails at the watch: only a list that returned, an event, or a watch that
+// stayed up resets the backoff. A throwing callback is logged, never allowed to break the watch or
+// crash the process. `waitSynced()` is what the runtime waits for before anyone reconciles.
+import { type KubernetesObject, ListWatch } from '@kubernetes/client-node';
+import { FailureCount, nextDelay } from './backoff.ts';
 import type { KubeClient } from './client.ts';
 
 export interface InformerOptions<T extends KubernetesObject> {
@@ -21,9 +24,10 @@ export interface InformerOptions<T extends KubernetesObject> {
 
 export class ResilientInformer<T extends KubernetesObject> {
   private listWatch: ListWatch<T> | undefined;
-  private attempts = 0;
+  private readonly failures: FailureCount;
   private restartTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private syncWaiters: ((synced: boolean) => void)[] = [];
   /** Restarts after an error; tests and /healthz read it. */
   restarts = 0;
   /** True once a list has succeeded: until then an empty cache means "unknown", not "none". */
@@ -32,14 +36,20 @@ export class ResilientInformer<T extends KubernetesObject> {
   constructor(
     private readonly kube: KubeClient,
     private readonly options: InformerOptions<T>,
-  ) {}
+  ) {
+    // A watch that stayed up twice the longest delay was working: its next failure starts afresh.
+    this.failures = new FailureCount(2 * (options.maxDelayMs ?? 30_000));
+  }
 
-  /** Resolves after the first list, so the cache is complete before anyone reconciles. */
+  /**
+   * Starts listing and watching, retrying until the API server answers. Resolves after the first
+   * attempt whether it listed or not (see `synced`, `waitSynced()`).
+   */
   async start(): Promise<void> {
     const o = this.options;
     const listWatch = new ListWatch<T>(
       o.path,
-      new Watch(this.kube.kubeConfig),
+      this.kube.watch(),
       () => this.kube.list<T>(o.apiVersion, o.kind, o.namespace, o.labelSelector),
       false,
       o.labelSelector,
@@ -52,19 +62,36 @@ export class ResilientInformer<T extends KubernetesObject> {
     await this.begin();
   }
 
+  /** Resolves true once the first list has returned, false if the informer stops first. */
+  waitSynced(): Promise<boolean> {
+    if (this.synced) return Promise.resolve(true);
+    if (this.stopped) return Promise.resolve(false);
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
   /** ListWatch.start() reports a failed list through 'error' and resolves anyway. */
   private async begin(): Promise<void> {
+    const listed = Boolean(this.listWatch?.latestResourceVersion());
+    this.failures.restarted(Date.now());
     await this.listWatch?.start();
-    if (this.listWatch?.latestResourceVersion()) {
-      this.synced = true;
-      this.attempts = 0;
+    if (!listed && this.listWatch?.latestResourceVersion()) {
+      this.failures.succeed();
+      if (!this.synced) this.settleSync(true);
     }
+  }
+
+  private settleSync(synced: boolean): void {
+    this.synced = synced;
+    const waiters = this.syncWaiters;
+    this.syncWaiters = [];
+    for (const w of waiters) w(synced);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
     await this.listWatch?.stop();
+    if (!this.synced) this.settleSync(false);
   }
 
   get(name: string, namespace?: string): T | undefined {
@@ -76,6 +103,7 @@ export class ResilientInformer<T extends KubernetesObject> {
   }
 
   private deliver(obj: T, event: 'add' | 'update' | 'delete'): void {
+    this.failures.succeed();
     try {
       this.options.onChange(obj, event);
     } catch (err) {
@@ -88,9 +116,10 @@ export class ResilientInformer<T extends KubernetesObject> {
   private restartAfterError(err: unknown): void {
     if (this.stopped) return;
     this.options.onError?.(new Error(`${this.options.name} watch failed; restarting`, { cause: err }));
-    const base = this.options.baseDelayMs ?? 500;
-    const delay = Math.min(this.options.maxDelayMs ?? 30_000, base * 2 ** this.attempts);
-    this.attempts++;
+    const delay = nextDelay(this.failures.fail(Date.now()), {
+      baseMs: this.options.baseDelayMs ?? 500,
+      maxMs: this.options.maxDelayMs ?? 30_000,
+    });
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => {
       this.restarts++;

@@ -1,5 +1,8 @@
 // The Kubernetes runtime: informers feed a keyed queue; the leader plans and applies one Model at a
 // time per key. Followers keep their caches warm so a takeover starts reconciling at once.
+// A replica campaigns only once every informer has listed: a leader with a partial cache would
+// plan from it (a GPU model with no endpoints, a Ready condition flipped). Each term's number fences
+// the catalogue (catalogue-writer.ts): the writer holds it while leading and drops it on step-down.
 import { hostname } from 'node:os';
 import type { KubernetesObject, V1Deployment, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { catalogueKey } from '../../core/catalogue/entry.ts';
@@ -12,6 +15,7 @@ import type { Runtime, RuntimeDeps } from '../runtime.ts';
 import { describeError, type KubeClient } from './client.ts';
 import { ResilientInformer } from './informer.ts';
 import { LeaderElector } from './leader.ts';
+import type { LeaseTimings } from './leadership.ts';
 
 export interface KubernetesRuntimeOptions {
   /** Watch one namespace; all namespaces when unset. */
@@ -20,9 +24,12 @@ export interface KubernetesRuntimeOptions {
   leaseName?: string;
   identity?: string;
   leaseDurationSeconds?: number;
-  renewMs?: number;
+  /** Overrides of the timings derived from the lease duration (tests scale them down). */
+  timings?: Partial<LeaseTimings>;
   /** Re-plan every Model this often, healing anything a missed event left behind. */
   resyncMs?: number;
+  /** Informer restart backoff (defaults 500 ms doubling to 30 s). */
+  informerBackoff?: { baseDelayMs?: number; maxDelayMs?: number };
 }
 
 /** A Model as the informer holds it (metadata typed by client-node). */
@@ -41,6 +48,9 @@ export class KubernetesRuntime implements Runtime {
   readonly leader: LeaderElector;
   private readonly queue: KeyedQueue;
   private resyncTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** Resolves once the caches listed and the election began (or the runtime stopped first). */
+  campaigning: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly kube: KubeClient,
@@ -50,6 +60,7 @@ export class KubernetesRuntime implements Runtime {
     const ns = options.namespace;
     const path = (group: string, plural: string) => `/${group}${ns ? `/namespaces/${ns}` : ''}/${plural}`;
     const onError = (err: unknown) => deps.log.warn({ err }, 'informer');
+    const backoff = options.informerBackoff ?? {};
     const enqueueOwner = (
       obj: { metadata?: { name?: string; namespace?: string } },
       name?: string | null,
@@ -63,6 +74,7 @@ export class KubernetesRuntime implements Runtime {
       path: path(`apis/${API_VERSION}`, 'models'),
       namespace: ns,
       onError,
+      ...backoff,
       onChange: (model, event) => {
         this.queue.add(modelKey(model));
         // A deleted Model may free an id a duplicate was waiting for.
@@ -77,6 +89,7 @@ export class KubernetesRuntime implements Runtime {
       namespace: ns,
       labelSelector: managedSelector,
       onError,
+      ...backoff,
       onChange: (d) => enqueueOwner(d, modelNameFromOwned(d.metadata?.name ?? '')),
     });
     this.services = new ResilientInformer<V1Service>(kube, {
@@ -87,6 +100,7 @@ export class KubernetesRuntime implements Runtime {
       namespace: ns,
       labelSelector: managedSelector,
       onError,
+      ...backoff,
       onChange: (s) => enqueueOwner(s, modelNameFromOwned(s.metadata?.name ?? '')),
     });
     this.slices = new ResilientInformer<V1EndpointSlice>(kube, {
@@ -99,6 +113,7 @@ export class KubernetesRuntime implements Runtime {
       // managed-by too and the operator never caches the rest of the cluster's slices.
       labelSelector: `kubernetes.io/service-name,${managedSelector}`,
       onError,
+      ...backoff,
       onChange: (s) =>
         enqueueOwner(s, modelNameFromOwned(s.metadata?.labels?.['kubernetes.io/service-name'] ?? '')),
     });
@@ -116,24 +131,46 @@ export class KubernetesRuntime implements Runtime {
       name: options.leaseName ?? 'modelplane-operator',
       identity: options.identity ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
       leaseDurationSeconds: options.leaseDurationSeconds,
-      renewMs: options.renewMs,
-      onStartedLeading: () => {
+      ...(options.timings ? { timings: options.timings } : {}),
+      termFloor: () => deps.catalogue.newestTerm(),
+      onStartedLeading: (term) => {
         deps.metrics?.leader.set(1);
-        deps.log.info('became leader; reconciling every Model');
-        this.enqueueAll();
-        void this.sweepOrphans();
+        deps.log.info({ term }, 'became leader; fencing the catalogue, then reconciling every Model');
+        deps.catalogue
+          .lead(term)
+          .catch((err: unknown) => deps.log.warn({ err, term }, 'catalogue fence claim failed'))
+          .finally(() => {
+            if (!this.leader.isLeader) return;
+            this.enqueueAll();
+            void this.sweepOrphans();
+          });
       },
       onStoppedLeading: () => {
+        deps.catalogue.follow();
         deps.metrics?.leader.set(0);
-        deps.log.info('not the leader any more; reconciles paused');
+        deps.log.info('not the leader any more; reconciles and catalogue writes stopped');
       },
       onError: (err) => deps.log.warn({ err: describeError(err) }, 'leader election'),
     });
   }
 
+  private get informers() {
+    return [this.models, this.deployments, this.services, this.slices];
+  }
+
+  private get cachesSynced(): boolean {
+    return this.informers.every((i) => i.synced);
+  }
+
+  /** Starts the informers; the election begins once every one has listed (`campaigning`). */
   async start(): Promise<void> {
-    await Promise.all([this.models, this.deployments, this.services, this.slices].map((i) => i.start()));
-    this.leader.start();
+    this.stopped = false;
+    await Promise.all(this.informers.map((i) => i.start()));
+    this.campaigning = Promise.all(this.informers.map((i) => i.waitSynced())).then((synced) => {
+      if (this.stopped || !synced.every(Boolean)) return;
+      this.deps.log.info('every cache listed; campaigning for leadership');
+      this.leader.start();
+    });
     this.resyncTimer = setInterval(() => {
       this.enqueueAll();
       void this.sweepOrphans();
@@ -142,10 +179,12 @@ export class KubernetesRuntime implements Runtime {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.resyncTimer) clearInterval(this.resyncTimer);
     this.queue.stop();
     await this.leader.stop();
-    await Promise.all([this.models, this.deployments, this.services, this.slices].map((i) => i.stop()));
+    await Promise.all(this.informers.map((i) => i.stop()));
+    await this.campaigning;
   }
 
   idle(): Promise<void> {
@@ -153,10 +192,15 @@ export class KubernetesRuntime implements Runtime {
   }
 
   healthy() {
-    const informers = [this.models, this.deployments, this.services, this.slices];
     return {
-      ok: informers.every((i) => i.synced),
-      detail: { runtime: this.kind, leader: this.leader.isLeader, queued: this.queue.size },
+      ok: this.cachesSynced,
+      detail: {
+        runtime: this.kind,
+        leader: this.leader.isLeader,
+        term: this.leader.term,
+        queued: this.queue.size,
+        restarts: this.informers.reduce((n, i) => n + i.restarts, 0),
+      },
     };
   }
 
@@ -186,7 +230,7 @@ export class KubernetesRuntime implements Runtime {
   }
 
   private async reconcile(key: string): Promise<void> {
-    if (!this.leader.isLeader) return;
+    if (!this.leader.isLeader || !this.cachesSynced) return;
     const [namespace, name] = key.split('/') as [string, string];
     const model = this.models.get(name, namespace);
     if (!model) return; // gone: the finalizer already cleaned the catalogue

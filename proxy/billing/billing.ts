@@ -24,8 +24,9 @@ import {
   removeReplicaReport,
 } from '../../core/replica-reports.ts';
 import type { ProxyMetrics } from '../metrics/metrics.ts';
+import type { CallUsage as CallCounts } from '../usage.ts'; // i29-engine: rename CallCounts at merge
 import { BalanceView } from './balance-view.ts';
-import { CallCharge, type CallCounts, type CallInfo, type ChargeDeps, type Quote } from './charge.ts';
+import { CallCharge, type CallInfo, type ChargeDeps, type Quote } from './charge.ts';
 import { registerFaultMetrics } from './fault-metrics.ts';
 import { HoldRenewer } from './hold-renewer.ts';
 import { Journal } from './journal.ts';
@@ -105,7 +106,7 @@ export class Billing implements ChargeDeps {
         const owed = this.journal.pendingRecords;
         log.error(
           { expected: epoch.expected, found, owed },
-          'Redis is not the one this replica knew (its epoch is missing or different): it lost its data or is another server. Not serving; owed settlements stay in the journal. Restore Redis from its AOF/RDB (README "Faults").',
+          'Redis is not the one this replica knew (its epoch is missing or different): it lost its data or is another server. Not serving; owed settlements stay in the journal. Restore Redis from its AOF/RDB (docs/faults.md "Faults").',
         );
         reportEpochFault(
           o.redis,
@@ -128,7 +129,7 @@ export class Billing implements ChargeDeps {
         if (primaries.length > 0)
           log.warn(
             { primaries },
-            'these Redis Cluster primaries hold no epoch key (each serves fewer than 256 contiguous slots): their losing their data would go unseen by the epoch probe (README "Running on Redis Cluster")',
+            'these Redis Cluster primaries hold no epoch key (each serves fewer than 256 contiguous slots): their losing their data would go unseen by the epoch probe (docs/redis-cluster.md "Running on Redis Cluster")',
           );
         else log.info('every Redis Cluster primary holds an epoch key again');
       },

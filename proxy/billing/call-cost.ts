@@ -9,15 +9,10 @@
 // call's cost — never a guess at the shortfall; `modelplane ledger show <request id>` shows both.
 import type { FastifyRequest } from 'fastify';
 import { formatNano } from '../../core/money.ts';
+import type { CallCost } from '../usage.ts';
 
 /** Set on a non-streamed answer (../calls/metered.ts; a video job, ../calls/video-call.ts). */
 export const COST_HEADER = 'x-modelplane-cost';
-
-/** The two fields every response's usage gains: an exact decimal string and the ISO currency. */
-export interface CallCost {
-  cost: string;
-  currency: string;
-}
 
 /** The cost of `request`'s call, `nano` of its account's currency. */
 export function callCost(request: FastifyRequest, nano: number): CallCost {

@@ -36,6 +36,7 @@ import { insufficientQuota, keySpendLimitReached } from '../../core/errors.ts';
 import type { Principal } from '../auth/key-cache.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import type { RequestTrace } from '../tracing/tracing.ts';
+import type { CallUsage } from '../usage.ts';
 import type { BalanceView } from './balance-view.ts';
 import type { HoldRenewer } from './hold-renewer.ts';
 import type { Progress } from './journal.ts';
@@ -75,9 +76,6 @@ export interface CallInfo {
   trace?: RequestTrace;
 }
 
-/** The usage counts of a delivered call (the record's who and what come from the CallInfo). */
-export type CallCounts = Omit<UsageRecord, 'keyId' | 'model' | 'kind' | 'requestId'>;
-
 /** What a charge needs of its replica's billing (Billing implements it). */
 export interface ChargeDeps {
   metering: Metering;
@@ -89,7 +87,7 @@ export interface ChargeDeps {
   holdTtlMs: number;
   /** Whether the account's known balance is far enough above `hold` to reserve alongside the call. */
   mayReserveAlongside(accountId: string, hold: number): boolean;
-  observe(charge: CallCharge, counts: CallCounts, charged: number, short: number): void;
+  observe(charge: CallCharge, counts: CallUsage, charged: number, short: number): void;
   observeVoids(v: Voided): void;
   /** The charge is settled or released: it no longer holds anything. */
   finished(charge: CallCharge): void;
@@ -124,7 +122,7 @@ export class CallCharge {
   /** The key's standing when its spend limit lowered or refused the last reserve, else null. */
   private keyLimit: KeySpend | null = null;
   /** A stream's bill so far (trackProgress), and the cost last journaled from it. */
-  private billSoFar: (() => { cost: number; usage: CallCounts }) | null = null;
+  private billSoFar: (() => { cost: number; usage: CallUsage }) | null = null;
   private progressed = 0;
 
   constructor(
@@ -152,7 +150,7 @@ export class CallCharge {
    * run `deliver` (send the last bytes) once the settlement is in the journal file — at the end of
    * this event-loop turn, one write for every call finishing in it. Never throws.
    */
-  settle(cost: number, counts: CallCounts, deliver: () => void = noop): void {
+  settle(cost: number, counts: CallUsage, deliver: () => void = noop): void {
     if (this.state === 'held') this.charge(cost, counts);
     else this.state = 'done';
     const span = this.call.trace?.settlement(counts);
@@ -187,7 +185,7 @@ export class CallCharge {
    * A stream says how to bill what it delivered so far: Billing journals it every
    * PROXY_STREAM_PROGRESS_MS, so a crash of this replica loses at most one interval (issue 22).
    */
-  trackProgress(bill: () => { cost: number; usage: CallCounts }): void {
+  trackProgress(bill: () => { cost: number; usage: CallUsage }): void {
     this.billSoFar = bill;
   }
 
@@ -207,7 +205,7 @@ export class CallCharge {
     };
   }
 
-  private usageRecord(counts: CallCounts): UsageRecord {
+  private usageRecord(counts: CallUsage): UsageRecord {
     const { principal, model, kind, requestId } = this.call;
     // Spelled out, not spread: built once per request on the hot path.
     return {
@@ -223,7 +221,7 @@ export class CallCharge {
     };
   }
 
-  private charge(cost: number, counts: CallCounts): void {
+  private charge(cost: number, counts: CallUsage): void {
     this.state = 'done';
     const usage = this.usageRecord(counts);
     const { requestId } = this.call;

@@ -1,6 +1,7 @@
-// Gauges of the faults a replica survives without crashing but cannot bill through (README "Money
-// model", "Faults"): each is 0 while all is well and otherwise says for how long it has lasted, so
-// one alert per gauge (`> 0` for a while) tells the operator which fault and since when.
+// Gauges of the faults a replica survives without crashing but cannot bill through (docs/money.md
+// "The money model", docs/faults.md "Faults"): each is 0 while all is well and otherwise says for
+// how long it has lasted, so one alert per gauge (`> 0` for a while) tells the operator which fault
+// and since when.
 import { Gauge, type Registry } from 'prom-client';
 
 export interface FaultSources {

@@ -6,13 +6,9 @@
 // (CallCharge charges any excess from the spare balance and records what it could not collect).
 import { maxTokensCovered, textCostSaturating, textHold } from '../../core/billing/index.ts';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
+import { estimateTokens } from '../engine/frames/index.ts';
+import type { TextUsage } from '../usage.ts';
 import type { Quote } from './charge.ts';
-
-export interface TextUsage {
-  inputTokens: number;
-  cachedTokens: number;
-  outputTokens: number;
-}
 
 /** Used where a Model sets no promptBounds (operator/README.md "promptBounds"). */
 export const DEFAULT_PROMPT_BOUNDS = { perImage: 4096, perMessage: 8, perRequest: 64 } as const;
@@ -118,31 +114,4 @@ export function textBill(
   const implausible =
     usage.inputTokens !== reported.inputTokens || usage.outputTokens !== reported.outputTokens;
   return { cost: textCostSaturating(price, usage), usage, implausible };
-}
-
-/**
- * The proxy's own count where an engine reports no usage: about four UTF-8 bytes per token (the
- * prompt's bound bytes for input; the generated text for output).
- */
-export function estimateTokens(bytes: number): number {
-  return Math.ceil(bytes / 4);
-}
-
-export function estimatedUsage(promptBytes: number, outputTokens: number): TextUsage {
-  return { inputTokens: estimateTokens(promptBytes), cachedTokens: 0, outputTokens };
-}
-
-/** OpenAI-style usage → billable token counts; cached is a subset of input (BILL-2). */
-export function usageFromEngine(u: unknown): TextUsage | null {
-  if (typeof u !== 'object' || u === null) return null;
-  const o = u as Record<string, unknown>;
-  const input = count(o.prompt_tokens);
-  if (input === null) return null;
-  const details = o.prompt_tokens_details as Record<string, unknown> | null | undefined;
-  const cached = Math.min(count(details?.cached_tokens) ?? 0, input);
-  return { inputTokens: input, cachedTokens: cached, outputTokens: count(o.completion_tokens) ?? 0 };
-}
-
-function count(v: unknown): number | null {
-  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null;
 }

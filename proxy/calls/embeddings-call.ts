@@ -6,10 +6,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
 import { callCost } from '../billing/call-cost.ts';
-import { type TextUsage, textBill, usageFromEngine } from '../billing/text-quote.ts';
+import { textBill } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
+import { usageFromEngine } from '../engine/frames/index.ts';
 import type { EmbeddingsRequest } from '../schemas/embeddings.ts';
+import type { TextUsage } from '../usage.ts';
 import { meteredCall, type Quote } from './metered.ts';
 
 export function embeddingsCall(

@@ -23,18 +23,19 @@ import { formatNano } from '../../core/money.ts';
 import { ClientClosedError } from '../../http/client-closed.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
 import { COST_HEADER } from '../billing/call-cost.ts';
-import type { CallCharge, CallCounts, Quote } from '../billing/charge.ts';
+import type { CallCharge, Quote } from '../billing/charge.ts';
 import type { ProxyContext } from '../context.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { linkRequestAbort, type RequestAbort } from '../request-abort.ts';
 import { failed, type RequestTrace } from '../tracing/tracing.ts';
+import type { CallUsage } from '../usage.ts';
 
-export type { CallCounts, Quote } from '../billing/charge.ts';
+export type { Quote } from '../billing/charge.ts';
 
 /** A whole answer's charge and its delivery (which runs once the settlement is journaled). */
 export interface Bill {
   cost: number;
-  counts: CallCounts;
+  counts: CallUsage;
   deliver(): void;
 }
 

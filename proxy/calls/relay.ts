@@ -18,16 +18,17 @@ import { ClientClosedError, ClientStalledError } from '../../http/client-closed.
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
 import { callCost } from '../billing/call-cost.ts';
 import type { CallCharge } from '../billing/charge.ts';
-import { type TextUsage, textBill } from '../billing/text-quote.ts';
+import { textBill } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import type { StreamTranslator } from '../dialects/translator.ts';
 import type { EngineEvents } from '../engine/events.ts';
+import { StreamUsage } from '../engine/frames/index.ts';
 import { DataBlockEvent, isDone, type SseEvent } from '../engine/sse.ts';
 import type { RequestAbort } from '../request-abort.ts';
+import type { TextUsage } from '../usage.ts';
 import type { EarlyHead } from './early-head.ts';
 import { parseChunk, type StreamStart } from './engine-stream.ts';
 import { openEventStream } from './event-stream.ts';
-import { StreamUsage } from './stream-usage.ts';
 
 export interface RelayArgs {
   start: StreamStart;
@@ -76,8 +77,8 @@ export async function relay(
   observeFirstFrame(ctx, request, reply, start);
 
   // The stream's charge so far, as its end would bill it: Billing journals it every
-  // PROXY_STREAM_PROGRESS_MS, so a crash of this replica loses at most one interval (README
-  // "Faults"); billed as a cut stream would be if this replica died now.
+  // PROXY_STREAM_PROGRESS_MS, so a crash of this replica loses at most one interval (docs/money.md
+  // "What a crash can strand"); billed as a cut stream would be if this replica died now.
   charge.trackProgress(() => streamBill(request, a, usage.sofar(a.promptBytes)));
   const idle = a.early?.handOver(() => {
     pending.push(Buffer.from(tr.ping ?? ''));
@@ -97,7 +98,7 @@ export async function relay(
 
   // Charged for what was generated; the last bytes leave once the settlement is in the journal,
   // and a dialect that reports usage at the end reports exactly the usage billed.
-  const bill = streamBill(request, a, usage.ended(a.promptBytes, !ended.sawDone));
+  const bill = streamBill(request, a, usage.ended(a.promptBytes));
   charge.settle(bill.cost, bill.usage, () => {
     const how = streamFailure(ctx, request, res, {
       abort,
@@ -112,7 +113,7 @@ export async function relay(
   });
 }
 
-/** The bill of a stream's usage (./stream-usage.ts: the engine's last reported, else the proxy's count). */
+/** The bill of a stream's usage (../engine/frames/stream-usage.ts: the engine's last reported, else the proxy's count). */
 function streamBill(
   request: FastifyRequest,
   a: { price: TokenPrice; entry: CatalogueEntry; charge: CallCharge },

@@ -8,18 +8,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { callCost } from '../billing/call-cost.ts';
-import {
-  chatPromptTokens,
-  estimatedUsage,
-  estimateTokens,
-  textBill,
-  textQuote,
-  usageFromEngine,
-} from '../billing/text-quote.ts';
+import { chatPromptTokens, textBill, textQuote } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import type { StreamTranslator, TextDialect } from '../dialects/translator.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
+import { estimatedUsage, estimateTokens, usageFromEngine } from '../engine/frames/index.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
 import type { RequestTrace } from '../tracing/tracing.ts';
 import { outputThatFits, promptTextBytes, tokensAtLeast } from './context-fit.ts';

@@ -5,18 +5,10 @@
 // translator (and its request and whole-answer mapping), not another relay.
 import type { FastifyReply } from 'fastify';
 import type { ApiError } from '../../core/errors.ts';
-import type { CallCost } from '../billing/call-cost.ts';
-import type { TextUsage } from '../billing/text-quote.ts';
+import type { FastFrame } from '../engine/frames/index.ts';
+import type { CallCost, TextUsage } from '../usage.ts';
 
-/** What the relay learns from a frame the translator cut from its bytes. */
-export interface FastFrame {
-  /** Where the frame's usage object starts in its block (for usageIn), or -1 when it has none. */
-  usageAt: number;
-  /** Whether it carried generated content (counts output when an engine reports no usage). */
-  content: boolean;
-  /** The prompt's cached tokens the frame reported outside usage (llama.cpp `timings.cache_n`). */
-  cached?: number | null;
-}
+export type { FastFrame };
 
 export interface StreamTranslator {
   /**
@@ -52,7 +44,7 @@ export interface TextDialect<A> {
   outputBytes(answer: A): number;
   /**
    * Sends a whole answer; `usage` is what was billed (a dialect that reports usage reports this),
-   * `cost` its bill (usage.cost and usage.currency, ../billing/call-cost.ts).
+   * `cost` its bill (usage.cost and usage.currency, ../usage.ts CallCost).
    */
   send(reply: FastifyReply, answer: A, usage: TextUsage, cost: CallCost): void;
   /** A streamed call's translator (one per call: the early head and the relay share it). */

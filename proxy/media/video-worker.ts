@@ -9,10 +9,10 @@
 // longer than VIDEO_CLAIM_MS): the holder stops when its renewal fails, and every step is safe to
 // repeat by the replica that took over. The engine is asked to create a job with the job's id as
 // `Idempotency-Key`, and always the engine it was first sent to, so a create resent after a crash
-// or a lost answer makes no second engine job (engines that ignore the key are the gap: README);
-// the MP4 goes to the same key; a finished job is never written again (completed stays completed,
-// a failure after completion refunds nothing). Fencing every write by the claim instead would put
-// the claim and the job in one script, two hash slots on Redis Cluster.
+// or a lost answer makes no second engine job (engines that ignore the key are the gap: docs/api.md
+// "Images and videos"); the MP4 goes to the same key; a finished job is never written again
+// (completed stays completed, a failure after completion refunds nothing). Fencing every write by
+// the claim instead would put the claim and the job in one script, two hash slots on Redis Cluster.
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CatalogueEntry, CatalogueSnapshot } from '../../core/catalogue/index.ts';

@@ -3,7 +3,7 @@
 // nothing this surface cannot carry is ever dropped silently, so an unknown parameter (at the top or
 // inside a block, a tool, a choice), block type, role or a server-side tool is a 400 naming it. A
 // documented Anthropic field is listed here only when it is carried, or has no effect on the answer
-// (README "Carried with a change"); the rest are refused like unknown ones.
+// (docs/api.md "The Messages dialect": "Carried with a change"); the rest are refused like unknown ones.
 import { z } from 'zod';
 import { MAX_MESSAGES, MAX_OUTPUT_TOKENS, modelId } from './openai.ts';
 
@@ -272,9 +272,10 @@ export const messagesRequest = z.strictObject({
     .enum(['auto', 'standard_only'])
     .optional()
     .describe('Accepted; every call is served at the standard tier'),
-  // The current SDK's other request fields (README "Today's Messages API"): the standard speed is
-  // the only one served, so "fast" is refused rather than ignored; diagnostics only ask for a
-  // report about Anthropic's prompt cache, which engines here do not give.
+  // The current SDK's other request fields (docs/api.md "The Messages dialect": "Today's Messages
+  // API"): the standard speed is the only one served, so "fast" is refused rather than ignored;
+  // diagnostics only ask for a report about Anthropic's prompt cache, which engines here do not
+  // give.
   speed: z
     .literal('standard', { error: 'speed "fast" is not served here: every call runs at the standard speed' })
     .nullish()

@@ -1,4 +1,4 @@
-// Tracing with OpenTelemetry (README "Configuration", "Install on Kubernetes: turning tracing on").
+// Tracing with OpenTelemetry (docs/operations.md "Configuration", docs/install.md "Turning tracing on").
 // Off unless OTEL_EXPORTER_OTLP_ENDPOINT names an OTLP/HTTP collector: then buildProxyApp makes one
 // Tracing and registers ./plugin.ts, and each sampled /v1 request carries a RequestTrace
 // (request.trace).
@@ -36,6 +36,7 @@ import {
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { UsageRecord } from '../../core/billing/index.ts';
 import type { Config } from '../../core/config.ts';
+import type { CallUsage } from '../usage.ts';
 
 // GenAI semantic conventions (still "development" there, so copied rather than imported from the
 // package's incubating entry point, as its README advises).
@@ -53,13 +54,6 @@ const operations: Record<UsageRecord['kind'], string> = {
   video: 'generate_content',
   service: 'generate_content',
 };
-
-/** The usage a settlement records (CallCounts; restated so billing need not import this file). */
-interface Counts {
-  inputTokens?: number;
-  cachedTokens?: number;
-  outputTokens?: number;
-}
 
 const propagator = new W3CTraceContextPropagator();
 const headerSetter = {
@@ -167,7 +161,7 @@ export class RequestTrace {
   }
 
   /** The settlement of `counts`: its span (ended once journaled); the usage goes on the request's span. */
-  settlement(counts: Counts): Span {
+  settlement(counts: CallUsage): Span {
     // Counts a modality has none of (an image's tokens) stay unset.
     const usage: Attributes = {};
     if (counts.inputTokens !== undefined) usage[GEN_AI_INPUT_TOKENS] = counts.inputTokens;

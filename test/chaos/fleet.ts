@@ -28,7 +28,7 @@ const repo = new URL('../../', import.meta.url).pathname;
 export interface ProxyProcess {
   name: string;
   url: string;
-  /** Its /metrics, on a port of its own (README "Security"). */
+  /** Its /metrics, on a port of its own (docs/security.md "Metrics port"). */
   metricsUrl: string;
   dataDir: string;
   proc: ChildProcess;
@@ -95,7 +95,7 @@ export async function startFleet(o: {
           MODELPLANE_KEK: kek,
           PROXY_HOST: '127.0.0.1',
           PROXY_PORT: String(port),
-          // /metrics has its own port (README "Security"), one per replica.
+          // /metrics has its own port (docs/security.md "Metrics port"), one per replica.
           PROXY_METRICS_HOST: '127.0.0.1',
           PROXY_METRICS_PORT: String(metricsPort),
           PROXY_DATA_DIR: dir,

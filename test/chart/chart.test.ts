@@ -69,7 +69,7 @@ describe('helm lint and template', () => {
       ]),
     );
     expect(env).toMatchObject({ MEDIA_STORE: 's3', S3_BUCKET: 'media', PROXY_METRICS_PORT: '9464' });
-    // Tracing on: the collector and the sampling ratio (README "turning tracing on").
+    // Tracing on: the collector and the sampling ratio (docs/install.md "Turning tracing on").
     expect(env).toMatchObject({
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability:4318',
       PROXY_TRACE_SAMPLE_RATIO: '0.05',
@@ -92,7 +92,7 @@ describe('helm lint and template', () => {
       'mp-modelplane-operator',
     ]);
     expect(find(allOn, 'PodMonitor', 'mp-modelplane-engines').spec.podMetricsEndpoints[0].port).toBe('http');
-    // The proxy's metrics port is a value, apart from the API port (README "Security").
+    // The proxy's metrics port is a value, apart from the API port (docs/security.md "Metrics port").
     expect(find(allOn, 'Service', 'mp-modelplane-proxy-headless').spec.ports[0].port).toBe(9464);
   });
 

@@ -113,7 +113,7 @@ describe('editor tools through the proxy', () => {
         `model = "${MODEL}"`,
         'model_provider = "modelplane"',
         // Codex offers the model OpenAI's hosted web search unless told not to; this service
-        // refuses hosted tools by name (README "Use it from Codex CLI").
+        // refuses hosted tools by name (docs/api.md "Use it from Codex CLI").
         'web_search = "disabled"',
         '[model_providers.modelplane]',
         'name = "modelplane"',

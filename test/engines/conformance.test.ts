@@ -89,7 +89,7 @@ const LLAMACPP_DIFFERS: Record<string, { status: number; why: string }> = {
   },
   'tools-named-stream': {
     status: 200,
-    why: 'no grammar for a named tool_choice with the tiny model\'s template: text, not a tool call (README "Real engines")',
+    why: 'no grammar for a named tool_choice with the tiny model\'s template: text, not a tool call (docs/engines.md "Real engines")',
   },
   tokenize: { status: 200, why: '/tokenize takes {content}, not {messages}: it answers {tokens: []}' },
 };

@@ -85,7 +85,7 @@ export async function startBrowserPlatform(o: {
   log: (line: string) => void;
 }): Promise<BrowserPlatform> {
   // Every service logs at info into the run's log folder: the final credential scan reads what real
-  // sign-ins, invitation links, Playground calls and Stripe webhooks put there (README "Security").
+  // sign-ins, invitation links, Playground calls and Stripe webhooks put there (docs/security.md "Logs").
   const runLog = runLogStream('platform');
   const platform = await startPlatform({
     ...o,

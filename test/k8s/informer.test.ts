@@ -1,11 +1,13 @@
 // The operator's informer against a real API server that misbehaves: a callback that throws, the
-// API server dying mid-watch, and the watch's resourceVersion compacted away (410 Gone → re-list).
+// API server dying mid-watch, the watch's resourceVersion compacted away (410 Gone → re-list), and
+// the watch's connection going silent without closing.
 import type { KubernetesListObject, KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient } from '../../operator/kube/client.ts';
 import { ResilientInformer } from '../../operator/kube/informer.ts';
 import { compactEtcd, startCluster, type TestCluster } from './cluster.ts';
 import { apis, waitUntil } from './helpers.ts';
+import { startApiRelay } from './relay.ts';
 
 /** Counts lists, so the test can see the re-list that follows a 410. */
 class CountingClient extends KubeClient {
@@ -29,19 +31,24 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
+/** An informer on the default namespace's ConfigMaps, retrying from 0.1 s up to 1 s. */
+const configMaps = {
+  name: 'configmaps',
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  path: '/api/v1/namespaces/default/configmaps',
+  namespace: 'default',
+  baseDelayMs: 100,
+  maxDelayMs: 1_000,
+};
+
 describe('ResilientInformer', () => {
   it('survives a throwing callback, an API server restart and a compacted resourceVersion', async () => {
     const client = new CountingClient(cluster.kubeConfig);
     const seen = new Set<string>();
     const errors: Error[] = [];
     const informer = new ResilientInformer<V1ConfigMap>(client, {
-      name: 'configmaps',
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      path: '/api/v1/namespaces/default/configmaps',
-      namespace: 'default',
-      baseDelayMs: 100,
-      maxDelayMs: 1_000,
+      ...configMaps,
       onChange: (cm, event) => {
         if (cm.metadata?.name === 'boom') throw new Error('callback failed');
         seen.add(`${event}:${cm.metadata?.name}`);
@@ -78,4 +85,33 @@ describe('ResilientInformer', () => {
       await informer.stop();
     }
   }, 60_000);
+  it('a watch whose connection goes silent (no FIN, no RST) is given up and restarted on a new one', async () => {
+    const relay = await startApiRelay(cluster);
+    const client = new KubeClient(relay.kubeConfig, {
+      requestTimeoutMs: 500,
+      watchTimeoutSeconds: 1,
+      watchIdleGraceMs: 500,
+    });
+    const seen = new Set<string>();
+    const informer = new ResilientInformer<V1ConfigMap>(client, {
+      ...configMaps,
+      onChange: (cm, event) => seen.add(`${event}:${cm.metadata?.name}`),
+    });
+    const create = (name: string) =>
+      apis(cluster).core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name } } });
+    try {
+      await informer.start();
+      await create('w1');
+      await waitUntil('add:w1', async () => seen.has('add:w1'));
+      // The watch's connection goes silent for good; a new connection would work. Without a bound
+      // the informer would wait on it forever and never hear of w2.
+      relay.strand();
+      await create('w2');
+      await waitUntil('add:w2 over a new connection', async () => seen.has('add:w2'), 10_000);
+      expect(informer.restarts).toBeGreaterThan(0);
+    } finally {
+      await informer.stop();
+      await relay.close();
+    }
+  }, 30_000);
 });

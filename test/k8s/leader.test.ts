@@ -16,12 +16,12 @@ afterAll(async () => {
 
 function candidate(identity: string) {
   const events: string[] = [];
-  const elector = new LeaderElector(new KubeClient(cluster.kubeConfig), {
+  const elector = new LeaderElector(new KubeClient(cluster.kubeConfig, { requestTimeoutMs: 500 }), {
     namespace: 'default',
     name: 'leader-test',
     identity,
     leaseDurationSeconds: 2,
-    renewMs: 100,
+    timings: { retryMs: 100 },
     onStartedLeading: () => events.push('start'),
     onStoppedLeading: () => events.push('stop'),
   });

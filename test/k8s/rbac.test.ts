@@ -5,6 +5,7 @@ import { KubeConfig, type KubernetesObject, KubernetesObjectApi } from '@kuberne
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { FencedCatalogue } from '../../core/catalogue/fence.ts';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { CatalogueWriter } from '../../operator/catalogue-writer.ts';
 import { chatModel } from '../../operator/fixtures.ts';
@@ -12,7 +13,16 @@ import { KubeClient } from '../../operator/kube/client.ts';
 import { KubernetesRuntime } from '../../operator/kube/runtime.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startCluster, type TestCluster } from './cluster.ts';
-import { apis, createModel, modelRef, readModel, readySlice, waitUntil } from './helpers.ts';
+import {
+  apis,
+  createModel,
+  modelRef,
+  readModel,
+  readySlice,
+  TEST_LEASE,
+  TEST_REQUEST_TIMEOUT_MS,
+  waitUntil,
+} from './helpers.ts';
 
 let cluster: TestCluster;
 let redis: TestRedis;
@@ -53,9 +63,9 @@ describe('operator RBAC (operator/deploy/rbac.yaml)', () => {
     const store = new CatalogueStore(redis.client());
     const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
     runtime = new KubernetesRuntime(
-      new KubeClient(kc),
-      { catalogue: new CatalogueWriter(store), log },
-      { leaseNamespace: 'modelplane', identity: 'sa-op', leaseDurationSeconds: 2, renewMs: 200 },
+      new KubeClient(kc, { requestTimeoutMs: TEST_REQUEST_TIMEOUT_MS }),
+      { catalogue: new CatalogueWriter(store, new FencedCatalogue(redis.client())), log },
+      { leaseNamespace: 'modelplane', identity: 'sa-op', ...TEST_LEASE },
     );
     await runtime.start();
     await waitUntil('leader', async () => runtime!.leader.isLeader);

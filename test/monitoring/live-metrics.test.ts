@@ -75,7 +75,8 @@ const db = postgresForFile();
 let prometheus: TestPrometheus;
 let dataDir: string;
 let proxyPort: number;
-// The proxy serves /metrics on a port of its own (README "Security"), which is what Prometheus scrapes.
+// The proxy serves /metrics on a port of its own (docs/security.md "Metrics port"), which is what
+// Prometheus scrapes.
 let proxyMetricsPort: number;
 
 beforeAll(async () => {

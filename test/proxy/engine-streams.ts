@@ -10,7 +10,7 @@ import type { ChoicePlan, Step } from '../../engines/simulator/chat/plan.ts';
 import { type StreamPlan, streamChat } from '../../engines/simulator/chat/stream.ts';
 import { usageOf } from '../../engines/simulator/chat/usage.ts';
 import { parseChunk } from '../../proxy/calls/engine-stream.ts';
-import { REAL_FRAMES } from '../../proxy/dialects/openai/real-frames.fixture.ts';
+import { REAL_FRAMES } from '../../proxy/engine/frames/real-frames.fixture.ts';
 import type { Fixture } from '../engines/fixtures/cases.ts';
 
 export type Chunk = Record<string, unknown>;

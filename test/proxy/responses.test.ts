@@ -24,7 +24,7 @@ const THINKING_MODEL = 'Org/Thinking-Chat';
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness(
-    // Small bounds, so the tests can reach them (README "The Responses API", State).
+    // Small bounds, so the tests can reach them (docs/api.md "The Responses API", State).
     { PROXY_RESPONSES_MAX_STORED_PER_ACCOUNT: '5', PROXY_RESPONSES_MAX_STORED_BYTES: '8192' },
     {
       entries: (endpoints) => [

@@ -3,7 +3,8 @@
 // frame with `code: 400`, then [DONE]) is the client's 400 in the dialect's shape — not retried,
 // not failed over, not charged, not counted against the endpoint's health (ERR-2, ERR-3); (2) a
 // stream cut before its final usage frame, the only one where vLLM reports cached tokens, bills
-// its cached prompt at the cached rate (BILL-1, BILL-2; proxy/billing/cut-stream.ts).
+// its prompt at the uncached rate — the engine reported nothing cached, and hanging up just before
+// the end must not buy the discount (BILL-1, BILL-2; proxy/engine/frames/cached-tokens.ts).
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -147,14 +148,14 @@ describe('a request the engine refuses inside its stream', () => {
 
 describe('a cut stream’s cached prompt', () => {
   // 641 one-token words: the engine caches whole 16-token blocks and never the last token, so a
-  // warmed prompt has 640 cached tokens — all but one, the most any engine can have cached.
+  // warmed prompt has 640 cached tokens — which a cut stream never hears of.
   const words = Array.from({ length: 641 }, () => 'word').join(' ');
   const messages = [{ role: 'user' as const, content: words }];
   const IN = 1_000; // nano per token: input 1, cached 0.5, output 2 USD per 1M
   const CACHED = 500;
   const OUT = 2_000;
 
-  it('BILL-1 BILL-2 a stream the client cuts before the final usage frame is billed at the cached rate', async () => {
+  it('BILL-1 BILL-2 a stream the client cuts before the final usage frame is billed at the uncached rate', async () => {
     const a = await h.newAccount({ credit: '1' });
     const client = h.client(a.secret);
     const full = async () => {
@@ -198,8 +199,11 @@ describe('a cut stream’s cached prompt', () => {
     const cut = charges[1]!;
     expect(cut.outputTokens).toBeGreaterThan(0);
     expect(cut.outputTokens).toBeLessThan(200);
-    expect(cut).toMatchObject({ inputTokens: 641, cachedTokens: 640 });
-    expect(cut.amount).toBe(1 * IN + 640 * CACHED + cut.outputTokens! * OUT);
+    expect(cut).toMatchObject({ inputTokens: 641, cachedTokens: 0 });
+    expect(cut.amount).toBe(641 * IN + cut.outputTokens! * OUT);
+    // The whole calls, whose final usage frame reported the cache, paid the cached rate.
+    expect(charges[2]).toMatchObject({ inputTokens: 641, cachedTokens: 640 });
+    expect(charges[2]!.amount).toBe(1 * IN + 640 * CACHED + charges[2]!.outputTokens! * OUT);
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
@@ -229,8 +233,8 @@ describe('a cut stream’s cached prompt', () => {
     const [cut] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
     expect(cut!.outputTokens).toBeGreaterThan(0);
     expect(cut!.outputTokens).toBeLessThan(200);
-    expect(cut).toMatchObject({ type: 'charge', inputTokens: prompt, cachedTokens: prompt - 1 });
-    expect(cut!.amount).toBe(1 * IN + (prompt - 1) * CACHED + cut!.outputTokens! * OUT);
+    expect(cut).toMatchObject({ type: 'charge', inputTokens: prompt, cachedTokens: 0 });
+    expect(cut!.amount).toBe(prompt * IN + cut!.outputTokens! * OUT);
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 });

@@ -1,4 +1,4 @@
-// Issue 24 item 7 (README "Security" → Roles): a member sees every key of the account but acts
+// Issue 24 item 7 (docs/security.md "Roles"): a member sees every key of the account but acts
 // only on keys they created, and may set or lower a spend limit on those, never raise or remove
 // one; owners act on every key. Checked on every key route that acts on one key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,8 +1,7 @@
 // Chat completion → Messages message, the direction an answer comes back from an engine. Pure; the
 // streamed form of the same mapping is ./stream.ts.
 import { newLongId } from '../../../core/ids.ts';
-import type { CallCost } from '../../billing/call-cost.ts';
-import type { TextUsage } from '../../billing/text-quote.ts';
+import type { CallCost, TextUsage } from '../../usage.ts';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal';
 
@@ -16,7 +15,7 @@ export interface MessagesUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
-  /** What the call cost (../../billing/call-cost.ts): on a whole message and the last message_delta. */
+  /** What the call cost (../../usage.ts CallCost): on a whole message and the last message_delta. */
   cost?: string;
   currency?: string;
 }

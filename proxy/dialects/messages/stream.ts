@@ -6,9 +6,8 @@
 // dialect's stream translator (../translator.ts), which the one relay (../../calls/relay.ts) feeds.
 import type { ApiError } from '../../../core/errors.ts';
 import { messagesErrorBody } from '../../../http/messages-error-body.ts';
-import type { CallCost } from '../../billing/call-cost.ts';
-import type { TextUsage } from '../../billing/text-quote.ts';
-import { deltaFrame, FrameShape } from '../openai/delta-frame.ts';
+import { DeltaReader } from '../../engine/frames/index.ts';
+import type { CallCost, TextUsage } from '../../usage.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
 import { messagesUsage, type StopReason, stopReasonOf } from './response.ts';
 
@@ -112,14 +111,14 @@ export class MessagesStream {
     return out;
   }
 
-  /** The engine's finish_reason and stop_reason, read from a frame's bytes (../openai/delta-frame.ts). */
+  /** The engine's finish_reason and stop_reason, read from a frame's bytes (../../engine/frames/delta-frame.ts). */
   finishedWith(finish: string, engineStop: unknown): void {
     this.finish = finish;
     this.engineStop = engineStop;
   }
 
   /**
-   * The events of a text delta given as its JSON string bytes (`"…"`, from ../openai/delta-frame.ts),
+   * The events of a text delta given as its JSON string bytes (`"…"`, from ../../engine/frames/delta-frame.ts),
    * copied into the event as they are: the same event chunk() makes, without a parse.
    */
   textDelta(json: Buffer): Buffer[] {
@@ -186,14 +185,14 @@ export class MessagesStream {
 
 /**
  * The Messages stream translator (MSG-2, MSG-7): the usual frames read from their bytes
- * (../openai/delta-frame.ts, shared with Responses: the first, the text frames, the finishing and
+ * (../../engine/frames/ DeltaReader, shared with Responses: the first, the text frames, the finishing and
  * the usage-only one), any other frame (reasoning, tool calls) parsed and translated; pings while
  * the engine is silent.
  */
 export class MessagesTranslator implements StreamTranslator {
   readonly ping = PING_EVENT;
-  /** The shape of this stream's text frames, learnt from its first (../openai/delta-frame.ts FrameShape). */
-  private shape: FrameShape | null = null;
+  /** This stream's engine frames read from their bytes. */
+  private readonly frames = new DeltaReader();
 
   constructor(readonly messages: MessagesStream) {}
 
@@ -202,12 +201,8 @@ export class MessagesTranslator implements StreamTranslator {
   }
 
   fast(block: Buffer, out: Buffer[]): FastFrame | undefined {
-    let f = this.shape?.read(block);
-    if (f === undefined) {
-      f = deltaFrame(block);
-      if (f === undefined) return undefined;
-      this.shape ??= FrameShape.learn(block, f);
-    }
+    const f = this.frames.read(block);
+    if (f === undefined) return undefined;
     // vLLM's matched stop string, parsed from its bytes on the finishing frame alone; a value that
     // is not JSON declines the frame (before anything is written), which the parse way then refuses.
     let stop: unknown = null;

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { modelFieldsOf } from './chunks.ts';
-import { completionFast, completionSlow, withCost } from './completion.ts';
-import { CLIENT_FIELDS } from './members.ts';
-import { REAL_ANSWERS } from './real-frames.fixture.ts';
+import { completionFast, completionSlow } from '../../engine/frames/answer.ts';
+import { modelFieldsOf } from '../../engine/frames/chunks.ts';
+import { CLIENT_FIELDS } from '../../engine/frames/members.ts';
+import { REAL_ANSWERS } from '../../engine/frames/real-frames.fixture.ts';
+import { withCost } from './completion.ts';
 
 const answers = [
   // the simulator's and vLLM's shape

@@ -1,16 +1,21 @@
 // The chat-completions dialect's stream translator (../translator.ts, CHAT-2..4): engine frames
 // pass through as they are, rewritten only to echo the canonical model and drop usage the client
-// did not ask for (./chunks.ts); the usual frame is cut from the engine's bytes. The stream ends
-// with [DONE], or an in-band error frame that the openai SDKs raise. The usage-only frame the
-// client asked for (include_usage) is held back until the stream is billed, and sent just before
-// [DONE] with usage.cost and usage.currency (../../billing/call-cost.ts).
+// did not ask for (../../engine/frames/chunks.ts); the usual frame is cut from the engine's bytes.
+// The stream ends with [DONE], or an in-band error frame that the openai SDKs raise. The
+// usage-only frame the client asked for (include_usage) is held back until the stream is billed,
+// and sent just before [DONE] with usage.cost and usage.currency (../../usage.ts CallCost).
 import type { ApiError } from '../../../core/errors.ts';
 import { errorBody } from '../../../http/dialect.ts';
-import type { CallCost } from '../../billing/call-cost.ts';
-import type { TextUsage } from '../../billing/text-quote.ts';
+import {
+  type ChunkView,
+  clientChunk,
+  type FrameView,
+  frameView,
+  relayFrame,
+} from '../../engine/frames/index.ts';
 import { DONE_FRAME, dataFrame } from '../../engine/sse.ts';
+import type { CallCost, TextUsage } from '../../usage.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
-import { type ChunkView, clientChunk, type FrameView, frameView, relayFrame } from './chunks.ts';
 
 export class ChatStream implements StreamTranslator {
   readonly ping = null;

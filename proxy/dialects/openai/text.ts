@@ -2,15 +2,14 @@
 // engine's JSON passed through with the model echoed canonical (./completion.ts), and its stream
 // relayed frame by frame (./stream.ts).
 import type { CatalogueEntry } from '../../../core/catalogue/index.ts';
-import type { TextDialect } from '../translator.ts';
-import { modelFieldsOf } from './chunks.ts';
 import {
   type CompletionOut,
   completionFast,
-  completionOutputBytes,
   completionSlow,
-  withCost,
-} from './completion.ts';
+  modelFieldsOf,
+} from '../../engine/frames/index.ts';
+import type { TextDialect } from '../translator.ts';
+import { completionOutputBytes, withCost } from './completion.ts';
 import { ChatStream } from './stream.ts';
 
 export function chatDialect(

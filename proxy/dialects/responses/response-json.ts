@@ -6,8 +6,7 @@
 // request values that are absent or default are constant text, not serialized at all. The bytes
 // are JSON.stringify(responseObject(…)) (./response.ts, the response's one definition), key for
 // key in its order: response-json.test.ts holds the two together for every field and state.
-import type { CallCost } from '../../billing/call-cost.ts';
-import type { TextUsage } from '../../billing/text-quote.ts';
+import type { CallCost, TextUsage } from '../../usage.ts';
 import type { Echo, OutputItem, Status } from './response.ts';
 
 const json = JSON.stringify;

@@ -1,9 +1,8 @@
 // Chat completion → Responses response object, the direction an answer comes back from an engine.
 // Pure; the streamed form of the same mapping is ./stream.ts, which ends in the same object.
 import { newLongId } from '../../../core/ids.ts';
-import type { CallCost } from '../../billing/call-cost.ts';
-import type { TextUsage } from '../../billing/text-quote.ts';
 import type { ResponsesRequest } from '../../schemas/responses.ts';
+import type { CallCost, TextUsage } from '../../usage.ts';
 
 // Ids from the pooled generator (core/ids), not a crypto call each.
 export const responseId = (): string => newLongId('resp');
@@ -40,7 +39,7 @@ export interface ResponsesUsage {
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
-  /** What the call cost (../../billing/call-cost.ts): on a finished response. */
+  /** What the call cost (../../usage.ts CallCost): on a finished response. */
   cost?: string;
   currency?: string;
 }

@@ -1,5 +1,5 @@
 // A Responses stream's bytes are the same whichever way its engine frames are read: from their
-// bytes (../openai/delta-frame.ts; more streams in delta-frame.test.ts) or parsed and translated — and they parse as the events the SDK's stream helper accumulates.
+// bytes (../../engine/frames/delta-frame.ts; more streams in its delta-frame.test.ts) or parsed and translated — and they parse as the events the SDK's stream helper accumulates.
 import { describe, expect, it } from 'vitest';
 import { parseChunk } from '../../calls/engine-stream.ts';
 import type { ResponsesRequest } from '../../schemas/responses.ts';

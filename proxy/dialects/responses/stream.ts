@@ -8,12 +8,11 @@
 // same work as the chat surface's relay, as near as the protocol allows: events are written as
 // JSON text (no object built and serialized per event), the response — sent whole three times —
 // has its request's part written once (./response-json.ts), and the usual engine frames are
-// read from their bytes, never parsed (../openai/delta-frame.ts): a text delta's JSON string is copied
+// read from their bytes, never parsed (../../engine/frames/ DeltaReader): a text delta's JSON string is copied
 // into a prebuilt event head, its sequence number's tail built once per number.
 import type { ApiError } from '../../../core/errors.ts';
-import type { CallCost } from '../../billing/call-cost.ts';
-import type { TextUsage } from '../../billing/text-quote.ts';
-import { deltaFrame, FrameShape } from '../openai/delta-frame.ts';
+import { DeltaReader } from '../../engine/frames/index.ts';
+import type { CallCost, TextUsage } from '../../usage.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
 import { responseErrorCode } from './error-code.ts';
 import { calledName, type Echo, itemId, type OutputItem, type Status } from './response.ts';
@@ -133,7 +132,7 @@ export class ResponsesStream {
     return out;
   }
 
-  /** The engine's finish_reason, read from a frame's bytes (../openai/delta-frame.ts). */
+  /** The engine's finish_reason, read from a frame's bytes (../../engine/frames/delta-frame.ts). */
   finishedWith(reason: string): void {
     this.finish = reason;
   }
@@ -146,7 +145,7 @@ export class ResponsesStream {
   }
 
   /**
-   * A text delta given as its JSON string bytes (`"…"`, from ../openai/delta-frame.ts), copied
+   * A text delta given as its JSON string bytes (`"…"`, from ../../engine/frames/delta-frame.ts), copied
    * into a prebuilt event as they are: the usual frame needs no parse and no stringify. The text
    * itself is kept as JSON string bodies and parsed once, when its item closes. The event's
    * pieces go onto `out` (the relay writes a read's pieces at once).
@@ -312,8 +311,8 @@ export class ResponsesStream {
  */
 export class ResponsesTranslator implements StreamTranslator {
   readonly ping = null;
-  /** The shape of this stream's text frames, learnt from its first (../openai/delta-frame.ts FrameShape). */
-  private shape: FrameShape | null = null;
+  /** This stream's engine frames read from their bytes. */
+  private readonly frames = new DeltaReader();
 
   constructor(
     readonly stream: ResponsesStream,
@@ -326,12 +325,8 @@ export class ResponsesTranslator implements StreamTranslator {
   }
 
   fast(block: Buffer, out: Buffer[]): FastFrame | undefined {
-    let f = this.shape?.read(block);
-    if (f === undefined) {
-      f = deltaFrame(block);
-      if (f === undefined) return undefined;
-      this.shape ??= FrameShape.learn(block, f);
-    }
+    const f = this.frames.read(block);
+    if (f === undefined) return undefined;
     if (f.text !== null) this.stream.textDeltaJson(f.text, out);
     if (f.finish !== null) this.stream.finishedWith(f.finish);
     return { usageAt: f.usageAt, content: f.text !== null, cached: f.cached };

@@ -82,7 +82,7 @@ export function ApiManagement({ me }: { me: Me }) {
             </td>
             <td>{date(k.createdAt)}</td>
             <td className="actions">
-              {/* Members act only on keys they made (README "Security" → Roles); the server enforces it. */}
+              {/* Members act only on keys they made (docs/security.md "Roles"); the server enforces it. */}
               {(owner || k.mine) && (
                 <>
                   <button

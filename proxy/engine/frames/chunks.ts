@@ -1,10 +1,14 @@
-// What the client sees of each engine stream chunk. The proxy always asks the engine for usage
+// What the chat-completions client sees of each engine stream chunk: the engine's own frame, cut.
+// It lives with the engine's frames because what it cuts is engine knowledge (which fields are the
+// engine's own, where usage and timings lie); what the client asked for comes in as the view
+// (../../dialects/openai/stream.ts makes it). The proxy always asks the engine for usage
 // (include_usage + continuous_usage_stats) so a stream cut short is billed for what was generated,
 // but the client gets usage only as it asked: a usage frame before [DONE] with include_usage
 // (CHAT-3), usage on every chunk only if it asked for continuous stats too, otherwise none.
 // Every chunk echoes the canonical model id (SPEC "Catalogue rules"), and carries only the fields
 // OpenAI's schema knows (./members.ts CLIENT_FIELDS), whichever engine sent it.
-import { dropEngineFields, KEY, LAST_CLIENT_KEY, SPAN, topMembers, valueEnd } from './members.ts';
+import { cacheN } from './cached-tokens.ts';
+import { dropEngineFields, KEY, LAST_CLIENT_KEY, SPAN, topMembers } from './members.ts';
 
 export interface ChunkView {
   model: string;
@@ -22,16 +26,6 @@ export function clientChunk(chunk: Record<string, unknown>, view: ChunkView): st
   if (!view.includeUsage) delete chunk.usage;
   else if (!view.continuousUsage) chunk.usage = null;
   return JSON.stringify(chunk);
-}
-
-/** True for a chunk that carries generated content (counts output when an engine reports no usage). */
-export function hasContent(chunk: Record<string, unknown>): boolean {
-  const choices = chunk.choices;
-  if (!Array.isArray(choices)) return false;
-  return choices.some((c) => {
-    const d = (c as { delta?: { content?: unknown; tool_calls?: unknown } } | null)?.delta;
-    return (typeof d?.content === 'string' && d.content.length > 0) || d?.tool_calls != null;
-  });
 }
 
 /** What the fast path needs besides the view, as bytes. */
@@ -89,13 +83,12 @@ export interface RelayedFrame {
   content?: boolean;
   /**
    * llama.cpp's `timings.cache_n` when the frame carries timings: the prompt's cached tokens, which
-   * a cut stream is billed by (../../billing/cut-stream.ts) though the client never sees timings.
+   * a cut stream is billed by (./cached-tokens.ts) though the client never sees timings.
    */
   cached?: number | null;
 }
 
 const DATA = 6; // `data: `
-const USAGE_KEY = Buffer.from(',"usage":');
 const USAGE_NULL = Buffer.from('"usage":null');
 const COMMA_USAGE_NULL = Buffer.from(',"usage":null');
 const CONTENT_KEY = Buffer.from('"content":"');
@@ -157,21 +150,6 @@ export function relayFrame(block: Buffer, v: FrameView): RelayedFrame | undefine
   const pieces = cut(block, m, count, close, v, mode);
   if (usageAt !== -1) return { pieces, usageAt, cached };
   return { pieces, usageAt, content: contentIn(block, m[choices + 2]!, m[choices + 3]!), cached };
-}
-
-const CACHE_N_KEY = Buffer.from('"cache_n":');
-
-/** `timings.cache_n` read from the timings object's bytes (its own key: no nested object has it). */
-export function cacheN(block: Buffer, value: number, end: number): number | null {
-  if (block[value] !== 123) return null;
-  const at = block.indexOf(CACHE_N_KEY, value);
-  if (at === -1 || at >= end) return null;
-  let n = 0;
-  let i = at + CACHE_N_KEY.length;
-  const from = i;
-  for (; i < end && block[i]! >= 48 && block[i]! <= 57; i++) n = n * 10 + block[i]! - 48;
-  const next = block[i];
-  return i > from && (next === 44 || next === 125) && Number.isSafeInteger(n) ? n : null;
 }
 
 /**
@@ -242,46 +220,4 @@ function contentIn(block: Buffer, from: number, to: number): boolean {
   )
     if (block[i + TOOL_CALLS_KEY.length] !== 110) return true; // not null
   return false;
-}
-
-/**
- * The usage object of a frame relayFrame took (the engine's running count with continuous usage
- * stats): parsed once, for the stream's last such frame, not for every frame. `end` is just after
- * the usage object; by default it is found by stepping over the object (usage need not be the
- * frame's last field: llama.cpp's `timings` follow it). Undefined when the bytes are not JSON.
- */
-export function usageIn(block: Buffer, usageAt: number, end?: number): object | undefined {
-  const close = end ?? valueEnd(block, usageAt, block.length - 3);
-  if (close === -1) return undefined;
-  try {
-    const usage: unknown = JSON.parse(block.toString('utf8', usageAt, close));
-    return typeof usage === 'object' && usage !== null && !Array.isArray(usage) ? usage : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Where the top object's last key `,"usage":` starts when it holds an object; -1 otherwise. The
- * value's bytes are scanned, not parsed: an object whose braces balance exactly at `close` and
- * that holds no array, with strings skipped. A `,"usage":` nested deeper leaves its containers'
- * closing brackets in the way, so only the top object's own last key passes.
- */
-export function usageKeyAt(buf: Buffer, notBefore: number, close: number): number {
-  const at = buf.lastIndexOf(USAGE_KEY, close);
-  if (at < notBefore) return -1;
-  const from = at + USAGE_KEY.length;
-  if (buf[from] !== 123 || buf[close - 1] !== 125) return -1; // {…}
-  let depth = 0;
-  for (let i = from; i < close; i++) {
-    const c = buf[i];
-    if (c === 34) {
-      // a string: to its closing quote, stepping over escapes
-      for (i++; i < close && buf[i] !== 34; i++) if (buf[i] === 92) i++;
-    } else if (c === 123) depth++;
-    else if (c === 125) {
-      if (--depth === 0 && i !== close - 1) return -1;
-    } else if (c === 91 || c === 93) return -1;
-  }
-  return depth === 0 ? at : -1;
 }

@@ -1,4 +1,4 @@
-// The Responses stream's frames read from their bytes (../openai/delta-frame.ts) read exactly what the
+// The Responses stream's frames read from their bytes (./delta-frame.ts) read exactly what the
 // parse way reads, and a stream translated that way is byte for byte the stream translated by
 // parsing every frame: over the streams of test/proxy/engine-streams.ts (every recorded engine
 // stream, the simulator's, run; text with escapes, non-ASCII and split surrogate pairs) and the
@@ -16,12 +16,12 @@ import {
   textStream,
   usage,
 } from '../../../test/proxy/engine-streams.ts';
+import { echoOf } from '../../dialects/responses/response.ts';
+import { ResponsesStream, ResponsesTranslator } from '../../dialects/responses/stream.ts';
 import type { ResponsesRequest } from '../../schemas/responses.ts';
-import { hasContent, usageIn } from '../openai/chunks.ts';
-import { type DeltaFrame, deltaFrame, FrameShape } from '../openai/delta-frame.ts';
-import { REAL_FRAMES } from '../openai/real-frames.fixture.ts';
-import { echoOf } from './response.ts';
-import { ResponsesStream, ResponsesTranslator } from './stream.ts';
+import { type DeltaFrame, deltaFrame, FrameShape } from './delta-frame.ts';
+import { REAL_FRAMES } from './real-frames.fixture.ts';
+import { hasContent, usageIn } from './reported-usage.ts';
 
 /** Those streams and the simulator's, run. */
 const ALL = [...STREAMS, ...(await simulatorStreams())];

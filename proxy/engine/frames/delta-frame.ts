@@ -1,9 +1,9 @@
 // Every usual engine chat-completion frame read from its bytes, never parsed, for the stream
-// translators of the Responses and Messages dialects: the first (role, empty content), the text
-// frames, the one that finishes (vLLM puts the finish reason on the last token's frame), the
-// usage-only one — in any field order (vLLM ends its first frame with prompt_token_ids, its usage
-// frame with system_fingerprint; llama.cpp puts choices first and timings last). It reads exactly
-// what the parse way (../responses/stream.ts and ../messages/stream.ts chunk(), and the relay's
+// translators of the Responses and Messages dialects (DeltaReader below, one per stream): the
+// first (role, empty content), the text frames, the one that finishes (vLLM puts the finish reason
+// on the last token's frame), the usage-only one — in any field order (vLLM ends its first frame
+// with prompt_token_ids, its usage frame with system_fingerprint; llama.cpp puts choices first and
+// timings last). It reads exactly what the parse way (the translators' chunk(), and the relay's
 // own reading: usage, cached tokens, content, an error frame) takes from the same frame: the
 // first choice's delta content, finish_reason and (for Messages' stop_sequence) where a non-null
 // stop_reason lies; what that way ignores (index, logprobs, token_ids, the delta's role, the
@@ -14,7 +14,7 @@
 // this runs for every frame of every stream. In JSON text a `"` inside a string is always
 // escaped, so no key can come from generated text (./members.ts, whose key table and string
 // stepping this shares).
-import { cacheN } from './chunks.ts';
+import { cacheN } from './cached-tokens.ts';
 import { KEY, keyId, stringEnd, valueEnd } from './members.ts';
 
 const DATA = 6; // `data: `
@@ -28,7 +28,7 @@ export interface DeltaFrame {
   finish: string | null;
   /** Where the frame's usage object starts (for usageIn), or -1 when it has none. */
   usageAt: number;
-  /** llama.cpp's `timings.cache_n` when the frame carries timings (../../billing/cut-stream.ts). */
+  /** llama.cpp's `timings.cache_n` when the frame carries timings (./cached-tokens.ts). */
   cached: number | null;
   /**
    * Where the choice's stop_reason value lies (vLLM's matched stop string or token) when it is not
@@ -164,6 +164,23 @@ export class FrameShape {
     const after = valueEnd(block, usageAt, n - tail.length);
     if (after !== n - tail.length || block.compare(tail, 0, tail.length, after, n) !== 0) return undefined;
     return { text, finish: null, usageAt, cached: null, stopAt: -1, stopEnd: -1 };
+  }
+}
+
+/**
+ * One stream's frames read from their bytes: the first text frame deltaFrame reads whole teaches
+ * the stream's FrameShape, by which the later ones are read. Undefined for a frame that is to be
+ * parsed instead.
+ */
+export class DeltaReader {
+  private shape: FrameShape | null = null;
+
+  read(block: Buffer): DeltaFrame | undefined {
+    const f = this.shape?.read(block);
+    if (f !== undefined) return f;
+    const whole = deltaFrame(block);
+    if (whole !== undefined) this.shape ??= FrameShape.learn(block, whole);
+    return whole;
   }
 }
 

@@ -1,13 +1,22 @@
-// What a relayed stream is billed from, as its frames go by (./relay.ts): the engine's last
-// reported usage, the frames that carried content (the proxy's count where the engine reports
-// no usage), and the prompt's cached tokens as any frame reported them (../billing/cut-stream.ts).
+// What a relayed stream is billed from, as its frames go by (../../calls/relay.ts): the engine's
+// last reported usage, the frames that carried content (the proxy's count where the engine reports
+// no usage), and the prompt's cached tokens as any frame reported them (./cached-tokens.ts).
 // A frame the translator read from its bytes leaves its usage as bytes: only the stream's last
 // one is ever parsed. Apart from the relay so that a test can feed it one stream both ways (read
 // from the bytes, every frame parsed) and require the same usage.
-import { cachedInFrame, withCachedPrompt } from '../billing/cut-stream.ts';
-import { estimatedUsage, type TextUsage, usageFromEngine } from '../billing/text-quote.ts';
-import { hasContent, usageIn } from '../dialects/openai/chunks.ts';
-import type { FastFrame } from '../dialects/translator.ts';
+import type { TextUsage } from '../../usage.ts';
+import { cachedInFrame, withCachedPrompt } from './cached-tokens.ts';
+import { estimatedUsage, hasContent, usageFromEngine, usageIn } from './reported-usage.ts';
+
+/** What the relay learns from a frame a translator read from its bytes (../../dialects/translator.ts). */
+export interface FastFrame {
+  /** Where the frame's usage object starts in its block (for usageIn), or -1 when it has none. */
+  usageAt: number;
+  /** Whether it carried generated content (counts output when an engine reports no usage). */
+  content: boolean;
+  /** The prompt's cached tokens the frame reported outside usage (llama.cpp `timings.cache_n`). */
+  cached?: number | null;
+}
 
 export class StreamUsage {
   private usage: TextUsage | null;
@@ -53,21 +62,21 @@ export class StreamUsage {
   /** The usage billed were the stream cut now (progress; the last usage's bytes parsed, not kept). */
   sofar(promptBytes: number): TextUsage {
     const so = this.usageBlock === null ? null : usageFromEngine(usageIn(this.usageBlock, this.usageAt));
-    return this.billed(so ?? this.usage, promptBytes, true);
+    return this.billed(so ?? this.usage, promptBytes);
   }
 
-  /** The usage billed for the stream that ended (`cut`: before the engine's [DONE]). */
-  ended(promptBytes: number, cut: boolean): TextUsage {
+  /** The usage billed for the stream that ended, with its [DONE] or cut before it: the same rule. */
+  ended(promptBytes: number): TextUsage {
     if (this.usageBlock !== null) {
       const last = usageIn(this.usageBlock, this.usageAt);
       this.usage = usageFromEngine(last) ?? this.usage;
       this.cachedSeen = cachedInFrame({ usage: last }) ?? this.cachedSeen;
       this.usageBlock = null;
     }
-    return this.billed(this.usage, promptBytes, cut);
+    return this.billed(this.usage, promptBytes);
   }
 
-  private billed(usage: TextUsage | null, promptBytes: number, cut: boolean): TextUsage {
-    return withCachedPrompt(usage ?? estimatedUsage(promptBytes, this.contentFrames), this.cachedSeen, cut);
+  private billed(usage: TextUsage | null, promptBytes: number): TextUsage {
+    return withCachedPrompt(usage ?? estimatedUsage(promptBytes, this.contentFrames), this.cachedSeen);
   }
 }

@@ -1,6 +1,6 @@
 // Frames as real engines send them, byte for byte in their field order, for the fast-path tests
-// (./chunks.test.ts, ./completion.test.ts). vLLM 0.32 (its serving code; the issue's CPU run):
-// pydantic's model_dump_json(exclude_unset=True) puts `prompt_token_ids` after usage in the first
+// (./chunks.test.ts, ../../dialects/openai/completion.test.ts). vLLM 0.32 (its serving code; the
+// issue's CPU run): pydantic's model_dump_json(exclude_unset=True) puts `prompt_token_ids` after usage in the first
 // frame, and the final usage frame carries prompt_tokens_details and system_fingerprint. llama.cpp
 // (the server the tests build, scripts/build-llamacpp.sh; its frames checked against this file's
 // byte for byte but for ids and times): `choices` first, usage only in the final frame, `timings`

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { cachedInFrame } from '../../billing/cut-stream.ts';
-import { clientChunk, frameView, hasContent, relayFrame, usageIn } from './chunks.ts';
+import { cachedInFrame } from './cached-tokens.ts';
+import { clientChunk, frameView, relayFrame } from './chunks.ts';
 import { CLIENT_FIELDS } from './members.ts';
 import { REAL_FRAMES } from './real-frames.fixture.ts';
+import { hasContent, usageIn } from './reported-usage.ts';
 
 const content = () => ({
   id: 'c1',

@@ -2,7 +2,7 @@
 // it: where each key and value lie. Engines put their fields in different orders (vLLM ends its
 // first stream frame with `"prompt_token_ids":null` after usage and its non-streamed answer with
 // `prompt_logprobs`, `kv_transfer_params`; llama.cpp puts `choices` first and `timings` last), so
-// the fast paths (./chunks.ts relayFrame, ./completion.ts completionFast) read the members in any
+// the fast paths (./chunks.ts relayFrame, ./answer.ts completionFast) read the members in any
 // order rather than expecting one layout. Strings are stepped over escape by escape (in JSON text
 // a `"` inside a string is always escaped), so no key can come from generated content.
 // Only compact JSON is read (no whitespace between tokens): anything else returns undefined and
