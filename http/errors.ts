@@ -10,7 +10,7 @@ import { ApiError, invalidRequest, isApiError, storeUnavailable } from '../core/
 import { newRequestId } from '../core/ids.ts';
 import { isRedisUnavailable } from '../core/redis-unavailable.ts';
 import { ClientClosedError } from './client-closed.ts';
-import { dialectOf, dialectOfPath, errorBody } from './dialect.ts';
+import { dialectOf, dialectOfPath, errorBody, routeDialectsOf } from './dialect.ts';
 import { MESSAGES_REQUEST_ID_HEADER, REQUEST_ID_HEADER, setRequestIdHeaders } from './request-id.ts';
 
 export function toApiError(err: unknown): ApiError {
@@ -105,6 +105,7 @@ export interface ErrorsOptions {
 
 export const errorsPlugin = fp(
   async (app: FastifyInstance, opts: ErrorsOptions) => {
+    routeDialectsOf(app);
     const routes = new RouteMethods();
     app.addHook('onRoute', (r) => routes.add(r.url, r.method));
     app.setErrorHandler((err, request, reply) => sendError(request, reply, err));
@@ -138,7 +139,7 @@ export const errorsPlugin = fp(
  * newline, 100 KB of headers, a line that is not HTTP, a request that took too long) still gets
  * an answer in the error shape of its path's dialect, with a request id, before the socket closes.
  */
-export function clientError(error: Error, socket: Socket): void {
+export function clientError(this: FastifyInstance | undefined, error: Error, socket: Socket): void {
   const err = error as NodeJS.ErrnoException & { rawPacket?: Buffer };
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const apiErr =
@@ -151,7 +152,8 @@ export function clientError(error: Error, socket: Socket): void {
     err.rawPacket?.toString('latin1', 0, Math.min(err.rawPacket.length, 2048)).split('\r\n')[0] ?? '';
   const path = /^[A-Z]+ (\S+) HTTP\//.exec(requestLine)?.[1];
   const id = newRequestId();
-  const dialect = dialectOfPath(path);
+  // Bound by fastify to the server whose socket it is: its routes say the path's dialect.
+  const dialect = this === undefined ? 'openai' : dialectOfPath(this, path);
   const body = JSON.stringify(errorBody(dialect, apiErr, id));
   const extra = dialect === 'messages' ? `${MESSAGES_REQUEST_ID_HEADER}: ${id}\r\n` : '';
   if (socket.writable) {

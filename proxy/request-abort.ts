@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ClientClosedError } from '../http/client-closed.ts';
 import type { KeyInvalidatedError, KeyLease } from './auth/key-cache.ts';
 import { Cancel } from './engine/cancel.ts';
+import { whenClosed } from './reply-closed.ts';
 
 export interface RequestAbort {
   cancel: Cancel;
@@ -41,15 +42,6 @@ class LinkedAbort implements RequestAbort {
     this.reply.raw.removeListener('close', this.onClose);
     if (this.lease.onDead === this.onKeyDead) this.lease.onDead = null;
   }
-}
-
-/**
- * Calls `f` once the response is closed — finished, or cut by the client — and at once if it is
- * already: a listener attached after an await would otherwise miss a 'close' that has been and gone.
- */
-export function whenClosed(reply: FastifyReply, f: () => void): void {
-  if (reply.raw.destroyed) f();
-  else reply.raw.once('close', f);
 }
 
 export function linkRequestAbort(request: FastifyRequest, reply: FastifyReply): RequestAbort {

@@ -83,4 +83,69 @@ describe('engine pod templates', () => {
     expect(c).toMatchObject({ image: 'ghcr.io/acme/server:1', command: ['serve'], args: ['--x'] });
     expect(c.ports).toEqual([{ name: 'http', containerPort: 7000, protocol: 'TCP' }]);
   });
+
+  it('vLLM and SGLang (./gpu-server.ts): the whole container, in order — weights, name, address, own flags, context, tensor parallelism, then the admin’s args', () => {
+    const vllm = spec({ type: 'vllm', model: 'org/weights', gpus: 2, args: ['--seed', '1'] });
+    const v = engineTemplate(vllm, vllm.engine);
+    expect(v.container.args).toEqual([
+      '--model',
+      'org/weights',
+      '--served-model-name',
+      'Meta-Llama/Llama-3.1-8B-Instruct',
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '8000',
+      '--enable-prompt-tokens-details',
+      '--enable-force-include-usage',
+      '--max-model-len',
+      '131072',
+      '--tensor-parallel-size',
+      '2',
+      '--enable-auto-tool-choice',
+      '--tool-call-parser',
+      'hermes',
+      '--seed',
+      '1',
+    ]);
+    const sglang = spec({ type: 'sglang', model: 'org/weights', gpus: 2, args: ['--seed', '1'] });
+    const g = engineTemplate(sglang, sglang.engine);
+    expect(g.container).toMatchObject({
+      image: 'lmsysorg/sglang:v0.5.3-cu126',
+      command: ['python3', '-m', 'sglang.launch_server'],
+      volumeMounts: [{ name: 'dshm', mountPath: '/dev/shm' }],
+    });
+    expect(g.container.args).toEqual([
+      '--model-path',
+      'org/weights',
+      '--served-model-name',
+      'Meta-Llama/Llama-3.1-8B-Instruct',
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '30000',
+      '--enable-cache-report',
+      '--context-length',
+      '131072',
+      '--tp',
+      '2',
+      '--seed',
+      '1',
+    ]);
+    expect(g.container.startupProbe?.httpGet?.path).toBe('/health');
+    expect(g.volumes).toEqual(v.volumes);
+    expect(Object.keys(g.container)).toEqual([
+      'name',
+      'env',
+      'ports',
+      'resources',
+      'image',
+      'command',
+      'args',
+      'startupProbe',
+      'readinessProbe',
+      'livenessProbe',
+      'volumeMounts',
+    ]);
+  });
 });

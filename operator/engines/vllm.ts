@@ -1,14 +1,7 @@
-// vLLM: OpenAI-compatible server. Usage details are switched on so the proxy can bill cached
-// tokens and a stream cut short (DESIGN "Money"); /dev/shm is enlarged for tensor parallelism.
-import {
-  type EngineDefaults,
-  type EngineInput,
-  type EngineTemplate,
-  engineContainer,
-  hasFlag,
-  healthProbes,
-  shmVolume,
-} from './types.ts';
+// vLLM: OpenAI-compatible server (what it shares with SGLang: ./gpu-server.ts). Usage details are
+// switched on so the proxy can bill cached tokens and a stream cut short (DESIGN "Money").
+import { gpuServerArgs, gpuServerTemplate } from './gpu-server.ts';
+import { type EngineDefaults, type EngineInput, type EngineTemplate, hasFlag } from './types.ts';
 
 /**
  * v0.32.0: a current release (the one the proxy was tried against for real, docs/engines.md "Real engines"),
@@ -23,15 +16,11 @@ export const vllmDefaults: EngineDefaults = { image: 'vllm/vllm-openai:v0.32.0',
 
 export function vllmTemplate(input: EngineInput): EngineTemplate {
   const user = input.engine.args ?? [];
-  const args = ['--model', input.weights, '--served-model-name', input.servedName, '--host', '0.0.0.0'];
-  args.push('--port', String(input.port));
-  args.push('--enable-prompt-tokens-details', '--enable-force-include-usage');
-  if (input.spec.contextLength && !hasFlag(user, '--max-model-len')) {
-    args.push('--max-model-len', String(input.spec.contextLength));
-  }
-  if (input.gpus > 1 && !hasFlag(user, '--tensor-parallel-size')) {
-    args.push('--tensor-parallel-size', String(input.gpus));
-  }
+  const args = gpuServerArgs(
+    input,
+    { model: '--model', contextLength: '--max-model-len', tensorParallel: '--tensor-parallel-size' },
+    ['--enable-prompt-tokens-details', '--enable-force-include-usage'],
+  );
   if (input.spec.capabilities?.tools && !hasFlag(user, '--enable-auto-tool-choice')) {
     args.push('--enable-auto-tool-choice');
     if (!hasFlag(user, '--tool-call-parser')) args.push('--tool-call-parser', 'hermes');
@@ -41,13 +30,11 @@ export function vllmTemplate(input: EngineInput): EngineTemplate {
   const domains = input.engine.allowedMediaDomains ?? [];
   if (domains.length > 0 && !hasFlag(user, '--allowed-media-domains'))
     args.push('--allowed-media-domains', ...domains);
-  const container = engineContainer(input, {
+  const { container, volumes } = gpuServerTemplate(input, {
     image: input.engine.image ?? vllmDefaults.image,
-    args: [...args, ...user],
-    ...healthProbes('/health'),
-    volumeMounts: [{ name: 'dshm', mountPath: '/dev/shm' }],
+    args,
   });
   if (!(container.env ?? []).some((e) => e.name === 'VLLM_MEDIA_URL_ALLOW_REDIRECTS'))
     container.env = [...(container.env ?? []), { name: 'VLLM_MEDIA_URL_ALLOW_REDIRECTS', value: '0' }];
-  return { container, volumes: [shmVolume] };
+  return { container, volumes };
 }

@@ -4,7 +4,8 @@
 // else as a lower bound the proxy can prove from the text alone.
 import type { CatalogueEntry } from '../../core/catalogue/index.ts';
 import { invalidRequest } from '../../core/errors.ts';
-import { type EmbeddingsRequest, MAX_OUTPUT_TOKENS } from '../schemas/openai.ts';
+import type { EmbeddingsRequest } from '../schemas/embeddings.ts';
+import { MAX_OUTPUT_TOKENS } from '../schemas/openai.ts';
 
 /**
  * The most UTF-8 bytes one token covers, so that bytes / this is a lower bound of a text's tokens

@@ -10,7 +10,7 @@ import { textBill } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
 import { usageFromEngine } from '../engine/frames/index.ts';
-import type { EmbeddingsRequest } from '../schemas/openai.ts';
+import type { EmbeddingsRequest } from '../schemas/embeddings.ts';
 import type { TextUsage } from '../usage.ts';
 import { meteredCall, type Quote } from './metered.ts';
 

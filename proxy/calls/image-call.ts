@@ -1,18 +1,23 @@
 // An image call, generation or edit alike (IMG-*), through the one metered lifecycle
 // (./metered.ts): charged per image through a hold and a settlement like any call (a failed engine
-// call costs nothing; fewer images than asked are charged as returned). The engine is always asked
-// for b64_json; `url` answers are links to our own store, signed and expiring
-// (MEDIA_IMAGE_TTL_MS), the files deleted after.
+// call costs nothing; fewer images than asked are charged as returned). The engine request is built
+// here, as ./text-call.ts builds its own: a generation's JSON, or an edit's multipart form streamed
+// from the spooled upload (./image-edit-form.ts). The engine is always asked for b64_json; `url`
+// answers are links to our own store, signed and expiring (MEDIA_IMAGE_TTL_MS), the files deleted
+// after.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { imageCost } from '../../core/billing/index.ts';
 import type { CatalogueEntry, ImagePrice } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
 import { callCost } from '../billing/call-cost.ts';
 import type { ProxyContext } from '../context.ts';
-import { type EngineCall, engineClientError } from '../engine/call.ts';
+import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { deleteLater } from '../media/media-sweeper.ts';
 import { publicOrigin } from '../media/public-origin.ts';
+import type { SpooledFile } from '../media/upload-form.ts';
+import type { ImageEditFields, ImageGenerationRequest } from '../schemas/media.ts';
+import { engineEditForm } from './image-edit-form.ts';
 import { meteredCall, type Quote } from './metered.ts';
 
 /** All or nothing: the hold is the whole `n` images (no fewer images are made to fit a balance). */
@@ -21,13 +26,75 @@ export function imageQuote(price: ImagePrice, n: number): Quote {
   return { min: cost, max: cost, full: n, allowance: (held) => (held >= cost ? n : 0) };
 }
 
-export interface ImageCall {
+interface ImageModel {
   entry: CatalogueEntry;
   price: ImagePrice;
+}
+
+interface ImageCall extends ImageModel {
   n: number;
   format: 'url' | 'b64_json';
   /** Sends the engine request (JSON or multipart). */
   call(cancel: Cancel): Promise<EngineCall>;
+}
+
+/**
+ * POST /v1/images/generations: the request's own fields passed through, the model named as the
+ * engine serves it, `n` always sent, the answer always asked for as b64_json.
+ */
+export function generateImages(
+  ctx: ProxyContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  m: ImageModel,
+  body: ImageGenerationRequest,
+): Promise<FastifyReply> {
+  const n = body.n ?? 1;
+  const payload = JSON.stringify({
+    ...body,
+    model: m.entry.servedName ?? m.entry.id,
+    n,
+    response_format: 'b64_json',
+  });
+  return runImageCall(ctx, request, reply, {
+    ...m,
+    n,
+    format: body.response_format ?? 'url',
+    call: (cancel) =>
+      callEngine(ctx.engine, {
+        entry: m.entry,
+        path: '/v1/images/generations',
+        payload,
+        cancel,
+        tried: new Set(),
+        trace: request.trace,
+      }),
+  });
+}
+
+/** POST /v1/images/edits: the spooled images and mask streamed to the engine as a fresh form per attempt. */
+export function editImages(
+  ctx: ProxyContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  m: ImageModel,
+  fields: ImageEditFields,
+  files: readonly SpooledFile[],
+): Promise<FastifyReply> {
+  const n = fields.n ?? 1;
+  return runImageCall(ctx, request, reply, {
+    ...m,
+    n,
+    format: fields.response_format ?? 'url',
+    call: (cancel) =>
+      callEngine(ctx.engine, {
+        entry: m.entry,
+        path: '/v1/images/edits',
+        payload: () => engineEditForm(m.entry, { ...fields, n }, files),
+        cancel,
+        tried: new Set(),
+      }),
+  });
 }
 
 interface EngineImage {
@@ -36,7 +103,7 @@ interface EngineImage {
 }
 
 /** The money and the answer of an image call, generation or edit alike. */
-export async function runImageCall(
+async function runImageCall(
   ctx: ProxyContext,
   request: FastifyRequest,
   reply: FastifyReply,

@@ -14,6 +14,7 @@ import type { StreamTranslator, TextDialect } from '../dialects/translator.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { estimatedUsage, estimateTokens, usageFromEngine } from '../engine/frames/index.ts';
+import { affinityKeyOf } from '../engine/picker.ts';
 import type { RequestTrace } from '../tracing/tracing.ts';
 import { outputThatFits, promptTextBytes, tokensAtLeast } from './context-fit.ts';
 import { EarlyHead } from './early-head.ts';
@@ -53,6 +54,11 @@ export interface TextCall {
   asked: boolean;
   n: number;
   stream: boolean;
+  /**
+   * The key that sends equal prompts to the engine holding their prefix, where the request chose
+   * one (a cache_control breakpoint, a prompt_cache_key); else the prompt's first
+   * PROXY_PREFIX_AFFINITY_CHARS characters are.
+   */
   affinityKey: string | undefined;
 }
 
@@ -80,6 +86,7 @@ export async function runTextCall<A>(
   dialect: TextDialect<A>,
 ): Promise<FastifyReply> {
   request.metricModel = t.entry.id;
+  t.affinityKey ??= affinityKeyOf(t.prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS);
   const promptAtMost = chatPromptTokens(t.entry, t.messages, t.promptBytes);
   const perChoice = await fittedOutput(ctx, request, reply, t, promptAtMost);
   const quote = textCallQuote(t, promptAtMost, perChoice);

@@ -3,14 +3,22 @@
 // so the outbox gate refuses it like any billable call and it counts in the credits metric. 429
 // insufficient_quota (or the key's spend limit): no job. A job that fails later is refunded by the
 // video worker, through the same billing (Billing.refund).
+//
+// The job's id is minted here, and its input_reference (image-to-video) copied from the upload
+// spool into the store under that id before the charge; a creation that fails for any reason
+// deletes the copy, so only a created job has a reference kept. Deleting a job deletes its files.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { videoCost } from '../../core/billing/index.ts';
 import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
 import { insufficientQuota, keySpendLimitReached } from '../../core/errors.ts';
-import type { VideoJobs } from '../../core/video-jobs.ts';
+import { newId } from '../../core/ids.ts';
+import type { JobRecord, VideoJobs } from '../../core/video-jobs.ts';
 import { COST_HEADER } from '../billing/call-cost.ts';
 import type { ProxyContext } from '../context.ts';
+import type { SpooledFile } from '../media/upload-form.ts';
+import { referenceKey, storeReference } from '../media/video-reference.ts';
 import { videoView } from '../media/video-view.ts';
+import { videoKey } from '../media/video-worker.ts';
 import { meteredCall, type Quote } from './metered.ts';
 
 /** Charged at once, whole: no hold is made of it (the quote is what the charge will be). */
@@ -19,20 +27,53 @@ export function videoQuote(price: VideoPrice, seconds: number): Quote {
   return { min: cost, max: cost, full: 1, allowance: (held) => (held >= cost ? 1 : 0) };
 }
 
-export function videoCall(
+export interface VideoCreate {
+  entry: CatalogueEntry;
+  price: VideoPrice;
+  seconds: number;
+  size: string;
+  prompt: string;
+  /** The spooled input_reference image (checked already), or undefined for a text-to-video job. */
+  reference: SpooledFile | undefined;
+}
+
+/** POST /v1/videos: a new job, its reference kept, charged at creation; answered with the job. */
+export async function createVideo(
   ctx: ProxyContext,
   request: FastifyRequest,
   reply: FastifyReply,
   jobs: VideoJobs,
-  v: {
-    id: string;
-    entry: CatalogueEntry;
-    price: VideoPrice;
-    seconds: number;
-    size: string;
-    prompt: string;
-    inputRef: string;
-  },
+  v: VideoCreate,
+): Promise<FastifyReply> {
+  const id = newId('video');
+  const inputRef = v.reference === undefined ? '' : referenceKey(id, v.reference);
+  try {
+    if (v.reference !== undefined) await storeReference(ctx.media.store, inputRef, v.reference);
+    return await videoCall(ctx, request, reply, jobs, { ...v, id, inputRef });
+  } catch (err) {
+    if (inputRef !== '') await ctx.media.store.delete(inputRef).catch(() => {});
+    throw err;
+  }
+}
+
+/** DELETE /v1/videos/{id}: the job, then its MP4 and its reference. */
+export async function deleteVideo(
+  ctx: ProxyContext,
+  jobs: VideoJobs,
+  accountId: string,
+  job: JobRecord,
+): Promise<void> {
+  await jobs.delete(accountId, job.id!);
+  await ctx.media.store.delete(videoKey(job.id!));
+  if (job.input_ref) await ctx.media.store.delete(job.input_ref);
+}
+
+function videoCall(
+  ctx: ProxyContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  jobs: VideoJobs,
+  v: VideoCreate & { id: string; inputRef: string },
 ): Promise<FastifyReply> {
   return meteredCall(ctx, request, reply, {
     kind: 'video',

@@ -8,7 +8,7 @@ import type { Dialect } from '../../http/dialect.ts';
 import type { KeyCache, KeyLease, Principal } from '../auth/key-cache.ts';
 import { bearerSecret } from '../auth/principal.ts';
 import type { RetiredKeys } from '../auth/retired.ts';
-import { whenClosed } from '../request-abort.ts';
+import { whenClosed } from '../reply-closed.ts';
 import { spanOver } from '../tracing/tracing.ts';
 
 declare module 'fastify' {

@@ -8,7 +8,6 @@ import { tokenModel } from '../calls/resolve-model.ts';
 import { runTextCall } from '../calls/text-call.ts';
 import type { ProxyContext } from '../context.ts';
 import { chatDialect } from '../dialects/openai/text.ts';
-import { affinityKeyOf } from '../engine/picker.ts';
 import { checkChatMedia } from '../media-urls.ts';
 import {
   type ChatCompletionRequest,
@@ -72,7 +71,7 @@ function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: FastifyRe
       asked: asked != null,
       n: body.n ?? 1,
       stream: body.stream === true,
-      affinityKey: affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS),
+      affinityKey: undefined,
     },
     chatDialect(entry, body.stream_options),
   );

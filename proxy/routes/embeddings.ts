@@ -6,12 +6,8 @@ import { checkEmbeddingInputs } from '../calls/context-fit.ts';
 import { embeddingsCall } from '../calls/embeddings-call.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import type { ProxyContext } from '../context.ts';
-import {
-  commonErrors,
-  type EmbeddingsRequest,
-  embeddingsRequest,
-  embeddingsResponse,
-} from '../schemas/openai.ts';
+import { type EmbeddingsRequest, embeddingsRequest, embeddingsResponse } from '../schemas/embeddings.ts';
+import { commonErrors } from '../schemas/openai.ts';
 
 export async function embeddingsRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
   const { ctx } = opts;

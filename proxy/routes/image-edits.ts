@@ -5,20 +5,16 @@
 // cannot edit is refused (400 edit_unsupported) as soon as the form names it: before any file is
 // read when `model` comes first (as the official SDKs send it), else the moment it arrives, the
 // rest of the body unread.
-import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, ImagePrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { zodToApiError } from '../../http/validation.ts';
-import { runImageCall } from '../calls/image-call.ts';
-import { engineEditForm } from '../calls/image-edit-form.ts';
+import { editImages } from '../calls/image-call.ts';
 import { mediaModel } from '../calls/resolve-model.ts';
 import type { ProxyContext } from '../context.ts';
-import { callEngine } from '../engine/call.ts';
-import { acceptUploads, isMultipartForm, readUploadForm } from '../media/upload-form.ts';
+import { acceptUploads, isMultipartForm, type UploadChecks } from '../media/upload-form.ts';
 import { EDIT_LIMITS, MAX_EDIT_FILES } from '../media/upload-limits.ts';
+import { withUploadForm } from '../media/with-upload-form.ts';
 import { imageEditFields, imageEditForm, imagesResponse } from '../schemas/media.ts';
 import { commonErrors, multipartOnly } from '../schemas/openai.ts';
 
@@ -50,7 +46,6 @@ async function handleEdit(ctx: ProxyContext, request: FastifyRequest, reply: Fas
       'unsupported_media_type',
       `Content-Type '${request.headers['content-type'] ?? ''}': images/edits takes multipart/form-data.`,
     );
-  const dir = join(ctx.config.PROXY_DATA_DIR, 'uploads', `${request.id}-${randomBytes(4).toString('hex')}`);
   let model: { entry: CatalogueEntry; price: ImagePrice } | null = null;
   const resolve = (id: string) => {
     model ??= mediaModel(ctx.catalogue, request.principal, id, 'image');
@@ -62,48 +57,33 @@ async function handleEdit(ctx: ProxyContext, request: FastifyRequest, reply: Fas
       );
     return model;
   };
-  const form = await readUploadForm(request, reply, {
-    dir,
-    limits: EDIT_LIMITS,
-    checks: {
-      field: (name, value) => {
-        if (name === 'model') resolve(value);
-      },
-      file: (field, _part, f) => {
-        if (!FILE_FIELDS.has(field)) throw invalidRequest(`Unexpected file field '${field}'.`, field);
-        if (f.fields.model !== undefined) resolve(f.fields.model);
-        const images = f.files.filter((s) => s.field !== 'mask').length;
-        if (field !== 'mask' && images === MAX_EDIT_FILES)
-          throw invalidRequest(`At most ${MAX_EDIT_FILES} images may be edited at once.`, field);
-        if (field === 'mask' && f.files.some((s) => s.field === 'mask'))
-          throw invalidRequest('Only one mask may be sent.', 'mask');
-      },
+  const checks: UploadChecks = {
+    field: (name, value) => {
+      if (name === 'model') resolve(value);
     },
-  });
-  try {
-    const files = form.files;
-    const parsed = imageEditFields.safeParse(form.fields);
-    if (!parsed.success) throw zodToApiError(parsed.error);
-    if (!files.some((f) => f.field !== 'mask'))
-      throw invalidRequest("Missing required parameter: 'image'.", 'image');
-    const { entry, price } = resolve(parsed.data.model);
-    request.metricModel = entry.id;
-    const n = parsed.data.n ?? 1;
-    return await runImageCall(ctx, request, reply, {
-      entry,
-      price,
-      n,
-      format: parsed.data.response_format ?? 'url',
-      call: (cancel) =>
-        callEngine(ctx.engine, {
-          entry,
-          path: '/v1/images/edits',
-          payload: () => engineEditForm(entry, { ...parsed.data, n }, files),
-          cancel,
-          tried: new Set(),
-        }),
-    });
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+    file: (field, _part, f) => {
+      if (!FILE_FIELDS.has(field)) throw invalidRequest(`Unexpected file field '${field}'.`, field);
+      if (f.fields.model !== undefined) resolve(f.fields.model);
+      const images = f.files.filter((s) => s.field !== 'mask').length;
+      if (field !== 'mask' && images === MAX_EDIT_FILES)
+        throw invalidRequest(`At most ${MAX_EDIT_FILES} images may be edited at once.`, field);
+      if (field === 'mask' && f.files.some((s) => s.field === 'mask'))
+        throw invalidRequest('Only one mask may be sent.', 'mask');
+    },
+  };
+  return withUploadForm(
+    ctx.config.PROXY_DATA_DIR,
+    request,
+    reply,
+    { limits: EDIT_LIMITS, checks },
+    (form) => {
+      const parsed = imageEditFields.safeParse(form.fields);
+      if (!parsed.success) throw zodToApiError(parsed.error);
+      if (!form.files.some((f) => f.field !== 'mask'))
+        throw invalidRequest("Missing required parameter: 'image'.", 'image');
+      const model = resolve(parsed.data.model);
+      request.metricModel = model.entry.id;
+      return editImages(ctx, request, reply, model, parsed.data, form.files);
+    },
+  );
 }

@@ -13,17 +13,18 @@ import { engineTokenCount } from '../calls/token-count.ts';
 import type { ProxyContext } from '../context.ts';
 import { toChatRequest } from '../dialects/messages/request.ts';
 import { messagesDialect } from '../dialects/messages/text.ts';
-import { affinityKeyOf } from '../engine/picker.ts';
 import {
   type CountTokensRequest,
   countTokensRequest,
-  countTokensResponse,
   type MessagesRequest,
+  messagesRequest,
+} from '../schemas/messages.ts';
+import {
+  countTokensResponse,
   messageResponse,
   messagesErrors,
-  messagesRequest,
   messagesStreamEvent,
-} from '../schemas/messages.ts';
+} from '../schemas/messages-response.ts';
 
 // Editor tools call `{base_url}/v1/messages?beta=true`; the flag changes nothing here.
 const betaQuery = z.looseObject({ beta: z.string().optional().describe('Sent by some clients; ignored') });
@@ -88,7 +89,7 @@ function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: Fasti
       stream: body.stream === true,
       // A cache_control breakpoint asks for its prefix to stay warm: equal prefixes go to the
       // engine that holds them, whatever PROXY_PREFIX_AFFINITY_CHARS says.
-      affinityKey: chat.cachePrefix ?? affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS),
+      affinityKey: chat.cachePrefix ?? undefined,
     },
     messagesDialect({
       model: entry.id,

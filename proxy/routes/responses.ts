@@ -3,21 +3,20 @@
 // (../dialects/responses/request.ts), run through the one text-call money path
 // (../calls/text-call.ts) exactly as a chat completion is — same hold, settlement, usage record,
 // errors — and the answer translated back (../dialects/responses/text.ts). store: true (the
-// default) keeps the response and its conversation (../calls/response-store.ts).
+// default) keeps the response and its conversation (core/response-store.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import type { Redis } from '../../core/redis-client.ts';
+import { ResponseStore } from '../../core/response-store.ts';
 import { checkOutputBound } from '../calls/context-fit.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
-import { ResponseStore } from '../calls/response-store.ts';
 import { chatPromptOf, runTextCall } from '../calls/text-call.ts';
 import type { ProxyContext } from '../context.ts';
 import { toChatForm } from '../dialects/responses/request.ts';
 import { echoOf } from '../dialects/responses/response.ts';
 import type { FinishedResponse } from '../dialects/responses/stream.ts';
 import { responsesDialect } from '../dialects/responses/text.ts';
-import { affinityKeyOf } from '../engine/picker.ts';
 import { commonErrors } from '../schemas/openai.ts';
 import {
   deletedResponse,
@@ -145,10 +144,7 @@ async function handleCreate(
       n: 1,
       stream: body.stream === true,
       // Codex sends one key per conversation: its turns go to the engine that holds their prefix.
-      affinityKey:
-        body.prompt_cache_key != null
-          ? `key:${body.prompt_cache_key}`
-          : affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS),
+      affinityKey: body.prompt_cache_key != null ? `key:${body.prompt_cache_key}` : undefined,
     },
     responsesDialect(echo, keep ? done : null),
   );

@@ -4,26 +4,29 @@
 // pagination), retrieve, content (302 to a signed MP4 link while it is kept), delete. Jobs are
 // advanced by the fleet's video workers (../media/video-worker.ts). Another account's job is a
 // 404, the same as an unknown one.
-import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { extname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
-import { newId } from '../../core/ids.ts';
 import { type JobRecord, VideoJobs } from '../../core/video-jobs.ts';
 import { zodToApiError } from '../../http/validation.ts';
 import { mediaModel } from '../calls/resolve-model.ts';
-import { videoCall } from '../calls/video-call.ts';
+import { createVideo, deleteVideo } from '../calls/video-call.ts';
 import type { ProxyContext } from '../context.ts';
-import { formFields } from '../media/form-fields.ts';
+import { type FormFields, formFields } from '../media/form-fields.ts';
 import { publicOrigin } from '../media/public-origin.ts';
-import { acceptUploads, isMultipartForm, readUploadForm, type UploadLimits } from '../media/upload-form.ts';
+import {
+  acceptUploads,
+  isMultipartForm,
+  type SpooledFile,
+  type UploadChecks,
+  type UploadLimits,
+} from '../media/upload-form.ts';
 import { MAX_EDIT_FILE_BYTES } from '../media/upload-limits.ts';
+import { referenceType } from '../media/video-reference.ts';
 import { videoView } from '../media/video-view.ts';
 import { videoKey } from '../media/video-worker.ts';
+import { withUploadForm } from '../media/with-upload-form.ts';
 import {
   videoCreateFields,
   videoCreateForm,
@@ -35,26 +38,6 @@ import {
   videoParams,
 } from '../schemas/media.ts';
 import { commonErrors } from '../schemas/openai.ts';
-
-const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/gif']);
-const IMAGE_EXTENSIONS: Record<string, string> = {
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.webp': 'image/webp',
-  '.gif': 'image/gif',
-};
-
-/**
- * The image type of an input_reference: its Content-Type, or where that says nothing (the
- * official TypeScript SDK sends a file stream as application/octet-stream) its file name's
- * extension, as OpenAI's API reads it; null when neither names an image.
- */
-export function referenceType(part: { filename: string; mimetype: string }): string | null {
-  if (IMAGE_TYPES.has(part.mimetype)) return part.mimetype;
-  if (part.mimetype !== '' && part.mimetype !== 'application/octet-stream') return null;
-  return IMAGE_EXTENSIONS[extname(part.filename || '').toLowerCase()] ?? null;
-}
 
 /** A multipart create: one input_reference image and a few short fields. */
 export const VIDEO_FORM_LIMITS: UploadLimits = {
@@ -90,7 +73,7 @@ export async function videosRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
         response: { 200: videoObject, ...commonErrors },
       },
     },
-    (request, reply) => createVideo(ctx, jobs, request, reply),
+    (request, reply) => handleCreate(ctx, jobs, request, reply),
   );
   app.get(
     '/videos',
@@ -181,97 +164,83 @@ export async function videosRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
     },
     async (request) => {
       const job = await owned(request);
-      await jobs.delete(request.principal.accountId, job.id!);
-      await ctx.media.store.delete(videoKey(job.id!));
-      if (job.input_ref) await ctx.media.store.delete(job.input_ref);
+      await deleteVideo(ctx, jobs, request.principal.accountId, job);
       return { id: job.id, object: 'video.deleted', deleted: true };
     },
   );
 }
 
-async function createVideo(ctx: ProxyContext, jobs: VideoJobs, request: FastifyRequest, reply: FastifyReply) {
-  const id = newId('video');
+/**
+ * POST /v1/videos, as JSON or as a multipart form with an input_reference image. A reference sent
+ * to a model that cannot start from one is refused as soon as both are known, the rest unread.
+ */
+async function handleCreate(
+  ctx: ProxyContext,
+  jobs: VideoJobs,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
   let model: { entry: CatalogueEntry; price: VideoPrice } | null = null;
   const resolve = (modelId: string) => {
     model ??= mediaModel(ctx.catalogue, request.principal, modelId, 'video');
     return model;
   };
-  const fields = formFields();
-  let inputRef = '';
-  try {
-    if (isMultipartForm(request)) {
-      const dir = join(
-        ctx.config.PROXY_DATA_DIR,
-        'uploads',
-        `${request.id}-${randomBytes(4).toString('hex')}`,
-      );
-      const form = await readUploadForm(request, reply, {
-        dir,
-        limits: VIDEO_FORM_LIMITS,
-        checks: {
-          // A reference sent before the model is refused the moment the model is known.
-          field: (name, value, f) => {
-            if (name !== 'model') return;
-            const { entry } = resolve(value);
-            if (f.files.length > 0) refuseReference(entry);
-          },
-          file: (field, part, f) => {
-            if (field !== 'input_reference') throw invalidRequest(`Unexpected file field '${field}'.`, field);
-            if (f.fields.model !== undefined) refuseReference(resolve(f.fields.model).entry);
-            if (referenceType(part) === null)
-              throw invalidRequest(
-                'input_reference must be a PNG, JPEG, WebP or GIF image (by its Content-Type, or its file name where the type is application/octet-stream).',
-                'input_reference',
-              );
-          },
-        },
-      });
-      try {
-        Object.assign(fields, form.fields);
-        const file = form.files[0];
-        if (file !== undefined) {
-          const ext = extname(file.filename || '')
-            .toLowerCase()
-            .replace(/[^.a-z0-9]/g, '');
-          inputRef = `videos/${id}-ref${ext || '.png'}`;
-          await ctx.media.store.put(inputRef, createReadStream(file.path), referenceType(file)!);
-        }
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
-    } else {
-      const body = request.body;
-      if (typeof body !== 'object' || body === null || Array.isArray(body))
-        throw invalidRequest('The body must be a JSON object.');
-      for (const [k, v] of Object.entries(body))
-        if (typeof v === 'string' || typeof v === 'number') fields[k] = String(v);
-      if ('input_reference' in body)
-        throw invalidRequest(
-          'input_reference is a file: send the request as multipart/form-data.',
-          'input_reference',
-        );
-    }
+  const create = (fields: FormFields, reference: SpooledFile | undefined) => {
     const parsed = videoCreateFields.safeParse(fields);
     if (!parsed.success) throw zodToApiError(parsed.error);
     const { entry, price } = resolve(parsed.data.model);
-    if (inputRef !== '') refuseReference(entry);
+    if (reference !== undefined) refuseReference(entry);
     request.metricModel = entry.id;
     const seconds = Number(parsed.data.seconds ?? '4');
     if (!(seconds > 0 && seconds <= 120))
       throw invalidRequest('seconds must be more than 0 and at most 120.', 'seconds');
-    return await videoCall(ctx, request, reply, jobs, {
-      id,
+    return createVideo(ctx, request, reply, jobs, {
       entry,
       price,
       seconds,
       size: parsed.data.size ?? '720x1280',
       prompt: parsed.data.prompt,
-      inputRef,
+      reference,
     });
-  } catch (err) {
-    if (inputRef !== '') await ctx.media.store.delete(inputRef).catch(() => {});
-    throw err;
+  };
+  if (isMultipartForm(request)) {
+    const checks: UploadChecks = {
+      // A reference sent before the model is refused the moment the model is known.
+      field: (name, value, f) => {
+        if (name !== 'model') return;
+        const { entry } = resolve(value);
+        if (f.files.length > 0) refuseReference(entry);
+      },
+      file: (field, part, f) => {
+        if (field !== 'input_reference') throw invalidRequest(`Unexpected file field '${field}'.`, field);
+        if (f.fields.model !== undefined) refuseReference(resolve(f.fields.model).entry);
+        if (referenceType(part) === null)
+          throw invalidRequest(
+            'input_reference must be a PNG, JPEG, WebP or GIF image (by its Content-Type, or its file name where the type is application/octet-stream).',
+            'input_reference',
+          );
+      },
+    };
+    return withUploadForm(
+      ctx.config.PROXY_DATA_DIR,
+      request,
+      reply,
+      { limits: VIDEO_FORM_LIMITS, checks },
+      (form) => create(form.fields, form.files[0]),
+    );
   }
+  const body = request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw invalidRequest('The body must be a JSON object.');
+  const fields = formFields();
+  for (const [k, v] of Object.entries(body))
+    if (typeof v === 'string' || typeof v === 'number') fields[k] = String(v);
+  if ('input_reference' in body)
+    throw invalidRequest(
+      'input_reference is a file: send the request as multipart/form-data.',
+      'input_reference',
+    );
+  return create(fields, undefined);
 }
 
 function refuseReference(entry: CatalogueEntry): void {

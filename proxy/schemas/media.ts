@@ -50,6 +50,7 @@ export const imageEditFields = z.object({
   response_format: responseFormat.optional(),
   user: z.string().max(256).optional(),
 });
+export type ImageEditFields = z.infer<typeof imageEditFields>;
 
 export const imageEditForm = z
   .object({

@@ -3,7 +3,7 @@
 // response closes. Its log lines carry its trace id (trace_id), so a trace and its logs meet.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { whenClosed } from '../request-abort.ts';
+import { whenClosed } from '../reply-closed.ts';
 import type { RequestTrace, Tracing } from './tracing.ts';
 
 declare module 'fastify' {

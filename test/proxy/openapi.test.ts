@@ -6,6 +6,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
+import { embeddingsRequest } from '../../proxy/schemas/embeddings.ts';
 import {
   imageEditForm,
   imageGenerationRequest,
@@ -13,7 +14,7 @@ import {
   videoCreateRequest,
 } from '../../proxy/schemas/media.ts';
 import { countTokensRequest, messagesRequest } from '../../proxy/schemas/messages.ts';
-import { chatCompletionRequest, embeddingsRequest } from '../../proxy/schemas/openai.ts';
+import { chatCompletionRequest } from '../../proxy/schemas/openai.ts';
 import { responsesRequest } from '../../proxy/schemas/responses.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
 

@@ -3,8 +3,9 @@
 // the account, so GET /v1/responses/{id} returns it and previous_response_id continues it. Bounded
 // (docs/api.md "The Responses API"): the size of one, and how many an account keeps — past that the
 // oldest are deleted in the same script that adds the newest. Another account's id is simply not
-// found: the key holds the account.
-import type { Redis } from '../../core/redis-client.ts';
+// found: the key holds the account. Written by the proxy's Responses route (proxy/routes/responses.ts).
+import { LuaScript } from './lua.ts';
+import type { Redis } from './redis-client.ts';
 
 export const STORED_TTL_S = 30 * 24 * 3600;
 
@@ -24,7 +25,8 @@ const keyOf = (accountId: string, id: string) => `responses:{${accountId}}:${id}
 const indexOf = (accountId: string) => `responses:{${accountId}}:index`;
 
 // KEYS: the response key, the account's index. ARGV: the value, ttl s, now ms, id, max kept, key prefix.
-const SAVE = `
+const save = new LuaScript(
+  `
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
@@ -35,31 +37,15 @@ if over > 0 then
   for _, id in ipairs(old) do redis.call('DEL', ARGV[6] .. id) end
   redis.call('ZREMRANGEBYRANK', KEYS[2], 0, over - 1)
 end
-return 1`;
-
-type SaveScript = (
-  key: string,
-  index: string,
-  value: string,
-  ttlS: number,
-  nowMs: number,
-  id: string,
-  perAccount: number,
-  prefix: string,
-) => Promise<unknown>;
+return 1`,
+  'save response',
+);
 
 export class ResponseStore {
-  /** The script by its SHA (EVALSHA, loaded on first use): not its text sent with every save. */
-  private readonly saveScript: SaveScript;
-
   constructor(
     private readonly redis: Redis,
     readonly bounds: { maxBytes: number; perAccount: number },
-  ) {
-    const name = 'modelplaneSaveResponse';
-    if (!(name in redis)) redis.defineCommand(name, { numberOfKeys: 2, lua: SAVE });
-    this.saveScript = (redis as unknown as Record<string, SaveScript>)[name]!.bind(redis);
-  }
+  ) {}
 
   /**
    * Keeps one, given as the JSON it was sent as (spliced, not serialized again); false when it is
@@ -69,15 +55,11 @@ export class ResponseStore {
   async save(accountId: string, id: string, stored: StoredJson): Promise<boolean> {
     const value = `{"response":${stored.response},"items":${stored.items}}`;
     if (Buffer.byteLength(value) > this.bounds.maxBytes) return false;
-    await this.saveScript(
-      keyOf(accountId, id),
-      indexOf(accountId),
-      value,
-      STORED_TTL_S,
-      Date.now(),
-      id,
-      this.bounds.perAccount,
-      `responses:{${accountId}}:`,
+    // By its SHA (EVALSHA, EVAL once after a NOSCRIPT): not its text sent with every save.
+    await save.run(
+      this.redis,
+      [keyOf(accountId, id), indexOf(accountId)],
+      [value, STORED_TTL_S, Date.now(), id, this.bounds.perAccount, `responses:{${accountId}}:`],
     );
     return true;
   }
