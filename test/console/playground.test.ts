@@ -552,6 +552,35 @@ describe('the Playground', () => {
     await shoot(page, 'error');
   });
 
+  it('a refused call (400) leaves Run usable at once: no wait for a balance change that cannot come (issue 37 item 1)', async () => {
+    await keys.create(owner.accountId, { name: 'after-refusal' });
+    await page.reload();
+    await page.getByRole('heading', { name: 'Run a prompt' }).waitFor(POLL);
+    await page.locator('section.run button.primary:not([disabled])').waitFor(POLL);
+    const before = await settledBalance(owner.accountId);
+    await page.getByLabel('Max tokens').fill('999999'); // past the model's output limit: a 400
+    await page.getByLabel(/^Message/).fill('Too long an answer');
+    await page.getByLabel(/^Message/).press('Enter');
+    await expect.poll(() => page.getByTestId('error').textContent(), POLL).toMatch(/max_tokens/);
+    // Before the fix Run stayed "Stop" for 15 s after the refusal; now the refusal and Run come together.
+    await expect
+      .poll(() => page.locator('section.run button.primary:not([disabled])').textContent(), {
+        timeout: 3_000,
+      })
+      .toBe('Run');
+    expect(await page.getByTestId('cost').getAttribute('data-cost')).toBe(''); // a refusal costs nothing
+    await page.getByLabel('Max tokens').fill('16');
+    await page.getByLabel(/^Message/).press('Enter'); // Enter runs again at once
+    await page.getByText('Stop', { exact: true }).waitFor({ state: 'detached', timeout: 30_000 });
+    await expect.poll(() => page.getByTestId('error').count(), POLL).toBe(0);
+    await expect
+      .poll(() => page.getByTestId('cost').getAttribute('data-cost'), { timeout: 30_000 })
+      .not.toBe('');
+    const after = await settledBalance(owner.accountId);
+    expect(nano((await page.getByTestId('cost').getAttribute('data-cost'))!)).toBe(before - after);
+    await expectLedgerClean(redis, [owner.accountId]);
+  }, 60_000);
+
   it('BILL-6 an account without credit is told, in words, to top up (429 insufficient_quota)', async () => {
     const broke = await newOwner('Broke Co', '0');
     const other = await browser.newContext({ viewport: DESKTOP });

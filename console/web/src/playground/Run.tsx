@@ -6,7 +6,14 @@ import type { PricedModel } from '../api.ts';
 import { CopyButton } from '../copy.tsx';
 import { Dialog } from '../Dialog.tsx';
 import { Tabs } from '../Tabs.tsx';
-import { type ChatMessage, type ChatRequest, type Dialect, type RunMetrics, streamReply } from './calls.ts';
+import {
+  CallError,
+  type ChatMessage,
+  type ChatRequest,
+  type Dialect,
+  type RunMetrics,
+  streamReply,
+} from './calls.ts';
 import { CODE_LANGUAGES, type CodeLanguage, callCode, KEY_VARIABLE } from './code.ts';
 import { balanceBeside, costOf } from './cost.ts';
 import { ErrorBox } from './ErrorBox.tsx';
@@ -34,6 +41,8 @@ export function Run(props: {
   const [running, setRunning] = useState(false);
   const [code, setCode] = useState<CodeLanguage | null>(null);
   const abort = useRef<AbortController | null>(null);
+  /** The run whose cost may still be shown: a cost read late for an earlier run is dropped. */
+  const latestRun = useRef(0);
 
   const request = (): ChatRequest => ({
     model: props.model,
@@ -66,6 +75,11 @@ export function Run(props: {
     setError(null);
     let text = '';
     const balance = balanceBeside();
+    const thisRun = ++latestRun.current;
+    // The cost is read after Run is usable again: where the response carried no `usage.cost` it is
+    // the balance change, which can take seconds to show (or never come), and the page must not
+    // wait for it (issue 37 item 1: a refused call froze Run for 15 s).
+    let costLater: (() => Promise<Cost | null>) | null = null;
     try {
       const m = await streamReply({
         apiBase: props.apiBase,
@@ -83,17 +97,26 @@ export function Run(props: {
       setMetrics(m);
       setHistory([...r.messages, { role: 'assistant', content: text }]);
       setPrompt('');
-      const before = await balance.before();
-      if (m.cost !== null || before !== null) setCost(await costOf(m.cost, before ?? 0n));
+      costLater = async () => {
+        const before = await balance.before();
+        return m.cost !== null || before !== null ? costOf(m.cost, before ?? 0n) : null;
+      };
     } catch (err) {
       balance.ended();
       setError(err);
-      const before = await balance.before();
-      if (before !== null) setCost(await costOf(null, before));
+      // A refusal (an error status, before any byte) is never charged: no balance change to wait for.
+      const refused = err instanceof CallError && err.status !== 200;
+      if (!refused)
+        costLater = async () => {
+          const before = await balance.before();
+          return before !== null ? costOf(null, before) : null;
+        };
     } finally {
       abort.current = null;
       setRunning(false);
     }
+    const c = await costLater?.().catch(() => null);
+    if (c != null && latestRun.current === thisRun) setCost(c);
   };
 
   return (
