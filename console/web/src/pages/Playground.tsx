@@ -42,6 +42,13 @@ export function Playground({ me }: { me: Me }) {
           text.map((m) => m.id),
         )
       : null);
+  const chooseModel = (id: string) => {
+    setModel(id);
+    // The address names the chosen model, so a reload keeps it (a card's Try put one there).
+    const q = new URLSearchParams(location.search);
+    q.set('model', id);
+    history.replaceState(null, '', `/playground?${q}`);
+  };
   const go = (t: Tab, extra = '') => navigate(`/playground?tab=${t.toLowerCase()}${extra}`);
   const onSetup = (s: CompareSetup) => {
     setSetup(s);
@@ -92,7 +99,7 @@ export function Playground({ me }: { me: Me }) {
           (text.length === 0 ? (
             <p>{models === null ? 'Loading the models…' : 'The account has no text model it can run.'}</p>
           ) : (
-            <Run {...common} accountId={me.account.id} models={text} model={runModel} onModel={setModel} />
+            <Run {...common} accountId={me.account.id} models={text} model={runModel} onModel={chooseModel} />
           ))}
         {tab === 'Images' && <Images {...common} models={models ?? []} />}
         {tab === 'Videos' && <Videos {...common} models={models ?? []} />}
