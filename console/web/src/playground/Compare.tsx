@@ -18,7 +18,7 @@ import {
 } from './compare-setup.ts';
 import { balanceBeside, balanceChange } from './cost.ts';
 import { ErrorBox } from './ErrorBox.tsx';
-import { PromptBox } from './fields.tsx';
+import { Choice, PromptBox } from './fields.tsx';
 import { type Cost, Metrics } from './Metrics.tsx';
 import { fromNano, toNano } from './money.ts';
 import { DialectField, ParamFields } from './ParamFields.tsx';
@@ -222,16 +222,12 @@ export function Compare(props: {
               data-testid="column"
               aria-label={`Column ${i + 1}: ${col.model}`}
             >
-              <label>
-                Model
-                <select value={col.model} onChange={(e) => setColumn(i, { ...col, model: e.target.value })}>
-                  {props.models.map((m) => (
-                    <option key={m.id} value={m.id}>
-                      {m.id}
-                    </option>
-                  ))}
-                </select>
-              </label>
+              <Choice
+                label="Model"
+                value={col.model}
+                options={usable}
+                onChange={(model) => setColumn(i, { ...col, model })}
+              />
               <ColumnParams column={col} model={modelOf(col.model)} onChange={(x) => setColumn(i, x)} />
               <div className="row">
                 {c.running ? (

@@ -3,6 +3,7 @@
 // folded under it, so the message box stays above the fold.
 import type { PricedModel } from '../api.ts';
 import type { Dialect } from './calls.ts';
+import { Choice } from './fields.tsx';
 import { DialectField, ParamFields } from './ParamFields.tsx';
 import type { ParamLimits, SamplingParams } from './params.ts';
 
@@ -24,16 +25,12 @@ export function RunSettings(props: {
       <summary>
         Model and parameters <span className="muted small">{props.model}</span>
       </summary>
-      <label>
-        Model
-        <select value={props.model} onChange={(e) => props.onModel(e.target.value)}>
-          {props.models.map((m) => (
-            <option key={m.id} value={m.id}>
-              {m.id}
-            </option>
-          ))}
-        </select>
-      </label>
+      <Choice
+        label="Model"
+        value={props.model}
+        options={props.models.map((m) => m.id)}
+        onChange={props.onModel}
+      />
       <DialectField value={props.dialect} onChange={props.onDialect} />
       <label>
         System prompt

@@ -2,9 +2,9 @@
 // public API with one of the account's keys (CORS for the console's origin, PROXY_CORS_ORIGINS),
 // so a Playground call is authenticated, charged, timed and reported like any API call (BILL-7).
 // The console server is never in the path.
-import { paramFields, type SamplingParams } from './params.ts';
+import { type Dialect, paramFields, type SamplingParams } from './params.ts';
 
-export type Dialect = 'chat' | 'messages';
+export type { Dialect };
 
 export interface ChatMessage {
   role: 'user' | 'assistant';

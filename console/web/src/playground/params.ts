@@ -4,7 +4,9 @@
 // value past a bound is never sent — the field shows the bound instead — so no call is refused for
 // a number the page let through. Pure, so the bounds are tested without a browser.
 import type { PricedModel } from '../api.ts';
-import type { Dialect } from './calls.ts';
+
+/** Chat completions or Messages: the two text dialects a Playground call speaks. */
+export type Dialect = 'chat' | 'messages';
 
 export type JsonMode = 'text' | 'json_object' | 'json_schema';
 
