@@ -1,5 +1,5 @@
-// A run's measurements (issue 19 items 3 and 5): time to first token and to the end, tokens per second, tokens
-// in / cached / out, and the cost — `usage.cost` when the response carries it, else the change of
+// A run's measurements (issue 19 items 3 and 5; issue 37 item 2): time to first token and to the
+// end, tokens per second, tokens in / cached / out, and the cost — `usage.cost` when the response carries it, else the change of
 // the account's balance this run caused (read from the ledger once the call is settled).
 import { money } from '../format.ts';
 import type { RunMetrics } from './calls.ts';
