@@ -100,6 +100,12 @@ export async function accountRoutes(
                   .boolean()
                   .describe('The account can call it now (available, or invite-only and granted)'),
                 contextLength: z.number().nullable(),
+                maxOutputTokens: z
+                  .number()
+                  .nullable()
+                  .describe(
+                    'The most output tokens a call may ask for: the model’s output limit, else its context length (the proxy refuses more)',
+                  ),
                 price: z
                   .record(z.string(), z.string())
                   .describe('input / cachedInput / output per 1M tokens; perImage; perSecond'),
@@ -134,6 +140,9 @@ export async function accountRoutes(
             availability: e.availability,
             callable: isCallableBy(e, viewer),
             contextLength: e.contextLength ?? null,
+            // The proxy's own bound (proxy/calls/context-fit.ts checkOutputBound), so the Playground
+            // offers no value the API would refuse.
+            maxOutputTokens: e.maxOutputTokens ?? e.contextLength ?? null,
             price: priceFor(e, viewer.currency) as unknown as Record<string, string>,
             capabilities: e.capabilities,
           })),

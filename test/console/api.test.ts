@@ -263,4 +263,27 @@ describe('usage, pricing, billing', () => {
     expect(billing).toMatchObject({ balance: '8.5', held: '0', available: '8.5' });
     expect((await call(null, 'GET', '/billing')).status).toBe(401);
   });
+
+  it('pricing gives each model the most output tokens a call may ask for: its output limit, else its context length (issue 37 item 3)', async () => {
+    const store = new CatalogueStore(h.redis);
+    const base = {
+      kind: 'chat' as const,
+      pricing: { USD: { input: '1', output: '2' } },
+      endpoints: [],
+      created: 1,
+    };
+    await store.put({ ...base, id: 'Org/Capped', contextLength: 8192, maxOutputTokens: 1024 });
+    await store.put({ ...base, id: 'Org/Context-Only', contextLength: 4096 });
+    await store.put({ ...base, id: 'Org/Unbounded' });
+    const s = await session(people.ann);
+    const { models } = (await (await call(s, 'GET', '/pricing')).json()) as {
+      models: { id: string; maxOutputTokens: number | null }[];
+    };
+    const limit = (id: string) => models.find((m) => m.id === id)?.maxOutputTokens;
+    expect([limit('Org/Capped'), limit('Org/Context-Only'), limit('Org/Unbounded')]).toEqual([
+      1024,
+      4096,
+      null,
+    ]);
+  });
 });

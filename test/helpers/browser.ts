@@ -17,7 +17,7 @@ import { runLogStream } from './run-log.ts';
 
 export const PASSWORD = 'a long test password';
 export const PHONE = { width: 390, height: 844 };
-export const DESKTOP = { width: 1280, height: 800 };
+export const DESKTOP = { width: 1440, height: 900 };
 
 export const launchChromium = (): Promise<Browser> =>
   chromium.launch({

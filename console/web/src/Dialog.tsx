@@ -2,7 +2,7 @@
 // it was when it closes.
 import { type ReactNode, useEffect, useRef } from 'react';
 
-export function Dialog(props: { title: string; onClose: () => void; children: ReactNode }) {
+export function Dialog(props: { title: string; onClose: () => void; children: ReactNode; wide?: boolean }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null;
@@ -25,7 +25,13 @@ export function Dialog(props: { title: string; onClose: () => void; children: Re
   }, [props.onClose]);
   return (
     <div className="dialog-backdrop">
-      <div role="dialog" aria-modal="true" aria-labelledby="dialog-title" ref={box}>
+      <div
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="dialog-title"
+        ref={box}
+        className={props.wide ? 'wide' : undefined}
+      >
         <h2 id="dialog-title">{props.title}</h2>
         {props.children}
       </div>

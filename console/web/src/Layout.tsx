@@ -1,7 +1,7 @@
 // The frame of every signed-in page: a skip link, the account (switchable when the user is in
 // several), the pages, sign-out, and — while the account has no country — the banner that says why
 // its API calls get 403 billing_currency_unset.
-import type { ReactNode } from 'react';
+import { type ReactNode, useState } from 'react';
 import { api, type Me } from './api.ts';
 import { Link, navigate } from './router.tsx';
 
@@ -17,6 +17,12 @@ export const PAGES = [
 
 export function Layout(props: { me: Me; path: string; onMe: (me: Me | null) => void; children: ReactNode }) {
   const { me } = props;
+  // At phone width the pages are a menu behind one button (issue 37 item 8: seven links wrapped to
+  // three lines above every page); it is open only on the page where it was opened, so choosing a page
+  // closes it.
+  const [menuAt, setMenuAt] = useState<string | null>(null);
+  const menu = menuAt === props.path;
+  const current = PAGES.find((p) => p.path === props.path)?.title;
   return (
     <>
       <a className="skip" href="#main">
@@ -55,8 +61,17 @@ export function Layout(props: { me: Me; path: string; onMe: (me: Me | null) => v
           Sign out
         </button>
       </header>
-      <nav aria-label="Console">
-        <ul>
+      <nav aria-label="Console" className={menu ? 'open' : undefined}>
+        <button
+          type="button"
+          className="menu-button"
+          aria-expanded={menu}
+          aria-controls="console-pages"
+          onClick={() => setMenuAt(menu ? null : props.path)}
+        >
+          <span aria-hidden="true">☰</span> Menu{current && <span className="muted"> · {current}</span>}
+        </button>
+        <ul id="console-pages">
           {PAGES.map((p) => (
             <li key={p.path}>
               <Link href={p.path} aria-current={props.path === p.path ? 'page' : undefined}>

@@ -73,6 +73,8 @@ export interface PricedModel {
   availability: string;
   callable: boolean;
   contextLength: number | null;
+  /** The most output tokens a call may ask for (its output limit, else its context length). */
+  maxOutputTokens: number | null;
   price: Record<string, string>;
   capabilities: { tools: boolean; vision: boolean; reasoning: boolean; edit: boolean; imageToVideo: boolean };
 }

@@ -4,9 +4,12 @@
 // Tabs: the model cards, Run a prompt, Images, Videos, Compare; the tab and a compare set-up are in
 // the page address.
 import { useState } from 'react';
+import '../playground/playground.css';
 import type { Me, PricedModel } from '../api.ts';
-import { Compare, type CompareSetup, setupFrom, setupQuery } from '../playground/Compare.tsx';
+import { Compare } from '../playground/Compare.tsx';
 import { textModels, useCatalogue } from '../playground/catalogue.ts';
+import { type CompareSetup, setupFrom, setupQuery } from '../playground/compare-setup.ts';
+import { loadConversation } from '../playground/conversation.ts';
 import { KeyPicker, usePlaygroundKey } from '../playground/keys.tsx';
 import { Images, Videos } from '../playground/Media.tsx';
 import { ModelCards } from '../playground/ModelCards.tsx';
@@ -25,7 +28,10 @@ export function Playground({ me }: { me: Me }) {
   const key = usePlaygroundKey();
   const tab: Tab = TABS.find((t) => t.toLowerCase() === query.get('tab')) ?? 'Models';
   const text = textModels(models ?? []);
-  const [model, setModel] = useState(query.get('model') ?? '');
+  // The model a card's Try chose, else the kept conversation's (playground/conversation.ts).
+  const [model, setModel] = useState(
+    () => query.get('model') ?? loadConversation(localStorage, me.account.id)?.model ?? '',
+  );
   const runModel = text.find((m) => m.id === model)?.id ?? text[0]?.id ?? '';
   const [setup, setSetup] = useState<CompareSetup | null>(null);
   const compare =
@@ -36,6 +42,13 @@ export function Playground({ me }: { me: Me }) {
           text.map((m) => m.id),
         )
       : null);
+  const chooseModel = (id: string) => {
+    setModel(id);
+    // The address names the chosen model, so a reload keeps it (a card's Try put one there).
+    const q = new URLSearchParams(location.search);
+    q.set('model', id);
+    history.replaceState(null, '', `/playground?${q}`);
+  };
   const go = (t: Tab, extra = '') => navigate(`/playground?tab=${t.toLowerCase()}${extra}`);
   const onSetup = (s: CompareSetup) => {
     setSetup(s);
@@ -86,7 +99,7 @@ export function Playground({ me }: { me: Me }) {
           (text.length === 0 ? (
             <p>{models === null ? 'Loading the models…' : 'The account has no text model it can run.'}</p>
           ) : (
-            <Run {...common} models={text} model={runModel} onModel={setModel} />
+            <Run {...common} accountId={me.account.id} models={text} model={runModel} onModel={chooseModel} />
           ))}
         {tab === 'Images' && <Images {...common} models={models ?? []} />}
         {tab === 'Videos' && <Videos {...common} models={models ?? []} />}

@@ -1,53 +1,29 @@
-// Compare (issue 19 item 5, CON-10): 2–6 text models on one prompt, every column streaming at once
-// (parallel calls), each with its own time to first token, tokens per second, tokens and cost, live
-// while it streams; re-run or stop one column, or all. The set-up (models, prompt, parameters —
-// never a key) is the page address, so a copied link reproduces it.
+// Compare (issue 19 item 5, CON-10; issue 37 item 4): 2–6 of the account's usable text models on
+// one prompt, every column streaming at once (parallel calls) with its own model, dialect and
+// parameters, and its own time to first token, latency, tokens per second, tokens and cost, live
+// while it streams; re-run or stop one column, or all. The set-up is the page address
+// (./compare-setup.ts), so a copied link reproduces it.
 import { useRef, useState } from 'react';
 import type { PricedModel } from '../api.ts';
 import { CopyButton } from '../copy.tsx';
 import { money } from '../format.ts';
-import { type Dialect, type RunMetrics, streamReply } from './calls.ts';
+import { type RunMetrics, streamReply } from './calls.ts';
+import {
+  type CompareColumn,
+  type CompareSetup,
+  MAX_COLUMNS,
+  MIN_COLUMNS,
+  nextModel,
+  setupQuery,
+} from './compare-setup.ts';
 import { balanceBeside, balanceChange } from './cost.ts';
 import { ErrorBox } from './ErrorBox.tsx';
-import { PromptBox, TextParamFields } from './fields.tsx';
+import { Choice, PromptBox } from './fields.tsx';
 import { type Cost, Metrics } from './Metrics.tsx';
 import { fromNano, toNano } from './money.ts';
-
-export const MIN_COLUMNS = 2;
-export const MAX_COLUMNS = 6;
-
-export interface CompareSetup {
-  models: string[];
-  prompt: string;
-  system: string;
-  temperature: number;
-  maxTokens: number;
-  dialect: Dialect;
-}
-
-/** The set-up as the page address's query (no key, ever). */
-export function setupQuery(s: CompareSetup): string {
-  const q = new URLSearchParams({ tab: 'compare' });
-  for (const m of s.models) q.append('model', m);
-  q.set('prompt', s.prompt);
-  if (s.system) q.set('system', s.system);
-  q.set('temperature', String(s.temperature));
-  q.set('max_tokens', String(s.maxTokens));
-  q.set('dialect', s.dialect);
-  return q.toString();
-}
-
-export function setupFrom(q: URLSearchParams, fallback: string[]): CompareSetup {
-  const models = q.getAll('model').slice(0, MAX_COLUMNS);
-  return {
-    models: models.length >= MIN_COLUMNS ? models : fallback.slice(0, MIN_COLUMNS),
-    prompt: q.get('prompt') ?? '',
-    system: q.get('system') ?? '',
-    temperature: Number(q.get('temperature') ?? 0.7),
-    maxTokens: Number(q.get('max_tokens') ?? 256),
-    dialect: q.get('dialect') === 'messages' ? 'messages' : 'chat',
-  };
-}
+import { DialectField, ParamFields } from './ParamFields.tsx';
+import { DEFAULT_PARAMS, limitsFor, withinLimits } from './params.ts';
+import { Reply } from './Reply.tsx';
 
 /** A column's cost from the card's prices, when the response does not carry usage.cost. */
 function listCost(m: RunMetrics, model: PricedModel | undefined): Cost | null {
@@ -71,24 +47,57 @@ interface Column {
 
 const empty = (): Column => ({ text: '', metrics: null, error: null, running: false });
 
+/** A column's dialect and parameters, folded away until wanted (six columns of fields would bury the replies). */
+function ColumnParams(props: {
+  column: CompareColumn;
+  model: PricedModel | undefined;
+  onChange: (c: CompareColumn) => void;
+}) {
+  const c = props.column;
+  const limits = limitsFor(props.model, c.dialect);
+  const params = withinLimits(c.params, limits);
+  return (
+    <details className="column-params">
+      <summary>
+        Parameters{' '}
+        <span className="muted small">
+          {c.dialect === 'chat' ? 'chat' : 'Messages'}, temperature {params.temperature}, max{' '}
+          {params.maxTokens}
+        </span>
+      </summary>
+      <DialectField value={c.dialect} onChange={(dialect) => props.onChange({ ...c, dialect })} />
+      <ParamFields
+        value={params}
+        limits={limits}
+        onChange={(p) => props.onChange({ ...c, params: { ...params, ...p } })}
+      />
+    </details>
+  );
+}
+
 export function Compare(props: {
   apiBase: string;
   secret: string | null;
+  /** The account's usable text models: the only ones a column offers. */
   models: PricedModel[];
   setup: CompareSetup;
   onSetup: (s: CompareSetup) => void;
   currency: string | null;
 }) {
   const s = props.setup;
-  const [columns, setColumns] = useState<Column[]>(() => s.models.map(empty));
+  const [columns, setColumns] = useState<Column[]>(() => s.columns.map(empty));
   const [total, setTotal] = useState<Cost | null>(null);
   const aborts = useRef<(AbortController | null)[]>([]);
   const update = (i: number, f: (c: Column) => Column) =>
     setColumns((cs) => cs.map((c, j) => (j === i ? f(c) : c)));
-  const set = (patch: Partial<CompareSetup>) => props.onSetup({ ...s, ...patch });
+  const set = (patch: Partial<CompareSetup>) => props.onSetup({ ...s, ...patch, dropped: [] });
+  const setColumn = (i: number, c: CompareColumn) =>
+    set({ columns: s.columns.map((x, j) => (j === i ? c : x)) });
+  const modelOf = (id: string) => props.models.find((m) => m.id === id);
 
   const runColumn = async (i: number) => {
-    if (!props.secret || !s.prompt.trim()) return;
+    const col = s.columns[i];
+    if (!props.secret || !s.prompt.trim() || !col) return;
     aborts.current[i]?.abort();
     const controller = new AbortController();
     aborts.current[i] = controller;
@@ -97,13 +106,12 @@ export function Compare(props: {
       const m = await streamReply({
         apiBase: props.apiBase,
         secret: props.secret,
-        dialect: s.dialect,
+        dialect: col.dialect,
         request: {
-          model: s.models[i]!,
+          model: col.model,
           system: s.system,
           messages: [{ role: 'user', content: s.prompt }],
-          temperature: s.temperature,
-          maxTokens: s.maxTokens,
+          params: withinLimits(col.params, limitsFor(modelOf(col.model), col.dialect)),
         },
         signal: controller.signal,
         onText: (t) => update(i, (c) => ({ ...c, text: c.text + t })),
@@ -118,11 +126,11 @@ export function Compare(props: {
   };
 
   const runAll = async () => {
-    setColumns(s.models.map(empty));
+    setColumns(s.columns.map(empty));
     setTotal(null);
     const balance = balanceBeside();
     // The first column to end ends the window in which the read is the balance before the run.
-    await Promise.all(s.models.map((_, i) => runColumn(i).finally(balance.ended)));
+    await Promise.all(s.columns.map((_, i) => runColumn(i).finally(balance.ended)));
     const before = await balance.before();
     if (before !== null) setTotal(await balanceChange(before));
   };
@@ -131,10 +139,17 @@ export function Compare(props: {
   };
   const anyRunning = columns.some((c) => c.running);
   const link = `${location.origin}${location.pathname}?${setupQuery(s)}`;
+  const usable = props.models.map((m) => m.id);
 
   return (
     <section aria-labelledby="compare-heading">
       <h2 id="compare-heading">Compare models</h2>
+      {s.dropped && s.dropped.length > 0 && (
+        <p className="notice" data-testid="compare-dropped">
+          Left out, as this account cannot use {s.dropped.length === 1 ? 'it' : 'them'}:{' '}
+          {s.dropped.join(', ')}.
+        </p>
+      )}
       <PromptBox
         label={
           <>
@@ -147,13 +162,10 @@ export function Compare(props: {
         onRun={() => void runAll()}
         onStop={stopAll}
       />
-      <div className="grid-params">
-        <label>
-          System prompt
-          <input value={s.system} onChange={(e) => set({ system: e.target.value })} />
-        </label>
-        <TextParamFields value={s} onChange={set} />
-      </div>
+      <label>
+        System prompt
+        <input value={s.system} onChange={(e) => set({ system: e.target.value })} />
+      </label>
       <div className="row">
         <button
           type="button"
@@ -168,9 +180,20 @@ export function Compare(props: {
         </button>
         <button
           type="button"
-          disabled={s.models.length >= MAX_COLUMNS}
+          disabled={s.columns.length >= MAX_COLUMNS}
           onClick={() => {
-            set({ models: [...s.models, props.models[0]?.id ?? s.models[0]!] });
+            const last = s.columns[s.columns.length - 1];
+            const model = nextModel(
+              s.columns.map((c) => c.model),
+              usable,
+            );
+            // The new column starts with the last one's dialect and parameters: a comparison varies one thing.
+            set({
+              columns: [
+                ...s.columns,
+                { model, dialect: last?.dialect ?? 'chat', params: last?.params ?? DEFAULT_PARAMS },
+              ],
+            });
             setColumns((cs) => [...cs, empty()]);
           }}
         >
@@ -184,33 +207,28 @@ export function Compare(props: {
         )}
       </div>
       <div className="columns" data-testid="columns">
-        {s.models.map((id, i) => {
+        {s.columns.map((col, i) => {
           const c = columns[i] ?? empty();
           const cost = c.metrics?.cost
             ? ({ amount: c.metrics.cost, source: 'usage' } as Cost)
             : c.metrics && !c.running
-              ? listCost(
-                  c.metrics,
-                  props.models.find((m) => m.id === id),
-                )
+              ? listCost(c.metrics, modelOf(col.model))
               : null;
           return (
-            // biome-ignore lint/suspicious/noArrayIndexKey: a column is its position (a model may repeat)
-            <article key={i} className="column" data-testid="column" aria-label={`Column ${i + 1}: ${id}`}>
-              <label>
-                Model
-                <select
-                  value={id}
-                  onChange={(e) => set({ models: s.models.map((m, j) => (j === i ? e.target.value : m)) })}
-                >
-                  {props.models.map((m) => (
-                    <option key={m.id} value={m.id}>
-                      {m.id}
-                    </option>
-                  ))}
-                  {!props.models.some((m) => m.id === id) && <option value={id}>{id}</option>}
-                </select>
-              </label>
+            <article
+              // biome-ignore lint/suspicious/noArrayIndexKey: a column is its position (a model may repeat)
+              key={i}
+              className="column"
+              data-testid="column"
+              aria-label={`Column ${i + 1}: ${col.model}`}
+            >
+              <Choice
+                label="Model"
+                value={col.model}
+                options={usable}
+                onChange={(model) => setColumn(i, { ...col, model })}
+              />
+              <ColumnParams column={col} model={modelOf(col.model)} onChange={(x) => setColumn(i, x)} />
               <div className="row">
                 {c.running ? (
                   <button type="button" onClick={() => aborts.current[i]?.abort()}>
@@ -221,11 +239,11 @@ export function Compare(props: {
                     Re-run
                   </button>
                 )}
-                {s.models.length > MIN_COLUMNS && !c.running && (
+                {s.columns.length > MIN_COLUMNS && !c.running && (
                   <button
                     type="button"
                     onClick={() => {
-                      set({ models: s.models.filter((_, j) => j !== i) });
+                      set({ columns: s.columns.filter((_, j) => j !== i) });
                       setColumns((cs) => cs.filter((_, j) => j !== i));
                     }}
                   >
@@ -235,7 +253,7 @@ export function Compare(props: {
               </div>
               <ErrorBox error={c.error} />
               <div className="reply" data-testid="column-reply" data-done={!c.running && c.metrics !== null}>
-                {c.text}
+                <Reply text={c.text} />
               </div>
               <Metrics m={c.metrics} cost={cost} currency={props.currency} live />
             </article>

@@ -1,5 +1,5 @@
-// A run's measurements (issue 19 items 3 and 5): time to first token, tokens per second, tokens
-// in / cached / out, and the cost — `usage.cost` when the response carries it, else the change of
+// A run's measurements (issue 19 items 3 and 5; issue 37 item 2): time to first token and to the
+// end, tokens per second, tokens in / cached / out, and the cost — `usage.cost` when the response carries it, else the change of
 // the account's balance this run caused (read from the ledger once the call is settled).
 import { money } from '../format.ts';
 import type { RunMetrics } from './calls.ts';
@@ -15,6 +15,7 @@ export interface Cost {
 
 const COST_LABEL = { usage: 'Cost', balance: 'Cost (balance change)', prices: 'Cost (at the card’s prices)' };
 
+const ms = (v: number | null | undefined) => (v == null ? '—' : `${Math.round(v)} ms`);
 const n = (v: number | null, digits = 0) => (v === null ? '—' : v.toFixed(digits));
 
 export function Metrics(props: {
@@ -28,7 +29,11 @@ export function Metrics(props: {
     <dl className="metrics" data-testid="metrics" aria-live={props.live ? 'off' : 'polite'}>
       <div>
         <dt>Time to first token</dt>
-        <dd data-testid="ttft">{m?.ttftMs == null ? '—' : `${Math.round(m.ttftMs)} ms`}</dd>
+        <dd data-testid="ttft">{ms(m?.ttftMs)}</dd>
+      </div>
+      <div>
+        <dt>Latency (total)</dt>
+        <dd data-testid="latency">{ms(m?.totalMs)}</dd>
       </div>
       <div>
         <dt>Tokens per second</dt>

@@ -1,7 +1,9 @@
 // The Playground's model cards (CON-8, CON-9): each model of the account's catalogue view with its
 // canonical id, kind, context and exact prices in the account currency — Input, Cached, Output per
 // 1M tokens for text, per generation for images, per second for video — and its ribbon: `Coming
-// Soon` (shown, not runnable) or `By Invitation` (runnable once granted, else how to ask).
+// Soon` (shown, not runnable) or `By Invitation` (runnable once granted, else how to ask). Also
+// (issue 37 item 6) what it can do — tools, vision, reasoning, edits — its output limit, a sort by
+// price or context, ids broken only between their parts, and cards of one height.
 import { useState } from 'react';
 import type { PricedModel } from '../api.ts';
 import { count, money } from '../format.ts';
@@ -14,6 +16,56 @@ export const KIND_LABEL: Record<string, string> = {
 };
 
 const RIBBON: Record<string, string> = { comingSoon: 'Coming Soon', inviteOnly: 'By Invitation' };
+
+const CAPABILITY_LABEL: Record<keyof PricedModel['capabilities'], string> = {
+  tools: 'Tools',
+  vision: 'Vision',
+  reasoning: 'Reasoning',
+  edit: 'Image edits',
+  imageToVideo: 'Image to video',
+};
+
+export const SORTS = {
+  name: 'Name',
+  price: 'Price, lowest first',
+  context: 'Context, largest first',
+} as const;
+export type Sort = keyof typeof SORTS;
+
+/** The price a card is sorted by: input per 1M for text, per generation, per second. */
+const priceKey = (m: PricedModel) =>
+  Number(m.price.input ?? m.price.perImage ?? m.price.perSecond ?? Number.NaN);
+
+/** Cards in `sort`'s order; a model without the number sorted on goes last, ties by name. */
+export function sorted(models: readonly PricedModel[], sort: Sort): PricedModel[] {
+  const key = (m: PricedModel) =>
+    sort === 'price' ? priceKey(m) : sort === 'context' ? -(m.contextLength ?? Number.NaN) : 0;
+  return [...models].sort((a, b) => {
+    const [x, y] = [key(a), key(b)];
+    if (Number.isNaN(x) !== Number.isNaN(y)) return Number.isNaN(x) ? 1 : -1;
+    return (Number.isNaN(x) ? 0 : x - y) || a.id.localeCompare(b.id);
+  });
+}
+
+/** An id that may break after a `/` (and, as any text, after a `-`), never inside a part. */
+function ModelId({ id }: { id: string }) {
+  const parts = id.split('/');
+  return (
+    <code className="model-id">
+      {parts.map((p, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one id, in order
+        <span key={i}>
+          {p}
+          {i < parts.length - 1 && (
+            <>
+              /<wbr />
+            </>
+          )}
+        </span>
+      ))}
+    </code>
+  );
+}
 
 function PriceRows({ m, currency }: { m: PricedModel; currency: string | null }) {
   const p = m.price;
@@ -43,8 +95,12 @@ export function ModelCards(props: {
 }) {
   const [kind, setKind] = useState('all');
   const [search, setSearch] = useState('');
-  const shown = (props.models ?? []).filter(
-    (m) => (kind === 'all' || m.kind === kind) && m.id.toLowerCase().includes(search.trim().toLowerCase()),
+  const [sort, setSort] = useState<Sort>('name');
+  const shown = sorted(
+    (props.models ?? []).filter(
+      (m) => (kind === 'all' || m.kind === kind) && m.id.toLowerCase().includes(search.trim().toLowerCase()),
+    ),
+    sort,
   );
   return (
     <section aria-labelledby="models-heading">
@@ -70,6 +126,16 @@ export function ModelCards(props: {
             placeholder="Model name"
           />
         </label>
+        <label className="inline">
+          Sort{' '}
+          <select value={sort} onChange={(e) => setSort(e.target.value as Sort)}>
+            {Object.entries(SORTS).map(([k, label]) => (
+              <option key={k} value={k}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
         {props.currency && (
           <span className="muted small">Prices in {props.currency}, exactly as charged.</span>
         )}
@@ -85,8 +151,17 @@ export function ModelCards(props: {
                 </span>
               )}
               <h3>
-                <code>{m.id}</code>
+                <ModelId id={m.id} />
               </h3>
+              <ul className="capabilities" aria-label="Capabilities">
+                {Object.entries(CAPABILITY_LABEL)
+                  .filter(([c]) => m.capabilities[c as keyof PricedModel['capabilities']])
+                  .map(([c, label]) => (
+                    <li key={c} className="badge" data-capability={c}>
+                      {label}
+                    </li>
+                  ))}
+              </ul>
               <dl className="prices">
                 <div>
                   <dt>Kind</dt>
@@ -100,22 +175,32 @@ export function ModelCards(props: {
                     </dd>
                   </div>
                 )}
+                {m.kind === 'chat' && (
+                  <div>
+                    <dt>Max output</dt>
+                    <dd data-testid="price-max-output">
+                      {m.maxOutputTokens === null ? '—' : count(m.maxOutputTokens)}
+                    </dd>
+                  </div>
+                )}
                 <PriceRows m={m} currency={props.currency} />
               </dl>
-              {m.callable && m.kind !== 'embedding' ? (
-                <button type="button" onClick={() => props.onTry(m)} aria-label={`Try ${m.id}`}>
-                  Try
-                </button>
-              ) : m.availability === 'comingSoon' ? (
-                <p className="muted small">Not runnable yet.</p>
-              ) : m.availability === 'inviteOnly' && !m.callable ? (
-                <p className="muted small">
-                  By invitation: ask your modelplane contact to grant this account access; it becomes runnable
-                  here as soon as they do.
-                </p>
-              ) : (
-                <p className="muted small">Embeddings: call it through the API.</p>
-              )}
+              <div className="card-foot">
+                {m.callable && m.kind !== 'embedding' ? (
+                  <button type="button" onClick={() => props.onTry(m)} aria-label={`Try ${m.id}`}>
+                    Try
+                  </button>
+                ) : m.availability === 'comingSoon' ? (
+                  <p className="muted small">Not runnable yet.</p>
+                ) : m.availability === 'inviteOnly' && !m.callable ? (
+                  <p className="muted small">
+                    By invitation: ask your modelplane contact to grant this account access; it becomes
+                    runnable here as soon as they do.
+                  </p>
+                ) : (
+                  <p className="muted small">Embeddings: call it through the API.</p>
+                )}
+              </div>
             </li>
           );
         })}

@@ -2,8 +2,9 @@
 // public API with one of the account's keys (CORS for the console's origin, PROXY_CORS_ORIGINS),
 // so a Playground call is authenticated, charged, timed and reported like any API call (BILL-7).
 // The console server is never in the path.
+import { type Dialect, paramFields, type SamplingParams } from './params.ts';
 
-export type Dialect = 'chat' | 'messages';
+export type { Dialect };
 
 export interface ChatMessage {
   role: 'user' | 'assistant';
@@ -14,14 +15,15 @@ export interface ChatRequest {
   model: string;
   system: string;
   messages: ChatMessage[];
-  temperature: number;
-  maxTokens: number;
+  params: SamplingParams;
 }
 
 /** What a finished (or stopped) streamed reply measured. */
 export interface RunMetrics {
   /** ms from sending to the first generated text. */
   ttftMs: number | null;
+  /** ms from sending to the end of the reply (or to Stop). */
+  totalMs: number | null;
   /** Output tokens per second after the first token. */
   tokensPerSecond: number | null;
   inputTokens: number | null;
@@ -63,11 +65,11 @@ async function refusal(res: Response): Promise<CallError> {
 export const messagesBase = (apiBase: string) => apiBase.replace(/\/v1\/?$/, '');
 
 export function chatBody(r: ChatRequest, dialect: Dialect) {
+  const params = paramFields(r.params, dialect);
   if (dialect === 'messages')
     return {
       model: r.model,
-      max_tokens: r.maxTokens,
-      temperature: r.temperature,
+      ...params,
       ...(r.system ? { system: r.system } : {}),
       messages: r.messages,
       stream: true,
@@ -75,8 +77,7 @@ export function chatBody(r: ChatRequest, dialect: Dialect) {
   return {
     model: r.model,
     messages: [...(r.system ? [{ role: 'system', content: r.system }] : []), ...r.messages],
-    temperature: r.temperature,
-    max_tokens: r.maxTokens,
+    ...params,
     stream: true,
     stream_options: { include_usage: true },
   };
@@ -139,6 +140,7 @@ export async function streamReply(o: {
       : { authorization: `Bearer ${o.secret}`, 'content-type': 'application/json' };
   const m: RunMetrics = {
     ttftMs: null,
+    totalMs: null,
     tokensPerSecond: null,
     inputTokens: null,
     cachedTokens: null,
@@ -209,6 +211,7 @@ export async function streamReply(o: {
     m.stopped = true;
   }
   if (m.outputTokens === null && pieces > 0) m.outputTokens = pieces;
+  m.totalMs = performance.now() - t0;
   live();
   return m;
 }

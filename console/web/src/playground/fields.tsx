@@ -1,7 +1,6 @@
-// The Playground's form fields, drawn the same way in every tab: a labelled choice, a prompt box
-// that runs on Enter (Shift+Enter for a new line), and the text-generation parameters.
+// The Playground's form fields, drawn the same way in every tab: a labelled choice and a prompt box
+// that runs on Enter (Shift+Enter for a new line). The text-generation parameters: ./ParamFields.tsx.
 import type { ReactNode } from 'react';
-import type { Dialect } from './calls.ts';
 
 export function Choice(props: {
   label: ReactNode;
@@ -47,48 +46,5 @@ export function PromptBox(props: {
         }}
       />
     </label>
-  );
-}
-
-export interface TextParams {
-  temperature: number;
-  maxTokens: number;
-  dialect: Dialect;
-}
-
-/** Temperature, max tokens and the dialect (chat completions or Messages). */
-export function TextParamFields(props: { value: TextParams; onChange: (p: Partial<TextParams>) => void }) {
-  const v = props.value;
-  return (
-    <>
-      <label>
-        Dialect
-        <select value={v.dialect} onChange={(e) => props.onChange({ dialect: e.target.value as Dialect })}>
-          <option value="chat">Chat completions</option>
-          <option value="messages">Messages</option>
-        </select>
-      </label>
-      <label>
-        Temperature
-        <input
-          type="number"
-          min={0}
-          max={2}
-          step={0.1}
-          value={v.temperature}
-          onChange={(e) => props.onChange({ temperature: Number(e.target.value) })}
-        />
-      </label>
-      <label>
-        Max tokens
-        <input
-          type="number"
-          min={1}
-          max={32768}
-          value={v.maxTokens}
-          onChange={(e) => props.onChange({ maxTokens: Number(e.target.value) })}
-        />
-      </label>
-    </>
   );
 }

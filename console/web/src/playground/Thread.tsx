@@ -1,0 +1,150 @@
+// The conversation as a chat shows it (issue 37 item 2): each message once, in order, the reply
+// being streamed last; replies as markdown with their own measurements and cost; per message its
+// actions — copy; regenerate a reply; edit or delete what you wrote.
+import { useEffect, useRef, useState } from 'react';
+import { CopyButton } from '../copy.tsx';
+import type { RunMetrics } from './calls.ts';
+import type { ThreadMessage } from './conversation.ts';
+import { type Cost, Metrics } from './Metrics.tsx';
+import { Reply } from './Reply.tsx';
+
+export interface Streaming {
+  text: string;
+  metrics: RunMetrics | null;
+}
+
+function UserMessage(props: {
+  m: ThreadMessage;
+  busy: boolean;
+  onEdit: (content: string) => void;
+  onDelete: () => void;
+}) {
+  const [draft, setDraft] = useState<string | null>(null);
+  if (draft !== null)
+    return (
+      <>
+        <label className="block">
+          <span className="visually-hidden">Edit your message</span>
+          <textarea rows={3} value={draft} onChange={(e) => setDraft(e.target.value)} />
+        </label>
+        <div className="row message-actions">
+          <button
+            type="button"
+            className="primary"
+            disabled={props.busy || draft.trim() === ''}
+            onClick={() => {
+              props.onEdit(draft);
+              setDraft(null);
+            }}
+          >
+            Save and run
+          </button>
+          <button type="button" onClick={() => setDraft(null)}>
+            Cancel
+          </button>
+        </div>
+      </>
+    );
+  return (
+    <>
+      <div className="user-text">{props.m.content}</div>
+      <div className="row message-actions">
+        <CopyButton text={props.m.content} label="Copy the message" />
+        <button type="button" disabled={props.busy} onClick={() => setDraft(props.m.content)}>
+          Edit
+        </button>
+        <button type="button" disabled={props.busy} onClick={props.onDelete}>
+          Delete
+        </button>
+      </div>
+    </>
+  );
+}
+
+function AssistantMessage(props: {
+  text: string;
+  metrics: RunMetrics | null;
+  cost: Cost | null;
+  stopped: boolean;
+  currency: string | null;
+  live: boolean;
+  actions: React.ReactNode;
+}) {
+  return (
+    <>
+      <div className="reply" data-testid="reply" aria-busy={props.live}>
+        <Reply text={props.text} />
+      </div>
+      {props.stopped && <p className="muted small">Stopped: what was generated is billed.</p>}
+      <Metrics m={props.metrics} cost={props.cost} currency={props.currency} live={props.live} />
+      {props.actions}
+    </>
+  );
+}
+
+export function Thread(props: {
+  messages: ThreadMessage[];
+  streaming: Streaming | null;
+  currency: string | null;
+  onRegenerate: (i: number) => void;
+  onEdit: (i: number, content: string) => void;
+  onDelete: (i: number) => void;
+}) {
+  const busy = props.streaming !== null;
+  const end = useRef<HTMLLIElement>(null);
+  // The newest text stays in view as it streams (the thread scrolls, not the page).
+  const last = props.streaming?.text.length ?? props.messages.length;
+  useEffect(() => {
+    if (last >= 0) end.current?.scrollIntoView?.({ block: 'nearest' });
+  }, [last]);
+  if (props.messages.length === 0 && !props.streaming) return null;
+  return (
+    <ol className="conversation" aria-label="Conversation">
+      {props.messages.map((m, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a message is its place in the conversation
+        <li key={i} className={m.role} data-testid="message" data-role={m.role}>
+          <strong className="who">{m.role === 'user' ? 'You' : 'Model'}</strong>
+          {m.role === 'user' ? (
+            <UserMessage
+              m={m}
+              busy={busy}
+              onEdit={(c) => props.onEdit(i, c)}
+              onDelete={() => props.onDelete(i)}
+            />
+          ) : (
+            <AssistantMessage
+              text={m.content}
+              metrics={m.metrics ?? null}
+              cost={m.cost ?? null}
+              stopped={m.stopped ?? false}
+              currency={props.currency}
+              live={false}
+              actions={
+                <div className="row message-actions">
+                  <CopyButton text={m.content} label="Copy the reply" />
+                  <button type="button" disabled={busy} onClick={() => props.onRegenerate(i)}>
+                    Regenerate
+                  </button>
+                </div>
+              }
+            />
+          )}
+        </li>
+      ))}
+      {props.streaming && (
+        <li className="assistant" data-testid="message" data-role="assistant" ref={end}>
+          <strong className="who">Model</strong>
+          <AssistantMessage
+            text={props.streaming.text}
+            metrics={props.streaming.metrics}
+            cost={null}
+            stopped={false}
+            currency={props.currency}
+            live
+            actions={null}
+          />
+        </li>
+      )}
+    </ol>
+  );
+}

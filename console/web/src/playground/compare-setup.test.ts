@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { nextModel, setupFrom, setupQuery } from './compare-setup.ts';
+import { DEFAULT_PARAMS } from './params.ts';
+
+const usable = ['A', 'B', 'C'];
+
+describe('a compare set-up from its link', () => {
+  it('only the account’s usable models make columns; the rest are named as left out', () => {
+    const s = setupFrom(new URLSearchParams('model=A&model=Secret&model=C'), usable);
+    expect(s.columns.map((c) => c.model)).toEqual(['A', 'C']);
+    expect(s.dropped).toEqual(['Secret']);
+  });
+  it('too few usable columns are made up with models not already shown', () => {
+    const s = setupFrom(new URLSearchParams('model=B&model=Secret'), usable);
+    expect(s.columns.map((c) => c.model)).toEqual(['B', 'A']);
+  });
+  it('each column keeps its own dialect and parameters through the link', () => {
+    const s = setupFrom(new URLSearchParams('model=A&model=B'), usable);
+    s.columns[1] = { ...s.columns[1]!, dialect: 'messages', params: { ...DEFAULT_PARAMS, maxTokens: 99 } };
+    s.prompt = 'hi';
+    const back = setupFrom(new URLSearchParams(setupQuery(s)), usable);
+    expect(back.columns).toEqual(s.columns);
+    expect(back.prompt).toBe('hi');
+  });
+  it('"Add a column" takes a model not already shown', () => {
+    expect(nextModel(['A', 'B'], usable)).toBe('C');
+    expect(nextModel(['A', 'B', 'C'], usable)).toBe('A');
+  });
+});
