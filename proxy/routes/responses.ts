@@ -161,7 +161,11 @@ function appendJson(a: string, b: string): string {
   return `${a.slice(0, -1)},${b.slice(1)}`;
 }
 
-/** The conversation a previous_response_id continues (none without one); another account's is a 404. */
+/**
+ * The conversation a previous_response_id continues (none without one). One this account has no
+ * stored response for — unknown, expired, deleted or another account's — is OpenAI's 400
+ * `previous_response_not_found` (GET and DELETE of such an id stay 404, as OpenAI's do).
+ */
 async function previousItems(
   store: ResponseStore,
   accountId: string,
@@ -170,7 +174,7 @@ async function previousItems(
   if (id == null) return [];
   const stored = await store.get(accountId, id);
   if (stored === null)
-    throw new ApiError('not_found', `Previous response with id '${id}' not found.`, {
+    throw new ApiError('previous_response_not_found', `Previous response with id '${id}' not found.`, {
       param: 'previous_response_id',
     });
   return stored.items as ResponsesItem[];
