@@ -13,6 +13,7 @@ import { tokenModel } from '../calls/resolve-model.ts';
 import { ResponseStore } from '../calls/response-store.ts';
 import { chatPromptOf, runTextCall } from '../calls/text-call.ts';
 import type { ProxyContext } from '../context.ts';
+import { inputItemsPage } from '../dialects/responses/input-items.ts';
 import { toChatForm } from '../dialects/responses/request.ts';
 import { echoOf } from '../dialects/responses/response.ts';
 import type { FinishedResponse } from '../dialects/responses/stream.ts';
@@ -21,6 +22,8 @@ import { affinityKeyOf } from '../engine/picker.ts';
 import { commonErrors } from '../schemas/openai.ts';
 import {
   deletedResponse,
+  inputItemList,
+  inputItemsQuery,
   type ResponsesItem,
   type ResponsesRequest,
   responseObject,
@@ -72,6 +75,36 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
       const stored = await store.get(request.principal!.accountId, id);
       if (stored === null) throw notFound(id);
       return reply.type('application/json').send(JSON.stringify(stored.response));
+    },
+  );
+  app.get(
+    '/responses/:id/input_items',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'The input items of a stored response',
+        description:
+          'The items the response was generated from: the earlier turns its previous_response_id chain carried, then its own input. Cursor-paged as OpenAI pages it.',
+        tags: ['chat-completions dialect'],
+        params: idParams,
+        querystring: inputItemsQuery,
+        response: { 200: inputItemList, ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const q = request.query as z.infer<typeof inputItemsQuery>;
+      const stored = await store.get(request.principal!.accountId, id);
+      if (stored === null) throw notFound(id);
+      const output = (stored.response as { output?: unknown[] }).output ?? [];
+      const page = inputItemsPage(id, stored.items as ResponsesItem[], output.length, {
+        limit: q.limit ?? 20,
+        order: q.order ?? 'desc',
+        after: q.after,
+      });
+      if (page === null)
+        throw invalidRequest(`after: response '${id}' has no input item '${q.after}'.`, 'after');
+      return reply.type('application/json').send(JSON.stringify(page));
     },
   );
   app.delete(

@@ -252,3 +252,26 @@ export const deletedResponse = z.object({
   object: z.literal('response'),
   deleted: z.literal(true),
 });
+
+const includable = z.enum([...INCLUDE_ACCEPTED, 'message.input_image.image_url']);
+const includeList = z
+  .union([includable, z.array(includable)])
+  .optional()
+  .describe('Accepted: the listed items carry what they were sent with');
+
+export const inputItemsQuery = z.object({
+  after: z.string().max(128).optional().describe('An item id: the page starts after it'),
+  limit: z.coerce.number().int().min(1).max(100).optional().describe('1 to 100, default 20'),
+  order: z.enum(['asc', 'desc']).optional().describe('Default desc (the last input first)'),
+  include: includeList,
+  // The openai SDKs send an array as include[]=…
+  'include[]': includeList,
+});
+
+export const inputItemList = z.object({
+  object: z.literal('list'),
+  data: z.array(z.looseObject({ id: z.string(), type: z.string() })),
+  first_id: z.string().nullable(),
+  last_id: z.string().nullable(),
+  has_more: z.boolean(),
+});
