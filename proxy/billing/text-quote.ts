@@ -12,6 +12,11 @@ export interface TextUsage {
   inputTokens: number;
   cachedTokens: number;
   outputTokens: number;
+  /**
+   * The part of outputTokens that was reasoning, when the engine reports it (OpenAI's
+   * completion_tokens_details.reasoning_tokens); not billed apart, only reported.
+   */
+  reasoningTokens?: number;
 }
 
 /** Used where a Model sets no promptBounds (operator/README.md "promptBounds"). */
@@ -115,6 +120,8 @@ export function textBill(
     cachedTokens: Math.min(reported.cachedTokens, input),
     outputTokens: Math.min(reported.outputTokens, allowed.output),
   };
+  if (reported.reasoningTokens !== undefined)
+    usage.reasoningTokens = Math.min(reported.reasoningTokens, usage.outputTokens);
   const implausible =
     usage.inputTokens !== reported.inputTokens || usage.outputTokens !== reported.outputTokens;
   return { cost: textCostSaturating(price, usage), usage, implausible };
@@ -140,7 +147,15 @@ export function usageFromEngine(u: unknown): TextUsage | null {
   if (input === null) return null;
   const details = o.prompt_tokens_details as Record<string, unknown> | null | undefined;
   const cached = Math.min(count(details?.cached_tokens) ?? 0, input);
-  return { inputTokens: input, cachedTokens: cached, outputTokens: count(o.completion_tokens) ?? 0 };
+  const usage: TextUsage = {
+    inputTokens: input,
+    cachedTokens: cached,
+    outputTokens: count(o.completion_tokens) ?? 0,
+  };
+  const outputDetails = o.completion_tokens_details as Record<string, unknown> | null | undefined;
+  const reasoning = count(outputDetails?.reasoning_tokens);
+  if (reasoning !== null) usage.reasoningTokens = Math.min(reasoning, usage.outputTokens);
+  return usage;
 }
 
 function count(v: unknown): number | null {

@@ -192,7 +192,7 @@ export const responsesRequest = z.strictObject({
         "A reasoning model's reasoning_effort; a hint elsewhere",
       ),
       summary: nullish(z.enum(['auto', 'concise', 'detailed'])).describe(
-        'Accepted; the engine’s reasoning comes back in full as reasoning_text',
+        'The engine’s reasoning comes back in full as reasoning_text, and when a summary is asked for, the same text as the summary (no summarizer runs)',
       ),
       generate_summary: nullish(z.enum(['auto', 'concise', 'detailed'])).describe('Deprecated: summary'),
     }),
@@ -220,7 +220,7 @@ export type ResponsesRequest = z.infer<typeof responsesRequest>;
 
 const usage = z.object({
   input_tokens: z.number().int(),
-  input_tokens_details: z.object({ cached_tokens: z.number().int() }),
+  input_tokens_details: z.object({ cached_tokens: z.number().int(), cache_write_tokens: z.number().int() }),
   output_tokens: z.number().int(),
   output_tokens_details: z.object({ reasoning_tokens: z.number().int() }),
   total_tokens: z.number().int(),

@@ -4,6 +4,7 @@
 // responses (poll, cancel, replay from a sequence number), each billed exactly once.
 import OpenAI from 'openai-v7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
 
@@ -91,5 +92,173 @@ describe('Responses: input items', () => {
     });
     await expect(v7().responses.inputItems.list(second.id)).rejects.toMatchObject({ status: 404 });
     await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+});
+
+/** Runs `fn` with the simulators set to `options`, then back to `undo`. */
+async function withSims<T>(
+  options: Record<string, unknown>,
+  undo: Record<string, unknown>,
+  fn: () => Promise<T>,
+) {
+  for (const s of h.sims) s.setOptions(options);
+  try {
+    return await fn();
+  } finally {
+    for (const s of h.sims) s.setOptions(undo);
+  }
+}
+
+/** A raw stream's events, parsed, each checked to name its type on the event: line. */
+function eventsOf(text: string): Record<string, unknown>[] {
+  return text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((block) => {
+      const [ev, data] = block.split('\n');
+      const e = JSON.parse(data!.slice('data: '.length)) as Record<string, unknown>;
+      expect(ev).toBe(`event: ${e.type}`);
+      return e;
+    });
+}
+
+async function rawStream(
+  body: Record<string, unknown>,
+  secret = h.secret,
+): Promise<Record<string, unknown>[]> {
+  const res = await fetch(`${h.baseURL}/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true }),
+  });
+  expect(res.status).toBe(200);
+  return eventsOf(await res.text());
+}
+
+describe('Responses: usage as the SDK types promise it', () => {
+  it('cache_write_tokens (0: engines report no cache writes) on every finished response, streamed or not, and on GET', async () => {
+    const c = v7();
+    const r = await c.responses.create({ model: CHAT_MODEL, input: 'Hi', max_output_tokens: 8 });
+    expect(r.usage!.input_tokens_details).toEqual({
+      cached_tokens: expect.any(Number),
+      cache_write_tokens: 0,
+    });
+    expect((await c.responses.retrieve(r.id)).usage).toEqual(r.usage);
+    const final = await c.responses
+      .stream({ model: CHAT_MODEL, input: 'Hi', max_output_tokens: 8, store: false })
+      .finalResponse();
+    expect(final.usage!.input_tokens_details.cache_write_tokens).toBe(0);
+  });
+
+  it('reasoning_tokens: the engine’s count when it reports one (0 when it does not), streamed or not, as billed', async () => {
+    const a = await h.newAccount();
+    const c = v7(a.secret);
+    const body = {
+      model: THINKING_MODEL,
+      input: 'Think first',
+      reasoning: { effort: 'high' as const },
+      max_output_tokens: 120,
+      store: false,
+    };
+    const unreported = await c.responses.create(body);
+    expect(unreported.output[0]!.type).toBe('reasoning');
+    expect(unreported.usage!.output_tokens_details.reasoning_tokens).toBe(0);
+    await withSims({ reasoningTokensInUsage: true }, { reasoningTokensInUsage: false }, async () => {
+      const r = await c.responses.create(body);
+      const reasoning = r.usage!.output_tokens_details.reasoning_tokens;
+      expect(reasoning).toBeGreaterThan(0);
+      expect(reasoning).toBeLessThan(r.usage!.output_tokens);
+      const streamed = await c.responses.stream(body).finalResponse();
+      expect(streamed.usage!.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
+      expect(streamed.usage!.output_tokens_details.reasoning_tokens).toBeLessThan(
+        streamed.usage!.output_tokens,
+      );
+    });
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('response.failed carries the usage of what was generated, equal to what the ledger charged (not null)', async () => {
+    const a = await h.newAccount();
+    const events = await withSims({ failMidStream: 1 }, { failMidStream: 0 }, () =>
+      rawStream(
+        { model: CHAT_MODEL, input: 'Tell me a long story', max_output_tokens: 40, store: false },
+        a.secret,
+      ),
+    );
+    const failed = events.at(-1) as {
+      type: string;
+      response: OpenAI.Responses.Response & { usage: { cost: string } };
+    };
+    expect(failed.type).toBe('response.failed');
+    await h.settled(a.accountId);
+    const [rec] = await usageRecords(h.redis.client(), a.accountId, { count: 1 });
+    expect(rec!.outputTokens).toBeGreaterThan(0);
+    expect(failed.response.usage).toMatchObject({
+      input_tokens: rec!.inputTokens,
+      output_tokens: rec!.outputTokens,
+      input_tokens_details: { cached_tokens: rec!.cachedTokens, cache_write_tokens: 0 },
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: rec!.inputTokens! + rec!.outputTokens!,
+    });
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+});
+
+describe('Responses: reasoning carried as reasoning items', () => {
+  it('a thinking model’s reasoning is a reasoning item with reasoning_text content; with a summary asked for, its summary too — streamed (the summary and reasoning_text events) and stored', async () => {
+    const c = v7();
+    const body = {
+      model: THINKING_MODEL,
+      input: 'Think, then answer',
+      reasoning: { effort: 'low' as const, summary: 'auto' as const },
+      max_output_tokens: 120,
+    };
+    const whole = await c.responses.create(body);
+    const item = whole.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    expect(item.type).toBe('reasoning');
+    const thought = item.content![0]!.text;
+    expect(thought.length).toBeGreaterThan(0);
+    expect(item.summary).toEqual([{ type: 'summary_text', text: thought }]);
+    expect((await c.responses.retrieve(whole.id)).output[0]).toEqual(item);
+
+    const events = await rawStream(body);
+    const types = events.map((e) => e.type);
+    const order = [
+      'response.output_item.added',
+      'response.reasoning_summary_part.added',
+      'response.content_part.added',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_text.delta',
+      'response.reasoning_text.done',
+      'response.content_part.done',
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+      'response.output_item.done',
+    ];
+    let at = 0;
+    for (const t of order) {
+      at = types.indexOf(t, at);
+      expect(at, t).toBeGreaterThan(-1);
+    }
+    const summaryDeltas = events
+      .filter((e) => e.type === 'response.reasoning_summary_text.delta')
+      .map((e) => e.delta);
+    const textDeltas = events.filter((e) => e.type === 'response.reasoning_text.delta').map((e) => e.delta);
+    expect(summaryDeltas).toEqual(textDeltas);
+    const done = events.find((e) => e.type === 'response.completed') as {
+      response: OpenAI.Responses.Response;
+    };
+    const streamed = done.response.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    expect(streamed.summary[0]!.text).toBe(textDeltas.join(''));
+    expect(streamed.content![0]!.text).toBe(textDeltas.join(''));
+    expect((await c.responses.retrieve(done.response.id)).output[0]).toEqual(streamed);
+
+    // The SDK's stream helper accumulates the same item.
+    const final = await c.responses.stream({ ...body, store: false }).finalResponse();
+    const acc = final.output[0] as OpenAI.Responses.ResponseReasoningItem;
+    expect(acc.summary[0]!.text).toBe(acc.content![0]!.text);
+    // Without a summary asked for: content only, summary empty (as OpenAI gives it).
+    const plain = await c.responses.create({ ...body, reasoning: { effort: 'low' }, store: false });
+    expect((plain.output[0] as OpenAI.Responses.ResponseReasoningItem).summary).toEqual([]);
   });
 });

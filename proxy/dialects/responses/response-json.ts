@@ -71,5 +71,5 @@ export class ResponseJson {
 /** responsesUsage(usage) with the cost beside it (./response.ts responseState), as JSON. */
 function usageJson(u: TextUsage, cost: CallCost | null): string {
   const c = cost === null ? '' : `,"cost":${json(cost.cost)},"currency":${json(cost.currency)}`;
-  return `{"input_tokens":${u.inputTokens},"input_tokens_details":{"cached_tokens":${u.cachedTokens}},"output_tokens":${u.outputTokens},"output_tokens_details":{"reasoning_tokens":0},"total_tokens":${u.inputTokens + u.outputTokens}${c}}`;
+  return `{"input_tokens":${u.inputTokens},"input_tokens_details":{"cached_tokens":${u.cachedTokens},"cache_write_tokens":0},"output_tokens":${u.outputTokens},"output_tokens_details":{"reasoning_tokens":${u.reasoningTokens ?? 0}},"total_tokens":${u.inputTokens + u.outputTokens}${c}}`;
 }

@@ -13,7 +13,8 @@ export type OutputItem =
   | {
       type: 'reasoning';
       id: string;
-      summary: never[];
+      /** The reasoning again, when the request asked for a summary (Echo.summarised). */
+      summary: { type: 'summary_text'; text: string }[];
       content: { type: 'reasoning_text'; text: string }[];
       status?: 'completed' | 'in_progress';
     }
@@ -36,7 +37,8 @@ export type OutputItem =
 
 export interface ResponsesUsage {
   input_tokens: number;
-  input_tokens_details: { cached_tokens: number };
+  /** cache_write_tokens: required by OpenAI's schema; engines report no cache writes, so 0. */
+  input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
@@ -45,13 +47,13 @@ export interface ResponsesUsage {
   currency?: string;
 }
 
-/** Billed usage in this dialect. Engines do not report reasoning tokens apart: counted as 0. */
+/** Billed usage in this dialect; reasoning tokens as the engine reported them (0 when it did not). */
 export function responsesUsage(u: TextUsage): ResponsesUsage {
   return {
     input_tokens: u.inputTokens,
-    input_tokens_details: { cached_tokens: u.cachedTokens },
+    input_tokens_details: { cached_tokens: u.cachedTokens, cache_write_tokens: 0 },
     output_tokens: u.outputTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: u.reasoningTokens ?? 0 },
     total_tokens: u.inputTokens + u.outputTokens,
   };
 }
@@ -68,6 +70,11 @@ export interface Echo {
   maxOutputTokens: number;
   /** Functions in namespaces, by the name the engine calls them. */
   namespaced: ReadonlyMap<string, { namespace: string; name: string }>;
+  /**
+   * Whether the request asked for a reasoning summary (reasoning.summary, or the deprecated
+   * generate_summary): the reasoning is then given as the summary too.
+   */
+  summarised: boolean;
 }
 
 export function echoOf(
@@ -83,6 +90,7 @@ export function echoOf(
     req,
     maxOutputTokens,
     namespaced,
+    summarised: (req.reasoning?.summary ?? req.reasoning?.generate_summary) != null,
   };
 }
 
@@ -183,7 +191,7 @@ export function outputOf(
     output.push({
       type: 'reasoning',
       id: itemId('rs'),
-      summary: [],
+      summary: e.summarised ? [{ type: 'summary_text', text: reasoning }] : [],
       content: [{ type: 'reasoning_text', text: reasoning }],
     });
   if (typeof msg.content === 'string' && msg.content !== '')
