@@ -8,6 +8,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import type { Redis } from '../../core/redis-client.ts';
+import { BackgroundResponses, isFinal } from '../calls/background-responses.ts';
+import {
+  appendJson,
+  current,
+  jobDialect,
+  jobOf,
+  replay,
+  settledState,
+  startBackground,
+} from '../calls/background-run.ts';
 import { checkOutputBound } from '../calls/context-fit.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { ResponseStore } from '../calls/response-store.ts';
@@ -29,6 +39,7 @@ import {
   responseObject,
   responseStreamEvent,
   responsesRequest,
+  retrieveQuery,
 } from '../schemas/responses.ts';
 
 const idParams = z.strictObject({ id: z.string().min(1).max(128) });
@@ -42,6 +53,7 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
     maxBytes: ctx.config.PROXY_RESPONSES_MAX_STORED_BYTES,
     perAccount: ctx.config.PROXY_RESPONSES_MAX_STORED_PER_ACCOUNT,
   });
+  const jobs = new BackgroundResponses(opts.redis, ctx.billing, app.log);
   app.post(
     '/responses',
     {
@@ -57,7 +69,7 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
         stream: responseStreamEvent,
       },
     },
-    (request, reply) => handleCreate(ctx, store, request, reply),
+    (request, reply) => handleCreate(app, ctx, store, jobs, request, reply),
   );
   app.get(
     '/responses/:id',
@@ -65,6 +77,37 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
       config: { dialect: 'openai' },
       schema: {
         summary: 'Get a stored response',
+        description:
+          'A background response is polled here (queued, in_progress, then its final status); stream=true replays its events after starting_after.',
+        tags: ['chat-completions dialect'],
+        params: idParams,
+        querystring: retrieveQuery,
+        response: { 200: responseObject, ...commonErrors },
+        stream: responseStreamEvent,
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const q = request.query as z.infer<typeof retrieveQuery>;
+      const accountId = request.principal!.accountId;
+      const stored = await current(jobs, store, accountId, id);
+      if (stored === null) throw notFound(id);
+      if (q.stream === 'true') {
+        if (stored.response.background !== true)
+          throw invalidRequest('stream=true replays background responses only; this one was not.', 'stream');
+        return replay(jobs, store, request, reply, accountId, id, q.starting_after ?? -1);
+      }
+      return reply.type('application/json').send(JSON.stringify(stored.response));
+    },
+  );
+  app.post(
+    '/responses/:id/cancel',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'Cancel a background response',
+        description:
+          'Ends its call: billed for what was generated, exactly once. A response that already ended is returned as it is.',
         tags: ['chat-completions dialect'],
         params: idParams,
         response: { 200: responseObject, ...commonErrors },
@@ -72,9 +115,16 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
     },
     async (request, reply) => {
       const { id } = request.params as { id: string };
-      const stored = await store.get(request.principal!.accountId, id);
+      const accountId = request.principal!.accountId;
+      let stored = await current(jobs, store, accountId, id);
       if (stored === null) throw notFound(id);
-      return reply.type('application/json').send(JSON.stringify(stored.response));
+      if (stored.response.background !== true)
+        throw invalidRequest('Only background responses can be cancelled; this one was not.', 'id');
+      if (!isFinal(stored.response.status as string)) {
+        await jobs.cancel(accountId, id);
+        stored = await settledState(jobs, store, accountId, id);
+      }
+      return reply.type('application/json').send(JSON.stringify(stored!.response));
     },
   );
   app.get(
@@ -121,18 +171,28 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
     async (request, reply) => {
       const { id } = request.params as { id: string };
       if (!(await store.delete(request.principal!.accountId, id))) throw notFound(id);
+      await jobs.forget(request.principal!.accountId, id);
       return reply.send({ id, object: 'response', deleted: true });
     },
   );
 }
 
 async function handleCreate(
+  app: FastifyInstance,
   ctx: ProxyContext,
   store: ResponseStore,
+  jobs: BackgroundResponses,
   request: FastifyRequest,
   reply: FastifyReply,
 ) {
+  // The call of a background job: its own POST, injected by the replica that queued it.
+  const job = jobOf(jobs, request);
   const body = request.body as ResponsesRequest;
+  if (body.background === true && body.store === false)
+    throw invalidRequest(
+      'background responses are stored: send store: true (or leave store out).',
+      'background',
+    );
   const accountId = request.principal!.accountId;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
   if (body.max_output_tokens != null) checkOutputBound(entry, body.max_output_tokens, 'max_output_tokens');
@@ -150,7 +210,11 @@ async function handleCreate(
       'store',
     );
   const { prompt, promptBytes } = chatPromptOf(chat);
-  const echo = echoOf(body, entry.id, perChoice, chat.namespaced);
+  const echo = job?.echo ?? echoOf(body, entry.id, perChoice, chat.namespaced);
+  if (body.background === true && job === undefined) {
+    const queued = { accountId, echo, conversation, requestId: null, cancelled: false, finished: false };
+    return startBackground(app, jobs, store, request, reply, queued, body.stream === true);
+  }
   const done = (response: FinishedResponse) => {
     const items = appendJson(conversation, response.output);
     // Queued on the connection now, so a GET the client sends after this response reads it.
@@ -176,22 +240,17 @@ async function handleCreate(
       perChoiceField: 'max_output_tokens',
       asked: body.max_output_tokens != null,
       n: 1,
-      stream: body.stream === true,
+      stream: job !== undefined || body.stream === true,
       // Codex sends one key per conversation: its turns go to the engine that holds their prefix.
       affinityKey:
         body.prompt_cache_key != null
           ? `key:${body.prompt_cache_key}`
           : affinityKeyOf(prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS),
     },
-    responsesDialect(echo, keep ? done : null),
+    job === undefined
+      ? responsesDialect(echo, keep ? done : null)
+      : jobDialect(jobs, store, job, responsesDialect(echo, null), request.log),
   );
-}
-
-/** Two JSON arrays as one (`[a…]` then `[b…]`), without parsing either. */
-function appendJson(a: string, b: string): string {
-  if (a === '[]') return b;
-  if (b === '[]') return a;
-  return `${a.slice(0, -1)},${b.slice(1)}`;
 }
 
 /**

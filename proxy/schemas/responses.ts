@@ -208,7 +208,9 @@ export const responsesRequest = z.strictObject({
   ),
   truncation: nullish(z.literal('disabled')).describe('disabled only: the input is never cut'),
   service_tier: nullish(z.string()).describe('Accepted; every call is served at one tier'),
-  background: nullish(z.literal(false)).describe('false only: background responses are not run here'),
+  background: nullish(z.boolean()).describe(
+    'Run as a job: the answer is the queued response; GET polls it, POST …/cancel cancels it, GET ?stream=true replays its events. Needs store',
+  ),
   prompt_cache_retention: nullish(z.enum(['in_memory', '24h'])).describe(
     'Accepted; engines keep their prefix cache by their own policy',
   ),
@@ -233,7 +235,7 @@ export const responseObject = z.looseObject({
   id: z.string().describe('resp_…'),
   object: z.literal('response'),
   created_at: z.number().int(),
-  status: z.enum(['completed', 'incomplete', 'failed', 'in_progress']),
+  status: z.enum(['queued', 'in_progress', 'completed', 'incomplete', 'failed', 'cancelled']),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   incomplete_details: z.object({ reason: z.literal('max_output_tokens') }).nullable(),
   model: z.string(),
@@ -274,4 +276,17 @@ export const inputItemList = z.object({
   first_id: z.string().nullable(),
   last_id: z.string().nullable(),
   has_more: z.boolean(),
+});
+
+export const retrieveQuery = z.object({
+  stream: z.enum(['true', 'false']).optional().describe('true: replay a background response’s events'),
+  starting_after: z.coerce
+    .number()
+    .int()
+    .min(-1)
+    .optional()
+    .describe('The sequence number the replay starts after'),
+  include: includeList,
+  'include[]': includeList,
+  include_obfuscation: z.enum(['true', 'false']).optional().describe('Accepted; frames are not padded'),
 });

@@ -262,3 +262,136 @@ describe('Responses: reasoning carried as reasoning items', () => {
     expect((plain.output[0] as OpenAI.Responses.ResponseReasoningItem).summary).toEqual([]);
   });
 });
+
+describe('Responses: background', () => {
+  const poll = async (c: OpenAI, id: string, until: (r: OpenAI.Responses.Response) => boolean) => {
+    for (let i = 0; i < 400; i++) {
+      const r = await c.responses.retrieve(id);
+      if (until(r)) return r;
+      await new Promise((res) => setTimeout(res, 25));
+    }
+    throw new Error(`response ${id} never reached the state`);
+  };
+  const ended = (r: OpenAI.Responses.Response) =>
+    ['completed', 'incomplete', 'failed', 'cancelled'].includes(r.status!);
+
+  it('background: true answers queued at once; GET polls it to completed; its events replay from any sequence number (responses.retrieve with stream: true, starting_after); billed once', async () => {
+    const a = await h.newAccount();
+    const c = v7(a.secret);
+    const queued = await c.responses.create({
+      model: CHAT_MODEL,
+      input: 'Tell me a story',
+      max_output_tokens: 30,
+      background: true,
+    });
+    expect(queued.status).toBe('queued');
+    expect(queued.background).toBe(true);
+    expect(queued.usage).toBeNull();
+    const done = await poll(c, queued.id, ended);
+    expect(done.status).toMatch(/completed|incomplete/);
+    expect(done.output_text.length).toBeGreaterThan(0);
+    expect(done.usage!.input_tokens_details.cache_write_tokens).toBe(0);
+
+    const all: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const ev of await c.responses.retrieve(queued.id, { stream: true })) all.push(ev);
+    expect(all.map((e) => e.sequence_number)).toEqual(all.map((_e, i) => i));
+    expect(all[0]!.type).toBe('response.created');
+    const last = all.at(-1)!;
+    expect(last.type).toMatch(/response\.(completed|incomplete)/);
+    const { output_text: _added, ...stored } = done; // output_text: added by the SDK
+    expect((last as OpenAI.Responses.ResponseCompletedEvent).response).toEqual(stored);
+    const from = 4;
+    const rest: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const ev of await c.responses.retrieve(queued.id, { stream: true, starting_after: from }))
+      rest.push(ev);
+    expect(rest).toEqual(all.slice(from + 1));
+
+    await h.settled(a.accountId);
+    const charges = (await usageRecords(h.redis.client(), a.accountId, { count: 10 })).filter(
+      (r) => r.type === 'charge',
+    );
+    expect(charges).toHaveLength(1);
+    expect(charges[0]!.outputTokens).toBe(done.usage!.output_tokens);
+    expect(charges[0]!.inputTokens).toBe(done.usage!.input_tokens);
+    // Cancelling one that ended returns it as it is; a response not run in background cannot be cancelled.
+    expect((await c.responses.cancel(queued.id)).status).toBe(done.status);
+    const fg = await c.responses.create({ model: CHAT_MODEL, input: 'x', max_output_tokens: 4 });
+    await expect(c.responses.cancel(fg.id)).rejects.toMatchObject({ status: 400 });
+    await expect(
+      c.responses.create({ model: CHAT_MODEL, input: 'x', background: true, store: false }),
+    ).rejects.toMatchObject({ status: 400, param: 'background' });
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('background with stream: true streams its events as they are made, the same a replay gives', async () => {
+    const c = v7();
+    const stream = await c.responses.create({
+      model: CHAT_MODEL,
+      input: 'Stream it',
+      max_output_tokens: 20,
+      background: true,
+      stream: true,
+    });
+    const live: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const ev of stream) live.push(ev);
+    expect(live.at(-1)!.type).toMatch(/response\.(completed|incomplete)/);
+    const id = (live[0] as OpenAI.Responses.ResponseCreatedEvent).response.id;
+    const again: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const ev of await c.responses.retrieve(id, { stream: true })) again.push(ev);
+    expect(again).toEqual(live);
+  });
+
+  it('responses.cancel mid-generation: status cancelled with the output so far; billed once for what was generated, as its usage says', async () => {
+    const a = await h.newAccount();
+    const c = v7(a.secret);
+    const r = await withSims({ itlMs: 20 }, { itlMs: 5 }, async () => {
+      const queued = await c.responses.create({
+        model: CHAT_MODEL,
+        input: 'Write a long story',
+        max_output_tokens: 250,
+        background: true,
+      });
+      await poll(c, queued.id, (x) => x.status === 'in_progress');
+      await new Promise((res) => setTimeout(res, 200));
+      const cancelled = await c.responses.cancel(queued.id);
+      expect(cancelled.status).toBe('cancelled');
+      return cancelled;
+    });
+    expect((await c.responses.retrieve(r.id)).status).toBe('cancelled');
+    expect(r.usage!.output_tokens).toBeGreaterThan(0);
+    expect(r.usage!.output_tokens).toBeLessThan(250);
+    await h.settled(a.accountId);
+    const charges = (await usageRecords(h.redis.client(), a.accountId, { count: 10 })).filter(
+      (x) => x.type === 'charge',
+    );
+    expect(charges).toHaveLength(1);
+    expect(charges[0]!.outputTokens).toBe(r.usage!.output_tokens);
+    expect(charges[0]!.cost).toBeGreaterThan(0);
+    // The replay ends where the job was cancelled.
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const ev of await c.responses.retrieve(r.id, { stream: true })) events.push(ev);
+    expect(events.some((e) => e.type === 'response.output_text.delta')).toBe(true);
+    expect(events.some((e) => e.type === 'response.completed')).toBe(false);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('a job refused by billing (429) ends failed, nothing charged', async () => {
+    const a = await h.newAccount({ credit: '0.000001' });
+    const c = v7(a.secret);
+    const queued = await c.responses.create({
+      model: CHAT_MODEL,
+      input: 'Hello',
+      max_output_tokens: 250,
+      background: true,
+    });
+    const r = await poll(c, queued.id, ended);
+    expect(r.status).toBe('failed');
+    expect(r.error!.message.length).toBeGreaterThan(0);
+    await h.settled(a.accountId);
+    const charges = (await usageRecords(h.redis.client(), a.accountId, { count: 10 })).filter(
+      (x) => x.type === 'charge',
+    );
+    expect(charges).toHaveLength(0);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+});

@@ -454,7 +454,12 @@ describe('Responses: money and errors as chat completions', () => {
       /cannot read images/,
       null,
     ],
-    ['background: true', { ...ask, background: true }, /background/, null],
+    [
+      'background: true without store',
+      { ...ask, background: true, store: false },
+      /background/,
+      'background',
+    ],
   ];
   it.each(rejections)(
     'ERR-1 %s → 400 naming it in the chat surface’s shape, X-Request-Id, nothing charged',

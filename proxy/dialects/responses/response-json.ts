@@ -15,8 +15,9 @@ const json = JSON.stringify;
 const or = (v: unknown, fallback: string): string => (v == null ? fallback : json(v));
 
 export class ResponseJson {
-  /** The JSON around the state's values: `{"id":…,"status":`, `,"background":false,"error":`, … `}`. */
+  /** The JSON around the state's values: `{"id":…,"status":`, `,"background":…,"error":`, … `}`. */
   private readonly head: string;
+  private readonly background: string;
   private readonly beforeOutput: string;
   private readonly beforeUsage: string;
   private readonly tail: string;
@@ -24,6 +25,7 @@ export class ResponseJson {
   constructor(e: Echo) {
     const r = e.req;
     this.head = `{"id":${json(e.id)},"object":"response","created_at":${json(e.createdAt)},"status":`;
+    this.background = `,"background":${e.background},"error":`;
     this.beforeOutput =
       `,"instructions":${or(r.instructions, 'null')},"max_output_tokens":${or(r.max_output_tokens, 'null')}` +
       `,"metadata":${or(r.metadata, '{}')},"model":${json(e.model)},"output":`;
@@ -56,7 +58,7 @@ export class ResponseJson {
     outputJson?: string,
   ): string {
     return (
-      `${this.head}"${status}","background":false,"error":${error === null ? 'null' : json(error)}` +
+      `${this.head}"${status}"${this.background}${error === null ? 'null' : json(error)}` +
       `,"incomplete_details":${status === 'incomplete' ? '{"reason":"max_output_tokens"}' : 'null'}` +
       this.beforeOutput +
       (outputJson ?? json(output)) +

@@ -58,7 +58,8 @@ export function responsesUsage(u: TextUsage): ResponsesUsage {
   };
 }
 
-export type Status = 'in_progress' | 'completed' | 'incomplete' | 'failed';
+/** queued and cancelled: a background response's (../../calls/background-responses.ts). */
+export type Status = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
 
 /** What a response echoes of its request, fixed when the call starts. */
 export interface Echo {
@@ -75,6 +76,8 @@ export interface Echo {
    * generate_summary): the reasoning is then given as the summary too.
    */
   summarised: boolean;
+  /** Run as a background job (the request's background: true). */
+  background: boolean;
 }
 
 export function echoOf(
@@ -91,6 +94,7 @@ export function echoOf(
     maxOutputTokens,
     namespaced,
     summarised: (req.reasoning?.summary ?? req.reasoning?.generate_summary) != null,
+    background: req.background === true,
   };
 }
 
@@ -138,7 +142,7 @@ export function responseObject(
     object: 'response' as const,
     created_at: e.createdAt,
     status: s.status,
-    background: false,
+    background: e.background,
     error: s.error,
     incomplete_details: s.incomplete_details,
     instructions: r.instructions ?? null,

@@ -34,6 +34,7 @@ export interface FinishedResponse {
   json: string;
   /** The output items' JSON array. */
   output: string;
+  status: Status;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -243,7 +244,7 @@ export class ResponsesStream {
     const output = `[${this.closedJson.join(',')}]`; // every item is closed
     const json = this.json.render(status, this.output, usage, null, cost, output);
     const type = status === 'incomplete' ? 'response.incomplete' : 'response.completed';
-    return { events: events + this.event(type, `"response":${json}`), response: { json, output } };
+    return { events: events + this.event(type, `"response":${json}`), response: { json, output, status } };
   }
 
   /**
@@ -265,7 +266,21 @@ export class ResponsesStream {
         'error',
         `"code":${JSON.stringify(err.code)},"message":${JSON.stringify(err.message)},"param":${JSON.stringify(err.param ?? null)}`,
       ) + this.event('response.failed', `"response":${json}`);
-    return { events, response: { json, output: JSON.stringify(this.output) } };
+    return { events, response: { json, output: JSON.stringify(this.output), status: 'failed' } };
+  }
+
+  /**
+   * A background response cancelled mid-stream (../../calls/background-responses.ts): its output so
+   * far and the usage billed for it. No event: OpenAI's stream has none for a cancel.
+   */
+  cancelled(billed?: { usage: TextUsage; cost: CallCost }): FinishedResponse {
+    if (this.open?.kind === 'text') this.settleText();
+    const usage = billed?.usage ?? { inputTokens: 0, cachedTokens: 0, outputTokens: 0 };
+    return {
+      json: this.json.render('cancelled', this.output, usage, null, billed?.cost ?? null),
+      output: JSON.stringify(this.output),
+      status: 'cancelled',
+    };
   }
 
   private current(): OutputItem {
