@@ -240,7 +240,7 @@ export const responseObject = z.looseObject({
   incomplete_details: z.object({ reason: z.literal('max_output_tokens') }).nullable(),
   model: z.string(),
   output: z.array(z.looseObject({ type: z.enum(['message', 'function_call', 'reasoning']), id: z.string() })),
-  usage: usage.nullable(),
+  usage: usage.optional().describe('Absent until the response ends'),
 });
 
 export const responseStreamEvent = z

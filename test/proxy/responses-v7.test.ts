@@ -286,7 +286,7 @@ describe('Responses: background', () => {
     });
     expect(queued.status).toBe('queued');
     expect(queued.background).toBe(true);
-    expect(queued.usage).toBeNull();
+    expect(queued.usage).toBeUndefined();
     const done = await poll(c, queued.id, ended);
     expect(done.status).toMatch(/completed|incomplete/);
     expect(done.output_text.length).toBeGreaterThan(0);

@@ -39,7 +39,7 @@ export class ResponseJson {
       `,"service_tier":"default","temperature":${or(r.temperature, '1')}` +
       `,"text":{"format":${or(r.text?.format, '{"type":"text"}')},"verbosity":${or(r.text?.verbosity, '"medium"')}}` +
       `,"tool_choice":${or(r.tool_choice, '"auto"')},"tools":${tools},"top_p":${or(r.top_p, '1')}` +
-      ',"truncation":"disabled","usage":';
+      ',"truncation":"disabled"';
     this.tail =
       `,"prompt_cache_key":${or(r.prompt_cache_key, 'null')},"safety_identifier":${or(r.safety_identifier, 'null')}` +
       `${r.user != null ? `,"user":${json(r.user)}` : ''}}`;
@@ -63,7 +63,8 @@ export class ResponseJson {
       this.beforeOutput +
       (outputJson ?? json(output)) +
       this.beforeUsage +
-      (usage === null ? 'null' : usageJson(usage, cost)) +
+      // No usage yet (created, in progress, queued): absent, as OpenAI's schema has no null for it.
+      (usage === null ? '' : `,"usage":${usageJson(usage, cost)}`) +
       `,"completed_at":${status === 'completed' ? Math.floor(Date.now() / 1000) : 'null'}` +
       this.tail
     );

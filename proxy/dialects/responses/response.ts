@@ -160,7 +160,7 @@ export function responseObject(
     tools: (r.tools ?? []).map((t) => ({ ...t, strict: t.strict ?? null })),
     top_p: r.top_p ?? 1,
     truncation: 'disabled',
-    usage: s.usage,
+    ...(s.usage === null ? {} : { usage: s.usage }),
     completed_at: s.completed_at,
     prompt_cache_key: r.prompt_cache_key ?? null,
     safety_identifier: r.safety_identifier ?? null,
