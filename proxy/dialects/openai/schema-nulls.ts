@@ -4,30 +4,26 @@
 // or object — a strict client's decoder fails on them. Such a member leaves the proxy absent, as
 // OpenAI leaves a value it has not.
 //
-// The fast path keeps the engine's bytes: the members are cut from them without a parse. A key
+// The fast path keeps the engine's bytes: the members are cut from them without a parse (one
+// regex pass over a latin1 view: bench/proxy/completion-fast.ts, ~+0.7 us on a 500-byte answer). A key
 // pattern like `"annotations":null` cannot occur inside a JSON string (its quotes would be escaped
 // there), so only real members match; an answer without any is returned as it is.
 
-const PATTERNS = [
-  '"annotations":null',
-  '"function_call":null',
-  '"prompt_tokens_details":null',
-  '"completion_tokens_details":null',
-];
+/** The members, found in one pass (four string searches cost ~0.5 us each: a search's setup). */
+const MEMBER = /"(?:annotations|function_call|prompt_tokens_details|completion_tokens_details)":null/g;
 
 /** `bytes` (compact JSON) without the NULLED members that are null; the same buffer when it has none. */
 export function withoutSchemaNulls(bytes: Buffer): Buffer {
-  // One latin1 view (a byte per char, so offsets are byte offsets), searched by the string's own
-  // indexOf: Buffer.indexOf pays ~1.5 us of setup per search, a JS loop over the bytes ~5 ns a byte.
+  // A latin1 view: a byte per char, so offsets are byte offsets.
   const text = bytes.toString('latin1');
   const cuts: number[] = [];
-  for (const p of PATTERNS) {
-    for (let at = text.indexOf(p); at !== -1; at = text.indexOf(p, at + p.length)) {
-      const end = at + p.length;
-      // With the comma on one side: `,"k":null` (not first) or `"k":null,` (first of its object).
-      if (bytes[at - 1] === 44) cuts.push(at - 1, end);
-      else cuts.push(at, bytes[end] === 44 ? end + 1 : end);
-    }
+  MEMBER.lastIndex = 0;
+  for (let m = MEMBER.exec(text); m !== null; m = MEMBER.exec(text)) {
+    const at = m.index;
+    const end = at + m[0].length;
+    // With the comma on one side: `,"k":null` (not first) or `"k":null,` (first of its object).
+    if (bytes[at - 1] === 44) cuts.push(at - 1, end);
+    else cuts.push(at, bytes[end] === 44 ? end + 1 : end);
   }
   if (cuts.length === 0) return bytes;
   const order = [];
