@@ -11,6 +11,8 @@ export const errorCatalogue = {
   forbidden: { status: 403, type: 'permission_error' },
   not_found: { status: 404, type: 'not_found_error' },
   model_not_found: { status: 404, type: 'not_found_error' },
+  /** The Responses API: a previous_response_id this account has no stored response for (OpenAI's 400). */
+  previous_response_not_found: { status: 400, type: 'invalid_request_error' },
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   request_timeout: { status: 408, type: 'invalid_request_error' },
   request_too_large: { status: 413, type: 'invalid_request_error' },

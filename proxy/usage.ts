@@ -21,7 +21,13 @@ export interface CallUsage {
 }
 
 /** A text call's usage (chat, embeddings): its three token counts, all known. */
-export type TextUsage = Required<Pick<CallUsage, 'inputTokens' | 'cachedTokens' | 'outputTokens'>>;
+export type TextUsage = Required<Pick<CallUsage, 'inputTokens' | 'cachedTokens' | 'outputTokens'>> & {
+  /**
+   * The part of outputTokens that was reasoning, when the engine reports it (OpenAI's
+   * completion_tokens_details.reasoning_tokens); not billed apart, only reported.
+   */
+  reasoningTokens?: number;
+};
 
 /** What every response's usage says it cost (`usage.cost`, `usage.currency`; DESIGN "Money"). */
 export interface CallCost {

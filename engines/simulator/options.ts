@@ -62,6 +62,11 @@ export interface SimulatorOptions {
    * running usage on each chunk and the final usage chunk, whatever its stream_options.
    */
   forceIncludeUsage: boolean;
+  /**
+   * Reports a thinking model's reasoning tokens as OpenAI does (`usage.completion_tokens_details.
+   * reasoning_tokens`); false leaves `completion_tokens_details: null`, as the recorded vLLM does.
+   */
+  reasoningTokensInUsage: boolean;
 }
 
 export const defaultOptions: SimulatorOptions = {
@@ -90,6 +95,7 @@ export const defaultOptions: SimulatorOptions = {
   tokenizeEndpoint: true,
   refuseInEngine: false,
   forceIncludeUsage: false,
+  reasoningTokensInUsage: false,
 };
 
 export function resolveOptions(partial: Partial<SimulatorOptions>): SimulatorOptions {

@@ -256,6 +256,19 @@ export class Billing implements ChargeDeps {
     });
   }
 
+  /**
+   * Ends one running call, by its request id (a background response cancelled): it settles what
+   * it delivered, as any call ended early does. False when no such call is running here.
+   */
+  abortCall(requestId: string, reason: unknown): boolean {
+    for (const c of this.openCharges)
+      if (c.call.requestId === requestId) {
+        c.call.cancel.abort(reason);
+        return true;
+      }
+    return false;
+  }
+
   /** Ends every running call (shutdown after the grace period): each settles what it delivered. */
   abortOpen(reason: unknown): void {
     for (const c of this.openCharges) c.call.cancel.abort(reason);

@@ -111,6 +111,8 @@ export function textBill(
     cachedTokens: Math.min(reported.cachedTokens, input),
     outputTokens: Math.min(reported.outputTokens, allowed.output),
   };
+  if (reported.reasoningTokens !== undefined)
+    usage.reasoningTokens = Math.min(reported.reasoningTokens, usage.outputTokens);
   const implausible =
     usage.inputTokens !== reported.inputTokens || usage.outputTokens !== reported.outputTokens;
   return { cost: textCostSaturating(price, usage), usage, implausible };

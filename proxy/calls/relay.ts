@@ -107,8 +107,9 @@ export async function relay(
       entry,
     });
     if (how === 'gone') return;
+    const cost = callCost(request, bill.cost);
     const last =
-      how === 'done' ? tr.end(bill.usage, callCost(request, bill.cost)) : tr.error(how, request.id);
+      how === 'done' ? tr.end(bill.usage, cost) : tr.error(how, request.id, { usage: bill.usage, cost });
     res.end(pending.length === 0 ? last : Buffer.concat([...pending, last]));
   });
 }

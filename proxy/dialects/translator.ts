@@ -29,8 +29,12 @@ export interface StreamTranslator {
   chunk(chunk: Record<string, unknown>, out: Buffer[]): void;
   /** The last bytes of a stream the engine finished; `usage` is what was billed, `cost` its bill. */
   end(usage: TextUsage, cost: CallCost): Buffer;
-  /** The in-band error that ends a stream after its head (the SDKs raise it). */
-  error(err: ApiError, requestId: string): Buffer;
+  /**
+   * The in-band error that ends a stream after its head (the SDKs raise it); `billed` is what the
+   * relay charged for the part that was generated (absent when nothing was: an early head's
+   * failure before the engine's first frame).
+   */
+  error(err: ApiError, requestId: string, billed?: { usage: TextUsage; cost: CallCost }): Buffer;
 }
 
 /**

@@ -9,10 +9,21 @@ import { z } from 'zod';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import type { Redis } from '../../core/redis-client.ts';
 import { ResponseStore } from '../../core/response-store.ts';
+import { BackgroundResponses, isFinal } from '../calls/background-responses.ts';
+import {
+  appendJson,
+  current,
+  jobDialect,
+  jobOf,
+  replay,
+  settledState,
+  startBackground,
+} from '../calls/background-run.ts';
 import { checkOutputBound } from '../calls/context-fit.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { chatPromptOf, runTextCall } from '../calls/text-call.ts';
 import type { ProxyContext } from '../context.ts';
+import { inputItemsPage } from '../dialects/responses/input-items.ts';
 import { toChatForm } from '../dialects/responses/request.ts';
 import { echoOf } from '../dialects/responses/response.ts';
 import type { FinishedResponse } from '../dialects/responses/stream.ts';
@@ -20,11 +31,14 @@ import { responsesDialect } from '../dialects/responses/text.ts';
 import { commonErrors } from '../schemas/openai.ts';
 import {
   deletedResponse,
+  inputItemList,
+  inputItemsQuery,
   type ResponsesItem,
   type ResponsesRequest,
   responseObject,
   responseStreamEvent,
   responsesRequest,
+  retrieveQuery,
 } from '../schemas/responses.ts';
 
 const idParams = z.strictObject({ id: z.string().min(1).max(128) });
@@ -38,6 +52,7 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
     maxBytes: ctx.config.PROXY_RESPONSES_MAX_STORED_BYTES,
     perAccount: ctx.config.PROXY_RESPONSES_MAX_STORED_PER_ACCOUNT,
   });
+  const jobs = new BackgroundResponses(opts.redis, ctx.billing, app.log);
   app.post(
     '/responses',
     {
@@ -53,7 +68,7 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
         stream: responseStreamEvent,
       },
     },
-    (request, reply) => handleCreate(ctx, store, request, reply),
+    (request, reply) => handleCreate(app, ctx, store, jobs, request, reply),
   );
   app.get(
     '/responses/:id',
@@ -61,6 +76,37 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
       config: { dialect: 'openai' },
       schema: {
         summary: 'Get a stored response',
+        description:
+          'A background response is polled here (queued, in_progress, then its final status); stream=true replays its events after starting_after.',
+        tags: ['chat-completions dialect'],
+        params: idParams,
+        querystring: retrieveQuery,
+        response: { 200: responseObject, ...commonErrors },
+        stream: responseStreamEvent,
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const q = request.query as z.infer<typeof retrieveQuery>;
+      const accountId = request.principal!.accountId;
+      const stored = await current(jobs, store, accountId, id);
+      if (stored === null) throw notFound(id);
+      if (q.stream === 'true') {
+        if (stored.response.background !== true)
+          throw invalidRequest('stream=true replays background responses only; this one was not.', 'stream');
+        return replay(jobs, store, request, reply, accountId, id, q.starting_after ?? -1);
+      }
+      return reply.type('application/json').send(JSON.stringify(stored.response));
+    },
+  );
+  app.post(
+    '/responses/:id/cancel',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'Cancel a background response',
+        description:
+          'Ends its call: billed for what was generated, exactly once. A response that already ended is returned as it is.',
         tags: ['chat-completions dialect'],
         params: idParams,
         response: { 200: responseObject, ...commonErrors },
@@ -68,9 +114,46 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
     },
     async (request, reply) => {
       const { id } = request.params as { id: string };
+      const accountId = request.principal!.accountId;
+      let stored = await current(jobs, store, accountId, id);
+      if (stored === null) throw notFound(id);
+      if (stored.response.background !== true)
+        throw invalidRequest('Only background responses can be cancelled; this one was not.', 'id');
+      if (!isFinal(stored.response.status as string)) {
+        await jobs.cancel(accountId, id);
+        stored = await settledState(jobs, store, accountId, id);
+      }
+      return reply.type('application/json').send(JSON.stringify(stored!.response));
+    },
+  );
+  app.get(
+    '/responses/:id/input_items',
+    {
+      config: { dialect: 'openai' },
+      schema: {
+        summary: 'The input items of a stored response',
+        description:
+          'The items the response was generated from: the earlier turns its previous_response_id chain carried, then its own input. Cursor-paged as OpenAI pages it.',
+        tags: ['chat-completions dialect'],
+        params: idParams,
+        querystring: inputItemsQuery,
+        response: { 200: inputItemList, ...commonErrors },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const q = request.query as z.infer<typeof inputItemsQuery>;
       const stored = await store.get(request.principal!.accountId, id);
       if (stored === null) throw notFound(id);
-      return reply.type('application/json').send(JSON.stringify(stored.response));
+      const output = (stored.response as { output?: unknown[] }).output ?? [];
+      const page = inputItemsPage(id, stored.items as ResponsesItem[], output.length, {
+        limit: q.limit ?? 20,
+        order: q.order ?? 'desc',
+        after: q.after,
+      });
+      if (page === null)
+        throw invalidRequest(`after: response '${id}' has no input item '${q.after}'.`, 'after');
+      return reply.type('application/json').send(JSON.stringify(page));
     },
   );
   app.delete(
@@ -87,18 +170,28 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
     async (request, reply) => {
       const { id } = request.params as { id: string };
       if (!(await store.delete(request.principal!.accountId, id))) throw notFound(id);
+      await jobs.forget(request.principal!.accountId, id);
       return reply.send({ id, object: 'response', deleted: true });
     },
   );
 }
 
 async function handleCreate(
+  app: FastifyInstance,
   ctx: ProxyContext,
   store: ResponseStore,
+  jobs: BackgroundResponses,
   request: FastifyRequest,
   reply: FastifyReply,
 ) {
+  // The call of a background job: its own POST, injected by the replica that queued it.
+  const job = jobOf(jobs, request);
   const body = request.body as ResponsesRequest;
+  if (body.background === true && body.store === false)
+    throw invalidRequest(
+      'background responses are stored: send store: true (or leave store out).',
+      'background',
+    );
   const accountId = request.principal!.accountId;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
   if (body.max_output_tokens != null) checkOutputBound(entry, body.max_output_tokens, 'max_output_tokens');
@@ -116,7 +209,11 @@ async function handleCreate(
       'store',
     );
   const { prompt, promptBytes } = chatPromptOf(chat);
-  const echo = echoOf(body, entry.id, perChoice, chat.namespaced);
+  const echo = job?.echo ?? echoOf(body, entry.id, perChoice, chat.namespaced);
+  if (body.background === true && job === undefined) {
+    const queued = { accountId, echo, conversation, requestId: null, cancelled: false, finished: false };
+    return startBackground(app, jobs, store, request, reply, queued, body.stream === true);
+  }
   const done = (response: FinishedResponse) => {
     const items = appendJson(conversation, response.output);
     // Queued on the connection now, so a GET the client sends after this response reads it.
@@ -142,22 +239,21 @@ async function handleCreate(
       perChoiceField: 'max_output_tokens',
       asked: body.max_output_tokens != null,
       n: 1,
-      stream: body.stream === true,
+      stream: job !== undefined || body.stream === true,
       // Codex sends one key per conversation: its turns go to the engine that holds their prefix.
       affinityKey: body.prompt_cache_key != null ? `key:${body.prompt_cache_key}` : undefined,
     },
-    responsesDialect(echo, keep ? done : null),
+    job === undefined
+      ? responsesDialect(echo, keep ? done : null)
+      : jobDialect(jobs, store, job, responsesDialect(echo, null), request.log),
   );
 }
 
-/** Two JSON arrays as one (`[a…]` then `[b…]`), without parsing either. */
-function appendJson(a: string, b: string): string {
-  if (a === '[]') return b;
-  if (b === '[]') return a;
-  return `${a.slice(0, -1)},${b.slice(1)}`;
-}
-
-/** The conversation a previous_response_id continues (none without one); another account's is a 404. */
+/**
+ * The conversation a previous_response_id continues (none without one). One this account has no
+ * stored response for — unknown, expired, deleted or another account's — is OpenAI's 400
+ * `previous_response_not_found` (GET and DELETE of such an id stay 404, as OpenAI's do).
+ */
 async function previousItems(
   store: ResponseStore,
   accountId: string,
@@ -166,7 +262,7 @@ async function previousItems(
   if (id == null) return [];
   const stored = await store.get(accountId, id);
   if (stored === null)
-    throw new ApiError('not_found', `Previous response with id '${id}' not found.`, {
+    throw new ApiError('previous_response_not_found', `Previous response with id '${id}' not found.`, {
       param: 'previous_response_id',
     });
   return stored.items as ResponsesItem[];

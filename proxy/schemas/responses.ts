@@ -192,7 +192,7 @@ export const responsesRequest = z.strictObject({
         "A reasoning model's reasoning_effort; a hint elsewhere",
       ),
       summary: nullish(z.enum(['auto', 'concise', 'detailed'])).describe(
-        'Accepted; the engine’s reasoning comes back in full as reasoning_text',
+        'The engine’s reasoning comes back in full as reasoning_text, and when a summary is asked for, the same text as the summary (no summarizer runs)',
       ),
       generate_summary: nullish(z.enum(['auto', 'concise', 'detailed'])).describe('Deprecated: summary'),
     }),
@@ -208,7 +208,9 @@ export const responsesRequest = z.strictObject({
   ),
   truncation: nullish(z.literal('disabled')).describe('disabled only: the input is never cut'),
   service_tier: nullish(z.string()).describe('Accepted; every call is served at one tier'),
-  background: nullish(z.literal(false)).describe('false only: background responses are not run here'),
+  background: nullish(z.boolean()).describe(
+    'Run as a job: the answer is the queued response; GET polls it, POST …/cancel cancels it, GET ?stream=true replays its events. Needs store',
+  ),
   prompt_cache_retention: nullish(z.enum(['in_memory', '24h'])).describe(
     'Accepted; engines keep their prefix cache by their own policy',
   ),
@@ -220,7 +222,7 @@ export type ResponsesRequest = z.infer<typeof responsesRequest>;
 
 const usage = z.object({
   input_tokens: z.number().int(),
-  input_tokens_details: z.object({ cached_tokens: z.number().int() }),
+  input_tokens_details: z.object({ cached_tokens: z.number().int(), cache_write_tokens: z.number().int() }),
   output_tokens: z.number().int(),
   output_tokens_details: z.object({ reasoning_tokens: z.number().int() }),
   total_tokens: z.number().int(),
@@ -233,12 +235,12 @@ export const responseObject = z.looseObject({
   id: z.string().describe('resp_…'),
   object: z.literal('response'),
   created_at: z.number().int(),
-  status: z.enum(['completed', 'incomplete', 'failed', 'in_progress']),
+  status: z.enum(['queued', 'in_progress', 'completed', 'incomplete', 'failed', 'cancelled']),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   incomplete_details: z.object({ reason: z.literal('max_output_tokens') }).nullable(),
   model: z.string(),
   output: z.array(z.looseObject({ type: z.enum(['message', 'function_call', 'reasoning']), id: z.string() })),
-  usage: usage.nullable(),
+  usage: usage.optional().describe('Absent until the response ends'),
 });
 
 export const responseStreamEvent = z
@@ -251,4 +253,40 @@ export const deletedResponse = z.object({
   id: z.string(),
   object: z.literal('response'),
   deleted: z.literal(true),
+});
+
+const includable = z.enum([...INCLUDE_ACCEPTED, 'message.input_image.image_url']);
+const includeList = z
+  .union([includable, z.array(includable)])
+  .optional()
+  .describe('Accepted: the listed items carry what they were sent with');
+
+export const inputItemsQuery = z.object({
+  after: z.string().max(128).optional().describe('An item id: the page starts after it'),
+  limit: z.coerce.number().int().min(1).max(100).optional().describe('1 to 100, default 20'),
+  order: z.enum(['asc', 'desc']).optional().describe('Default desc (the last input first)'),
+  include: includeList,
+  // The openai SDKs send an array as include[]=…
+  'include[]': includeList,
+});
+
+export const inputItemList = z.object({
+  object: z.literal('list'),
+  data: z.array(z.looseObject({ id: z.string(), type: z.string() })),
+  first_id: z.string().nullable(),
+  last_id: z.string().nullable(),
+  has_more: z.boolean(),
+});
+
+export const retrieveQuery = z.object({
+  stream: z.enum(['true', 'false']).optional().describe('true: replay a background response’s events'),
+  starting_after: z.coerce
+    .number()
+    .int()
+    .min(-1)
+    .optional()
+    .describe('The sequence number the replay starts after'),
+  include: includeList,
+  'include[]': includeList,
+  include_obfuscation: z.enum(['true', 'false']).optional().describe('Accepted; frames are not padded'),
 });

@@ -454,7 +454,12 @@ describe('Responses: money and errors as chat completions', () => {
       /cannot read images/,
       null,
     ],
-    ['background: true', { ...ask, background: true }, /background/, null],
+    [
+      'background: true without store',
+      { ...ask, background: true, store: false },
+      /background/,
+      'background',
+    ],
   ];
   it.each(rejections)(
     'ERR-1 %s → 400 naming it in the chat surface’s shape, X-Request-Id, nothing charged',
@@ -574,7 +579,7 @@ describe('Responses: stored', () => {
     await expect(client.responses.retrieve(first.id)).rejects.toMatchObject({ status: 404 });
   });
 
-  it('another account’s id is a 404, for GET, DELETE and previous_response_id; store: false keeps nothing', async () => {
+  it('another account’s id is a 404 for GET and DELETE, and a 400 previous_response_not_found as previous_response_id (as OpenAI answers); store: false keeps nothing', async () => {
     const first = await h
       .client()
       .responses.create({ model: CHAT_MODEL, input: 'secret', max_output_tokens: 5 });
@@ -589,7 +594,20 @@ describe('Responses: stored', () => {
         previous_response_id: first.id,
         max_output_tokens: 5,
       }),
-    ).rejects.toMatchObject({ status: 404 });
+    ).rejects.toMatchObject({
+      status: 400,
+      code: 'previous_response_not_found',
+      param: 'previous_response_id',
+      type: 'invalid_request_error',
+    });
+    await expect(
+      h.client().responses.create({
+        model: CHAT_MODEL,
+        input: 'x',
+        previous_response_id: 'resp_0123456789abcdef01234567',
+        max_output_tokens: 5,
+      }),
+    ).rejects.toMatchObject({ status: 400, code: 'previous_response_not_found' });
     await expectLedgerClean(h.redis.client(), [other.accountId]);
     const unstored = await h.client().responses.create({
       model: CHAT_MODEL,

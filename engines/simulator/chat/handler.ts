@@ -88,7 +88,16 @@ export async function handleChat(
         );
       return;
     }
-    const usage = usageOf(promptCount, cached, completionTokens);
+    const reasoningTokens = plans.reduce(
+      (sum, p) => sum + p.steps.reduce((n, s) => n + (s.kind === 'reasoning' ? s.tokens : 0), 0),
+      0,
+    );
+    const usage = usageOf(
+      promptCount,
+      cached,
+      completionTokens,
+      ctx.options.reasoningTokensInUsage ? reasoningTokens : null,
+    );
     const meta = {
       id: `chatcmpl-${randomBytes(12).toString('hex')}`,
       created: Math.floor(Date.now() / 1000),
@@ -207,7 +216,7 @@ function completionBody(
         created_cache_tokens: createdCacheTokens,
         multimodal_tokens: null,
       },
-      completion_tokens_details: null,
+      completion_tokens_details: usage.completion_tokens_details,
     },
     prompt_logprobs: null,
     prompt_token_ids: null,

@@ -180,6 +180,9 @@ export async function streamChat(res: ServerResponse, signal: AbortSignal, s: St
         cached_tokens: usage.prompt_tokens_details.cached_tokens,
         created_cache_tokens: s.createdCacheTokens,
       },
+      ...(usage.completion_tokens_details !== null
+        ? { completion_tokens_details: usage.completion_tokens_details }
+        : {}),
     };
     await write(res, signal, frame([], { usage: final, system_fingerprint }));
   }

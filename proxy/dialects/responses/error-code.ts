@@ -12,6 +12,7 @@ export type ResponseErrorCode = 'server_error' | 'rate_limit_exceeded' | 'invali
 const CODES: Record<ErrorCode, ResponseErrorCode> = {
   invalid_request: 'invalid_prompt',
   edit_unsupported: 'invalid_prompt',
+  previous_response_not_found: 'invalid_prompt',
   request_too_large: 'invalid_prompt',
   unsupported_media_type: 'invalid_prompt',
   headers_too_large: 'invalid_prompt',

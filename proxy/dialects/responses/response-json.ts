@@ -14,8 +14,9 @@ const json = JSON.stringify;
 const or = (v: unknown, fallback: string): string => (v == null ? fallback : json(v));
 
 export class ResponseJson {
-  /** The JSON around the state's values: `{"id":…,"status":`, `,"background":false,"error":`, … `}`. */
+  /** The JSON around the state's values: `{"id":…,"status":`, `,"background":…,"error":`, … `}`. */
   private readonly head: string;
+  private readonly background: string;
   private readonly beforeOutput: string;
   private readonly beforeUsage: string;
   private readonly tail: string;
@@ -23,6 +24,7 @@ export class ResponseJson {
   constructor(e: Echo) {
     const r = e.req;
     this.head = `{"id":${json(e.id)},"object":"response","created_at":${json(e.createdAt)},"status":`;
+    this.background = `,"background":${e.background},"error":`;
     this.beforeOutput =
       `,"instructions":${or(r.instructions, 'null')},"max_output_tokens":${or(r.max_output_tokens, 'null')}` +
       `,"metadata":${or(r.metadata, '{}')},"model":${json(e.model)},"output":`;
@@ -36,7 +38,7 @@ export class ResponseJson {
       `,"service_tier":"default","temperature":${or(r.temperature, '1')}` +
       `,"text":{"format":${or(r.text?.format, '{"type":"text"}')},"verbosity":${or(r.text?.verbosity, '"medium"')}}` +
       `,"tool_choice":${or(r.tool_choice, '"auto"')},"tools":${tools},"top_p":${or(r.top_p, '1')}` +
-      ',"truncation":"disabled","usage":';
+      ',"truncation":"disabled"';
     this.tail =
       `,"prompt_cache_key":${or(r.prompt_cache_key, 'null')},"safety_identifier":${or(r.safety_identifier, 'null')}` +
       `${r.user != null ? `,"user":${json(r.user)}` : ''}}`;
@@ -55,12 +57,13 @@ export class ResponseJson {
     outputJson?: string,
   ): string {
     return (
-      `${this.head}"${status}","background":false,"error":${error === null ? 'null' : json(error)}` +
+      `${this.head}"${status}"${this.background}${error === null ? 'null' : json(error)}` +
       `,"incomplete_details":${status === 'incomplete' ? '{"reason":"max_output_tokens"}' : 'null'}` +
       this.beforeOutput +
       (outputJson ?? json(output)) +
       this.beforeUsage +
-      (usage === null ? 'null' : usageJson(usage, cost)) +
+      // No usage yet (created, in progress, queued): absent, as OpenAI's schema has no null for it.
+      (usage === null ? '' : `,"usage":${usageJson(usage, cost)}`) +
       `,"completed_at":${status === 'completed' ? Math.floor(Date.now() / 1000) : 'null'}` +
       this.tail
     );
@@ -70,5 +73,5 @@ export class ResponseJson {
 /** responsesUsage(usage) with the cost beside it (./response.ts responseState), as JSON. */
 function usageJson(u: TextUsage, cost: CallCost | null): string {
   const c = cost === null ? '' : `,"cost":${json(cost.cost)},"currency":${json(cost.currency)}`;
-  return `{"input_tokens":${u.inputTokens},"input_tokens_details":{"cached_tokens":${u.cachedTokens}},"output_tokens":${u.outputTokens},"output_tokens_details":{"reasoning_tokens":0},"total_tokens":${u.inputTokens + u.outputTokens}${c}}`;
+  return `{"input_tokens":${u.inputTokens},"input_tokens_details":{"cached_tokens":${u.cachedTokens},"cache_write_tokens":0},"output_tokens":${u.outputTokens},"output_tokens_details":{"reasoning_tokens":${u.reasoningTokens ?? 0}},"total_tokens":${u.inputTokens + u.outputTokens}${c}}`;
 }

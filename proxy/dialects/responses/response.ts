@@ -12,7 +12,8 @@ export type OutputItem =
   | {
       type: 'reasoning';
       id: string;
-      summary: never[];
+      /** The reasoning again, when the request asked for a summary (Echo.summarised). */
+      summary: { type: 'summary_text'; text: string }[];
       content: { type: 'reasoning_text'; text: string }[];
       status?: 'completed' | 'in_progress';
     }
@@ -35,7 +36,8 @@ export type OutputItem =
 
 export interface ResponsesUsage {
   input_tokens: number;
-  input_tokens_details: { cached_tokens: number };
+  /** cache_write_tokens: required by OpenAI's schema; engines report no cache writes, so 0. */
+  input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
@@ -44,18 +46,19 @@ export interface ResponsesUsage {
   currency?: string;
 }
 
-/** Billed usage in this dialect. Engines do not report reasoning tokens apart: counted as 0. */
+/** Billed usage in this dialect; reasoning tokens as the engine reported them (0 when it did not). */
 export function responsesUsage(u: TextUsage): ResponsesUsage {
   return {
     input_tokens: u.inputTokens,
-    input_tokens_details: { cached_tokens: u.cachedTokens },
+    input_tokens_details: { cached_tokens: u.cachedTokens, cache_write_tokens: 0 },
     output_tokens: u.outputTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: u.reasoningTokens ?? 0 },
     total_tokens: u.inputTokens + u.outputTokens,
   };
 }
 
-export type Status = 'in_progress' | 'completed' | 'incomplete' | 'failed';
+/** queued and cancelled: a background response's (../../calls/background-responses.ts). */
+export type Status = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
 
 /** What a response echoes of its request, fixed when the call starts. */
 export interface Echo {
@@ -67,6 +70,13 @@ export interface Echo {
   maxOutputTokens: number;
   /** Functions in namespaces, by the name the engine calls them. */
   namespaced: ReadonlyMap<string, { namespace: string; name: string }>;
+  /**
+   * Whether the request asked for a reasoning summary (reasoning.summary, or the deprecated
+   * generate_summary): the reasoning is then given as the summary too.
+   */
+  summarised: boolean;
+  /** Run as a background job (the request's background: true). */
+  background: boolean;
 }
 
 export function echoOf(
@@ -82,6 +92,8 @@ export function echoOf(
     req,
     maxOutputTokens,
     namespaced,
+    summarised: (req.reasoning?.summary ?? req.reasoning?.generate_summary) != null,
+    background: req.background === true,
   };
 }
 
@@ -129,7 +141,7 @@ export function responseObject(
     object: 'response' as const,
     created_at: e.createdAt,
     status: s.status,
-    background: false,
+    background: e.background,
     error: s.error,
     incomplete_details: s.incomplete_details,
     instructions: r.instructions ?? null,
@@ -147,7 +159,7 @@ export function responseObject(
     tools: (r.tools ?? []).map((t) => ({ ...t, strict: t.strict ?? null })),
     top_p: r.top_p ?? 1,
     truncation: 'disabled',
-    usage: s.usage,
+    ...(s.usage === null ? {} : { usage: s.usage }),
     completed_at: s.completed_at,
     prompt_cache_key: r.prompt_cache_key ?? null,
     safety_identifier: r.safety_identifier ?? null,
@@ -182,7 +194,7 @@ export function outputOf(
     output.push({
       type: 'reasoning',
       id: itemId('rs'),
-      summary: [],
+      summary: e.summarised ? [{ type: 'summary_text', text: reasoning }] : [],
       content: [{ type: 'reasoning_text', text: reasoning }],
     });
   if (typeof msg.content === 'string' && msg.content !== '')

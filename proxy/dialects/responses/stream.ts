@@ -33,6 +33,7 @@ export interface FinishedResponse {
   json: string;
   /** The output items' JSON array. */
   output: string;
+  status: Status;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -51,8 +52,10 @@ function deltaTail(seq: number): Buffer {
   return tail;
 }
 
-/** The empty text part a message opens with. */
+/** The empty text part a message opens with; the empty parts a reasoning item opens with. */
 const EMPTY_TEXT_PART = '{"type":"output_text","text":"","annotations":[],"logprobs":[]}';
+const EMPTY_REASONING_PART = '{"type":"reasoning_text","text":""}';
+const EMPTY_SUMMARY_PART = '{"type":"summary_text","text":""}';
 
 type Open = { kind: 'reasoning' | 'text' } | { kind: 'tool'; toolIndex: number } | null;
 
@@ -196,27 +199,41 @@ export class ResponsesStream {
     this.textLength = 1;
   }
 
+  /**
+   * A reasoning delta: the item's reasoning_text, and — when the request asked for a summary
+   * (./response.ts summarised) — the same text as its summary, the only reasoning the Vercel AI SDK
+   * and Codex show by default. There is no summarizer here: the summary is the reasoning itself.
+   */
   private reasoningDelta(text: string): string {
     let out = '';
+    const summarised = this.echo.summarised;
     if (this.open?.kind !== 'reasoning') {
       const id = itemId('rs');
       out += this.openItem({ kind: 'reasoning' }, { type: 'reasoning', id, summary: [], content: [] });
-      const part = { type: 'reasoning_text' as const, text: '' };
-      (this.current() as Extract<OutputItem, { type: 'reasoning' }>).content.push(part);
+      const item = this.current() as Extract<OutputItem, { type: 'reasoning' }>;
+      const at = `"item_id":"${id}","output_index":${this.output.length - 1}`;
+      if (summarised) {
+        item.summary.push({ type: 'summary_text', text: '' });
+        out += this.event(
+          'response.reasoning_summary_part.added',
+          `${at},"summary_index":0,"part":${EMPTY_SUMMARY_PART}`,
+        );
+      }
+      item.content.push({ type: 'reasoning_text', text: '' });
       out += this.event(
         'response.content_part.added',
-        `"item_id":"${id}","output_index":${this.output.length - 1},"content_index":0,"part":${JSON.stringify(part)}`,
+        `${at},"content_index":0,"part":${EMPTY_REASONING_PART}`,
       );
     }
     const item = this.current() as Extract<OutputItem, { type: 'reasoning' }>;
     item.content[0]!.text += text;
-    return (
-      out +
-      this.event(
-        'response.reasoning_text.delta',
-        `"item_id":"${item.id}","output_index":${this.output.length - 1},"content_index":0,"delta":${JSON.stringify(text)}`,
-      )
-    );
+    const at = `"item_id":"${item.id}","output_index":${this.output.length - 1}`;
+    const delta = JSON.stringify(text);
+    if (summarised) {
+      item.summary[0]!.text += text;
+      out += this.event('response.reasoning_summary_text.delta', `${at},"summary_index":0,"delta":${delta}`);
+    }
+    return out + this.event('response.reasoning_text.delta', `${at},"content_index":0,"delta":${delta}`);
   }
 
   /** The final response of a stream the engine finished (its JSON and output), and its last events. */
@@ -226,7 +243,7 @@ export class ResponsesStream {
     const output = `[${this.closedJson.join(',')}]`; // every item is closed
     const json = this.json.render(status, this.output, usage, null, cost, output);
     const type = status === 'incomplete' ? 'response.incomplete' : 'response.completed';
-    return { events: events + this.event(type, `"response":${json}`), response: { json, output } };
+    return { events: events + this.event(type, `"response":${json}`), response: { json, output, status } };
   }
 
   /**
@@ -234,15 +251,35 @@ export class ResponsesStream {
    * raise), then response.failed, whose error code is one the SDKs' Response type allows
    * (./error-code.ts).
    */
-  failed(err: ApiError): string {
+  failed(
+    err: ApiError,
+    billed?: { usage: TextUsage; cost: CallCost },
+  ): { events: string; response: FinishedResponse } {
     if (this.open?.kind === 'text') this.settleText();
     const error = { code: responseErrorCode(err.code), message: err.message };
-    return (
+    // What was generated was billed: the failed response says how much (OpenAI's carries usage too).
+    const usage = billed?.usage ?? { inputTokens: 0, cachedTokens: 0, outputTokens: 0 };
+    const json = this.json.render('failed', this.output, usage, error, billed?.cost ?? null);
+    const events =
       this.event(
         'error',
         `"code":${JSON.stringify(err.code)},"message":${JSON.stringify(err.message)},"param":${JSON.stringify(err.param ?? null)}`,
-      ) + this.event('response.failed', `"response":${this.json.render('failed', this.output, null, error)}`)
-    );
+      ) + this.event('response.failed', `"response":${json}`);
+    return { events, response: { json, output: JSON.stringify(this.output), status: 'failed' } };
+  }
+
+  /**
+   * A background response cancelled mid-stream (../../calls/background-responses.ts): its output so
+   * far and the usage billed for it. No event: OpenAI's stream has none for a cancel.
+   */
+  cancelled(billed?: { usage: TextUsage; cost: CallCost }): FinishedResponse {
+    if (this.open?.kind === 'text') this.settleText();
+    const usage = billed?.usage ?? { inputTokens: 0, cachedTokens: 0, outputTokens: 0 };
+    return {
+      json: this.json.render('cancelled', this.output, usage, null, billed?.cost ?? null),
+      output: JSON.stringify(this.output),
+      status: 'cancelled',
+    };
   }
 
   private current(): OutputItem {
@@ -284,12 +321,19 @@ export class ResponsesStream {
       return out + this.event('response.output_item.done', `"output_index":${output_index},"item":${json}`);
     }
     if (item.type === 'reasoning') {
-      const part = JSON.stringify(item.content[0]!);
+      const text = JSON.stringify(item.content[0]!.text);
+      out += this.event('response.reasoning_text.done', `${at},"content_index":0,"text":${text}`);
       out += this.event(
-        'response.reasoning_text.done',
-        `${at},"content_index":0,"text":${JSON.stringify(item.content[0]!.text)}`,
+        'response.content_part.done',
+        `${at},"content_index":0,"part":{"type":"reasoning_text","text":${text}}`,
       );
-      out += this.event('response.content_part.done', `${at},"content_index":0,"part":${part}`);
+      if (item.summary.length > 0) {
+        out += this.event('response.reasoning_summary_text.done', `${at},"summary_index":0,"text":${text}`);
+        out += this.event(
+          'response.reasoning_summary_part.done',
+          `${at},"summary_index":0,"part":{"type":"summary_text","text":${text}}`,
+        );
+      }
     } else {
       item.status = status;
       out += this.event(
@@ -343,7 +387,9 @@ export class ResponsesTranslator implements StreamTranslator {
     return Buffer.from(events);
   }
 
-  error(err: ApiError): Buffer {
-    return Buffer.from(this.stream.failed(err));
+  error(err: ApiError, _requestId: string, billed?: { usage: TextUsage; cost: CallCost }): Buffer {
+    const { events, response } = this.stream.failed(err, billed);
+    this.onEnd?.(response);
+    return Buffer.from(events);
   }
 }

@@ -23,7 +23,7 @@ export function responsesDialect(
     send: (reply, answer, usage, cost) => {
       const { output, status } = outputOf(answer, echo);
       const json = new ResponseJson(echo).render(status, output, usage, null, cost);
-      done?.({ json, output: JSON.stringify(output) });
+      done?.({ json, output: JSON.stringify(output), status });
       reply.type('application/json').send(json);
     },
     translator: () => new ResponsesTranslator(new ResponsesStream(echo), done),

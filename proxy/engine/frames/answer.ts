@@ -7,6 +7,7 @@
 import type { ModelFields } from './chunks.ts';
 import { dropEngineFields, KEY, LAST_CLIENT_KEY, SPAN, topMembers } from './members.ts';
 import { usageIn } from './reported-usage.ts';
+import { dropSchemaNulls, withoutSchemaNulls } from './schema-nulls.ts';
 
 export interface CompletionOut {
   /** What the client receives. */
@@ -24,7 +25,8 @@ export interface CompletionOut {
  * left out as completionSlow leaves them; when nothing is renamed or left out, the engine's bytes
  * are the body. Anything else returns undefined.
  */
-export function completionFast(bytes: Buffer, f: ModelFields): CompletionOut | undefined {
+export function completionFast(engineBytes: Buffer, f: ModelFields): CompletionOut | undefined {
+  const bytes = withoutSchemaNulls(engineBytes);
   let end = bytes.length;
   while (end > 0 && isSpace(bytes[end - 1]!)) end--;
   const close = end - 1;
@@ -83,7 +85,9 @@ export function completionSlow(bytes: Buffer, model: string): CompletionOut {
   const o = json as Record<string, unknown>;
   const fields = Object.keys(o).length;
   dropEngineFields(o);
-  if (o.model === model && Object.keys(o).length === fields) return { body: bytes, usage: o.usage ?? null };
+  const nulls = dropSchemaNulls(o);
+  if (o.model === model && Object.keys(o).length === fields && !nulls)
+    return { body: bytes, usage: o.usage ?? null };
   o.model = model;
   return { body: JSON.stringify(o), usage: o.usage ?? null };
 }

@@ -14,7 +14,15 @@ export function usageFromEngine(u: unknown): TextUsage | null {
   if (input === null) return null;
   const details = o.prompt_tokens_details as Record<string, unknown> | null | undefined;
   const cached = Math.min(count(details?.cached_tokens) ?? 0, input);
-  return { inputTokens: input, cachedTokens: cached, outputTokens: count(o.completion_tokens) ?? 0 };
+  const usage: TextUsage = {
+    inputTokens: input,
+    cachedTokens: cached,
+    outputTokens: count(o.completion_tokens) ?? 0,
+  };
+  const outputDetails = o.completion_tokens_details as Record<string, unknown> | null | undefined;
+  const reasoning = count(outputDetails?.reasoning_tokens);
+  if (reasoning !== null) usage.reasoningTokens = Math.min(reasoning, usage.outputTokens);
+  return usage;
 }
 
 /**
