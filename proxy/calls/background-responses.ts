@@ -4,7 +4,7 @@
 // events from a sequence number.
 //
 // The job is not a second money path: it is the same POST, streamed, run by the route through
-// fastify's inject with the request's own key (../routes/responses-background.ts), so it goes
+// fastify's inject with the request's own key (./background-run.ts), so it goes
 // through the one metered call and relay exactly as a client's stream does — one hold, one
 // settlement, billed for what was generated however it ends. This file keeps what a job is beyond
 // that call:
