@@ -62,4 +62,16 @@ describe('ResponseStore', () => {
     expect(await store.save('a5', 'after', json('after'))).toBe(true);
     expect(await store.get('a5', 'after')).not.toBeNull();
   });
+
+  it('a save is queued on the connection at once, even the first on a connection to a Redis without the script (a restart): a GET sent right after it reads it', async () => {
+    // The route sends the response without waiting for the save; a client's GET that follows must
+    // find it. Were the script sent as EVALSHA and, after NOSCRIPT, EVAL, the GET would run between.
+    const fresh = server.client();
+    await fresh.script('FLUSH');
+    const store = new ResponseStore(fresh, { maxBytes: 10_000, perAccount: 10 });
+    const saving = store.save('a6', 'first', json('first'));
+    expect(await store.get('a6', 'first')).not.toBeNull();
+    await saving;
+    fresh.disconnect();
+  });
 });

@@ -4,7 +4,6 @@
 // (docs/api.md "The Responses API"): the size of one, and how many an account keeps — past that the
 // oldest are deleted in the same script that adds the newest. Another account's id is simply not
 // found: the key holds the account. Written by the proxy's Responses route (proxy/routes/responses.ts).
-import { LuaScript } from './lua.ts';
 import type { Redis } from './redis-client.ts';
 
 export const STORED_TTL_S = 30 * 24 * 3600;
@@ -25,8 +24,7 @@ const keyOf = (accountId: string, id: string) => `responses:{${accountId}}:${id}
 const indexOf = (accountId: string) => `responses:{${accountId}}:index`;
 
 // KEYS: the response key, the account's index. ARGV: the value, ttl s, now ms, id, max kept, key prefix.
-const save = new LuaScript(
-  `
+const SAVE = `
 redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
@@ -37,15 +35,27 @@ if over > 0 then
   for _, id in ipairs(old) do redis.call('DEL', ARGV[6] .. id) end
   redis.call('ZREMRANGEBYRANK', KEYS[2], 0, over - 1)
 end
-return 1`,
-  'save response',
-);
+return 1`;
+
+type SaveScript = (...args: (string | number)[]) => Promise<unknown>;
 
 export class ResponseStore {
+  /**
+   * ioredis's own script command, not core/lua.ts's LuaScript: it sends EVAL the first time on each
+   * connection and EVALSHA after, so a save is always queued on the connection before the reply is
+   * written. LuaScript sends EVALSHA and, after a NOSCRIPT, EVAL only once the error came back — by
+   * then the client may have the response and its GET be read first: a 404 for a stored response.
+   */
+  private readonly saveScript: SaveScript;
+
   constructor(
     private readonly redis: Redis,
     readonly bounds: { maxBytes: number; perAccount: number },
-  ) {}
+  ) {
+    const name = 'modelplaneSaveResponse';
+    if (!(name in redis)) redis.defineCommand(name, { numberOfKeys: 2, lua: SAVE });
+    this.saveScript = (redis as unknown as Record<string, SaveScript>)[name]!.bind(redis);
+  }
 
   /**
    * Keeps one, given as the JSON it was sent as (spliced, not serialized again); false when it is
@@ -55,11 +65,15 @@ export class ResponseStore {
   async save(accountId: string, id: string, stored: StoredJson): Promise<boolean> {
     const value = `{"response":${stored.response},"items":${stored.items}}`;
     if (Buffer.byteLength(value) > this.bounds.maxBytes) return false;
-    // By its SHA (EVALSHA, EVAL once after a NOSCRIPT): not its text sent with every save.
-    await save.run(
-      this.redis,
-      [keyOf(accountId, id), indexOf(accountId)],
-      [value, STORED_TTL_S, Date.now(), id, this.bounds.perAccount, `responses:{${accountId}}:`],
+    await this.saveScript(
+      keyOf(accountId, id),
+      indexOf(accountId),
+      value,
+      STORED_TTL_S,
+      Date.now(),
+      id,
+      this.bounds.perAccount,
+      `responses:{${accountId}}:`,
     );
     return true;
   }
