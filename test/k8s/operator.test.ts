@@ -195,7 +195,13 @@ describe('operator on a real kube-apiserver', () => {
   it('serves Prometheus metrics on /metrics and health on /healthz', async () => {
     const server = await startMetricsServer(operator.metrics, operator.runtime, 0, '127.0.0.1');
     try {
-      const metrics = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+      // The models gauge reads the informer's cache: the external Model's Ready status, patched
+      // after its catalogue entry was written (what the test before waited for), shows once its
+      // watch event has come back — on a loaded machine a moment after.
+      const metrics = await waitUntil('Ready=True in the models gauge', async () => {
+        const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+        return /modelplane_operator_models\{condition="Ready",status="True"\} 1/.test(text) ? text : null;
+      });
       expect(metrics).toMatch(/modelplane_operator_reconciles_total\{result="success"\} [1-9]/);
       expect(metrics).toMatch(/modelplane_operator_models\{condition="Ready",status="True"\} 1/);
       expect(metrics).toContain('modelplane_operator_leader 1');
