@@ -180,6 +180,15 @@ export async function serverOf(redis: Redis, key: string): Promise<Single> {
   return node;
 }
 
+/**
+ * Which shard holds `key` now, by name (`host:port` of its slot's primary on a cluster, from the
+ * client's slot map; `redis` on one server): faults that one shard has are kept to its accounts.
+ */
+export function shardOf(redis: Redis, key: string): string {
+  if (!isCluster(redis)) return 'redis';
+  return redis.slots[calculateSlot(key)]?.[0] ?? 'unknown';
+}
+
 /** A second connection to the same server or cluster with other options (its own queue, timeouts). */
 export function duplicateRedis(redis: Redis, opts: ConnectOptions): Redis {
   if (!isCluster(redis)) return redis.duplicate(opts);
