@@ -41,6 +41,8 @@ export interface ReplicaWaitOptions {
 
 export class ReplicaWait {
   private readonly short = new Map<string, ShortShard>();
+  /** Per primary: the WAIT on the wire, and the one the settlements that came after it share. */
+  private readonly waits = new Map<string, { sent: Promise<number> | null; next: Promise<number> | null }>();
 
   constructor(private readonly o: ReplicaWaitOptions) {}
 
@@ -58,8 +60,12 @@ export class ReplicaWait {
       short.held.push(acked);
       return;
     }
-    const got = (await server.call('WAIT', this.o.want, this.o.timeoutMs)) as number;
+    const got = await this.waitOn(name, server);
     if (got >= this.o.want) return acked();
+    if (this.short.has(name)) {
+      this.short.get(name)!.held.push(acked);
+      return;
+    }
     if ((await attachedReplicas(server)) >= this.o.want)
       throw new Error(`WAIT: ${got} of ${this.o.want} replicas acknowledged the settlement`);
     this.shortOf(name, server).held.push(acked);
@@ -72,6 +78,33 @@ export class ReplicaWait {
 
   stop(): void {
     for (const s of this.short.values()) clearTimeout(s.timer);
+  }
+
+  /**
+   * WAIT blocks the connection it is sent on until it is met or times out, and covers every write
+   * sent on it before. So one WAIT at a time per primary, shared: a settlement that arrives while
+   * one is out waits for the next, which covers it and every other that arrived meanwhile. Without
+   * this, each settlement's own WAIT queued behind the others' on a primary with no replica — a
+   * second each, one after another — and the shard stalled for as long as there were settlements.
+   */
+  private waitOn(name: string, server: Server): Promise<number> {
+    const st = this.waits.get(name) ?? { sent: null, next: null };
+    this.waits.set(name, st);
+    const send = (): Promise<number> => {
+      const p = (server.call('WAIT', this.o.want, this.o.timeoutMs) as Promise<number>).finally(() => {
+        if (st.sent === p) st.sent = null;
+      });
+      st.sent = p;
+      return p;
+    };
+    if (st.sent === null) return send();
+    st.next ??= st.sent
+      .catch(() => 0)
+      .then(() => {
+        st.next = null;
+        return send();
+      });
+    return st.next;
   }
 
   private shortOf(name: string, server: Server): ShortShard {
