@@ -76,6 +76,8 @@ const countBy = <T>(xs: T[], key: (x: T) => string) => {
   return out;
 };
 
+const slowest = (xs: Call[]) => Math.max(0, ...xs.map((c) => c.endedAt - c.startedAt));
+
 const db = postgresForFile();
 let cluster: TestRedisCluster;
 let fleet: Fleet;
@@ -228,7 +230,14 @@ describe('a Redis Cluster primary killed under load, with the production setting
         bySecond: countBy(killedFailed, (c) => String(Math.floor((c.endedAt - killedAt) / 1000))),
         errors: countBy(killedFailed, (c) => c.error ?? String(c.status)),
       },
-      otherShards: { calls: others.length, failed: othersFailed.length },
+      otherShards: {
+        calls: others.length,
+        failed: othersFailed.length,
+        // The slowest of their calls before the kill and during the failover (a figure, not a bound):
+        // a call that touches a global key on the dead primary waits for the promotion.
+        slowestBeforeMs: slowest(others.filter((c) => c.endedAt < killedAt)),
+        slowestDuringMs: slowest(others.filter((c) => c.startedAt >= killedAt && c.startedAt < promotedAt)),
+      },
       seen,
       globalKeysOnKilled: {
         holdsDue: where['mp:holds:due'] === busiest,
