@@ -102,7 +102,8 @@ export class ReplicaWait {
       .catch(() => 0)
       .then(() => {
         st.next = null;
-        return send();
+        // The WAIT before found the primary without replicas: no need to wait out another.
+        return this.short.has(name) ? 0 : send();
       });
     return st.next;
   }
