@@ -5,6 +5,7 @@
 // union keeps the type checker honest about what a cluster cannot do (a keyspace SCAN reaches one
 // node, a pipeline must stay in one slot, pub/sub counts one node's subscribers) — those go through
 // the helpers below.
+import calculateSlot from 'cluster-key-slot';
 import { Cluster, type ClusterOptions, type RedisOptions, Redis as Single } from 'ioredis';
 
 export type Redis = Single | Cluster;
@@ -164,16 +165,28 @@ export function offMessage(subscriber: Redis, handler: MessageHandler): void {
 
 /**
  * The server that holds `key`: the primary owning its slot on a cluster. For keyless commands that
- * are about one key's server — WAIT after a settle must ask the primary that took the write.
+ * are about one key's server — WAIT after a settle must ask the primary that took the write — and
+ * for those whose key the client cannot find (XGROUP CREATE: with auto-pipelining it went to the
+ * slot of the word CREATE). The slot is computed here, not asked of a node: CLUSTER KEYSLOT went
+ * to an arbitrary node, a dead one during a failover, failing accounts on healthy shards (issue 38).
  */
 export async function serverOf(redis: Redis, key: string): Promise<Single> {
   if (!isCluster(redis)) return redis;
   await whenReady(redis);
-  const slot = (await redis.cluster('KEYSLOT', key)) as number;
+  const slot = calculateSlot(key);
   const owner = redis.slots[slot]?.[0];
   const node = redis.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === owner);
   if (node === undefined) throw new Error(`no primary known for slot ${slot} (the cluster is changing)`);
   return node;
+}
+
+/**
+ * Which shard holds `key` now, by name (`host:port` of its slot's primary on a cluster, from the
+ * client's slot map; `redis` on one server): faults that one shard has are kept to its accounts.
+ */
+export function shardOf(redis: Redis, key: string): string {
+  if (!isCluster(redis)) return 'redis';
+  return redis.slots[calculateSlot(key)]?.[0] ?? 'unknown';
 }
 
 /** A second connection to the same server or cluster with other options (its own queue, timeouts). */

@@ -39,11 +39,21 @@ export function errorHeaders(err: ApiError): Record<string, string> {
   return h;
 }
 
-/** Logs a failed request: 5xx at error level, a client that left at info, the rest not at all. */
+/**
+ * Logs a failed request: 5xx at error level, Redis out of reach at warn, a client that left at
+ * info, the rest not at all.
+ */
 export function logFailure(request: FastifyRequest, thrown: unknown, err: ApiError): void {
   // A client that left before its answer is no failure of ours (metrics count it as 499); at error
   // level it would page someone every time a user closed a tab.
   if (thrown instanceof ClientClosedError) request.log.info('client closed the connection before the answer');
+  // A shard failing over is an outage the fault gauges and alerts report, not a bug of ours: said
+  // once per call, by what it is (issue 38), with the client's words for which node and slot.
+  else if (!isApiError(thrown) && isRedisUnavailable(thrown))
+    request.log.warn(
+      { redisError: (thrown as Error).message },
+      'Redis unavailable; answered a retryable 500',
+    );
   else if (err.status >= 500) request.log.error({ err: err.cause ?? err }, 'request failed');
 }
 

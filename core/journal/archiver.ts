@@ -6,7 +6,7 @@
 // re-reads entries the journal already has, and their inserts change nothing: exactly once.
 
 import { accountKeys, globalKeys } from '../keyspace.ts';
-import type { Redis } from '../redis-client.ts';
+import { type Redis, serverOf } from '../redis-client.ts';
 import { parseEntry, type UsageEntry } from '../usage.ts';
 import type { Journal } from './journal.ts';
 
@@ -195,10 +195,15 @@ export class Archiver {
     });
   }
 
-  /** A group from the stream's start: every entry, old ones included, goes to the journal. */
+  /**
+   * A group from the stream's start: every entry, old ones included, goes to the journal. Sent to
+   * the stream's own node: the client finds no key in XGROUP CREATE (issue 38: MOVED on a cluster).
+   */
   private async createGroups(streams: readonly string[]): Promise<void> {
     const res = await Promise.allSettled(
-      streams.map((s) => this.redis.xgroup('CREATE', s, ARCHIVER_GROUP, '0', 'MKSTREAM')),
+      streams.map(async (s) =>
+        (await serverOf(this.redis, s)).xgroup('CREATE', s, ARCHIVER_GROUP, '0', 'MKSTREAM'),
+      ),
     );
     for (const r of res)
       if (r.status === 'rejected' && !/BUSYGROUP/.test(String((r.reason as Error)?.message))) throw r.reason;

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { hashSecret } from '../../core/keys/index.ts';
-import { KeyCache, KeyInvalidatedError, type KeyLease, type Principal } from './key-cache.ts';
+import {
+  KeyCache,
+  KeyInvalidatedError,
+  type KeyLease,
+  type Principal,
+  STALE_WHILE_UNAVAILABLE_MS,
+} from './key-cache.ts';
 
 const principal = (secret: string): Principal => ({
   accountId: 'acct_1',
@@ -145,5 +151,38 @@ describe('KeyCache', () => {
     expect(cache.trackedCount()).toBe(0);
     lease.untrack();
     expect(cache.trackedCount()).toBe(0);
+  });
+
+  // Issue 38: a key's hash lives on one Redis Cluster shard; its failover must not fail the calls of
+  // accounts on the other shards whose keys hash there.
+  it('serves a known valid key past its expiry while Redis is unavailable, within a bound; nothing else', async () => {
+    const now = { t: 0 };
+    let fail: Error | null = null;
+    const cache = new KeyCache({
+      ttlMs: 1000,
+      now: () => now.t,
+      lookup: async (s) => {
+        if (fail) throw fail;
+        return s === 'good' ? principal(s) : null;
+      },
+    });
+    expect(await cache.resolve('good')).not.toBeNull();
+    expect(await cache.resolve('bad')).toBeNull();
+    fail = new Error('CLUSTERDOWN The cluster is down');
+    now.t = 1001;
+    expect((await cache.resolve('good'))?.keyId).toBe('key_1');
+    // An invalid answer is not kept: the error stands.
+    await expect(cache.resolve('bad')).rejects.toThrow('CLUSTERDOWN');
+    // Nor is anything past the bound.
+    now.t = 1000 + STALE_WHILE_UNAVAILABLE_MS;
+    await expect(cache.resolve('good')).rejects.toThrow('CLUSTERDOWN');
+    // Nor an error that is not Redis being unavailable.
+    now.t = 1001;
+    fail = new Error('WRONGTYPE Operation against a key holding the wrong kind of value');
+    await expect(cache.resolve('good')).rejects.toThrow('WRONGTYPE');
+    // Nor a key invalidated (rotated, deleted).
+    fail = new Error('CLUSTERDOWN The cluster is down');
+    cache.invalidate(hashSecret('good'));
+    await expect(cache.resolve('good')).rejects.toThrow('CLUSTERDOWN');
   });
 });

@@ -7,6 +7,7 @@
 // live key's settings (its spend limit) publishes its hash too, on another channel: `refresh` drops
 // the cached answer only, and the key's running requests go on.
 import { hashSecret } from '../../core/keys/index.ts';
+import { isRedisUnavailable } from '../../core/redis-unavailable.ts';
 
 export interface Principal {
   accountId: string;
@@ -22,6 +23,15 @@ export interface Principal {
    */
   spendLimit: number | null;
 }
+
+/**
+ * How long past its expiry a valid answer still serves while Redis cannot be asked (issue 38). A
+ * key's hash (`mp:keyhash:*`) lives on one Redis Cluster shard: without this, the accounts whose
+ * keys hash there failed with that shard's outage though their own shard was healthy. A rotate or
+ * delete drops the entry at once (and needs that shard to be written at all), so what is kept is a
+ * key nobody changed; past this bound the lookup's error is the answer again.
+ */
+export const STALE_WHILE_UNAVAILABLE_MS = 60_000;
 
 export type PrincipalLookup = (secret: string) => Promise<Principal | null>;
 
@@ -69,7 +79,19 @@ export class KeyCache {
   private async lookup(hash: string, secret: string): Promise<Principal | null> {
     for (;;) {
       const epoch = this.epoch;
-      const principal = await this.options.lookup(secret);
+      let principal: Principal | null;
+      try {
+        principal = await this.options.lookup(secret);
+      } catch (err) {
+        const stale = this.entries.get(hash);
+        if (
+          stale?.principal &&
+          isRedisUnavailable(err) &&
+          this.now() - stale.expires < STALE_WHILE_UNAVAILABLE_MS
+        )
+          return stale.principal;
+        throw err;
+      }
       if (epoch !== this.epoch) continue; // an invalidation landed meanwhile: ask again
       this.store(hash, principal);
       return principal;

@@ -13,7 +13,7 @@ import { LeaseMetering, Metering, startHoldSweeper, type Voided } from '../../co
 import { loadMeteringScripts } from '../../core/billing/scripts.ts';
 import type { Config } from '../../core/config.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
-import { duplicateRedis, type Redis } from '../../core/redis-client.ts';
+import { duplicateRedis, primaries, type Redis } from '../../core/redis-client.ts';
 import { FaultBoard } from '../faults/board.ts';
 import { registerFaultMetrics } from '../faults/fault-metrics.ts';
 import { FAULTS } from '../faults/faults.ts';
@@ -87,6 +87,16 @@ export class Billing implements ChargeDeps {
       // Issue 22: settlements owed to the Redis this replica knew are never written into another.
       holdBack: () => this.probe.mismatch !== null,
       onAcknowledged: (w) => this.reporter.acknowledged(w),
+      onShortOfReplicas: (shard) =>
+        log.warn(
+          { shard, want: config.REDIS_WAIT_REPLICAS },
+          'a Redis primary has fewer replicas than REDIS_WAIT_REPLICAS (a failover promoted its replica): billing goes on, its settlements kept in the journal until a replica has them',
+        ),
+      onReplicasBack: (shard, settlements, afterMs) =>
+        log.info(
+          { shard, settlements, afterMs },
+          'the Redis primary has its replicas again; its settlements left the journal',
+        ),
     });
     this.probe = watchRedis({
       redis: o.redis,
@@ -101,7 +111,12 @@ export class Billing implements ChargeDeps {
     this.faults = new FaultBoard(FAULTS, {
       redisMismatch: () => this.probe.mismatch,
       redisFailingMs: () => this.probe.failingMs(),
-      settlementsFailingMs: () => this.outbox.stalledMs(),
+      settlementsFailingMs: (accountId) => this.outbox.stalledMs(accountId),
+      settlementsStalledEverywhere: () => {
+        const { stalled } = this.outbox.stalledShards(config.PROXY_OUTBOX_STALL_MS);
+        return stalled > 0 && stalled >= primaries(this.outboxRedis).length;
+      },
+      shardsWithoutReplicas: () => this.outbox.replicas.shortShards(),
       journalWriteFailure: () => journal.writeFailure,
       owedSettlements: () => journal.pendingRecords,
       stallMs: config.PROXY_OUTBOX_STALL_MS,
@@ -175,7 +190,7 @@ export class Billing implements ChargeDeps {
 
   /** A call's money (./charge.ts); refused while this replica cannot bill. */
   open(call: CallInfo, quote: Quote): CallCharge {
-    const refused = this.faults.refusal();
+    const refused = this.faults.refusal(call.principal.accountId);
     if (refused !== null) {
       this.o.metrics.billingRefused.inc();
       throw refused;

@@ -1,7 +1,8 @@
 // The settlement outbox on real Redis: a settlement is never given up (a Redis outage is outlasted,
 // and stalledMs says for how long it has failed), a journal a dead process left is replayed exactly
 // once (batches Redis applied but never acknowledged answer from their done key), and with replicas
-// required a settlement counts only once WAIT confirms a replica has it.
+// required a settlement counts only once WAIT confirms a replica has it — or, with none attached
+// (a promoted primary), is answered and kept in the journal until one is.
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -168,35 +169,87 @@ describe('settlement outbox', () => {
     third.close();
   });
 
-  it('with replicas required, a settlement counts only once WAIT confirms a replica has it', async () => {
+  it('with replicas required and none attached (a promoted primary, issue 38), a settlement is answered at once and stays in the journal until a replica has it', async () => {
     const accountId = await funded(10_000);
     const m = new Metering(redis);
     await m.reserve({ accountId, holdId: 'req_wait', min: 10, max: 500, ttlMs: 60_000 });
     const o = outboxOn(redis, dataDir(), { waitReplicas: 1 });
+    // Redis applied it and the caller has its answer; with no replica to wait for, the shard is
+    // named short of replicas, nothing stalls, and the journal keeps the settlement.
+    expect(
+      await o.outbox.settleHold({
+        accountId,
+        holdId: 'req_wait',
+        cost: 250,
+        carved: 500,
+        usage: usage('req_wait'),
+      }),
+    ).toMatchObject({ charged: 250 });
+    expect(await m.balance(accountId)).toMatchObject({ balance: 9_750, held: 0 });
+    expect(o.outbox.stalledMs()).toBe(0);
+    expect(o.outbox.replicas.shortShards()).toEqual([
+      { shard: expect.any(String), since: expect.any(Number), held: 1 },
+    ]);
+    expect(o.journal.pendingRecords).toBe(1);
+    // A second one while short: no WAIT is waited out for it.
+    await m.reserve({ accountId, holdId: 'req_wait2', min: 10, max: 500, ttlMs: 60_000 });
+    await o.outbox.settleHold({
+      accountId,
+      holdId: 'req_wait2',
+      cost: 50,
+      carved: 500,
+      usage: usage('req_wait2'),
+    });
+    expect(o.journal.pendingRecords).toBe(2);
+    const replica = await startRedis({ replicaOf: { port: server.port } });
+    try {
+      // Once a replica is attached, one WAIT covers both: they leave the journal together.
+      await until(() => o.journal.pendingRecords === 0, 'the held settlements left the journal', 30_000);
+      expect(o.outbox.replicas.shortShards()).toEqual([]);
+      const copy = replica.client();
+      expect(await copy.hget(`{a:${accountId}}:account`, 'balance')).toBe('9700');
+    } finally {
+      o.close();
+      await replica.stop();
+    }
+    await expectLedgerClean(redis, [accountId]);
+  });
+
+  it('with replicas required and one attached but lagging (stopped), a settlement counts only once WAIT confirms it', async () => {
+    const replica = await startRedis({ replicaOf: { port: server.port } });
+    const accountId = await funded(10_000);
+    const m = new Metering(redis);
+    await m.reserve({ accountId, holdId: 'req_lag', min: 10, max: 500, ttlMs: 60_000 });
+    await until(
+      async () => /connected_slaves:1/.test(await redis.info('replication')),
+      'the replica attached',
+    );
+    const o = outboxOn(redis, dataDir(), { waitReplicas: 1 });
+    replica.pause();
     let done = false;
     const settled = o.outbox.settleHold({
       accountId,
-      holdId: 'req_wait',
+      holdId: 'req_lag',
       cost: 250,
       carved: 500,
-      usage: usage('req_wait'),
+      usage: usage('req_lag'),
     });
     void settled.then(() => {
       done = true;
     });
-    // Redis applied it (exactly once: the resends answer from the done key), but no replica has it,
-    // so the outbox keeps it pending and resends it.
-    await until(() => o.outbox.stalledMs() > 300, 'the outbox kept failing');
-    expect(await m.balance(accountId)).toMatchObject({ balance: 9_750, held: 0 });
-    expect(done).toBe(false);
-    expect(o.journal.pendingRecords).toBe(1);
-    const replica = await startRedis({ replicaOf: { port: server.port } });
     try {
+      // Redis applied it (exactly once: the resends answer from the done key), but the replica that
+      // is there does not have it: the outbox keeps it pending, resends it, and counts the stall.
+      await until(() => o.outbox.stalledMs() > 300, 'the outbox kept failing');
+      expect(await m.balance(accountId)).toMatchObject({ balance: 9_750, held: 0 });
+      expect(done).toBe(false);
+      expect(o.outbox.replicas.shortShards()).toEqual([]);
+      expect(o.journal.pendingRecords).toBe(1);
+      replica.resume();
       expect(await settled).toMatchObject({ charged: 250 });
       expect(o.journal.pendingRecords).toBe(0);
-      const copy = replica.client();
-      expect(await copy.hget(`{a:${accountId}}:account`, 'balance')).toBe('9750');
     } finally {
+      replica.resume();
       o.close();
       await replica.stop();
     }

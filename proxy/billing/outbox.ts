@@ -2,9 +2,12 @@
 // its journal (./settlement-journal.ts) before the client has its answer, and is sent to Redis again and
 // again, with backoff, under the same idempotency key (the hold id, or the lease batch id) until
 // Redis acknowledges it — and, with REDIS_WAIT_REPLICAS set, until WAIT confirms that many replicas
-// have it, so a failover cannot lose it. A settlement is never given up: if the process stops
+// have it, so a failover cannot lose it (./replica-wait.ts; a shard left without replicas is a
+// degraded state billing goes on through). A settlement is never given up: if the process stops
 // first, the next one replays the journal. `stalledMs` tells the proxy how long the oldest failing
-// settlement has been failing, so it stops serving calls it cannot bill (Billing.open).
+// settlement has been failing, so it stops serving calls it cannot bill (Billing.open) — per shard
+// on a Redis Cluster: one primary failing over stalls its own accounts' settlements, and the
+// others' calls go on (issue 38).
 import {
   LeaseMetering,
   type LeaseSettleResult,
@@ -15,8 +18,9 @@ import {
   usageArgs,
 } from '../../core/billing/index.ts';
 import { accountKeys } from '../../core/keyspace.ts';
-import { type Redis, serverOf } from '../../core/redis-client.ts';
+import { type Redis, shardOf } from '../../core/redis-client.ts';
 import type { AcknowledgedWrite } from '../../core/replica-reports.ts';
+import { ReplicaWait } from './replica-wait.ts';
 import type { Replayed, SettlementJournal, SettleRecord } from './settlement-journal.ts';
 
 export interface OutboxOptions {
@@ -35,6 +39,9 @@ export interface OutboxOptions {
    * deliveries wait, failing, and stay in the journal.
    */
   holdBack?: () => boolean;
+  /** A shard was left without the replicas REDIS_WAIT_REPLICAS asks for / has them again. */
+  onShortOfReplicas?: (shard: string) => void;
+  onReplicasBack?: (shard: string, settlements: number, afterMs: number) => void;
   /** Redis acknowledged this settlement (and it left the journal): the replica's report keeps it a while. */
   onAcknowledged?: (w: AcknowledgedWrite) => void;
   minBackoffMs?: number;
@@ -52,11 +59,14 @@ export class OutboxClosedError extends Error {
 interface Delivery {
   /** When its first attempt failed (the outbox is "not draining" since then), or null. */
   failingSince: number | null;
+  /** A key of its account: which shard it goes to (read when asked, as slots move in a failover). */
+  key: string;
 }
 
 export class Outbox {
   private readonly metering: Metering;
   private readonly leases: LeaseMetering;
+  readonly replicas: ReplicaWait;
   private readonly inFlight = new Set<Delivery>();
   private readonly wakers = new Set<() => void>();
   private idleWaiters: (() => void)[] = [];
@@ -67,6 +77,13 @@ export class Outbox {
   constructor(private readonly o: OutboxOptions) {
     this.metering = new Metering(o.redis);
     this.leases = new LeaseMetering(o.redis);
+    this.replicas = new ReplicaWait({
+      redis: o.redis,
+      want: o.waitReplicas,
+      timeoutMs: o.waitTimeoutMs,
+      ...(o.onShortOfReplicas ? { onShort: o.onShortOfReplicas } : {}),
+      ...(o.onReplicasBack ? { onRestored: o.onReplicasBack } : {}),
+    });
     this.minBackoffMs = o.minBackoffMs ?? 50;
     this.maxBackoffMs = o.maxBackoffMs ?? 2_000;
   }
@@ -169,12 +186,33 @@ export class Outbox {
     return this.inFlight.size;
   }
 
-  /** How long the oldest failing delivery has been failing (0 when none fails). */
-  stalledMs(now = Date.now()): number {
+  /**
+   * How long the oldest failing delivery has been failing (0 when none fails): of those to
+   * `accountId`'s shard, or of any shard.
+   */
+  stalledMs(accountId?: string, now = Date.now()): number {
+    const shard = accountId === undefined ? null : shardOf(this.o.redis, accountKeys(accountId).account);
     let oldest = now;
     for (const d of this.inFlight)
-      if (d.failingSince !== null && d.failingSince < oldest) oldest = d.failingSince;
+      if (
+        d.failingSince !== null &&
+        d.failingSince < oldest &&
+        (shard === null || shardOf(this.o.redis, d.key) === shard)
+      )
+        oldest = d.failingSince;
     return now - oldest;
+  }
+
+  /** The shards whose oldest failing delivery has failed longer than `ms`, and those with deliveries. */
+  stalledShards(ms: number, now = Date.now()): { stalled: number; busy: number } {
+    const oldest = new Map<string, number>();
+    for (const d of this.inFlight) {
+      const shard = shardOf(this.o.redis, d.key);
+      oldest.set(shard, Math.min(oldest.get(shard) ?? now, d.failingSince ?? now));
+    }
+    let stalled = 0;
+    for (const since of oldest.values()) if (now - since > ms) stalled++;
+    return { stalled, busy: oldest.size };
   }
 
   /** Resolves true once nothing is pending, false if `timeoutMs` passes first. */
@@ -197,6 +235,7 @@ export class Outbox {
   /** Stops retrying: pending deliveries end with OutboxClosedError and stay in the journal. */
   close(): void {
     this.closed = true;
+    this.replicas.stop();
     for (const wake of this.wakers) wake();
   }
 
@@ -259,7 +298,7 @@ export class Outbox {
     send: () => Promise<T>,
     acked: () => void,
   ): Promise<T> {
-    const d: Delivery = { failingSince: null };
+    const d: Delivery = { failingSince: null, key: accountKeys(accountId).account };
     this.inFlight.add(d);
     try {
       for (let attempt = 0; ; attempt++) {
@@ -271,8 +310,7 @@ export class Outbox {
         }
         try {
           const result = await send();
-          await this.replicated(accountId);
-          acked();
+          await this.replicas.settled(accountId, acked);
           return result;
         } catch (err) {
           if (d.failingSince === null) d.failingSince = Date.now();
@@ -289,16 +327,6 @@ export class Outbox {
         for (const w of waiters) w();
       }
     }
-  }
-
-  /** With replicas configured, a settlement counts once WAIT confirms they have it. */
-  private async replicated(accountId: string): Promise<void> {
-    const want = this.o.waitReplicas;
-    if (want <= 0) return;
-    // WAIT has no key: on a cluster it must go to the primary that took this account's write.
-    const server = await serverOf(this.o.redis, accountKeys(accountId).account);
-    const got = (await server.call('WAIT', want, this.o.waitTimeoutMs)) as number;
-    if (got < want) throw new Error(`WAIT: ${got} of ${want} replicas acknowledged the settlement`);
   }
 
   private sleep(ms: number): Promise<void> {

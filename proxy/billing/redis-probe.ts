@@ -6,10 +6,14 @@
 //   the GET sent while Redis was stopped is the first command it answers when it resumes, and
 //   `onBack` (the outbox retrying at once instead of after its backoff) runs then, so calls are
 //   served again within a round trip, not after the longest backoff (issue 22).
+// - On a Redis Cluster, a failing probe with some primary still answering is one shard's outage (a
+//   primary failing over), not Redis's: it is not counted as Redis unanswered, which refuses every
+//   billable call — that shard's accounts get their own refusals (its errors, its settlements'
+//   stall) and the others are served (issue 38). The probe reads every shard until all answer.
 // - Answered with another epoch, or none: Redis lost its data (or is another server). `onMismatch`
 //   runs on every probe while it lasts; `onBack` runs once the epoch is the known one again (a
 //   Redis restored from its AOF/RDB).
-import type { Redis } from '../../core/redis-client.ts';
+import { isCluster, primaries, type Redis } from '../../core/redis-client.ts';
 import { readEpoch, uncoveredPrimaries } from '../../core/redis-epoch.ts';
 
 /** One probe in this many reads every cluster primary's epoch key (at 100 ms: once a second). */
@@ -41,6 +45,8 @@ export class RedisProbe {
   /** Since when Redis answers with another epoch, and which, or null while it is the known one. */
   private other: { since: number; found: string | null } | null = null;
   private inFlight = false;
+  /** A cluster shard failed the last probe while other primaries answered. */
+  private shardDown = false;
   private round = 0;
   private uncovered = '';
   private readonly timer: NodeJS.Timeout;
@@ -77,7 +83,8 @@ export class RedisProbe {
     // (a primary failing over) must see a shard that came back empty before anything is served,
     // and mp:epoch alone would end a mismatch it cannot see. The others read mp:epoch alone,
     // which is enough to tell a hung or restarted Redis.
-    const shards = this.round++ % SHARD_ROUND === 0 || this.other !== null || this.failingSince !== null;
+    const shards =
+      this.round++ % SHARD_ROUND === 0 || this.other !== null || this.failingSince !== null || this.shardDown;
     if (shards && this.o.onUncovered) {
       const now = uncoveredPrimaries(this.o.redis);
       if (now.join(' ') !== this.uncovered) {
@@ -89,8 +96,9 @@ export class RedisProbe {
       (found) => {
         clearTimeout(overdue);
         this.inFlight = false;
-        const wasDown = this.failingSince !== null || this.other !== null;
+        const wasDown = this.failingSince !== null || this.other !== null || (this.shardDown && shards);
         this.failingSince = null;
+        if (shards) this.shardDown = false;
         if (found !== this.o.epoch) {
           this.other ??= { since: Date.now(), found };
           this.other.found = found;
@@ -109,6 +117,22 @@ export class RedisProbe {
   }
 
   private failed(): void {
-    this.failingSince ??= Date.now();
+    if (this.failingSince !== null) return;
+    const at = Date.now();
+    if (!isCluster(this.o.redis)) {
+      this.failingSince = at;
+      return;
+    }
+    void someAnswers(this.o.redis, this.o.timeoutMs).then((some) => {
+      if (some) this.shardDown = true;
+      else this.failingSince ??= at;
+    });
   }
+}
+
+/** Whether any primary of the cluster answers a PING within `timeoutMs`. */
+async function someAnswers(redis: Redis, timeoutMs: number): Promise<boolean> {
+  const pings = primaries(redis).map((p) => p.ping().then(() => true));
+  const late = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs).unref());
+  return Promise.race([Promise.any(pings).catch(() => false), late]);
 }

@@ -11,6 +11,8 @@ function sources(over: Partial<FaultSources> = {}): FaultSources {
     redisMismatch: () => null,
     redisFailingMs: () => 0,
     settlementsFailingMs: () => 0,
+    settlementsStalledEverywhere: () => false,
+    shardsWithoutReplicas: () => [],
     journalWriteFailure: () => null,
     owedSettlements: () => 0,
     stallMs: 5_000,
@@ -110,7 +112,7 @@ describe('the fault table, read by readiness, refusal, /readyz and metrics', () 
     },
     {
       fault: 'settlements stalled while Redis answers',
-      s: sources({ settlementsFailingMs: () => 5_001 }),
+      s: sources({ settlementsFailingMs: () => 5_001, settlementsStalledEverywhere: () => true }),
       ready: { redisData: true, billing: false, journal: true },
       reasons: ['settlements have not reached Redis for 5001 ms'],
       refusal: billingUnavailable(),
@@ -170,7 +172,53 @@ describe('the fault table, read by readiness, refusal, /readyz and metrics', () 
       mp_proxy_redis_data_lost: 0,
       mp_proxy_redis_unanswered_seconds: 0,
       mp_proxy_outbox_stalled_seconds: 0,
+      mp_proxy_redis_shards_without_replicas: 0,
       mp_proxy_journal_write_failing_seconds: 0,
     });
+  });
+});
+
+// Issue 38: on a Redis Cluster a fault of one shard (its primary failing over, or left without
+// replicas after) is that shard's accounts' alone: the replica stays ready for the others.
+describe('faults of one Redis Cluster shard', () => {
+  const ON_DEAD_SHARD = 'acct_dead';
+  it("one shard's settlements stalled: its accounts are refused, the others served, the replica stays ready and says why", () => {
+    const board = new FaultBoard(
+      FAULTS,
+      sources({
+        settlementsFailingMs: (accountId) =>
+          accountId === undefined || accountId === ON_DEAD_SHARD ? 6_000 : 0,
+      }),
+    );
+    expect(board.readiness()).toEqual({ redisData: true, billing: true, journal: true });
+    expect(board.reasons()).toEqual(['settlements have not reached Redis for 6000 ms']);
+    expect(refusalOf(board.refusal(ON_DEAD_SHARD))).toEqual(refusalOf(billingUnavailable()));
+    expect(board.refusal('acct_elsewhere')).toBeNull();
+    expect(board.callRefusal()).toBeNull();
+  });
+
+  it('every shard stalled: the replica is unready and refuses every account', () => {
+    const board = new FaultBoard(
+      FAULTS,
+      sources({ settlementsFailingMs: () => 6_000, settlementsStalledEverywhere: () => true }),
+    );
+    expect(board.readiness().billing).toBe(false);
+    expect(refusalOf(board.refusal('acct_elsewhere'))).toEqual(refusalOf(billingUnavailable()));
+  });
+
+  it('a primary without replicas (REDIS_WAIT_REPLICAS unmet after a promotion) is named, counted and refuses nothing', async () => {
+    const s = sources({
+      shardsWithoutReplicas: () => [{ shard: '127.0.0.1:7002', since: Date.now() - 1_000, held: 12 }],
+    });
+    const board = new FaultBoard(FAULTS, s);
+    expect(board.readiness()).toEqual({ redisData: true, billing: true, journal: true });
+    expect(board.reasons()).toEqual([
+      expect.stringMatching(
+        /^Redis primaries without the replicas REDIS_WAIT_REPLICAS asks for \(degraded, still billing\): 127\.0\.0\.1:7002 for \d+ ms, 12 settlements kept in the journal$/,
+      ),
+    ]);
+    expect(board.refusal(ON_DEAD_SHARD)).toBeNull();
+    expect(board.refusal()).toBeNull();
+    expect((await gauges(board)).mp_proxy_redis_shards_without_replicas).toBe(1);
   });
 });

@@ -11,9 +11,9 @@ export class FaultBoard {
     readonly sources: FaultSources,
   ) {}
 
-  /** The faults that hold now, in table order. */
+  /** The faults that hold now, for the whole replica or for one shard, in table order. */
   holding(): Fault[] {
-    return this.table.filter((f) => f.holds(this.sources));
+    return this.table.filter((f) => f.holds(this.sources) || f.shard?.anywhere(this.sources));
   }
 
   /**
@@ -31,9 +31,15 @@ export class FaultBoard {
     return this.holding().map((f) => f.message(this.sources));
   }
 
-  /** Why a new billable call is refused now (the first fault that holds), or null. */
-  refusal(): ApiError | null {
-    return this.table.find((f) => f.holds(this.sources))?.refusal() ?? null;
+  /**
+   * Why a new billable call (of `accountId`) is refused now — the first refusing fault that holds
+   * for the replica, or for that account's shard — or null.
+   */
+  refusal(accountId?: string): ApiError | null {
+    const s = this.sources;
+    const holds = (f: Fault) =>
+      f.holds(s) || (accountId !== undefined && f.shard?.holdsFor(s, accountId) === true);
+    return this.table.find((f) => f.refuses !== 'nothing' && holds(f))?.refusal() ?? null;
   }
 
   /** Why any /v1 call is refused now, or null: read on every request, so only the faults that say so. */

@@ -16,8 +16,15 @@ export interface FaultSources {
   redisMismatch(): { expected: string; found: string | null } | null;
   /** How long Redis has not answered the probe (a hung or dead Redis), 0 while it does. */
   redisFailingMs(): number;
-  /** How long the oldest failing settlement has been failing, 0 while the outbox drains. */
-  settlementsFailingMs(): number;
+  /**
+   * How long the oldest failing settlement has been failing, 0 while the outbox drains: of those
+   * to `accountId`'s shard (a Redis Cluster primary; one Redis is one shard), or of any.
+   */
+  settlementsFailingMs(accountId?: string): number;
+  /** Whether settlements to every shard have failed longer than `stallMs` (all Redis, not one shard). */
+  settlementsStalledEverywhere(): boolean;
+  /** Shards (primaries) left with fewer replicas than REDIS_WAIT_REPLICAS, and what they hold back. */
+  shardsWithoutReplicas(): { shard: string; since: number; held: number }[];
   /** Why the settlement journal cannot be written (a full disk), since when; null while it writes. */
   journalWriteFailure(): { since: number; error: Error } | null;
   /** Settlements owed to Redis, kept in the journal. */
@@ -29,14 +36,23 @@ export interface FaultSources {
 export interface Fault {
   /** The fault's name, CamelCase (a Kubernetes condition's type). */
   type: string;
-  /** Whether it lasts now. */
+  /** Whether it lasts now for the whole replica (it turns its check false). */
   holds(s: FaultSources): boolean;
+  /**
+   * A fault of one Redis Cluster shard: whether it lasts for `accountId`'s calls (the refusal is
+   * theirs alone), and whether it lasts for any shard (said in /readyz's reasons and its gauge,
+   * the replica staying ready for the others). Without it, `holds` decides for every account.
+   */
+  shard?: { holdsFor(s: FaultSources, accountId: string): boolean; anywhere(s: FaultSources): boolean };
   /** While it holds: what is wrong and what to do, for /readyz's `reasons`. */
   message(s: FaultSources): string;
   /** The /readyz check it turns false; several faults may share one. */
   check: string;
-  /** What is refused while it holds: billable calls, or every /v1 call (nothing could be served). */
-  refuses: 'billable calls' | 'every call';
+  /**
+   * What is refused while it holds: billable calls, or every /v1 call (nothing could be served), or
+   * nothing (a degraded state the operator must hear of).
+   */
+  refuses: 'billable calls' | 'every call' | 'nothing';
   refusal: () => ApiError;
   /** Its gauge: 0 while all is well (its name and meaning are what alerts and dashboards read). */
   metric: { name: string; help: string; value(s: FaultSources): number };
@@ -83,8 +99,15 @@ export const FAULTS: readonly Fault[] = [
   },
   {
     type: 'SettlementsStalled',
-    // A stall that Redis's silence already explains is said once, as RedisUnanswered.
-    holds: (s) => s.settlementsFailingMs() > s.stallMs && s.redisFailingMs() <= s.stallMs,
+    // A stall that Redis's silence already explains is said once, as RedisUnanswered. On a Redis
+    // Cluster, one shard's stall (its primary failing over) refuses that shard's accounts only; the
+    // replica turns unready only when every shard stalls (issue 38).
+    holds: (s) => s.settlementsStalledEverywhere() && s.redisFailingMs() <= s.stallMs,
+    shard: {
+      holdsFor: (s, accountId) =>
+        s.settlementsFailingMs(accountId) > s.stallMs && s.redisFailingMs() <= s.stallMs,
+      anywhere: (s) => s.settlementsFailingMs() > s.stallMs && s.redisFailingMs() <= s.stallMs,
+    },
     message: (s) => `settlements have not reached Redis for ${s.settlementsFailingMs()} ms`,
     check: 'billing',
     refuses: 'billable calls',
@@ -95,6 +118,27 @@ export const FAULTS: readonly Fault[] = [
       value: (s) => s.settlementsFailingMs() / 1000,
     },
     runbook: 'docs/faults.md "Settlements do not reach Redis"',
+  },
+  {
+    type: 'RedisShardWithoutReplicas',
+    // REDIS_WAIT_REPLICAS cannot be met on a primary a failover just promoted: billing goes on, its
+    // settlements held in the journal until a replica is back (proxy/billing/replica-wait.ts).
+    holds: () => false,
+    shard: { holdsFor: () => false, anywhere: (s) => s.shardsWithoutReplicas().length > 0 },
+    message: (s) =>
+      `Redis primaries without the replicas REDIS_WAIT_REPLICAS asks for (degraded, still billing): ${s
+        .shardsWithoutReplicas()
+        .map((x) => `${x.shard} for ${Date.now() - x.since} ms, ${x.held} settlements kept in the journal`)
+        .join('; ')}`,
+    check: 'billing',
+    refuses: 'nothing',
+    refusal: billingUnavailable,
+    metric: {
+      name: 'mp_proxy_redis_shards_without_replicas',
+      help: 'Redis primaries this replica settles on that have fewer replicas than REDIS_WAIT_REPLICAS (a failover promoted a replica and the old primary is not back): billing goes on, their settlements kept in the journal until a replica has them (0: none)',
+      value: (s) => s.shardsWithoutReplicas().length,
+    },
+    runbook: 'docs/faults.md "A Redis primary without replicas"',
   },
   {
     type: 'JournalNotWritable',

@@ -4,11 +4,14 @@
 // alert (charts/modelplane/files/prometheus-rules.yaml).
 
 import { Gauge, type Registry } from 'prom-client';
-import type { Redis } from '../../core/redis-client.ts';
+import { isCluster, primaries, type Redis } from '../../core/redis-client.ts';
 
 export function redisAnswers(redis: Redis, timeoutMs = 1000): Promise<boolean> {
+  // On a Redis Cluster a PING goes to any node — a dead primary's during a failover, which would
+  // turn every replica unready for one shard's outage (issue 38): Redis answers when a primary does.
+  const ping = isCluster(redis) ? Promise.any(primaries(redis).map((p) => p.ping())) : redis.ping();
   return Promise.race([
-    redis.ping().then(
+    ping.then(
       () => true,
       () => false,
     ),

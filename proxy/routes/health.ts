@@ -10,7 +10,7 @@ import { redisAnswers } from '../metrics/redis-reachable.ts';
 const status = z.object({
   status: z.enum(['ok', 'unavailable']),
   checks: z.record(z.string(), z.boolean()).optional(),
-  /** What is wrong, in words, when not ready. */
+  /** What is wrong, in words: why not ready, or what is degraded while ready. */
   reasons: z.array(z.string()).optional(),
 });
 
@@ -42,7 +42,11 @@ export async function healthRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
         serving: ctx.serving.ready,
       };
       const ok = Object.values(checks).every((v) => v);
-      if (ok) return reply.code(200).send({ status: 'ok', checks });
+      // Ready, and yet a degraded state to name (a shard's fault: a Redis primary without replicas,
+      // one shard's settlements stalled) — its words ride along (issue 38).
+      const reasons = ctx.billing.faults.reasons();
+      if (ok)
+        return reply.code(200).send({ status: 'ok', checks, ...(reasons.length > 0 ? { reasons } : {}) });
       return reply.code(503).send({ status: 'unavailable', checks, reasons: ctx.billing.faults.reasons() });
     },
   );

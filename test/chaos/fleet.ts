@@ -43,6 +43,8 @@ export interface Fleet {
   sims: Simulator[];
   accountId: string;
   secret: string;
+  /** Another funded account with a key of its own (accounts on several cluster shards). */
+  addAccount(credit: number): Promise<{ accountId: string; secret: string }>;
   /** Starts a proxy replica (on `dataDir`, to restart one on its journal) and waits until it is ready. */
   startProxy(name: string, env?: Record<string, string>, dataDir?: string): Promise<ProxyProcess>;
   stop(): Promise<void>;
@@ -82,6 +84,12 @@ export async function startFleet(o: {
     sims,
     accountId: account.id,
     secret,
+    async addAccount(credit) {
+      const a = await new Accounts(r).create({ name: 'chaos', country: 'US' });
+      await new Metering(r).topUp({ accountId: a.id, topUpId: 'chaos', amount: credit });
+      const keys = new ApiKeys(r, { brand: 'service', kek: Buffer.from(kek, 'hex') });
+      return { accountId: a.id, secret: (await keys.create(a.id, { name: 'chaos' })).secret };
+    },
     async startProxy(name, env = {}, dataDir) {
       const dir = dataDir ?? mkdtempSync(join(tmpdir(), `mp-chaos-${name}-`));
       if (dataDir === undefined) dirs.push(dir);

@@ -34,6 +34,11 @@ export interface TestRedisCluster {
   replicaOf(port: number): Promise<number>;
   /** SIGKILLs the node on `port`. */
   kill(port: number): Promise<void>;
+  /**
+   * Starts a killed node again on its port, data directory and nodes.conf (with its AOF when the
+   * cluster has one): it rejoins the cluster, as a replica of whichever node took its slots.
+   */
+  restart(port: number): Promise<void>;
   /** SIGSTOPs / SIGCONTs the node on `port` (a replica that stops taking the primary's writes). */
   pause(port: number): void;
   resume(port: number): void;
@@ -44,7 +49,7 @@ export interface TestRedisCluster {
 
 const NODE_TIMEOUT_MS = 2_000;
 
-export async function startRedisCluster(): Promise<TestRedisCluster> {
+export async function startRedisCluster(o: { aof?: boolean } = {}): Promise<TestRedisCluster> {
   const root = mkdtempSync(join(tmpdir(), 'mp-redis-cluster-'));
   const nodes: ClusterNode[] = [];
   const clients: Redis[] = [];
@@ -52,39 +57,40 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
   const stopAll = () => {
     for (const n of nodes) n.proc.kill('SIGKILL');
   };
+  const spawnNode = (port: number, busPort: number, dir: string) =>
+    spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--cluster-port',
+        String(busPort),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        join(dir, 'nodes.conf'),
+        '--cluster-node-timeout',
+        String(NODE_TIMEOUT_MS),
+        '--save',
+        '',
+        '--appendonly',
+        o.aof ? 'yes' : 'no',
+        '--dir',
+        dir,
+        '--repl-diskless-sync-delay',
+        '0',
+      ],
+      { stdio: 'ignore' },
+    );
   try {
     for (let i = 0; i < 6; i++) {
       const port = await freePort();
       const busPort = await freePort();
       const dir = join(root, String(port));
       mkdirSync(dir);
-      const proc = spawn(
-        'redis-server',
-        [
-          '--port',
-          String(port),
-          '--cluster-port',
-          String(busPort),
-          '--bind',
-          '127.0.0.1',
-          '--cluster-enabled',
-          'yes',
-          '--cluster-config-file',
-          join(dir, 'nodes.conf'),
-          '--cluster-node-timeout',
-          String(NODE_TIMEOUT_MS),
-          '--save',
-          '',
-          '--appendonly',
-          'no',
-          '--dir',
-          dir,
-          '--repl-diskless-sync-delay',
-          '0',
-        ],
-        { stdio: 'ignore' },
-      );
-      nodes.push({ port, busPort, dir, proc });
+      nodes.push({ port, busPort, dir, proc: spawnNode(port, busPort, dir) });
     }
     await Promise.all(nodes.map((n) => untilPong(n)));
     await run('redis-cli', [
@@ -132,6 +138,11 @@ export async function startRedisCluster(): Promise<TestRedisCluster> {
       const m = /slave0:ip=[^,]+,port=(\d+)/.exec(info);
       if (m === null) throw new Error(`the primary on ${port} has no replica:\n${info}`);
       return Number(m[1]);
+    },
+    async restart(port) {
+      const n = nodes.find((x) => x.port === port)!;
+      n.proc = spawnNode(n.port, n.busPort, n.dir);
+      await untilPong(n);
     },
     pause(port) {
       nodes.find((x) => x.port === port)!.proc.kill('SIGSTOP');
