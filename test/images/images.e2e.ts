@@ -138,6 +138,55 @@ async function answers(url: string): Promise<boolean> {
   );
 }
 
+interface SbomComponent {
+  name: string;
+  version: string;
+  type: string;
+  purl: string;
+}
+
+describe('the bill of materials (issue 40 item 10)', () => {
+  it.each(SERVICES)(
+    '%s: /app/sbom.cdx.json names every npm package, the runtime and its Debian packages',
+    (name) => {
+      const root = rootfsOf(name);
+      const bom = JSON.parse(readFileSync(join(root, 'app', 'sbom.cdx.json'), 'utf8')) as {
+        bomFormat: string;
+        specVersion: string;
+        serialNumber: string;
+        components: SbomComponent[];
+      };
+      expect(bom.bomFormat).toBe('CycloneDX');
+      expect(bom.serialNumber).toMatch(/^urn:uuid:[0-9a-f-]{36}$/);
+      const listed = new Map(bom.components.map((c) => [c.name, c]));
+      // Every package installed in the image is listed at the version installed.
+      // Package roots only (node_modules/<name> or node_modules/@scope/<name>): a package.json
+      // deeper inside a package (a benchmark folder, a "type" marker) is not an installed package.
+      const installed = execFileSync('find', [join(root, 'app', 'node_modules'), '-name', 'package.json'], {
+        encoding: 'utf8',
+      })
+        .split('\n')
+        .filter((p) => /node_modules\/(@[^/]+\/)?[^/@][^/]*\/package\.json$/.test(p))
+        .map((p) => JSON.parse(readFileSync(p, 'utf8')) as { name?: string; version?: string })
+        .filter((p): p is { name: string; version: string } => Boolean(p.name && p.version));
+      expect(installed.length).toBeGreaterThan(50);
+      const versions = new Map<string, Set<string>>();
+      for (const c of bom.components)
+        versions.set(c.name, (versions.get(c.name) ?? new Set()).add(c.version));
+      const missing = installed
+        .filter((p) => !versions.get(p.name)?.has(p.version))
+        .map((p) => `${p.name}@${p.version}`);
+      expect(missing).toEqual([]);
+      // The runtime is the Node.js the image runs.
+      const node = execFileSync(join(root, 'usr', 'bin', 'node'), ['--version'], { encoding: 'utf8' }).trim();
+      expect(listed.get('node')?.version).toBe(node.replace(/^v/, ''));
+      // The C library and C++ runtime the node binary links come from named Debian packages.
+      for (const deb of ['libc6', 'libstdc++6', 'libgcc-s1', 'ca-certificates'])
+        expect(listed.get(deb)?.purl, deb).toMatch(new RegExp(`^pkg:deb/debian/${deb.replace('+', '\\+')}@`));
+    },
+  );
+});
+
 describe('each entrypoint starts from the unpacked root filesystem and answers its health check', () => {
   const running: ChildProcess[] = [];
   afterAll(() => {
