@@ -99,7 +99,9 @@ async function notSettled(namespace: string, release: string): Promise<string[]>
           s.updatedReplicas === want
         )
       )
-        waiting.push(`${kind}/${w.metadata.name} ${s.readyReplicas ?? 0}/${want} ready`);
+        waiting.push(
+          `${kind}/${w.metadata.name} ${s.readyReplicas ?? 0}/${want} ready, ${s.updatedReplicas ?? 0} updated, generation ${s.observedGeneration ?? '-'} of ${w.metadata.generation}`,
+        );
     }
   }
   const { items: pdbs } = await get<{ items: Pdb[] }>(
@@ -396,7 +398,7 @@ describe('the chart on a control plane with real controllers', () => {
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain('proxy.journal.persistence');
     expect(refused.stderr).toContain(
-      'kubectl -n modelplane delete statefulset mp-modelplane-proxy --cascade=orphan',
+      'kubectl -n modelplane delete statefulset mp-modelplane-proxy --cascade=foreground',
     );
     expect(
       (await get<Workload>('/apis/apps/v1/namespaces/modelplane/deployments/mp-modelplane-operator')).metadata
@@ -408,10 +410,12 @@ describe('the chart on a control plane with real controllers', () => {
         .data.url,
     ).toBe(redisUrlBefore.data.url);
     // What the refusal says to do, then the same upgrade again: it applies, and every part rolls.
-    await json(
-      await cp.api('DELETE', '/apis/apps/v1/namespaces/modelplane/statefulsets/mp-modelplane-proxy', {
-        propagationPolicy: 'Orphan',
-      }),
+    const proxySts = '/apis/apps/v1/namespaces/modelplane/statefulsets/mp-modelplane-proxy';
+    await json(await cp.api('DELETE', proxySts, { propagationPolicy: 'Foreground' }));
+    await waitUntil(
+      'the proxies’ StatefulSet gone with its pods',
+      async () => (await cp.api('GET', proxySts)).status === 404,
+      120_000,
     );
     const upgrade = await helmIn('modelplane', ['upgrade', 'mp', chartDir, '-f', productionValues]);
     expect(upgrade.code, upgrade.stderr).toBe(0);
@@ -440,6 +444,9 @@ describe('the chart on a control plane with real controllers', () => {
       'the Model served again',
       async () => (await store.get('e2e/sim-chat'))?.endpoints.length === 2,
       180_000,
+    );
+    expect((await engineObjects()).length, 'the engine Deployment and its pods run').toBeGreaterThanOrEqual(
+      3,
     );
     const uninstalling = helmIn('modelplane', ['uninstall', 'mp', '--wait', '--timeout', '5m']);
     await runUninstallHook('modelplane', 'mp');
@@ -502,6 +509,8 @@ describe('the chart on a control plane with real controllers', () => {
       'monitoring.prometheusRule.enabled=false',
       '--set',
       'proxy.httpRoute.enabled=false',
+      '--set',
+      'uninstall.timeoutSeconds=1',
     ]);
     expect(install.code, install.stderr).toBe(0);
     // The HPA (no metrics here) raises the proxies to its minimum, 3; each gets its journal claim.
@@ -513,10 +522,29 @@ describe('the chart on a control plane with real controllers', () => {
       180_000,
     );
     await settle('modelplane-full', 'full');
+    // A Model holding the operator's finalizer while no operator runs (it crashed, say): the hook
+    // takes the finalizer off after uninstall.timeoutSeconds, and nothing hangs.
+    await json(
+      await cp.api('POST', '/apis/modelplane.dev/v1alpha1/namespaces/models/models', {
+        apiVersion: 'modelplane.dev/v1alpha1',
+        kind: 'Model',
+        metadata: { name: 'orphan', finalizers: ['modelplane.dev/catalogue'] },
+        spec: {
+          id: 'E2E/Orphan',
+          kind: 'chat',
+          engine: { type: 'simulator', replicas: 1 },
+          pricing: { USD: { input: '0.1', output: '0.2' } },
+        },
+      }),
+    );
     const uninstalling = helmIn('modelplane-full', ['uninstall', 'full', '--wait']);
     await runUninstallHook('modelplane-full', 'full');
     const uninstall = await uninstalling;
     expect(uninstall.code, uninstall.stderr).toBe(0);
+    expect(
+      (await get<{ items: unknown[] }>('/apis/modelplane.dev/v1alpha1/namespaces/models/models')).items,
+      'the Model no operator released is gone',
+    ).toEqual([]);
     await onlyKept('modelplane-full', 'full', [
       'persistentvolumeclaims/data-full-modelplane-redis-0',
       'persistentvolumeclaims/journal-full-modelplane-proxy-0',
