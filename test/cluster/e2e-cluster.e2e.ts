@@ -35,7 +35,7 @@ beforeAll(async () => {
   for (const name of ['modelplane', 'modelplane-full', 'models'])
     await json(await cp.api('POST', '/api/v1/namespaces', { metadata: { name } }));
   // Volumes for the claims: the bundled Redis's, and the proxies' journals (every option on).
-  for (let i = 0; i < 8; i++) {
+  for (let i = 0; i < 10; i++) {
     await json(
       await cp.api('POST', '/api/v1/persistentvolumes', {
         metadata: { name: `pv-${i}` },
@@ -43,7 +43,7 @@ beforeAll(async () => {
           capacity: { storage: '10Gi' },
           accessModes: ['ReadWriteOnce'],
           persistentVolumeReclaimPolicy: 'Retain',
-          storageClassName: i < 2 ? '' : 'fast',
+          storageClassName: i < 4 ? '' : 'fast',
           hostPath: { path: `/tmp/pv-${i}` },
         },
       }),
@@ -99,7 +99,9 @@ async function notSettled(namespace: string, release: string): Promise<string[]>
           s.updatedReplicas === want
         )
       )
-        waiting.push(`${kind}/${w.metadata.name} ${s.readyReplicas ?? 0}/${want} ready`);
+        waiting.push(
+          `${kind}/${w.metadata.name} ${s.readyReplicas ?? 0}/${want} ready, ${s.updatedReplicas ?? 0} updated, generation ${s.observedGeneration ?? '-'} of ${w.metadata.generation}`,
+        );
     }
   }
   const { items: pdbs } = await get<{ items: Pdb[] }>(
@@ -181,8 +183,114 @@ async function onlyKept(namespace: string, release: string, kept: string[]): Pro
   });
 }
 
+/** The test's simulator Model, two replicas, in namespace default. */
+const createModel = async () =>
+  json(
+    await cp.api('POST', '/apis/modelplane.dev/v1alpha1/namespaces/default/models', {
+      apiVersion: 'modelplane.dev/v1alpha1',
+      kind: 'Model',
+      metadata: { name: 'sim-chat' },
+      spec: {
+        id: 'E2E/Sim-Chat',
+        kind: 'chat',
+        engine: { type: 'simulator', replicas: 2 },
+        pricing: { USD: { input: '0.1', output: '0.2' } },
+      },
+    }),
+  );
+
+const productionValues = new URL('production-values.yaml', import.meta.url).pathname;
+
+interface Pod {
+  metadata: { name: string; annotations?: Record<string, string>; deletionTimestamp?: string };
+  spec: {
+    containers: {
+      command?: string[];
+      env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string } } }[];
+    }[];
+  };
+  status?: { phase?: string };
+}
+
+/**
+ * Every running pod of the release's operator, proxies and console reads Redis and the journal
+ * from the production Secrets and carries its workload's current stores checksum.
+ */
+async function stores(namespace: string, release: string): Promise<boolean> {
+  const { items } = await get<{ items: Pod[] }>(
+    `/api/v1/namespaces/${namespace}/pods?labelSelector=app.kubernetes.io%2Finstance%3D${release}`,
+  );
+  const parts = items.filter((p) => !p.metadata.deletionTimestamp);
+  if (parts.length !== 4) return false; // operator, console, 2 proxies
+  const sums = new Set(parts.map((p) => p.metadata.annotations?.['checksum/stores']));
+  return (
+    sums.size === 1 &&
+    parts.every((p) => {
+      const env = p.spec.containers[0]?.env ?? [];
+      const from = (n: string) => env.find((e) => e.name === n)?.valueFrom?.secretKeyRef?.name;
+      return from('REDIS_URL') === 'prod-redis' && from('DATABASE_URL') === 'prod-journal';
+    })
+  );
+}
+
+/** The engines' Deployments and pods of the test's Model namespace. */
+async function engineObjects(): Promise<string[]> {
+  const sel = 'labelSelector=app.kubernetes.io%2Fmanaged-by%3Dmodelplane-operator';
+  const out: string[] = [];
+  for (const p of ['/apis/apps/v1/namespaces/default/deployments', '/api/v1/namespaces/default/pods']) {
+    const { items } = await get<{ items: { metadata: { name: string } }[] }>(`${p}?${sel}`);
+    out.push(...items.map((i) => i.metadata.name));
+  }
+  return out;
+}
+
+/**
+ * kwok runs no containers, so the test is the hook pod's kubelet: once helm has created the
+ * pre-delete pod, it runs the pod's program (dist/operator/uninstall.js is operator/uninstall.ts
+ * compiled) from the source tree, as the pod's ServiceAccount with the pod's env, and reports the
+ * pod Succeeded as a kubelet would when it exits 0.
+ */
+async function runUninstallHook(namespace: string, release: string): Promise<void> {
+  const name = `${release}-modelplane-uninstall`;
+  const pod = await waitUntil(
+    'helm creates the pre-delete hook pod and it is scheduled and started',
+    async () => {
+      // Started first (kwok gave it an address): a status written before that, kwok overwrites.
+      const r = await cp.api('GET', `/api/v1/namespaces/${namespace}/pods/${name}`);
+      const p = r.ok ? ((await r.json()) as Pod) : null;
+      return p?.status?.phase === 'Running' ? p : null;
+    },
+    60_000,
+  );
+  const container = pod.spec.containers[0];
+  expect(container?.command).toEqual(['/usr/bin/node', '/app/dist/operator/uninstall.js']);
+  const { status } = await json<{ status: { token: string } }>(
+    await cp.api('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
+      spec: { expirationSeconds: 600 },
+    }),
+  );
+  const env = Object.fromEntries((container?.env ?? []).map((e) => [e.name, e.value ?? '']));
+  const code = await new Promise<number | null>((done) => {
+    const p = spawn(process.execPath, ['--import', 'tsx', 'operator/uninstall.ts'], {
+      cwd: repo,
+      env: { ...process.env, ...env, KUBECONFIG: writeKubeconfig(cp, status.token) },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    p.on('exit', done);
+  });
+  expect(code, 'the uninstall hook exits 0').toBe(0);
+  await json(
+    await cp.api(
+      'PATCH',
+      `/api/v1/namespaces/${namespace}/pods/${name}/status`,
+      { status: { phase: 'Succeeded' } },
+      'application/merge-patch+json',
+    ),
+  );
+}
+
 describe('the chart on a control plane with real controllers', () => {
-  it('default values: installs and settles; the operator serves a Model; upgrade keeps the KEK; uninstall cleans up', async () => {
+  it('default values: installs and settles; the operator serves a Model; an upgrade to production values is refused whole, then applies with every part on the new stores; uninstall stops the engines; reinstall', async () => {
     const install = await helmIn('modelplane', ['install', 'mp', chartDir]);
     expect(install.code, install.stderr).toBe(0);
     await settle('modelplane', 'mp');
@@ -218,19 +326,7 @@ describe('the chart on a control plane with real controllers', () => {
       },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
-    await json(
-      await cp.api('POST', '/apis/modelplane.dev/v1alpha1/namespaces/default/models', {
-        apiVersion: 'modelplane.dev/v1alpha1',
-        kind: 'Model',
-        metadata: { name: 'sim-chat' },
-        spec: {
-          id: 'E2E/Sim-Chat',
-          kind: 'chat',
-          engine: { type: 'simulator', replicas: 2 },
-          pricing: { USD: { input: '0.1', output: '0.2' } },
-        },
-      }),
-    );
+    await createModel();
     const store = new CatalogueStore(redis.client());
     const entry = await waitUntil(
       'the catalogue lists the model with its two ready pods',
@@ -280,25 +376,126 @@ describe('the chart on a control plane with real controllers', () => {
       },
       120_000,
     );
-    operator.kill('SIGTERM');
-
-    const upgrade = await helmIn('modelplane', ['upgrade', 'mp', chartDir, '--set', 'proxy.replicas=3']);
+    // Production settings by `helm upgrade` (test/cluster/production-values.yaml): first refused
+    // whole, before anything is applied, because the proxies' volume claims would change.
+    for (const [name, url] of [
+      ['prod-redis', redis.url],
+      ['prod-journal', 'postgres://modelplane@journal.example:5432/modelplane'],
+    ])
+      await json(
+        await cp.api('POST', '/api/v1/namespaces/modelplane/secrets', {
+          metadata: { name },
+          stringData: { url },
+        }),
+      );
+    const operatorBefore = await get<Workload>(
+      '/apis/apps/v1/namespaces/modelplane/deployments/mp-modelplane-operator',
+    );
+    const redisUrlBefore = await get<{ data: { url: string } }>(
+      '/api/v1/namespaces/modelplane/secrets/mp-modelplane-redis-url',
+    );
+    const refused = await helmIn('modelplane', ['upgrade', 'mp', chartDir, '-f', productionValues]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('proxy.journal.persistence');
+    expect(refused.stderr).toContain(
+      'kubectl -n modelplane delete statefulset mp-modelplane-proxy --cascade=foreground',
+    );
+    expect(
+      (await get<Workload>('/apis/apps/v1/namespaces/modelplane/deployments/mp-modelplane-operator')).metadata
+        .generation,
+      'nothing applied',
+    ).toBe(operatorBefore.metadata.generation);
+    expect(
+      (await get<{ data: { url: string } }>('/api/v1/namespaces/modelplane/secrets/mp-modelplane-redis-url'))
+        .data.url,
+    ).toBe(redisUrlBefore.data.url);
+    // What the refusal says to do, then the same upgrade again: it applies, and every part rolls.
+    const proxySts = '/apis/apps/v1/namespaces/modelplane/statefulsets/mp-modelplane-proxy';
+    await json(await cp.api('DELETE', proxySts, { propagationPolicy: 'Foreground' }));
+    await waitUntil(
+      'the proxies’ StatefulSet gone with its pods',
+      async () => (await cp.api('GET', proxySts)).status === 404,
+      120_000,
+    );
+    const upgrade = await helmIn('modelplane', ['upgrade', 'mp', chartDir, '-f', productionValues]);
     expect(upgrade.code, upgrade.stderr).toBe(0);
     await settle('modelplane', 'mp');
     expect(await kekOf('modelplane', 'mp'), 'the upgrade kept the key-encryption key').toBe(kek);
+    await waitUntil(
+      'every part on the new stores, no pod left on the old',
+      async () => stores('modelplane', 'mp'),
+      180_000,
+    );
+    const { items: kinds } = await get<{ items: unknown[] }>(
+      '/apis/apps/v1/namespaces/modelplane/statefulsets?labelSelector=app.kubernetes.io%2Fcomponent%3Dredis',
+    );
+    expect(kinds, 'the bundled Redis is gone').toEqual([]);
+    const ingresses = await get<{
+      items: { metadata: { name: string }; spec: { rules: { host: string }[] } }[];
+    }>('/apis/networking.k8s.io/v1/namespaces/modelplane/ingresses');
+    expect(ingresses.items.map((i) => `${i.metadata.name} ${i.spec.rules[0]?.host}`).sort()).toEqual([
+      'mp-modelplane-console console.example.com',
+      'mp-modelplane-proxy api.example.com',
+    ]);
 
-    const uninstall = await helmIn('modelplane', ['uninstall', 'mp', '--wait']);
+    // Uninstall with a Model running: the pre-delete hook deletes it and waits for its engines.
+    await createModel();
+    await waitUntil(
+      'the Model served again',
+      async () => (await store.get('e2e/sim-chat'))?.endpoints.length === 2,
+      180_000,
+    );
+    expect((await engineObjects()).length, 'the engine Deployment and its pods run').toBeGreaterThanOrEqual(
+      3,
+    );
+    const uninstalling = helmIn('modelplane', ['uninstall', 'mp', '--wait', '--timeout', '5m']);
+    await runUninstallHook('modelplane', 'mp');
+    const uninstall = await uninstalling;
     expect(uninstall.code, uninstall.stderr).toBe(0);
-    // Kept on purpose: the key-encryption key (resource-policy keep) and Redis's data.
+    expect(await engineObjects(), 'no engine left running').toEqual([]);
+    expect(
+      await get<{ items: unknown[] }>('/apis/modelplane.dev/v1alpha1/models').then((l) => l.items),
+    ).toEqual([]);
+    expect(await store.get('e2e/sim-chat'), 'the operator removed the catalogue entry').toBeNull();
+    // Kept on purpose: the key-encryption key (resource-policy keep) and the journals' claims.
     await onlyKept('modelplane', 'mp', [
       'persistentvolumeclaims/data-mp-modelplane-redis-0',
+      'persistentvolumeclaims/journal-mp-modelplane-proxy-0',
+      'persistentvolumeclaims/journal-mp-modelplane-proxy-1',
       'secrets/mp-modelplane-kek',
     ]);
+    // No Model holds a finalizer, so the CRD goes at once when asked; a reinstall brings it back.
+    await json(
+      await cp.api('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/models.modelplane.dev'),
+    );
+    await waitUntil(
+      'the CRD deleted',
+      async () =>
+        (await cp.api('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/models.modelplane.dev'))
+          .status === 404,
+      60_000,
+    );
+    operator.kill('SIGTERM');
+    const again = await helmIn('modelplane', ['install', 'mp', chartDir, '-f', productionValues]);
+    expect(again.code, again.stderr).toBe(0);
+    await settle('modelplane', 'mp');
+    expect(await kekOf('modelplane', 'mp'), 'the reinstall found the kept key').toBe(kek);
+    await waitUntil('the reinstalled release on its stores', async () => stores('modelplane', 'mp'), 120_000);
+    await waitUntil(
+      'the CRD back',
+      async () =>
+        (await cp.api('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/models.modelplane.dev'))
+          .ok,
+      30_000,
+    );
+    const last = await helmIn('modelplane', ['uninstall', 'mp', '--no-hooks', '--wait']);
+    expect(last.code, last.stderr).toBe(0);
   }, 900_000);
 
   it('every option on: installs and settles (HPA to its minimum, journal volumes bound), then uninstalls', async () => {
-    // prometheus-operator's kinds (ServiceMonitor, PodMonitor, PrometheusRule) need its CRDs, which
-    // this cluster does not have: those two switches stay off here (test/chart renders them).
+    // prometheus-operator's kinds (ServiceMonitor, PodMonitor, PrometheusRule) and the Gateway API's
+    // HTTPRoute need CRDs this cluster does not have: those switches stay off here (test/chart
+    // renders them).
     const install = await helmIn('modelplane-full', [
       'install',
       'full',
@@ -310,6 +507,10 @@ describe('the chart on a control plane with real controllers', () => {
       'monitoring.serviceMonitor.enabled=false',
       '--set',
       'monitoring.prometheusRule.enabled=false',
+      '--set',
+      'proxy.httpRoute.enabled=false',
+      '--set',
+      'uninstall.timeoutSeconds=1',
     ]);
     expect(install.code, install.stderr).toBe(0);
     // The HPA (no metrics here) raises the proxies to its minimum, 3; each gets its journal claim.
@@ -321,8 +522,29 @@ describe('the chart on a control plane with real controllers', () => {
       180_000,
     );
     await settle('modelplane-full', 'full');
-    const uninstall = await helmIn('modelplane-full', ['uninstall', 'full', '--wait']);
+    // A Model holding the operator's finalizer while no operator runs (it crashed, say): the hook
+    // takes the finalizer off after uninstall.timeoutSeconds, and nothing hangs.
+    await json(
+      await cp.api('POST', '/apis/modelplane.dev/v1alpha1/namespaces/models/models', {
+        apiVersion: 'modelplane.dev/v1alpha1',
+        kind: 'Model',
+        metadata: { name: 'orphan', finalizers: ['modelplane.dev/catalogue'] },
+        spec: {
+          id: 'E2E/Orphan',
+          kind: 'chat',
+          engine: { type: 'simulator', replicas: 1 },
+          pricing: { USD: { input: '0.1', output: '0.2' } },
+        },
+      }),
+    );
+    const uninstalling = helmIn('modelplane-full', ['uninstall', 'full', '--wait']);
+    await runUninstallHook('modelplane-full', 'full');
+    const uninstall = await uninstalling;
     expect(uninstall.code, uninstall.stderr).toBe(0);
+    expect(
+      (await get<{ items: unknown[] }>('/apis/modelplane.dev/v1alpha1/namespaces/models/models')).items,
+      'the Model no operator released is gone',
+    ).toEqual([]);
     await onlyKept('modelplane-full', 'full', [
       'persistentvolumeclaims/data-full-modelplane-redis-0',
       'persistentvolumeclaims/journal-full-modelplane-proxy-0',

@@ -1,5 +1,5 @@
-// `make e2e-cluster`: the chart on a control plane with real controllers (minutes: outside the
-// `make test` budget).
+// `make e2e-cluster` (the last step of `make test`): the chart on a control plane with real
+// controllers, one control plane for the whole file.
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({

@@ -143,3 +143,48 @@ affinity:
 {{- define "modelplane.proxyPublicUrl" -}}
 {{- default (printf "http://%s-proxy.%s.svc:%v" (include "modelplane.fullname" .) .Release.Namespace .Values.proxy.service.port) .Values.proxy.publicUrl -}}
 {{- end -}}
+
+{{/*
+The console's API address (CONSOLE_API_BASE_URL): console.apiBaseUrl, else proxy.publicUrl + /v1,
+else empty (the console's own default). Set proxy.publicUrl and the console follows.
+*/}}
+{{- define "modelplane.consoleApiBaseUrl" -}}
+{{- if .Values.console.apiBaseUrl -}}
+{{- .Values.console.apiBaseUrl -}}
+{{- else if .Values.proxy.publicUrl -}}
+{{- printf "%s/v1" (trimSuffix "/" .Values.proxy.publicUrl) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Browser origins the proxy allows (PROXY_CORS_ORIGINS): proxy.corsOrigins, else the console's
+origin (scheme://host of console.publicUrl) when the console is on, so its Playground can call the
+API. Set console.publicUrl and the proxy follows.
+*/}}
+{{- define "modelplane.proxyCorsOrigins" -}}
+{{- if .Values.proxy.corsOrigins -}}
+{{- .Values.proxy.corsOrigins -}}
+{{- else if and .Values.console.enabled .Values.console.publicUrl -}}
+{{- $u := urlParse .Values.console.publicUrl -}}
+{{- printf "%s://%s" $u.scheme $u.host -}}
+{{- end -}}
+{{- end -}}
+
+{{/* An ingress's host: its own host value, else the host of the public URL it serves. */}}
+{{- define "modelplane.ingressHost" -}}
+{{- $host := .host -}}
+{{- if and (not $host) .publicUrl -}}
+{{- $host = (urlParse .publicUrl).hostname -}}
+{{- end -}}
+{{- required (printf "%s.host (or %s) is required with %s.enabled" .what .publicUrlName .what) $host -}}
+{{- end -}}
+
+{{/*
+What decides where every part keeps its money: the Redis URL (or the Secret naming it) and the
+journal's Secret. A pod template annotation of its hash rolls every part when any of them changes,
+so no part stays on the old stores (a Secret of yours whose content changes needs a restart).
+*/}}
+{{- define "modelplane.storesChecksum" -}}
+{{- $r := .Values.redis -}}
+{{- list $r.mode $r.external.url $r.external.existingSecret .Values.journal.databaseUrl | toJson | sha256sum | trunc 16 -}}
+{{- end -}}
