@@ -43,11 +43,16 @@ describe('helm lint and template', () => {
       'NetworkPolicy/mp-modelplane-engines',
       'NetworkPolicy/mp-modelplane-redis',
       'Role/mp-modelplane-operator-leader-election',
+      'ConfigMap/mp-modelplane-engines',
     ])
       expect(kinds).toContain(k);
     // Off by default: they need prometheus-operator, an ingress controller, a metrics adapter.
-    for (const k of ['PrometheusRule', 'ServiceMonitor', 'Ingress', 'HorizontalPodAutoscaler', 'ConfigMap'])
+    for (const k of ['PrometheusRule', 'ServiceMonitor', 'Ingress', 'HorizontalPodAutoscaler'])
       expect(defaults.map((o) => o.kind)).not.toContain(k);
+    // The one ConfigMap by default is the engine fleet the operator reads (no dashboards).
+    expect(defaults.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata.name)).toEqual([
+      'mp-modelplane-engines',
+    ]);
   });
 
   it('renders every option: HPA on CPU and in-flight, ingress, monitoring, dashboards, S3, persistence', () => {
