@@ -51,11 +51,15 @@ const named = (what: string): Schema => ({
   description: `Every key of a ${what} in the Model's namespace.`,
   properties: { name: str({ minLength: 1, maxLength: 253 }), optional: { type: 'boolean' } },
 });
+// A structural schema allows int-or-string only as this exact anyOf; the bounds go in CEL.
 const intOrPercent: Schema = {
   'x-kubernetes-int-or-string': true,
-  anyOf: [
-    { type: 'integer', minimum: 0 },
-    { type: 'string', pattern: INT_OR_PERCENT_PATTERN },
+  anyOf: [{ type: 'integer' }, { type: 'string' }],
+  'x-kubernetes-validations': [
+    {
+      rule: `type(self) == int ? self >= 0 : self.matches('${INT_OR_PERCENT_PATTERN}')`,
+      message: 'a pod count (0 or more) or a percentage such as 25%',
+    },
   ],
 };
 const toleration: Schema = {

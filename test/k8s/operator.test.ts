@@ -113,9 +113,19 @@ describe('operator on a real kube-apiserver', () => {
     expect(ready.reason).toBe('EndpointsReady');
   });
 
-  it('kubectl get models shows ID, Kind, Ready, Age', async () => {
+  it('kubectl get models shows ID, Kind, Ready, Replicas, Available, Profile, Problem (-o wide), Age', async () => {
     const table = await getTable(cluster, '/apis/modelplane.dev/v1alpha1/namespaces/default/models');
-    expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'ID', 'Kind', 'Ready', 'Age']);
+    expect(table.columnDefinitions.map((c) => c.name)).toEqual([
+      'Name',
+      'ID',
+      'Kind',
+      'Ready',
+      'Replicas',
+      'Available',
+      'Profile',
+      'Problem',
+      'Age',
+    ]);
     expect(table.rows[0]?.cells.slice(0, 4)).toEqual(['llama', ID, 'chat', 'True']);
   });
 
