@@ -165,6 +165,12 @@ const engine: Schema = {
       description:
         'Seconds a stopping engine keeps generating for its in-flight streams (vLLM --shutdown-timeout); default 40.',
     }),
+    scratchSize: str({
+      pattern: '^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$',
+      maxLength: 32,
+      description:
+        'Size limit of the scratch volume the engine downloads its weights into (default 200Gi); past it the pod is evicted, not the node filled.',
+    }),
     rollout: {
       type: 'object',
       description: "The Deployment's rolling-update bounds for a new engine version.",

@@ -108,6 +108,11 @@ export const engineSpecSchema = z.strictObject({
    * --shutdown-timeout); the pod's termination grace covers it (operator/drain.ts).
    */
   drainSeconds: z.number().int().min(0).max(3600).optional(),
+  /** The size limit of the volume the engine downloads its weights into (operator/scratch.ts). */
+  scratchSize: z
+    .string()
+    .regex(/^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$/)
+    .optional(),
   /** How a new engine version replaces the old: the Deployment's rolling-update bounds. */
   rollout: z
     .strictObject({

@@ -5,6 +5,7 @@ import { drainFor } from './drain.ts';
 import { enginePort, engineTemplate } from './engines/index.ts';
 import { API_VERSION, type EngineSpec, type Model } from './model.ts';
 import type { Placement } from './placement.ts';
+import { withScratch } from './scratch.ts';
 
 export const MODEL_LABEL = 'modelplane.dev/model';
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'modelplane-operator' } as const;
@@ -51,7 +52,8 @@ function metadata(model: Model) {
 }
 
 export function deploymentFor(model: Model, engine: EngineSpec, placement?: Placement): V1Deployment {
-  const { container, volumes } = engineTemplate(model.spec, engine, placement);
+  const { container, volumes: own } = engineTemplate(model.spec, engine, placement);
+  const volumes = withScratch(engine, container, own ?? []);
   const meta = metadata(model);
   const drain = drainFor(engine);
   // The pod keeps serving while its removal reaches every proxy (drain.ts).
@@ -71,7 +73,7 @@ export function deploymentFor(model: Model, engine: EngineSpec, placement?: Plac
         spec: {
           ...placement?.pod,
           containers: [container],
-          ...(volumes ? { volumes } : {}),
+          ...(volumes.length ? { volumes } : {}),
           // preStop, then the engine's own drain, then a margin: SIGKILL never cuts a draining stream.
           terminationGracePeriodSeconds: drain.terminationGracePeriodSeconds,
         },

@@ -180,3 +180,23 @@ describe('drain (operator/drain.ts)', () => {
     expect(d?.spec?.template.spec?.containers[0]?.args?.slice(-2)).toEqual(['--shutdown-timeout', '120']);
   });
 });
+
+describe('scratch volume (operator/scratch.ts)', () => {
+  it('a downloading engine writes its weights into a size-limited emptyDir, its caches pointed there; the Model may resize it or move a cache', () => {
+    const pod = planModel(
+      model({ type: 'vllm', gpus: 1, scratchSize: '400Gi', env: [{ name: 'HF_HOME', value: '/models' }] }),
+      observed,
+    ).deployment?.spec?.template.spec;
+    expect(pod?.volumes).toContainEqual({ name: 'scratch', emptyDir: { sizeLimit: '400Gi' } });
+    const engine = pod?.containers[0];
+    expect(engine?.volumeMounts).toContainEqual({ name: 'scratch', mountPath: '/scratch' });
+    expect(engine?.env?.filter((e) => e.name === 'HF_HOME')).toEqual([{ name: 'HF_HOME', value: '/models' }]);
+    expect(engine?.env).toContainEqual({ name: 'HUGGINGFACE_HUB_CACHE', value: '/scratch/hf/hub' });
+    const tei = planModel(model({ type: 'tei' }), observed).deployment?.spec?.template.spec;
+    expect(tei?.volumes).toEqual([{ name: 'scratch', emptyDir: { sizeLimit: '200Gi' } }]);
+    // The simulator downloads nothing.
+    expect(
+      planModel(model({ type: 'simulator' }), observed).deployment?.spec?.template.spec?.volumes,
+    ).toBeUndefined();
+  });
+});
