@@ -25,9 +25,18 @@ describe('Model CRD', () => {
     );
   });
 
-  it('has the printer columns ID, Kind, Ready, Age and the status and scale subresources', () => {
+  it('has the printer columns ID, Kind, Ready, Replicas, Available, Profile, Problem (-o wide), Age and the status and scale subresources', () => {
     const v = modelCrd().spec.versions[0]!;
-    expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual(['ID', 'Kind', 'Ready', 'Age']);
+    expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual([
+      'ID',
+      'Kind',
+      'Ready',
+      'Replicas',
+      'Available',
+      'Profile',
+      'Problem',
+      'Age',
+    ]);
     expect(v.subresources.status).toEqual({});
     expect(v.subresources.scale.specReplicasPath).toBe('.spec.engine.replicas');
   });

@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { availabilities, modelKinds } from '../core/catalogue/entry.ts';
 import { DECIMAL_PATTERN, engineTypes, GROUP, ID_PATTERN, PLURAL, VERSION } from './model.ts';
+import { INT_OR_PERCENT_PATTERN, RESOURCE_PROFILE_PATTERN } from './model-spec.ts';
 import { idImmutableRule, nameRule, specRules } from './rules.ts';
 
 type Schema = Record<string, unknown>;
@@ -32,6 +33,44 @@ const price: Schema = {
     output: decimal('Per 1M output tokens (chat).'),
     perImage: decimal('Per generated image (image).'),
     perSecond: decimal('Per second of output video (video).'),
+  },
+};
+
+const ref = (what: string): Schema => ({
+  type: 'object',
+  required: ['name', 'key'],
+  description: `A key of a ${what} in the Model's namespace.`,
+  properties: {
+    name: str({ minLength: 1, maxLength: 253 }),
+    key: str({ minLength: 1, maxLength: 253 }),
+    optional: { type: 'boolean' },
+  },
+});
+const named = (what: string): Schema => ({
+  type: 'object',
+  required: ['name'],
+  description: `Every key of a ${what} in the Model's namespace.`,
+  properties: { name: str({ minLength: 1, maxLength: 253 }), optional: { type: 'boolean' } },
+});
+// A structural schema allows int-or-string only as this exact anyOf; the bounds go in CEL.
+const intOrPercent: Schema = {
+  'x-kubernetes-int-or-string': true,
+  anyOf: [{ type: 'integer' }, { type: 'string' }],
+  'x-kubernetes-validations': [
+    {
+      rule: `type(self) == int ? self >= 0 : self.matches('${INT_OR_PERCENT_PATTERN}')`,
+      message: 'a pod count (0 or more) or a percentage such as 25%',
+    },
+  ],
+};
+const toleration: Schema = {
+  type: 'object',
+  properties: {
+    key: str({ maxLength: 316 }),
+    operator: str({ enum: ['Exists', 'Equal'] }),
+    value: str({ maxLength: 63 }),
+    effect: str({ enum: ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] }),
+    tolerationSeconds: { type: 'integer', format: 'int64' },
   },
 };
 
@@ -62,7 +101,42 @@ const engine: Schema = {
       items: {
         type: 'object',
         required: ['name'],
-        properties: { name: str({ minLength: 1, maxLength: 256 }), value: str({ maxLength: 32768 }) },
+        properties: {
+          name: str({ minLength: 1, maxLength: 256 }),
+          value: str({ maxLength: 32768 }),
+          valueFrom: {
+            type: 'object',
+            description: 'A credential stays in its Secret: the kubelet reads it, not the Model.',
+            properties: { secretKeyRef: ref('Secret'), configMapKeyRef: ref('ConfigMap') },
+            'x-kubernetes-validations': [
+              {
+                rule: 'has(self.secretKeyRef) != has(self.configMapKeyRef)',
+                message: 'valueFrom needs one of secretKeyRef or configMapKeyRef',
+              },
+            ],
+          },
+        },
+        'x-kubernetes-validations': [
+          { rule: '!(has(self.value) && has(self.valueFrom))', message: 'env: value or valueFrom, not both' },
+        ],
+      },
+    },
+    envFrom: {
+      type: 'array',
+      maxItems: 16,
+      items: {
+        type: 'object',
+        properties: {
+          prefix: str({ maxLength: 253 }),
+          secretRef: named('Secret'),
+          configMapRef: named('ConfigMap'),
+        },
+        'x-kubernetes-validations': [
+          {
+            rule: 'has(self.secretRef) != has(self.configMapRef)',
+            message: 'envFrom needs one of secretRef or configMapRef',
+          },
+        ],
       },
     },
     port: int({ minimum: 1, maximum: 65535, description: 'Port the engine listens on.' }),
@@ -71,6 +145,38 @@ const engine: Schema = {
     replicas: int({ minimum: 0, description: 'Desired replicas (the scale subresource writes this).' }),
     minReplicas: int({ minimum: 0 }),
     maxReplicas: int({ minimum: 0 }),
+    resourceProfile: str({
+      pattern: RESOURCE_PROFILE_PATTERN,
+      maxLength: 128,
+      description:
+        'A profile of the chart values engines.resourceProfiles, as <name>:<count>; resources (times the count), node selector, tolerations of the engine pods.',
+    }),
+    scheduling: {
+      type: 'object',
+      description: 'A one-off on top of the profile: more node labels, tolerations, another priority class.',
+      properties: {
+        nodeSelector: { type: 'object', maxProperties: 16, additionalProperties: str({ maxLength: 63 }) },
+        tolerations: { type: 'array', maxItems: 16, items: toleration },
+        priorityClassName: str({ minLength: 1, maxLength: 253 }),
+      },
+    },
+    drainSeconds: int({
+      minimum: 0,
+      maximum: 3600,
+      description:
+        'Seconds a stopping engine keeps generating for its in-flight streams (vLLM --shutdown-timeout); default 40.',
+    }),
+    scratchSize: str({
+      pattern: '^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$',
+      maxLength: 32,
+      description:
+        'Size limit of the scratch volume the engine downloads its weights into (default 200Gi); past it the pod is evicted, not the node filled.',
+    }),
+    rollout: {
+      type: 'object',
+      description: "The Deployment's rolling-update bounds for a new engine version.",
+      properties: { maxSurge: intOrPercent, maxUnavailable: intOrPercent },
+    },
     allowedMediaDomains: {
       type: 'array',
       maxItems: 64,
@@ -218,6 +324,15 @@ export function modelCrd() {
             { name: 'ID', type: 'string', jsonPath: '.spec.id' },
             { name: 'Kind', type: 'string', jsonPath: '.spec.kind' },
             { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+            { name: 'Replicas', type: 'integer', jsonPath: '.status.replicas' },
+            { name: 'Available', type: 'integer', jsonPath: '.status.readyReplicas' },
+            { name: 'Profile', type: 'string', jsonPath: '.spec.engine.resourceProfile' },
+            {
+              name: 'Problem',
+              type: 'string',
+              jsonPath: '.status.conditions[?(@.type=="Degraded")].reason',
+              priority: 1,
+            },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
           schema: {

@@ -1,6 +1,6 @@
 // Operator entry point: `tsx operator/main.ts --runtime kubernetes|local [--models-dir DIR] [--port N]`.
 // Flags override the environment (OPERATOR_RUNTIME, MODELS_DIR, OPERATOR_PORT, REDIS_URL, KUBECONFIG,
-// OPERATOR_NAMESPACE, OPERATOR_LEASE_NAMESPACE, POD_NAME, LOG_LEVEL). A bad value stops the process
+// OPERATOR_NAMESPACE, OPERATOR_LEASE_NAMESPACE, OPERATOR_FLEET_CONFIG, POD_NAME, LOG_LEVEL). A bad value stops the process
 // with a message naming it.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,6 +14,7 @@ import { redisUrl } from '../core/config-values.ts';
 import { connectRedis } from '../core/redis-client.ts';
 import { requireNoEviction } from '../core/redis-policy.ts';
 import { CatalogueWriter } from './catalogue-writer.ts';
+import { loadFleetConfig } from './fleet.ts';
 import { KubeClient } from './kube/client.ts';
 import { KubernetesRuntime } from './kube/runtime.ts';
 import { LocalRuntime } from './local/runtime.ts';
@@ -30,6 +31,8 @@ const schema = z.object({
   OPERATOR_NAMESPACE: z.string().default(''),
   /** Where the leader-election Lease lives (in-cluster: the operator's own namespace). */
   OPERATOR_LEASE_NAMESPACE: z.string().default('default'),
+  /** The engine profiles and pod defaults (the chart's ConfigMap, operator/fleet.ts); empty: none. */
+  OPERATOR_FLEET_CONFIG: z.string().default(''),
   POD_NAME: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -80,6 +83,7 @@ export async function main(argv = process.argv.slice(2), env = process.env): Pro
           ...(config.OPERATOR_NAMESPACE ? { namespace: config.OPERATOR_NAMESPACE } : {}),
           leaseNamespace: config.OPERATOR_LEASE_NAMESPACE,
           ...(config.POD_NAME ? { identity: config.POD_NAME } : {}),
+          ...(config.OPERATOR_FLEET_CONFIG ? { fleet: loadFleetConfig(config.OPERATOR_FLEET_CONFIG) } : {}),
         });
   const metrics = new OperatorMetrics(runtime);
   Object.assign(deps, { metrics });

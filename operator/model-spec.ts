@@ -8,6 +8,10 @@ export const engineTypes = ['vllm', 'sglang', 'tei', 'llamacpp', 'simulator', 'c
 export type EngineType = (typeof engineTypes)[number];
 
 export const ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$';
+/** `<profile>` or `<profile>:<count>` (operator/placement.ts); the count multiplies the profile. */
+export const RESOURCE_PROFILE_PATTERN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[1-9][0-9]{0,2})?$';
+/** A rollout's maxSurge / maxUnavailable: a pod count or a percentage, as a Deployment takes it. */
+export const INT_OR_PERCENT_PATTERN = '^(0|[1-9][0-9]{0,3})%?$';
 export const DECIMAL_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]{1,9})?$';
 
 const decimal = z.string().refine(isDecimalString, 'must be a non-negative decimal string, e.g. "0.15"');
@@ -22,6 +26,48 @@ export const priceSpecSchema = z.strictObject({
 });
 export type PriceSpec = z.infer<typeof priceSpecSchema>;
 
+const keyRef = z.strictObject({
+  name: z.string().min(1).max(253),
+  key: z.string().min(1).max(253),
+  optional: z.boolean().optional(),
+});
+/** A value, or one read from a Secret or ConfigMap key: credentials stay in Secrets. */
+const envVarSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    value: z.string().optional(),
+    valueFrom: z
+      .strictObject({ secretKeyRef: keyRef.optional(), configMapKeyRef: keyRef.optional() })
+      .refine(
+        (v) => (v.secretKeyRef === undefined) !== (v.configMapKeyRef === undefined),
+        'one of secretKeyRef or configMapKeyRef',
+      )
+      .optional(),
+  })
+  .refine((e) => e.value === undefined || e.valueFrom === undefined, 'value or valueFrom, not both');
+const envFromSchema = z
+  .strictObject({
+    prefix: z.string().max(253).optional(),
+    secretRef: z
+      .strictObject({ name: z.string().min(1).max(253), optional: z.boolean().optional() })
+      .optional(),
+    configMapRef: z
+      .strictObject({ name: z.string().min(1).max(253), optional: z.boolean().optional() })
+      .optional(),
+  })
+  .refine(
+    (e) => (e.secretRef === undefined) !== (e.configMapRef === undefined),
+    'one of secretRef or configMapRef',
+  );
+const tolerationSchema = z.strictObject({
+  key: z.string().max(316).optional(),
+  operator: z.enum(['Exists', 'Equal']).optional(),
+  value: z.string().max(63).optional(),
+  effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional(),
+  tolerationSeconds: z.number().int().optional(),
+});
+const intOrPercent = z.union([z.number().int().min(0), z.string().regex(new RegExp(INT_OR_PERCENT_PATTERN))]);
+
 export const engineSpecSchema = z.strictObject({
   type: z.enum(engineTypes),
   image: z.string().min(1).optional(),
@@ -29,7 +75,9 @@ export const engineSpecSchema = z.strictObject({
   model: z.string().min(1).optional(),
   command: z.array(z.string()).optional(),
   args: z.array(z.string()).optional(),
-  env: z.array(z.strictObject({ name: z.string().min(1), value: z.string().optional() })).optional(),
+  env: z.array(envVarSchema).optional(),
+  /** Whole Secrets / ConfigMaps as environment (a token never written into the Model). */
+  envFrom: z.array(envFromSchema).max(16).optional(),
   port: z.number().int().min(1).max(65535).optional(),
   gpus: z.number().int().min(0).max(64).optional(),
   resources: z
@@ -45,6 +93,33 @@ export const engineSpecSchema = z.strictObject({
    * vLLM: the only hosts the engine may download image/audio/video URLs from
    * (--allowed-media-domains). Unset: any public host the proxy lets through (docs/security.md "Media URLs").
    */
+  /** A profile of the chart's engines.resourceProfiles, `<name>:<count>` (placement.ts). */
+  resourceProfile: z.string().regex(new RegExp(RESOURCE_PROFILE_PATTERN)).optional(),
+  /** A one-off on top of the profile: more node labels, tolerations, another priority class. */
+  scheduling: z
+    .strictObject({
+      nodeSelector: z.record(z.string(), z.string()).optional(),
+      tolerations: z.array(tolerationSchema).max(16).optional(),
+      priorityClassName: z.string().min(1).max(253).optional(),
+    })
+    .optional(),
+  /**
+   * Seconds an engine told to stop may keep generating for its in-flight streams (vLLM
+   * --shutdown-timeout); the pod's termination grace covers it (operator/drain.ts).
+   */
+  drainSeconds: z.number().int().min(0).max(3600).optional(),
+  /** The size limit of the volume the engine downloads its weights into (operator/scratch.ts). */
+  scratchSize: z
+    .string()
+    .regex(/^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$/)
+    .optional(),
+  /** How a new engine version replaces the old: the Deployment's rolling-update bounds. */
+  rollout: z
+    .strictObject({
+      maxSurge: intOrPercent.optional(),
+      maxUnavailable: intOrPercent.optional(),
+    })
+    .optional(),
   allowedMediaDomains: z
     .array(z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name such as images.example.com'))
     .max(64)

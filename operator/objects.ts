@@ -1,8 +1,11 @@
 // The Kubernetes objects one Model owns: a Deployment of engine pods and a Service whose
 // EndpointSlices tell us which pods are ready. Pure builders; apply.ts sends them.
 import type { V1Deployment, V1OwnerReference, V1Service } from '@kubernetes/client-node';
+import { drainFor } from './drain.ts';
 import { enginePort, engineTemplate } from './engines/index.ts';
 import { API_VERSION, type EngineSpec, type Model } from './model.ts';
+import type { Placement } from './placement.ts';
+import { withScratch } from './scratch.ts';
 
 export const MODEL_LABEL = 'modelplane.dev/model';
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'modelplane-operator' } as const;
@@ -48,9 +51,13 @@ function metadata(model: Model) {
   };
 }
 
-export function deploymentFor(model: Model, engine: EngineSpec): V1Deployment {
-  const { container, volumes } = engineTemplate(model.spec, engine);
+export function deploymentFor(model: Model, engine: EngineSpec, placement?: Placement): V1Deployment {
+  const { container, volumes: own } = engineTemplate(model.spec, engine, placement);
+  const volumes = withScratch(engine, container, own ?? []);
   const meta = metadata(model);
+  const drain = drainFor(engine);
+  // The pod keeps serving while its removal reaches every proxy (drain.ts).
+  container.lifecycle = { preStop: { sleep: { seconds: drain.preStopSeconds } } };
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -58,13 +65,17 @@ export function deploymentFor(model: Model, engine: EngineSpec): V1Deployment {
     spec: {
       replicas: desiredReplicas(engine),
       selector: { matchLabels: podSelector(model) },
+      ...(engine.rollout
+        ? { strategy: { type: 'RollingUpdate', rollingUpdate: { ...engine.rollout } } }
+        : {}),
       template: {
         metadata: { labels: meta.labels, annotations: meta.annotations },
         spec: {
+          ...placement?.pod,
           containers: [container],
-          ...(volumes ? { volumes } : {}),
-          // Engines drain in-flight streams on SIGTERM; give long generations time to finish.
-          terminationGracePeriodSeconds: 120,
+          ...(volumes.length ? { volumes } : {}),
+          // preStop, then the engine's own drain, then a margin: SIGKILL never cuts a draining stream.
+          terminationGracePeriodSeconds: drain.terminationGracePeriodSeconds,
         },
       },
     },

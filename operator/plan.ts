@@ -1,11 +1,14 @@
 // Reconcile, the thinking half (after KubeAI's calculatePodPlan): a pure function from a Model and
 // what we observed to everything that should be true, with human-readable reasons. No I/O here;
 // apply.ts executes the plan and tests run it with no cluster.
-import type { V1Deployment, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type { V1Deployment, V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { CatalogueEntryInput } from '../core/catalogue/entry.ts';
 import { catalogueEntryFor, readyEndpoints } from './entry.ts';
+import { emptyFleet, type FleetConfig } from './fleet.ts';
 import { FINALIZER, type Model, type ModelStatus, modelSource } from './model.ts';
 import { deploymentFor, desiredReplicas, ownedName, selectorString, serviceFor } from './objects.ts';
+import { placementFor } from './placement.ts';
+import { placementProblem } from './pod-problems.ts';
 import { type ConditionInput, condition, withTransitions } from './status.ts';
 
 export interface Observed {
@@ -20,6 +23,8 @@ export interface Observed {
   now: string;
   /** Catalogue `source` of this Model; the local runtime names the file. Default Model/<ns>/<name>. */
   source?: string;
+  /** The engine pods (label modelplane.dev/model=<name>): the scheduler's verdict on each. */
+  pods?: readonly V1Pod[];
 }
 
 export type CatalogueAction =
@@ -39,7 +44,7 @@ export interface Plan {
   reasons: string[];
 }
 
-export function planModel(model: Model, observed: Observed): Plan {
+export function planModel(model: Model, observed: Observed, fleet: FleetConfig = emptyFleet): Plan {
   const hasFinalizer = model.metadata.finalizers?.includes(FINALIZER) ?? false;
   const source = observed.source ?? modelSource(model);
   const reasons: string[] = [];
@@ -68,9 +73,13 @@ export function planModel(model: Model, observed: Observed): Plan {
     if (observed.serviceExists) remove.push({ kind: 'Service', name });
     if (remove.length) reasons.push('the Model has no engine any more: delete its Deployment and Service');
   }
-  const deployment = engine ? deploymentFor(model, engine) : null;
+  const placed = engine ? placementFor(engine, fleet) : undefined;
+  // An unknown profile leaves a running Deployment as it is: better the old pods than none.
+  const deployment = engine && placed?.ok ? deploymentFor(model, engine, placed.placement) : null;
   const service = engine ? serviceFor(model, engine) : null;
   if (deployment) reasons.push(`apply Deployment ${name} with ${deployment.spec?.replicas} replica(s)`);
+  if (placed && !placed.ok) reasons.push(`${placed.message}: the Deployment is left as it is`);
+  const problem = placementProblem(placed, observed.pods ?? []);
 
   const endpoints = model.spec.external ? [model.spec.external.url] : readyEndpoints(observed.endpointSlices);
   const decision = decide(model, observed, endpoints, source);
@@ -84,7 +93,9 @@ export function planModel(model: Model, observed: Observed): Plan {
     selector: selectorString(model),
     endpoints,
     conditions: withTransitions(
-      decision.conditions(wanted),
+      decision
+        .conditions(wanted)
+        .map((c) => (problem && c.type === 'Degraded' && c.status === 'False' ? problem : c)),
       model.status?.conditions,
       observed.now,
       model.metadata.generation,

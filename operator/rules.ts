@@ -89,6 +89,12 @@ export const specRules: ModelRule[] = [
       s.engine.minReplicas <= s.engine.maxReplicas,
   },
   {
+    cel: '!has(self.engine) || !has(self.engine.gpus) || !has(self.engine.resourceProfile)',
+    message:
+      'set spec.engine.gpus or spec.engine.resourceProfile, not both (the profile grants the GPUs, times its count)',
+    holds: (s) => s.engine?.gpus === undefined || s.engine.resourceProfile === undefined,
+  },
+  {
     cel: "!has(self.engine) || self.engine.type != 'custom' || has(self.engine.image)",
     message: 'a custom engine needs spec.engine.image',
     holds: (s) => s.engine?.type !== 'custom' || s.engine.image !== undefined,

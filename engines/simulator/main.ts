@@ -47,6 +47,8 @@ function usage(): string {
     '  --host <addr>                   listen address (default 127.0.0.1)',
     '  --models <a,b,...>              ids listed by GET /v1/models (any id is accepted)',
     "  --enable-force-include-usage    vLLM's: usage on every stream, asked or not",
+    "  --shutdown-timeout <s>          vLLM's: on SIGTERM, finish in-flight requests for up to s seconds,",
+    '                                  answering new ones 503 (default 0: stop at once)',
     ...NUMERIC_FLAGS.map(
       ([flag, key, help]) => `  --${`${flag} <n>`.padEnd(30)}${help} (default ${defaultOptions[key]})`,
     ),
@@ -60,7 +62,7 @@ function usage(): string {
 
 export function parseCli(
   argv: string[],
-): { options: Partial<SimulatorOptions>; port: number; host: string } | null {
+): { options: Partial<SimulatorOptions>; port: number; host: string; shutdownTimeoutS?: number } | null {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -69,6 +71,7 @@ export function parseCli(
       host: { type: 'string' },
       models: { type: 'string' },
       'enable-force-include-usage': { type: 'boolean' },
+      'shutdown-timeout': { type: 'string' },
       ...Object.fromEntries(NUMERIC_FLAGS.map(([flag]) => [flag, { type: 'string' as const }])),
     },
     strict: true,
@@ -95,6 +98,9 @@ export function parseCli(
     options,
     port: values.port === undefined ? 9001 : number('port', values.port),
     host: values.host ?? '127.0.0.1',
+    ...(values['shutdown-timeout'] === undefined
+      ? {}
+      : { shutdownTimeoutS: number('shutdown-timeout', values['shutdown-timeout']) }),
   };
 }
 
@@ -112,14 +118,15 @@ async function main(): Promise<void> {
   }
   const sim = await startSimulator({ ...parsed.options, port: parsed.port, host: parsed.host });
   process.stdout.write(`${JSON.stringify({ msg: 'simulator listening', url: sim.url })}\n`);
-  const stop = () => {
-    sim.close().then(
+  const stop = (signal: string) => {
+    const grace = signal === 'SIGTERM' ? (parsed.shutdownTimeoutS ?? 0) * 1000 : 0;
+    (grace > 0 ? sim.shutdown(grace) : sim.close()).then(
       () => process.exit(0),
       () => process.exit(1),
     );
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {

@@ -42,6 +42,13 @@ export interface Simulator {
   url: string;
   port: number;
   close(): Promise<void>;
+  /**
+   * What vLLM does on SIGTERM with --shutdown-timeout: stop listening, answer new requests 503,
+   * let the in-flight ones finish for up to `timeoutMs`, then close whatever is left.
+   */
+  shutdown(timeoutMs: number): Promise<void>;
+  /** Requests being answered now (streams count until their last byte). */
+  inFlight(): number;
   setOptions(partial: Partial<SimulatorOptions>): void;
   stats(): SimulatorStats;
   /** The most recent requests (up to 200), oldest first. */
@@ -183,7 +190,25 @@ export async function startSimulator(
     await route.handler(ctx, req, res, params, body);
   };
 
+  let draining = false;
+  let inFlight = 0;
+  const settled = new Set<() => void>();
   const server = createServer((req, res) => {
+    if (draining) {
+      // vLLM's answer while it drains: a 5xx before any byte, which the proxy fails over.
+      res.setHeader('connection', 'close');
+      sendError(
+        res,
+        new HttpError(503, 'the engine is shutting down', null, 'service_unavailable'),
+        'openai',
+      );
+      return;
+    }
+    inFlight++;
+    res.once('close', () => {
+      inFlight--;
+      if (inFlight === 0) for (const done of settled) done();
+    });
     dispatch(req, res).catch((err: unknown) => {
       const httpError =
         err instanceof HttpError
@@ -208,14 +233,33 @@ export async function startSimulator(
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
+  const close = () =>
+    new Promise<void>((resolve, reject) => {
+      server.close((err) => (err && !draining ? reject(err) : resolve()));
+      server.closeAllConnections();
+    });
   return {
     url: `http://${urlHost}:${address.port}`,
     port: address.port,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections();
-      }),
+    close,
+    async shutdown(timeoutMs) {
+      draining = true;
+      server.close();
+      server.closeIdleConnections();
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, timeoutMs);
+          function done() {
+            clearTimeout(timer);
+            settled.delete(done);
+            resolve();
+          }
+          settled.add(done);
+        });
+      }
+      await close();
+    },
+    inFlight: () => inFlight,
     setOptions(partial) {
       const next = { ...options, ...partial };
       validateOptions(next);

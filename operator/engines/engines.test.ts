@@ -107,6 +107,9 @@ describe('engine pod templates', () => {
       'hermes',
       '--seed',
       '1',
+      // operator/drain.ts: in-flight streams finish on SIGTERM (vLLM's default 0 aborts them).
+      '--shutdown-timeout',
+      '40',
     ]);
     const sglang = spec({ type: 'sglang', model: 'org/weights', gpus: 2, args: ['--seed', '1'] });
     const g = engineTemplate(sglang, sglang.engine);

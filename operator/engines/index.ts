@@ -1,12 +1,14 @@
 // Picks the template for an engine type; the switch is exhaustive so a new type fails to compile
 // until it has a template.
+import { drainFor } from '../drain.ts';
 import type { EngineSpec, EngineType, ModelSpec } from '../model.ts';
+import type { Placement } from '../placement.ts';
 import { customDefaults, customTemplate } from './custom.ts';
 import { llamacppDefaults, llamacppTemplate } from './llamacpp.ts';
 import { sglangDefaults, sglangTemplate } from './sglang.ts';
 import { simulatorDefaults, simulatorTemplate } from './simulator.ts';
 import { teiDefaults, teiTemplate } from './tei.ts';
-import type { EngineDefaults, EngineInput, EngineTemplate } from './types.ts';
+import { type EngineDefaults, type EngineInput, type EngineTemplate, hasFlag } from './types.ts';
 import { vllmDefaults, vllmTemplate } from './vllm.ts';
 
 export type { EngineTemplate } from './types.ts';
@@ -36,14 +38,21 @@ export function enginePort(engine: EngineSpec): number {
   return engine.port ?? engineFor(engine.type).defaults.port;
 }
 
-export function engineTemplate(spec: ModelSpec, engine: EngineSpec): EngineTemplate {
+export function engineTemplate(spec: ModelSpec, engine: EngineSpec, placement?: Placement): EngineTemplate {
   const { defaults, template } = engineFor(engine.type);
-  return template({
+  const made = template({
     spec,
     engine,
     servedName: spec.servedName ?? spec.id,
     weights: engine.model ?? spec.id,
     port: engine.port ?? defaults.port,
-    gpus: engine.gpus ?? defaults.gpus,
+    // A profile grants the GPUs (and so the tensor parallelism); without one, engine.gpus.
+    gpus: placement?.profile ? (placement.gpus ?? 0) : (engine.gpus ?? defaults.gpus),
+    ...(placement ? { placement } : {}),
   });
+  // The drain flag goes last, unless the Model's own args already set it.
+  const drain = drainFor(engine).engineArgs;
+  const args = made.container.args ?? [];
+  if (drain.length > 0 && drain[0] && !hasFlag(args, drain[0])) made.container.args = [...args, ...drain];
+  return made;
 }

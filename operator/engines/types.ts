@@ -2,6 +2,7 @@
 // probes and image in one place; index.ts picks one with an exhaustive switch.
 import type { V1Container, V1Probe, V1ResourceRequirements, V1Volume } from '@kubernetes/client-node';
 import type { EngineSpec, ModelSpec } from '../model.ts';
+import { mergedResources, type Placement } from '../placement.ts';
 
 export interface EngineInput {
   spec: ModelSpec;
@@ -12,6 +13,8 @@ export interface EngineInput {
   weights: string;
   port: number;
   gpus: number;
+  /** Where the pods go and what a profile grants them (operator/placement.ts). */
+  placement?: Placement;
 }
 
 export interface EngineTemplate {
@@ -45,23 +48,24 @@ export function healthProbes(
   };
 }
 
-/** User resources plus `nvidia.com/gpu` limits (GPUs are requested through limits only). */
+/**
+ * The profile's resources (times its count) under the Model's own; without a profile, `nvidia.com/gpu`
+ * limits from the GPU count (GPUs are requested through limits only).
+ */
 export function resourcesFor(input: EngineInput): V1ResourceRequirements {
-  const limits: Record<string, string> = { ...stringify(input.engine.resources?.limits) };
-  if (input.gpus > 0) limits['nvidia.com/gpu'] = String(input.gpus);
-  const requests = stringify(input.engine.resources?.requests);
+  const { requests, limits } = mergedResources(input.placement, input.engine.resources);
+  if (!input.placement?.profile && input.gpus > 0) limits['nvidia.com/gpu'] = String(input.gpus);
   return {
     ...(Object.keys(requests).length ? { requests } : {}),
     ...(Object.keys(limits).length ? { limits } : {}),
   };
 }
 
-function stringify(q: Record<string, string | number> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(q ?? {}).map(([k, v]) => [k, String(v)]));
-}
-
+/** Plain values, or references to a Secret or ConfigMap key that the kubelet resolves. */
 export function envFor(input: EngineInput): V1Container['env'] {
-  return (input.engine.env ?? []).map((e) => ({ name: e.name, value: e.value ?? '' }));
+  return (input.engine.env ?? []).map((e) =>
+    e.valueFrom ? { name: e.name, valueFrom: e.valueFrom } : { name: e.name, value: e.value ?? '' },
+  );
 }
 
 /** Model-server flags the admin already set in args win over our defaults. */
@@ -83,6 +87,7 @@ export function engineContainer(
     name: 'engine',
     ...(input.engine.command ? { command: input.engine.command } : {}),
     env: envFor(input),
+    ...(input.engine.envFrom?.length ? { envFrom: input.engine.envFrom } : {}),
     ports: [{ name: 'http', containerPort: input.port, protocol: 'TCP' }],
     resources: resourcesFor(input),
     ...own,

@@ -4,11 +4,18 @@
 // plan from it (a GPU model with no endpoints, a Ready condition flipped). Each term's number fences
 // the catalogue (catalogue-writer.ts): the writer holds it while leading and drops it on step-down.
 import { hostname } from 'node:os';
-import type { KubernetesObject, V1Deployment, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
+import type {
+  KubernetesObject,
+  V1Deployment,
+  V1EndpointSlice,
+  V1Pod,
+  V1Service,
+} from '@kubernetes/client-node';
 import { catalogueKey } from '../../core/catalogue/entry.ts';
 import { applyPlan } from '../apply.ts';
+import { emptyFleet, type FleetConfig } from '../fleet.ts';
 import { API_VERSION, type Model, modelKey, modelSource } from '../model.ts';
-import { MANAGED_BY, modelNameFromOwned, ownedName } from '../objects.ts';
+import { MANAGED_BY, MODEL_LABEL, modelNameFromOwned, ownedName } from '../objects.ts';
 import { planModel } from '../plan.ts';
 import { KeyedQueue } from '../queue.ts';
 import type { Runtime, RuntimeDeps } from '../runtime.ts';
@@ -30,6 +37,8 @@ export interface KubernetesRuntimeOptions {
   resyncMs?: number;
   /** Informer restart backoff (defaults 500 ms doubling to 30 s). */
   informerBackoff?: { baseDelayMs?: number; maxDelayMs?: number };
+  /** Engine profiles and pod defaults (the chart's engines values, operator/fleet.ts). */
+  fleet?: FleetConfig;
 }
 
 /** A Model as the informer holds it (metadata typed by client-node). */
@@ -45,6 +54,7 @@ export class KubernetesRuntime implements Runtime {
   private readonly deployments: ResilientInformer<V1Deployment>;
   private readonly services: ResilientInformer<V1Service>;
   private readonly slices: ResilientInformer<V1EndpointSlice>;
+  private readonly pods: ResilientInformer<V1Pod>;
   readonly leader: LeaderElector;
   private readonly queue: KeyedQueue;
   private resyncTimer: NodeJS.Timeout | undefined;
@@ -117,6 +127,18 @@ export class KubernetesRuntime implements Runtime {
       onChange: (s) =>
         enqueueOwner(s, modelNameFromOwned(s.metadata?.labels?.['kubernetes.io/service-name'] ?? '')),
     });
+    // Engine pods, for the scheduler's verdict (an unschedulable pod shows on its Model at once).
+    this.pods = new ResilientInformer<V1Pod>(kube, {
+      name: 'pods',
+      apiVersion: 'v1',
+      kind: 'Pod',
+      path: path('api/v1', 'pods'),
+      namespace: ns,
+      labelSelector: `${MODEL_LABEL},${managedSelector}`,
+      onError,
+      ...backoff,
+      onChange: (p) => enqueueOwner(p, p.metadata?.labels?.[MODEL_LABEL]),
+    });
     this.queue = new KeyedQueue((key) => this.reconcile(key), {
       onError: (key, err, attempt) => {
         deps.metrics?.reconcileErrors.inc();
@@ -155,7 +177,7 @@ export class KubernetesRuntime implements Runtime {
   }
 
   private get informers() {
-    return [this.models, this.deployments, this.services, this.slices];
+    return [this.models, this.deployments, this.services, this.slices, this.pods];
   }
 
   private get cachesSynced(): boolean {
@@ -238,15 +260,20 @@ export class KubernetesRuntime implements Runtime {
     const end = this.deps.metrics?.reconcileSeconds.startTimer();
     const owned = ownedName(model);
     try {
-      const plan = planModel(model, {
-        deployment: this.deployments.get(owned, namespace) ?? null,
-        serviceExists: this.services.get(owned, namespace) !== undefined,
-        endpointSlices: this.slices
-          .list(namespace)
-          .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned),
-        idClaimedBy: model.metadata.deletionTimestamp ? undefined : this.idOwner(model),
-        now: new Date().toISOString(),
-      });
+      const plan = planModel(
+        model,
+        {
+          deployment: this.deployments.get(owned, namespace) ?? null,
+          serviceExists: this.services.get(owned, namespace) !== undefined,
+          endpointSlices: this.slices
+            .list(namespace)
+            .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned),
+          idClaimedBy: model.metadata.deletionTimestamp ? undefined : this.idOwner(model),
+          now: new Date().toISOString(),
+          pods: this.pods.list(namespace).filter((p) => p.metadata?.labels?.[MODEL_LABEL] === name),
+        },
+        this.options.fleet ?? emptyFleet,
+      );
       const result = await applyPlan(model, plan, { kube: this.kube, catalogue: this.deps.catalogue });
       if (result.catalogueChanged) this.deps.metrics?.catalogueWrites.inc();
       this.deps.metrics?.reconciles.inc({ result: 'success' });

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { parseFleetConfig } from '../../operator/fleet.ts';
 import { allOnValues, chartDir, find, helm, helmBinary, type K8sObject, render, repo } from './helm.ts';
 
 let defaults: K8sObject[];
@@ -43,11 +44,16 @@ describe('helm lint and template', () => {
       'NetworkPolicy/mp-modelplane-engines',
       'NetworkPolicy/mp-modelplane-redis',
       'Role/mp-modelplane-operator-leader-election',
+      'ConfigMap/mp-modelplane-engines',
     ])
       expect(kinds).toContain(k);
     // Off by default: they need prometheus-operator, an ingress controller, a metrics adapter.
-    for (const k of ['PrometheusRule', 'ServiceMonitor', 'Ingress', 'HorizontalPodAutoscaler', 'ConfigMap'])
+    for (const k of ['PrometheusRule', 'ServiceMonitor', 'Ingress', 'HorizontalPodAutoscaler'])
       expect(defaults.map((o) => o.kind)).not.toContain(k);
+    // The one ConfigMap by default is the engine fleet the operator reads (no dashboards).
+    expect(defaults.filter((o) => o.kind === 'ConfigMap').map((o) => o.metadata.name)).toEqual([
+      'mp-modelplane-engines',
+    ]);
   });
 
   it('renders every option: HPA on CPU and in-flight, ingress, monitoring, dashboards, S3, persistence', () => {
@@ -309,5 +315,40 @@ describe('secrets and Redis', () => {
       'mp-modelplane-redis',
     ).spec.template.spec.containers[0].args.join(' ');
     expect(args).toContain('--appendonly yes --appendfsync always');
+  });
+});
+
+describe('the engine fleet (operator/fleet.ts)', () => {
+  it("the operator reads the chart's engines values from a ConfigMap it mounts, which its own parser accepts; a change rolls it", async () => {
+    const cm = find(defaults, 'ConfigMap', 'mp-modelplane-engines');
+    const fleet = parseFleetConfig(parse(cm.data['fleet.yaml']));
+    expect(Object.keys(fleet.resourceProfiles).sort()).toEqual(['cpu', 'nvidia-gpu-h100', 'nvidia-gpu-l4']);
+    expect(fleet.resourceProfiles['nvidia-gpu-h100']?.tolerations).toEqual([
+      { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
+    ]);
+    const pod = find(defaults, 'Deployment', 'mp-modelplane-operator').spec.template;
+    const env = pod.spec.containers[0].env as { name: string; value?: string }[];
+    expect(env).toContainEqual({ name: 'OPERATOR_FLEET_CONFIG', value: '/etc/modelplane/fleet.yaml' });
+    expect(pod.spec.volumes).toContainEqual({
+      name: 'engines',
+      configMap: { name: 'mp-modelplane-engines' },
+    });
+    // Pod defaults set in values reach the file; a changed profile changes the operator's checksum.
+    const custom = await render([
+      '--set',
+      'engines.podDefaults.serviceAccountName=engines',
+      '--set',
+      'engines.resourceProfiles.cpu.requests.cpu=2',
+    ]);
+    const changed = parseFleetConfig(
+      parse(find(custom, 'ConfigMap', 'mp-modelplane-engines').data['fleet.yaml']),
+    );
+    expect(changed.podDefaults).toEqual({ serviceAccountName: 'engines' });
+    expect(changed.resourceProfiles.cpu?.requests).toEqual({ cpu: '2', memory: '2Gi' });
+    const checksum = (objects: K8sObject[]) =>
+      find(objects, 'Deployment', 'mp-modelplane-operator').spec.template.metadata.annotations[
+        'checksum/engines'
+      ];
+    expect(checksum(custom)).not.toBe(checksum(defaults));
   });
 });

@@ -15,6 +15,7 @@ import { FencedCatalogue } from '../../core/catalogue/fence.ts';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import type { Redis } from '../../core/redis-client.ts';
 import { CatalogueWriter } from '../../operator/catalogue-writer.ts';
+import type { FleetConfig } from '../../operator/fleet.ts';
 import { KubeClient } from '../../operator/kube/client.ts';
 import { KubernetesRuntime } from '../../operator/kube/runtime.ts';
 import { OperatorMetrics } from '../../operator/metrics.ts';
@@ -133,6 +134,8 @@ export interface OperatorReplicaOptions {
   informerBackoff?: { baseDelayMs?: number; maxDelayMs?: number };
   /** A writer of the test's own (one that records what it writes). */
   catalogue?: CatalogueWriter;
+  /** Engine profiles and pod defaults (operator/fleet.ts). */
+  fleet?: FleetConfig;
 }
 
 export const fencedWriter = (redis: Redis) =>
@@ -156,6 +159,7 @@ export async function startOperator(
     ...TEST_LEASE,
     resyncMs: options.resyncMs ?? 60_000,
     ...(options.informerBackoff ? { informerBackoff: options.informerBackoff } : {}),
+    ...(options.fleet ? { fleet: options.fleet } : {}),
   });
   const metrics = new OperatorMetrics(runtime);
   Object.assign(deps, { metrics });

@@ -1,0 +1,63 @@
+// The cluster admin's side of engine placement (after KubeAI's resourceProfiles): named engine
+// profiles (per-unit resources, node selector, affinity, tolerations, runtime and priority class)
+// and what every engine pod shares (service account, pull secrets, security context), written in
+// the chart's values and read by the operator from the ConfigMap it renders. A Model names a
+// profile and a count (`resourceProfile: "nvidia-h100:2"`); Model authors never repeat taints.
+// Parsed once at start-up: a bad file stops the operator with the path of the bad field.
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { z } from 'zod';
+
+/** A Kubernetes quantity we can multiply: a plain decimal with an optional suffix (500m, 16Gi, 2). */
+export const QUANTITY_PATTERN = /^([0-9]+(?:\.[0-9]+)?)([A-Za-z]{0,2})$/;
+const quantity = z
+  .union([z.string(), z.number()])
+  .transform(String)
+  .refine((q) => QUANTITY_PATTERN.test(q), 'a quantity such as 8, 500m or 64Gi');
+const quantities = z.record(z.string().min(1), quantity);
+// Kubernetes' own shapes are passed through as the admin wrote them: the API server validates them.
+const kubeObject = z.record(z.string(), z.unknown());
+
+export const resourceProfileSchema = z.strictObject({
+  /** Per unit of the profile; `<name>:<count>` multiplies every quantity by the count. */
+  requests: quantities.optional(),
+  limits: quantities.optional(),
+  nodeSelector: z.record(z.string(), z.string()).optional(),
+  affinity: kubeObject.optional(),
+  tolerations: z.array(kubeObject).optional(),
+  runtimeClassName: z.string().min(1).optional(),
+  priorityClassName: z.string().min(1).optional(),
+});
+export type ResourceProfile = z.infer<typeof resourceProfileSchema>;
+
+export const podDefaultsSchema = z.strictObject({
+  serviceAccountName: z.string().min(1).optional(),
+  imagePullSecrets: z.array(z.strictObject({ name: z.string().min(1) })).optional(),
+  /** The pod-level securityContext of every engine pod. */
+  securityContext: kubeObject.optional(),
+});
+export type PodDefaults = z.infer<typeof podDefaultsSchema>;
+
+export const fleetConfigSchema = z.strictObject({
+  resourceProfiles: z
+    .record(z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/), resourceProfileSchema)
+    .default({}),
+  podDefaults: podDefaultsSchema.default({}),
+});
+export type FleetConfig = z.infer<typeof fleetConfigSchema>;
+
+export const emptyFleet: FleetConfig = { resourceProfiles: {}, podDefaults: {} };
+
+export function parseFleetConfig(input: unknown): FleetConfig {
+  const parsed = fleetConfigSchema.safeParse(input ?? {});
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
+    throw new Error(`invalid engine fleet configuration:\n${problems}`);
+  }
+  return parsed.data;
+}
+
+/** The chart mounts its ConfigMap's `fleet.yaml` and names it in OPERATOR_FLEET_CONFIG. */
+export function loadFleetConfig(path: string): FleetConfig {
+  return parseFleetConfig(parse(readFileSync(path, 'utf8')));
+}
