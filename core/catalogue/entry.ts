@@ -80,6 +80,11 @@ export const catalogueEntrySchema = z.object({
     imageToVideo: false,
   }),
   endpoints: z.array(endpointSchema).default([]),
+  /**
+   * Set for a model the operator scales (issue 32): a call finding no ready endpoint is held in the
+   * proxy up to this long while the model wakes, instead of a retryable 500 at once.
+   */
+  coldStartTimeoutMs: z.number().int().positive().optional(),
   ownedBy: z.string().default('modelplane'),
   /** Unix seconds the model was first catalogued (OpenAI `created`). */
   created: z.number().int().nonnegative(),

@@ -10,7 +10,7 @@ import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { callCost } from '../billing/call-cost.ts';
 import { chatPromptTokens, textBill, textQuote } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
-import type { StreamTranslator, TextDialect } from '../dialects/translator.ts';
+import type { TextDialect } from '../dialects/translator.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { estimatedUsage, estimateTokens, usageFromEngine } from '../engine/frames/index.ts';
@@ -162,8 +162,10 @@ async function startChat(
   cancel: Cancel,
   tried: Set<string>,
   trace: RequestTrace | undefined,
+  onHeld?: () => void,
 ): Promise<EngineCall> {
   const call = await callEngine(ctx.engine, {
+    onHeld,
     entry: t.entry,
     path: '/v1/chat/completions',
     payload: engineChatBody(t, outputTokens),
@@ -236,16 +238,19 @@ function streamedCall<A>(
     model: t.entry.id,
     quote,
     opened: (charge) => {
-      if (hasPing(translator) && dialect.estimateInput !== undefined)
-        early = new EarlyHead(request, reply, translator, {
-          charge,
-          estimateInput: dialect.estimateInput,
-          pingMs: ctx.config.PROXY_MESSAGES_PING_MS,
-        });
+      early = new EarlyHead(request, reply, translator, {
+        charge,
+        estimateInput: dialect.estimateInput ?? (() => 0),
+        pingMs: ctx.config.PROXY_MESSAGES_PING_MS,
+        armed: translator.ping !== null && dialect.estimateInput !== undefined,
+      });
     },
     run: (out, cancel) => {
       const tried = new Set<string>();
-      return firstStreamEvent(ctx.engine, cancel, () => startChat(ctx, t, out, cancel, tried, request.trace));
+      const held = () => early?.arm();
+      return firstStreamEvent(ctx.engine, cancel, () =>
+        startChat(ctx, t, out, cancel, tried, request.trace, held),
+      );
     },
     discard: (s) => s.close(),
     relay: (start, charge, abort) =>
@@ -261,8 +266,4 @@ function streamedCall<A>(
       }),
     failed: (err) => early?.failed(err) ?? false,
   });
-}
-
-function hasPing(t: StreamTranslator): t is StreamTranslator & { ping: string } {
-  return t.ping !== null;
 }
