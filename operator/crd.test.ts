@@ -23,9 +23,18 @@ describe('Model CRD', () => {
     );
   });
 
-  it('has the printer columns ID, Kind, Ready, Age and the status and scale subresources', () => {
+  it('has the printer columns ID, Kind, Ready, the replicas and demand, Age and the status and scale subresources', () => {
     const v = modelCrd().spec.versions[0]!;
-    expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual(['ID', 'Kind', 'Ready', 'Age']);
+    expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual([
+      'ID',
+      'Kind',
+      'Ready',
+      'Replicas',
+      'Available',
+      'Demand',
+      'Scaling',
+      'Age',
+    ]);
     expect(v.subresources.status).toEqual({});
     expect(v.subresources.scale.specReplicasPath).toBe('.spec.engine.replicas');
   });

@@ -70,6 +70,41 @@ const engine: Schema = {
     replicas: int({ minimum: 0, description: 'Desired replicas (the scale subresource writes this).' }),
     minReplicas: int({ minimum: 0 }),
     maxReplicas: int({ minimum: 0 }),
+    autoscaling: {
+      type: 'object',
+      description: 'Replicas follow demand (docs/autoscaling.md); absent: replicas stays what is written.',
+      properties: {
+        targetInFlight: int({
+          minimum: 1,
+          maximum: 100000,
+          description: 'Requests one replica is sized for (default 8).',
+        }),
+        scaleDownDelaySeconds: int({
+          minimum: 0,
+          maximum: 86400,
+          description: 'No scale-down sooner after a scale-up (default 30).',
+        }),
+        windowSeconds: int({
+          minimum: 1,
+          maximum: 86400,
+          description: 'Scale down to the highest recommendation of this window (default 60).',
+        }),
+        idleSeconds: int({
+          minimum: 0,
+          maximum: 604800,
+          description: 'With minReplicas 0: to zero after this long with no demand (default 300).',
+        }),
+        coldStartTimeoutSeconds: int({
+          minimum: 1,
+          maximum: 3600,
+          description: 'How long a proxy holds a call while the model wakes (default 300).',
+        }),
+        writer: str({
+          enum: ['operator', 'external'],
+          description: 'external: KEDA or an HPA writes replicas; the operator leaves it alone.',
+        }),
+      },
+    },
     allowedMediaDomains: {
       type: 'array',
       maxItems: 64,
@@ -176,6 +211,23 @@ const status: Schema = {
     readyReplicas: int(),
     selector: str(),
     endpoints: { type: 'array', items: str() },
+    autoscaling: {
+      type: 'object',
+      description: "The scaler's last decision and its inputs.",
+      properties: {
+        desiredReplicas: int(),
+        recommendation: int(),
+        demand: int({ description: 'In flight + queued + held, summed over the proxies.' }),
+        inFlight: int(),
+        queued: int(),
+        held: int(),
+        saturated: { type: 'boolean' },
+        reason: str(),
+        lastScaleTime: str({ format: 'date-time' }),
+        lastScaleUpTime: str({ format: 'date-time' }),
+        lastDemandTime: str({ format: 'date-time' }),
+      },
+    },
     conditions: {
       type: 'array',
       items: condition,
@@ -217,6 +269,10 @@ export function modelCrd() {
             { name: 'ID', type: 'string', jsonPath: '.spec.id' },
             { name: 'Kind', type: 'string', jsonPath: '.spec.kind' },
             { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+            { name: 'Replicas', type: 'integer', jsonPath: '.spec.engine.replicas' },
+            { name: 'Available', type: 'integer', jsonPath: '.status.readyReplicas' },
+            { name: 'Demand', type: 'integer', jsonPath: '.status.autoscaling.demand' },
+            { name: 'Scaling', type: 'string', jsonPath: '.status.autoscaling.reason', priority: 1 },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
           schema: {

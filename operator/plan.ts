@@ -4,7 +4,7 @@
 import type { V1Deployment, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import type { CatalogueEntryInput } from '../core/catalogue/entry.ts';
 import { catalogueEntryFor, readyEndpoints } from './entry.ts';
-import { FINALIZER, type Model, type ModelStatus, modelSource } from './model.ts';
+import { type AutoscalingStatus, FINALIZER, type Model, type ModelStatus, modelSource } from './model.ts';
 import { deploymentFor, desiredReplicas, ownedName, selectorString, serviceFor } from './objects.ts';
 import { type ConditionInput, condition, withTransitions } from './status.ts';
 
@@ -20,6 +20,8 @@ export interface Observed {
   now: string;
   /** Catalogue `source` of this Model; the local runtime names the file. Default Model/<ns>/<name>. */
   source?: string;
+  /** The scaler's newest decision for this Model (operator/autoscale/), for its status. */
+  autoscaling?: { status: AutoscalingStatus; condition: ConditionInput } | undefined;
 }
 
 export type CatalogueAction =
@@ -77,14 +79,16 @@ export function planModel(model: Model, observed: Observed): Plan {
   reasons.push(decision.reason);
 
   const wanted = engine ? desiredReplicas(engine) : 0;
+  const scaling = engine?.autoscaling ? scalingStatus(model, observed) : undefined;
   const status: ModelStatus = {
     observedGeneration: model.metadata.generation,
     replicas: observed.deployment?.status?.replicas ?? 0,
     readyReplicas: observed.deployment?.status?.readyReplicas ?? 0,
     selector: selectorString(model),
     endpoints,
+    ...(scaling?.status ? { autoscaling: scaling.status } : {}),
     conditions: withTransitions(
-      decision.conditions(wanted),
+      [...decision.conditions(wanted), ...(scaling?.condition ? [scaling.condition] : [])],
       model.status?.conditions,
       observed.now,
       model.metadata.generation,
@@ -92,6 +96,31 @@ export function planModel(model: Model, observed: Observed): Plan {
   };
   if (status.observedGeneration === undefined) delete status.observedGeneration;
   return { finalizer, deployment, service, remove, catalogue: decision.catalogue, status, reasons };
+}
+
+/**
+ * The scaler's status fields and Scaling condition: its newest decision, or what the status says
+ * already (a reconcile between two decisions, or a new leader's first, must not erase them).
+ */
+function scalingStatus(
+  model: Model,
+  observed: Observed,
+): { status?: AutoscalingStatus; condition?: ConditionInput } {
+  if (observed.autoscaling) return observed.autoscaling;
+  const previous = model.status?.conditions?.find((c) => c.type === 'Scaling');
+  return {
+    ...(model.status?.autoscaling ? { status: model.status.autoscaling } : {}),
+    ...(previous
+      ? {
+          condition: {
+            type: previous.type,
+            status: previous.status,
+            reason: previous.reason,
+            message: previous.message,
+          },
+        }
+      : {}),
+  };
 }
 
 interface Decision {

@@ -29,7 +29,7 @@ export interface EngineLoad {
   replicas: number;
   waiting: number;
   running: number;
-  /** The highest KV-cache usage among them, 0..1 (null: not exported). */
+  /** The lowest KV-cache usage among them, 0..1: every replica is at least this full (null: not exported). */
   kvCacheUsage: number | null;
 }
 

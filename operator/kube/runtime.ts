@@ -7,9 +7,11 @@ import { hostname } from 'node:os';
 import type { KubernetesObject, V1Deployment, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { catalogueKey } from '../../core/catalogue/entry.ts';
 import { applyPlan } from '../apply.ts';
+import { Scaler } from '../autoscale/scaler.ts';
+import { readyEndpoints } from '../entry.ts';
 import { API_VERSION, type Model, modelKey, modelSource } from '../model.ts';
-import { MANAGED_BY, modelNameFromOwned, ownedName } from '../objects.ts';
-import { planModel } from '../plan.ts';
+import { desiredReplicas, MANAGED_BY, modelNameFromOwned, ownedName } from '../objects.ts';
+import { type Observed, planModel } from '../plan.ts';
 import { KeyedQueue } from '../queue.ts';
 import type { Runtime, RuntimeDeps } from '../runtime.ts';
 import { describeError, type KubeClient } from './client.ts';
@@ -49,6 +51,9 @@ export class KubernetesRuntime implements Runtime {
   private readonly queue: KeyedQueue;
   private resyncTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** The leader's scaler (when the proxies' demand is at hand), and its newest decision per Model. */
+  private scaler: Scaler | undefined;
+  private readonly scaling = new Map<string, Observed['autoscaling']>();
   /** Resolves once the caches listed and the election began (or the runtime stopped first). */
   campaigning: Promise<void> = Promise.resolve();
 
@@ -154,6 +159,41 @@ export class KubernetesRuntime implements Runtime {
     });
   }
 
+  /** The scaler over this runtime's caches: it writes replicas through the scale subresource. */
+  private startScaler(): void {
+    const demand = this.deps.demand;
+    if (demand === undefined) return;
+    if (this.scaler) return this.scaler.start(this.deps.scaleIntervalMs ?? 2_000);
+    this.scaler = new Scaler({
+      demand,
+      log: this.deps.log,
+      ...(this.deps.metrics ? { registry: this.deps.metrics.registry } : {}),
+      isLeader: () => this.leader.isLeader && this.cachesSynced,
+      targets: () =>
+        this.models
+          .list()
+          .filter((m) => m.spec.engine?.autoscaling !== undefined)
+          .map((m) => {
+            const owned = ownedName(m);
+            const slices = this.slices
+              .list(m.metadata.namespace)
+              .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned);
+            return {
+              key: modelKey(m),
+              model: m,
+              current: desiredReplicas(m.spec.engine!),
+              endpoints: readyEndpoints(slices),
+            };
+          }),
+      setReplicas: (t, replicas) => this.kube.scaleModel(t.model, replicas),
+      decided: (key, result) => {
+        this.scaling.set(key, result);
+        this.queue.add(key);
+      },
+    });
+    this.scaler.start(this.deps.scaleIntervalMs ?? 2_000);
+  }
+
   private get informers() {
     return [this.models, this.deployments, this.services, this.slices];
   }
@@ -176,11 +216,13 @@ export class KubernetesRuntime implements Runtime {
       void this.sweepOrphans();
     }, this.options.resyncMs ?? 300_000);
     this.resyncTimer.unref();
+    this.startScaler();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.resyncTimer) clearInterval(this.resyncTimer);
+    await this.scaler?.stop();
     this.queue.stop();
     await this.leader.stop();
     await Promise.all(this.informers.map((i) => i.stop()));
@@ -246,6 +288,7 @@ export class KubernetesRuntime implements Runtime {
           .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned),
         idClaimedBy: model.metadata.deletionTimestamp ? undefined : this.idOwner(model),
         now: new Date().toISOString(),
+        autoscaling: this.scaling.get(key),
       });
       const result = await applyPlan(model, plan, { kube: this.kube, catalogue: this.deps.catalogue });
       if (result.catalogueChanged) this.deps.metrics?.catalogueWrites.inc();

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { startSimulator } from '../../engines/simulator/server.ts';
+import { modelCrd } from '../../operator/crd.ts';
 import { chatModel, invalidModels, withSpec } from '../../operator/fixtures.ts';
 import { startMetricsServer } from '../../operator/metrics.ts';
 import { FINALIZER, type Model } from '../../operator/model.ts';
@@ -113,9 +114,11 @@ describe('operator on a real kube-apiserver', () => {
     expect(ready.reason).toBe('EndpointsReady');
   });
 
-  it('kubectl get models shows ID, Kind, Ready, Age', async () => {
+  it('kubectl get models shows ID, Kind, Ready, the replicas and demand, Age', async () => {
     const table = await getTable(cluster, '/apis/modelplane.dev/v1alpha1/namespaces/default/models');
-    expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', 'ID', 'Kind', 'Ready', 'Age']);
+    // The names themselves are operator/crd.test.ts's: here, that the server renders every one.
+    const columns = modelCrd().spec.versions[0]!.additionalPrinterColumns.map((c) => c.name);
+    expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', ...columns]);
     expect(table.rows[0]?.cells.slice(0, 4)).toEqual(['llama', ID, 'chat', 'True']);
   });
 
