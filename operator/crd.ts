@@ -105,6 +105,29 @@ const engine: Schema = {
         }),
       },
     },
+    queue: {
+      type: 'object',
+      required: ['perReplica'],
+      description: 'A fair queue per account in each proxy once every replica has perReplica calls.',
+      properties: {
+        perReplica: int({
+          minimum: 1,
+          maximum: 100000,
+          description: 'Calls one proxy sends to one replica at once.',
+        }),
+        maxQueued: int({
+          minimum: 1,
+          maximum: 100000,
+          description: 'Calls waiting per proxy (default 100).',
+        }),
+        maxQueuedBytes: int({ minimum: 1, description: 'Their request bytes per proxy (default 16 MiB).' }),
+        maxWaitSeconds: int({
+          minimum: 1,
+          maximum: 3600,
+          description: 'How long one call may wait (default 30).',
+        }),
+      },
+    },
     allowedMediaDomains: {
       type: 'array',
       maxItems: 64,

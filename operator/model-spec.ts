@@ -40,6 +40,17 @@ export const autoscalingSchema = z.strictObject({
 });
 export type AutoscalingSpec = z.infer<typeof autoscalingSchema>;
 
+/** A fair queue per account in each proxy once every replica has perReplica calls (docs/autoscaling.md). */
+export const queueSpecSchema = z.strictObject({
+  perReplica: z.number().int().min(1).max(100_000),
+  /** Calls waiting per proxy. Default 100. */
+  maxQueued: z.number().int().min(1).max(100_000).optional(),
+  /** Their request bytes per proxy. Default 16 MiB. */
+  maxQueuedBytes: z.number().int().min(1).optional(),
+  /** How long one call may wait. Default 30. */
+  maxWaitSeconds: z.number().int().min(1).max(3_600).optional(),
+});
+
 export const engineSpecSchema = z.strictObject({
   type: z.enum(engineTypes),
   image: z.string().min(1).optional(),
@@ -61,6 +72,7 @@ export const engineSpecSchema = z.strictObject({
   maxReplicas: z.number().int().min(0).optional(),
   /** Replicas follow demand (docs/autoscaling.md); absent: replicas stays what is written. */
   autoscaling: autoscalingSchema.optional(),
+  queue: queueSpecSchema.optional(),
   /**
    * vLLM: the only hosts the engine may download image/audio/video URLs from
    * (--allowed-media-domains). Unset: any public host the proxy lets through (docs/security.md "Media URLs").

@@ -180,6 +180,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       attempts: config.PROXY_ENGINE_ATTEMPTS,
       demand: demand.board,
       hold: demand.hold,
+      queue: demand.queue,
     },
     media: { store: mediaStore, signer, redis: deps.redis },
     serving: { ready: true },

@@ -1,5 +1,6 @@
 // A Model's autoscaling fields with their defaults (docs/autoscaling.md), read in one place: the
 // scaler's policy, and the cold-start hold the catalogue entry tells the proxies about.
+import type { QueueLimits } from '../../core/catalogue/entry.ts';
 import type { EngineSpec } from '../model.ts';
 import type { AutoscalePolicy } from './decide.ts';
 
@@ -37,4 +38,16 @@ export function coldStartTimeoutMs(engine: EngineSpec | undefined): number | und
   const a = engine?.autoscaling;
   if (a === undefined || (engine?.minReplicas ?? 0) > 0) return undefined;
   return (a.coldStartTimeoutSeconds ?? AUTOSCALING_DEFAULTS.coldStartTimeoutSeconds) * 1000;
+}
+
+/** The catalogue's fair-queue limits for this engine (undefined: no queue). */
+export function queueLimits(engine: EngineSpec | undefined): QueueLimits | undefined {
+  const q = engine?.queue;
+  if (q === undefined) return undefined;
+  return {
+    perReplica: q.perReplica,
+    maxQueued: q.maxQueued ?? 100,
+    maxQueuedBytes: q.maxQueuedBytes ?? 16 * 1024 * 1024,
+    maxWaitMs: (q.maxWaitSeconds ?? 30) * 1000,
+  };
 }

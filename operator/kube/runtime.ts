@@ -163,8 +163,7 @@ export class KubernetesRuntime implements Runtime {
   private startScaler(): void {
     const demand = this.deps.demand;
     if (demand === undefined) return;
-    if (this.scaler) return this.scaler.start(this.deps.scaleIntervalMs ?? 2_000);
-    this.scaler = new Scaler({
+    this.scaler ??= new Scaler({
       demand,
       log: this.deps.log,
       ...(this.deps.metrics ? { registry: this.deps.metrics.registry } : {}),

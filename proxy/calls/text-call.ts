@@ -162,10 +162,13 @@ async function startChat(
   cancel: Cancel,
   tried: Set<string>,
   trace: RequestTrace | undefined,
+  account: string,
   onHeld?: () => void,
 ): Promise<EngineCall> {
   const call = await callEngine(ctx.engine, {
     onHeld,
+    account,
+    bytes: t.promptBytes,
     entry: t.entry,
     path: '/v1/chat/completions',
     payload: engineChatBody(t, outputTokens),
@@ -194,7 +197,10 @@ function wholeCall<A>(
     model: t.entry.id,
     quote,
     run: async (out, cancel) =>
-      readAnswer(await startChat(ctx, t, out, cancel, new Set(), request.trace), dialect),
+      readAnswer(
+        await startChat(ctx, t, out, cancel, new Set(), request.trace, request.principal.accountId),
+        dialect,
+      ),
     bill: (result, charge) => {
       const reported =
         usageFromEngine(result.usage) ??
@@ -249,7 +255,7 @@ function streamedCall<A>(
       const tried = new Set<string>();
       const held = () => early?.arm();
       return firstStreamEvent(ctx.engine, cancel, () =>
-        startChat(ctx, t, out, cancel, tried, request.trace, held),
+        startChat(ctx, t, out, cancel, tried, request.trace, request.principal.accountId, held),
       );
     },
     discard: (s) => s.close(),

@@ -7,6 +7,7 @@ import { DemandStore } from '../../core/demand.ts';
 import type { Redis } from '../../core/redis-client.ts';
 import { DemandBoard } from './board.ts';
 import { ColdHold } from './cold-hold.ts';
+import { FairQueue } from './fair-queue.ts';
 import { DemandPublisher } from './publisher.ts';
 
 export { DemandBoard } from './board.ts';
@@ -15,6 +16,7 @@ export { ColdHold } from './cold-hold.ts';
 export interface ProxyDemand {
   board: DemandBoard;
   hold: ColdHold;
+  queue: FairQueue;
   publisher: DemandPublisher;
 }
 
@@ -45,5 +47,5 @@ export function startDemand(o: {
     onError: o.onError,
   });
   publisher.start();
-  return { board, hold: new ColdHold(o.catalogue, board), publisher };
+  return { board, hold: new ColdHold(o.catalogue, board), queue: new FairQueue(board), publisher };
 }

@@ -8,6 +8,7 @@ import type { CatalogueEntry } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { DemandBoard } from '../demand/board.ts';
 import type { ColdHold } from '../demand/cold-hold.ts';
+import type { FairQueue } from '../demand/fair-queue.ts';
 import type { ProxyMetrics } from '../metrics/metrics.ts';
 import { failed, type RequestTrace } from '../tracing/tracing.ts';
 import type { Cancel } from './cancel.ts';
@@ -25,6 +26,8 @@ export interface EngineDeps {
   demand?: DemandBoard;
   /** Holds a call for a scaled-to-zero model until it has an endpoint (../demand/cold-hold.ts). */
   hold?: ColdHold;
+  /** Admits calls of a model whose entry sets `queue`, fairly per account (../demand/fair-queue.ts). */
+  queue?: FairQueue;
 }
 
 export interface EngineCall extends EngineResponse {
@@ -49,6 +52,9 @@ export interface CallOptions {
   trace?: RequestTrace;
   /** Runs when the call is held for a cold model (a streamed call starts its keep-alives). */
   onHeld?: () => void;
+  /** Whose call it is, and its request's size: its place in a full model's fair queue. */
+  account?: string;
+  bytes?: number;
 }
 
 export const noEngine = (model: string, cause?: unknown) =>
@@ -73,6 +79,23 @@ export async function callEngine(deps: EngineDeps, o: CallOptions): Promise<Engi
   const entry = deps.hold?.holds(o.entry) ? await deps.hold.ready(o.entry, o.cancel, o.onHeld) : o.entry;
   if (entry.endpoints.length === 0) throw noReadyEngine(entry.id);
   const urls = entry.endpoints.map((e) => e.url);
+  if (deps.queue === undefined || entry.queue === undefined || o.account === undefined)
+    return sendToEngine(deps, o, urls);
+  const slot = await deps.queue.admit(
+    { model: entry.id, endpoints: urls.length, limits: entry.queue, account: o.account, bytes: o.bytes ?? 0 },
+    o.cancel,
+  );
+  try {
+    const call = await sendToEngine(deps, o, urls);
+    return { ...call, release: counted(call.release, slot) };
+  } catch (err) {
+    slot();
+    throw err;
+  }
+}
+
+/** The attempts over the endpoints, failing over before the first byte. */
+async function sendToEngine(deps: EngineDeps, o: CallOptions, urls: string[]): Promise<EngineCall> {
   const maxTried = Math.min(deps.attempts, urls.length);
   let lastError: unknown;
   while (o.tried.size < maxTried) {
@@ -171,7 +194,7 @@ function errorKind(err: unknown): string {
   return 'connect';
 }
 
-/** The endpoint's release, which also takes the call off the model's in-flight demand. */
+/** A release that also runs `leave` (the model's in-flight demand, a fair-queue slot). */
 function counted(release: () => void, leave: (() => void) | undefined): () => void {
   if (leave === undefined) return release;
   return () => {
