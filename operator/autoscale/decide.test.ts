@@ -88,6 +88,12 @@ describe('the scaler decision', () => {
     expect(kept.at(-1)!.desired).toBe(1);
   });
 
+  it('a model asleep stays asleep with no demand, on a new leader too', () => {
+    expect(run(repeat(5, { demand: demand(0) }), { current: 0 }).map((x) => x.desired)).toEqual([
+      0, 0, 0, 0, 0,
+    ]);
+  });
+
   it('a new leader watches a whole window before scaling down (its memory starts empty)', () => {
     const r = run(repeat(8, { demand: demand(1) }), { current: 4 });
     expect(r.slice(0, 6).every((x) => x.desired === 4)).toBe(true);

@@ -95,8 +95,9 @@ export function decideReplicas(p: AutoscalePolicy, s: ScaleInputs, memory: Scale
   let want = saturated && byDemand <= s.current ? s.current + 1 : byDemand;
   if (s.demand.held > 0) want = Math.max(want, 1);
   const idleFor = s.now - (lastDemandAt ?? memory.since);
-  // Below one replica only after a whole idle period: a model between two calls stays warm.
-  if (want === 0 && idleFor < p.idleMs) want = 1;
+  // Below one replica only after a whole idle period: a model between two calls stays warm. One
+  // already asleep stays asleep (a new leader does not wake every sleeping model).
+  if (want === 0 && s.current > 0 && idleFor < p.idleMs) want = 1;
   want = clamp(want, p);
 
   const samples = [...memory.samples.filter((x) => s.now - x.at < p.windowMs), { at: s.now, want }];
