@@ -79,6 +79,7 @@ bench: deps
 	npx tsx bench/journal/archiver.ts
 	npx tsx bench/journal/proxy-vs-archiver.ts
 	npx tsx bench/media/edits.ts
+	npx tsx bench/autoscale/ramp.ts
 	npx tsx bench/proxy/slow-clients.ts
 	npx tsx bench/proxy/run.ts
 	npx tsx bench/playground/ttft.ts
