@@ -159,4 +159,22 @@ describe('a call for a model scaled to zero is held until it wakes, then answere
     ]);
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
+
+  it('a streamed call past coldStartTimeout: keep-alives, then the error in-band, and nothing is charged', async () => {
+    const a = await h.newAccount();
+    const res = await fetch(`${h.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: BRIEF, messages: user, max_tokens: 4, stream: true }),
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toMatch(/^: keep-alive\n\n/);
+    expect(text).toContain('"code":"model_cold_start_timeout"');
+    await h.settled(a.accountId);
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 10 })).toEqual([
+      expect.objectContaining({ type: 'topup' }),
+    ]);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
 });
