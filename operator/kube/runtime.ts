@@ -274,7 +274,10 @@ export class KubernetesRuntime implements Runtime {
     if (!this.leader.isLeader || !this.cachesSynced) return;
     const [namespace, name] = key.split('/') as [string, string];
     const model = this.models.get(name, namespace);
-    if (!model) return; // gone: the finalizer already cleaned the catalogue
+    if (!model) {
+      this.scaling.delete(key);
+      return; // gone: the finalizer already cleaned the catalogue
+    }
     this.deps.log.debug({ model: key, resourceVersion: model.metadata.resourceVersion }, 'reconciling');
     const end = this.deps.metrics?.reconcileSeconds.startTimer();
     const owned = ownedName(model);
