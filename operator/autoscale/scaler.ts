@@ -176,3 +176,20 @@ export class Scaler {
     return { status, condition: condition('Scaling', moving, d.reason, d.message) };
   }
 }
+
+/**
+ * A runtime's scaler, when the proxies' demand is at hand (else none: replicas stay as written).
+ * The runtime brings what differs: who leads, its Models, how replicas are written.
+ */
+export function runtimeScaler(
+  deps: { demand?: DemandStore | undefined; log: Logger; metrics?: { registry: Registry } | undefined },
+  runtime: Pick<ScalerDeps, 'isLeader' | 'targets' | 'setReplicas' | 'decided'>,
+): Scaler | undefined {
+  if (deps.demand === undefined) return undefined;
+  return new Scaler({
+    demand: deps.demand,
+    log: deps.log,
+    ...(deps.metrics ? { registry: deps.metrics.registry } : {}),
+    ...runtime,
+  });
+}

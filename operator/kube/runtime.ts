@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import type { KubernetesObject, V1Deployment, V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { catalogueKey } from '../../core/catalogue/entry.ts';
 import { applyPlan } from '../apply.ts';
-import { Scaler } from '../autoscale/scaler.ts';
+import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
 import { readyEndpoints } from '../entry.ts';
 import { API_VERSION, type Model, modelKey, modelSource } from '../model.ts';
 import { desiredReplicas, MANAGED_BY, modelNameFromOwned, ownedName } from '../objects.ts';
@@ -161,12 +161,7 @@ export class KubernetesRuntime implements Runtime {
 
   /** The scaler over this runtime's caches: it writes replicas through the scale subresource. */
   private startScaler(): void {
-    const demand = this.deps.demand;
-    if (demand === undefined) return;
-    this.scaler ??= new Scaler({
-      demand,
-      log: this.deps.log,
-      ...(this.deps.metrics ? { registry: this.deps.metrics.registry } : {}),
+    this.scaler ??= runtimeScaler(this.deps, {
       isLeader: () => this.leader.isLeader && this.cachesSynced,
       targets: () =>
         this.models
@@ -190,7 +185,7 @@ export class KubernetesRuntime implements Runtime {
         this.queue.add(key);
       },
     });
-    this.scaler.start(this.deps.scaleIntervalMs ?? 2_000);
+    this.scaler?.start(this.deps.scaleIntervalMs ?? 2_000);
   }
 
   private get informers() {

@@ -8,7 +8,7 @@ import { join, relative } from 'node:path';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { freePort } from '../../core/free-port.ts';
-import { Scaler } from '../autoscale/scaler.ts';
+import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
 import { type Model, type ModelStatus, parseModel } from '../model.ts';
 import { desiredReplicas } from '../objects.ts';
 import { type Observed, planModel } from '../plan.ts';
@@ -83,12 +83,7 @@ export class LocalRuntime implements Runtime {
 
   /** Locally the one operator is the leader: its scaler starts and stops engine processes. */
   private startScaler(): void {
-    const demand = this.deps.demand;
-    if (demand === undefined) return;
-    this.scaler ??= new Scaler({
-      demand,
-      log: this.deps.log,
-      ...(this.deps.metrics ? { registry: this.deps.metrics.registry } : {}),
+    this.scaler ??= runtimeScaler(this.deps, {
       isLeader: () => true,
       targets: () =>
         [...this.models.values()]
@@ -111,7 +106,7 @@ export class LocalRuntime implements Runtime {
         this.queue.add(key);
       },
     });
-    this.scaler.start(this.deps.scaleIntervalMs ?? 2_000);
+    this.scaler?.start(this.deps.scaleIntervalMs ?? 2_000);
   }
 
   async stop(): Promise<void> {
