@@ -68,7 +68,7 @@ test: test-deps typecheck lint
 # the SDK and journal suites there are.
 REDIS_CLUSTER_SUITES := core/billing/metering.test.ts core/billing/sweeper.test.ts \
   core/billing/leases.test.ts core/billing/key-spend.test.ts core/ledger.test.ts core/announce.test.ts \
-  core/keys/store.test.ts core/catalogue/snapshot.test.ts proxy/billing/outbox.test.ts \
+  core/keys/store.test.ts core/catalogue/snapshot.test.ts core/demand.test.ts proxy/billing/outbox.test.ts \
   proxy/billing/leases.test.ts test/proxy/money.test.ts test/proxy/billing.test.ts \
   test/proxy/chat.test.ts test/proxy/messages.test.ts test/proxy/leases.test.ts \
   test/proxy/spend-limit.test.ts test/console/api.test.ts cli/main.test.ts \
@@ -88,6 +88,7 @@ bench: deps
 	npx tsx bench/journal/archiver.ts
 	npx tsx bench/journal/proxy-vs-archiver.ts
 	npx tsx bench/media/edits.ts
+	npx tsx bench/autoscale/ramp.ts
 	npx tsx bench/proxy/slow-clients.ts
 	npx tsx bench/proxy/run.ts
 	npx tsx bench/playground/ttft.ts

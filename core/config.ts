@@ -157,6 +157,11 @@ const schema = z.object({
   PROXY_STREAM_PROGRESS_MS: z.coerce.number().int().min(0).default(1_000),
   /** How often a proxy replica publishes what its journal owes Redis (`ledger check` reads it). */
   PROXY_REPLICA_REPORT_MS: z.coerce.number().int().min(50).default(2_000),
+  /**
+   * How often a proxy replica publishes its per-model demand (in flight, queued, held for a cold
+   * start) for the operator's scaler (core/demand.ts); the published hash lives three intervals.
+   */
+  PROXY_DEMAND_PUBLISH_MS: z.coerce.number().int().min(50).default(1_000),
   /** How long one WAIT may take before the settlement is retried. */
   REDIS_WAIT_TIMEOUT_MS: z.coerce.number().int().min(1).default(1_000),
   /** How long a near-limit call waits for other replicas to give back unused lease money. */

@@ -21,7 +21,17 @@ export const errorCatalogue = {
   insufficient_quota: { status: 429, type: 'insufficient_quota' },
   /** Console only: too many failed sign-ins for an email or an address (not an API rate limit). */
   sign_in_throttled: { status: 429, type: 'rate_limit_error' },
+  /**
+   * A model's fleet is full and this account's fair share of the proxy's queue is used up, or its
+   * wait budget ran out (issue 32): retry after Retry-After. Never insufficient_quota (not money).
+   */
+  model_overloaded: { status: 429, type: 'rate_limit_error' },
   server_error: { status: 500, type: 'server_error' },
+  /**
+   * A model scaled to zero did not get a ready engine within its coldStartTimeout while the call
+   * was held (issue 32): nothing was charged; retry after Retry-After.
+   */
+  model_cold_start_timeout: { status: 503, type: 'server_error' },
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalogue;

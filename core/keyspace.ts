@@ -131,6 +131,14 @@ export const globalKeys = {
   topUpAccount: (requestId: string) => `mp:topup-account:${requestId}`,
   /** zset `<accountId> <requestId>` → created ms: top-up requests waiting for a decision */
   topUpsPending: 'mp:topups:pending',
+  /**
+   * Demand for capacity (core/demand.ts, issue 32): a hash per proxy replica, model id → its
+   * `inFlight queued held` counts, expiring a few publish intervals after its last write (a dead
+   * replica's demand goes away by itself), and a set of the replicas that published. One hash tag,
+   * so a publish is one MULTI on Redis Cluster too.
+   */
+  demandOf: (proxyId: string) => `{mp:demand}:p:${proxyId}`,
+  demandProxies: '{mp:demand}:proxies',
   /** string per Stripe event id handled (expiring): a webhook delivered again is answered at once */
   stripeEvent: (eventId: string) => `mp:stripe-event:${eventId}`,
 } as const;

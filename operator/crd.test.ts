@@ -25,7 +25,7 @@ describe('Model CRD', () => {
     );
   });
 
-  it('has the printer columns ID, Kind, Ready, Replicas, Available, Profile, Problem (-o wide), Age and the status and scale subresources', () => {
+  it('has the printer columns ID, Kind, Ready, Replicas, Available, Demand, Profile, Problem and Scaling (-o wide), Age and the status and scale subresources', () => {
     const v = modelCrd().spec.versions[0]!;
     expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual([
       'ID',
@@ -33,8 +33,10 @@ describe('Model CRD', () => {
       'Ready',
       'Replicas',
       'Available',
+      'Demand',
       'Profile',
       'Problem',
+      'Scaling',
       'Age',
     ]);
     expect(v.subresources.status).toEqual({});

@@ -177,6 +177,64 @@ const engine: Schema = {
       description: "The Deployment's rolling-update bounds for a new engine version.",
       properties: { maxSurge: intOrPercent, maxUnavailable: intOrPercent },
     },
+    autoscaling: {
+      type: 'object',
+      description: 'Replicas follow demand (docs/autoscaling.md); absent: replicas stays what is written.',
+      properties: {
+        targetInFlight: int({
+          minimum: 1,
+          maximum: 100000,
+          description: 'Requests one replica is sized for (default 8).',
+        }),
+        scaleDownDelaySeconds: int({
+          minimum: 0,
+          maximum: 86400,
+          description: 'No scale-down sooner after a scale-up (default 30).',
+        }),
+        windowSeconds: int({
+          minimum: 1,
+          maximum: 86400,
+          description: 'Scale down to the highest recommendation of this window (default 60).',
+        }),
+        idleSeconds: int({
+          minimum: 0,
+          maximum: 604800,
+          description: 'With minReplicas 0: to zero after this long with no demand (default 300).',
+        }),
+        coldStartTimeoutSeconds: int({
+          minimum: 1,
+          maximum: 3600,
+          description: 'How long a proxy holds a call while the model wakes (default 300).',
+        }),
+        writer: str({
+          enum: ['operator', 'external'],
+          description: 'external: KEDA or an HPA writes replicas; the operator leaves it alone.',
+        }),
+      },
+    },
+    queue: {
+      type: 'object',
+      required: ['perReplica'],
+      description: 'A fair queue per account in each proxy once every replica has perReplica calls.',
+      properties: {
+        perReplica: int({
+          minimum: 1,
+          maximum: 100000,
+          description: 'Calls one proxy sends to one replica at once.',
+        }),
+        maxQueued: int({
+          minimum: 1,
+          maximum: 100000,
+          description: 'Calls waiting per proxy (default 100).',
+        }),
+        maxQueuedBytes: int({ minimum: 1, description: 'Their request bytes per proxy (default 16 MiB).' }),
+        maxWaitSeconds: int({
+          minimum: 1,
+          maximum: 3600,
+          description: 'How long one call may wait (default 30).',
+        }),
+      },
+    },
     allowedMediaDomains: {
       type: 'array',
       maxItems: 64,
@@ -283,6 +341,23 @@ const status: Schema = {
     readyReplicas: int(),
     selector: str(),
     endpoints: { type: 'array', items: str() },
+    autoscaling: {
+      type: 'object',
+      description: "The scaler's last decision and its inputs.",
+      properties: {
+        desiredReplicas: int(),
+        recommendation: int(),
+        demand: int({ description: 'In flight + queued + held, summed over the proxies.' }),
+        inFlight: int(),
+        queued: int(),
+        held: int(),
+        saturated: { type: 'boolean' },
+        reason: str(),
+        lastScaleTime: str({ format: 'date-time' }),
+        lastScaleUpTime: str({ format: 'date-time' }),
+        lastDemandTime: str({ format: 'date-time' }),
+      },
+    },
     conditions: {
       type: 'array',
       items: condition,
@@ -326,6 +401,7 @@ export function modelCrd() {
             { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
             { name: 'Replicas', type: 'integer', jsonPath: '.status.replicas' },
             { name: 'Available', type: 'integer', jsonPath: '.status.readyReplicas' },
+            { name: 'Demand', type: 'integer', jsonPath: '.status.autoscaling.demand' },
             { name: 'Profile', type: 'string', jsonPath: '.spec.engine.resourceProfile' },
             {
               name: 'Problem',
@@ -333,6 +409,7 @@ export function modelCrd() {
               jsonPath: '.status.conditions[?(@.type=="Degraded")].reason',
               priority: 1,
             },
+            { name: 'Scaling', type: 'string', jsonPath: '.status.autoscaling.reason', priority: 1 },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
           schema: {

@@ -1,6 +1,8 @@
 // From a Model and its ready endpoints to the catalogue entry the proxies read (core/catalogue).
+
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import type { CatalogueEntryInput, Price } from '../core/catalogue/entry.ts';
+import type { CatalogueEntryInput, Price, QueueLimits } from '../core/catalogue/entry.ts';
+import { coldStartTimeoutMs, queueLimits } from './autoscale/policy.ts';
 import { type Model, type ModelSpec, modelSource } from './model.ts';
 
 /** Base URLs of ready endpoints. Kubernetes says a missing `ready` means ready. Sorted, unique. */
@@ -43,6 +45,12 @@ export function unixSeconds(ts: string | Date | undefined): number {
   return Number.isFinite(ms) ? Math.floor(ms / 1000) : 0;
 }
 
+function coldStart(engine: Model['spec']['engine']): { coldStartTimeoutMs?: number; queue?: QueueLimits } {
+  const ms = coldStartTimeoutMs(engine);
+  const queue = queueLimits(engine);
+  return { ...(ms === undefined ? {} : { coldStartTimeoutMs: ms }), ...(queue ? { queue } : {}) };
+}
+
 export function catalogueEntryFor(
   model: Model,
   endpoints: readonly string[],
@@ -68,6 +76,7 @@ export function catalogueEntryFor(
       imageToVideo: s.capabilities?.imageToVideo ?? false,
     },
     endpoints: endpoints.map((url) => ({ url })),
+    ...coldStart(s.engine),
     ownedBy: s.ownedBy ?? 'modelplane',
     created: unixSeconds(model.metadata.creationTimestamp),
     source: source ?? modelSource(model),

@@ -56,6 +56,11 @@ export const invalidModels: InvalidCase[] = [
     message: 'spec.engine.minReplicas must not exceed spec.engine.maxReplicas',
   },
   {
+    name: 'autoscaling without maxReplicas',
+    spec: { engine: { type: 'simulator', autoscaling: { targetInFlight: 4 } } },
+    message: 'spec.engine.autoscaling needs spec.engine.maxReplicas',
+  },
+  {
     name: 'neither engine nor external',
     spec: { engine: undefined },
     message: 'set exactly one of spec.engine or spec.external',

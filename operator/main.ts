@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { FencedCatalogue } from '../core/catalogue/fence.ts';
 import { CatalogueStore } from '../core/catalogue/store.ts';
 import { redisUrl } from '../core/config-values.ts';
+import { DemandStore } from '../core/demand.ts';
 import { connectRedis } from '../core/redis-client.ts';
 import { requireNoEviction } from '../core/redis-policy.ts';
 import { CatalogueWriter } from './catalogue-writer.ts';
@@ -34,6 +35,8 @@ const schema = z.object({
   /** The engine profiles and pod defaults (the chart's ConfigMap, operator/fleet.ts); empty: none. */
   OPERATOR_FLEET_CONFIG: z.string().default(''),
   POD_NAME: z.string().optional(),
+  /** How often the leader's scaler decides autoscaled Models' replicas (docs/autoscaling.md). */
+  OPERATOR_SCALE_INTERVAL_MS: z.coerce.number().int().min(100).default(2_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -75,7 +78,12 @@ export async function main(argv = process.argv.slice(2), env = process.env): Pro
   // Several Kubernetes replicas share the catalogue, so their writes are fenced by leadership term.
   const fence = config.OPERATOR_RUNTIME === 'kubernetes' ? new FencedCatalogue(redis) : undefined;
   const catalogue = new CatalogueWriter(new CatalogueStore(redis), fence);
-  const deps = { catalogue, log };
+  const deps = {
+    catalogue,
+    log,
+    demand: new DemandStore(redis),
+    scaleIntervalMs: config.OPERATOR_SCALE_INTERVAL_MS,
+  };
   const runtime: Runtime =
     config.OPERATOR_RUNTIME === 'local'
       ? new LocalRuntime(deps, { dir: resolve(config.MODELS_DIR), cwd: process.cwd() })

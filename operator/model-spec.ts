@@ -68,6 +68,35 @@ const tolerationSchema = z.strictObject({
 });
 const intOrPercent = z.union([z.number().int().min(0), z.string().regex(new RegExp(INT_OR_PERCENT_PATTERN))]);
 
+export const autoscalerWriters = ['operator', 'external'] as const;
+
+export const autoscalingSchema = z.strictObject({
+  /** Requests in flight (or queued, or held) one replica is sized for. Default 8. */
+  targetInFlight: z.number().int().min(1).max(100_000).optional(),
+  /** No scale-down sooner than this after a scale-up. Default 30. */
+  scaleDownDelaySeconds: z.number().int().min(0).max(86_400).optional(),
+  /** A scale-down goes to the highest recommendation of this window. Default 60. */
+  windowSeconds: z.number().int().min(1).max(86_400).optional(),
+  /** With minReplicas 0: to zero after this long with no demand at all. Default 300. */
+  idleSeconds: z.number().int().min(0).max(604_800).optional(),
+  /** How long a proxy holds a call while the model wakes from zero. Default 300. */
+  coldStartTimeoutSeconds: z.number().int().min(1).max(3_600).optional(),
+  /** `external`: KEDA or an HPA writes replicas from the same metric; the operator leaves it alone. */
+  writer: z.enum(autoscalerWriters).optional(),
+});
+export type AutoscalingSpec = z.infer<typeof autoscalingSchema>;
+
+/** A fair queue per account in each proxy once every replica has perReplica calls (docs/autoscaling.md). */
+export const queueSpecSchema = z.strictObject({
+  perReplica: z.number().int().min(1).max(100_000),
+  /** Calls waiting per proxy. Default 100. */
+  maxQueued: z.number().int().min(1).max(100_000).optional(),
+  /** Their request bytes per proxy. Default 16 MiB. */
+  maxQueuedBytes: z.number().int().min(1).optional(),
+  /** How long one call may wait. Default 30. */
+  maxWaitSeconds: z.number().int().min(1).max(3_600).optional(),
+});
+
 export const engineSpecSchema = z.strictObject({
   type: z.enum(engineTypes),
   image: z.string().min(1).optional(),
@@ -89,6 +118,9 @@ export const engineSpecSchema = z.strictObject({
   replicas: z.number().int().min(0).optional(),
   minReplicas: z.number().int().min(0).optional(),
   maxReplicas: z.number().int().min(0).optional(),
+  /** Replicas follow demand (docs/autoscaling.md); absent: replicas stays what is written. */
+  autoscaling: autoscalingSchema.optional(),
+  queue: queueSpecSchema.optional(),
   /**
    * vLLM: the only hosts the engine may download image/audio/video URLs from
    * (--allowed-media-domains). Unset: any public host the proxy lets through (docs/security.md "Media URLs").

@@ -27,7 +27,7 @@ export {
 } from './model-spec.ts';
 
 export interface Condition {
-  type: 'Ready' | 'Progressing' | 'Degraded';
+  type: 'Ready' | 'Progressing' | 'Degraded' | 'Scaling';
   status: 'True' | 'False' | 'Unknown';
   reason: string;
   message: string;
@@ -42,7 +42,23 @@ export interface ModelStatus {
   /** Label selector of the engine pods, for the scale subresource (HPA). */
   selector?: string;
   endpoints?: string[];
+  /** The scaler's last decision and its inputs (operator/autoscale/), for `kubectl get models`. */
+  autoscaling?: AutoscalingStatus;
   conditions?: Condition[];
+}
+
+export interface AutoscalingStatus {
+  desiredReplicas: number;
+  recommendation: number;
+  demand: number;
+  inFlight: number;
+  queued: number;
+  held: number;
+  saturated: boolean;
+  reason: string;
+  lastScaleTime?: string;
+  lastScaleUpTime?: string;
+  lastDemandTime?: string;
 }
 
 export interface ModelMetadata {

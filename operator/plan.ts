@@ -5,7 +5,7 @@ import type { V1Deployment, V1EndpointSlice, V1Pod, V1Service } from '@kubernete
 import type { CatalogueEntryInput } from '../core/catalogue/entry.ts';
 import { catalogueEntryFor, readyEndpoints } from './entry.ts';
 import { emptyFleet, type FleetConfig } from './fleet.ts';
-import { FINALIZER, type Model, type ModelStatus, modelSource } from './model.ts';
+import { type AutoscalingStatus, FINALIZER, type Model, type ModelStatus, modelSource } from './model.ts';
 import { deploymentFor, desiredReplicas, ownedName, selectorString, serviceFor } from './objects.ts';
 import { placementFor } from './placement.ts';
 import { placementProblem } from './pod-problems.ts';
@@ -25,6 +25,8 @@ export interface Observed {
   source?: string;
   /** The engine pods (label modelplane.dev/model=<name>): the scheduler's verdict on each. */
   pods?: readonly V1Pod[];
+  /** The scaler's newest decision for this Model (operator/autoscale/), for its status. */
+  autoscaling?: { status: AutoscalingStatus; condition: ConditionInput } | undefined;
 }
 
 export type CatalogueAction =
@@ -86,16 +88,21 @@ export function planModel(model: Model, observed: Observed, fleet: FleetConfig =
   reasons.push(decision.reason);
 
   const wanted = engine ? desiredReplicas(engine) : 0;
+  const scaling = engine?.autoscaling ? scalingStatus(model, observed) : undefined;
   const status: ModelStatus = {
     observedGeneration: model.metadata.generation,
     replicas: observed.deployment?.status?.replicas ?? 0,
     readyReplicas: observed.deployment?.status?.readyReplicas ?? 0,
     selector: selectorString(model),
     endpoints,
+    ...(scaling?.status ? { autoscaling: scaling.status } : {}),
     conditions: withTransitions(
-      decision
-        .conditions(wanted)
-        .map((c) => (problem && c.type === 'Degraded' && c.status === 'False' ? problem : c)),
+      [
+        ...decision
+          .conditions(wanted)
+          .map((c) => (problem && c.type === 'Degraded' && c.status === 'False' ? problem : c)),
+        ...(scaling?.condition ? [scaling.condition] : []),
+      ],
       model.status?.conditions,
       observed.now,
       model.metadata.generation,
@@ -103,6 +110,31 @@ export function planModel(model: Model, observed: Observed, fleet: FleetConfig =
   };
   if (status.observedGeneration === undefined) delete status.observedGeneration;
   return { finalizer, deployment, service, remove, catalogue: decision.catalogue, status, reasons };
+}
+
+/**
+ * The scaler's status fields and Scaling condition: its newest decision, or what the status says
+ * already (a reconcile between two decisions, or a new leader's first, must not erase them).
+ */
+function scalingStatus(
+  model: Model,
+  observed: Observed,
+): { status?: AutoscalingStatus; condition?: ConditionInput } {
+  if (observed.autoscaling) return observed.autoscaling;
+  const previous = model.status?.conditions?.find((c) => c.type === 'Scaling');
+  return {
+    ...(model.status?.autoscaling ? { status: model.status.autoscaling } : {}),
+    ...(previous
+      ? {
+          condition: {
+            type: previous.type,
+            status: previous.status,
+            reason: previous.reason,
+            message: previous.message,
+          },
+        }
+      : {}),
+  };
 }
 
 interface Decision {

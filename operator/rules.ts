@@ -95,6 +95,11 @@ export const specRules: ModelRule[] = [
     holds: (s) => s.engine?.gpus === undefined || s.engine.resourceProfile === undefined,
   },
   {
+    cel: '!has(self.engine) || !has(self.engine.autoscaling) || has(self.engine.maxReplicas)',
+    message: 'spec.engine.autoscaling needs spec.engine.maxReplicas (the most GPUs it may take)',
+    holds: (s) => s.engine?.autoscaling === undefined || s.engine.maxReplicas !== undefined,
+  },
+  {
     cel: "!has(self.engine) || self.engine.type != 'custom' || has(self.engine.image)",
     message: 'a custom engine needs spec.engine.image',
     holds: (s) => s.engine?.type !== 'custom' || s.engine.image !== undefined,

@@ -2,6 +2,7 @@
 // EndpointSlices) and `local` (Model YAML files → child processes). Either way the outcome is the
 // same catalogue entries in Redis, which is all the proxies see.
 import type { Logger } from 'pino';
+import type { DemandStore } from '../core/demand.ts';
 import type { CatalogueWriter } from './catalogue-writer.ts';
 import type { HealthSource, ModelConditionSource, OperatorMetrics } from './metrics.ts';
 
@@ -18,4 +19,8 @@ export interface RuntimeDeps {
   log: Logger;
   /** Set after construction: metrics read conditions from the runtime itself. */
   metrics?: OperatorMetrics;
+  /** The proxies' published demand: with it, the leader scales autoscaled Models (operator/autoscale/). */
+  demand?: DemandStore;
+  /** How often the scaler decides (default 2 s). */
+  scaleIntervalMs?: number;
 }

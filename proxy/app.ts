@@ -23,6 +23,7 @@ import { principalLookup } from './auth/principal.ts';
 import { RetiredKeys } from './auth/retired.ts';
 import { Billing } from './billing/billing.ts';
 import type { ProxyContext } from './context.ts';
+import { startDemand } from './demand/index.ts';
 import { EngineClient } from './engine/client.ts';
 import { EngineHealth } from './engine/health.ts';
 import { EndpointPicker } from './engine/picker.ts';
@@ -156,6 +157,13 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     metrics,
     log: app.log,
   });
+  const demand = startDemand({
+    redis: deps.redis,
+    catalogue: deps.catalogue,
+    registry: metrics.registry,
+    intervalMs: config.PROXY_DEMAND_PUBLISH_MS,
+    onError: (err) => app.log.warn({ err }, 'demand publish'),
+  });
   const signer = new UrlSigner(config.kek);
   const mediaStore = deps.store ?? (await createObjectStore(config, signer));
   const ctx: ProxyContext = {
@@ -170,6 +178,9 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       picker: new EndpointPicker(health, { loadFactor: config.PROXY_AFFINITY_LOAD_FACTOR }),
       metrics,
       attempts: config.PROXY_ENGINE_ATTEMPTS,
+      demand: demand.board,
+      hold: demand.hold,
+      queue: demand.queue,
     },
     media: { store: mediaStore, signer, redis: deps.redis },
     serving: { ready: true },
@@ -192,6 +203,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   metrics.sources.videoQueue = () => videoWorker.jobs.queue();
   if (deps.videoWorker !== false) videoWorker.start();
   app.addHook('onClose', async () => {
+    await demand.publisher.stop();
     await videoWorker.stop();
     await stopMediaSweeper();
     (mediaStore as { close?(): void }).close?.();

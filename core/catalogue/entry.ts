@@ -52,6 +52,18 @@ export const promptBoundsSchema = z.object({
 });
 export type PromptBounds = z.infer<typeof promptBoundsSchema>;
 
+/** A fair queue in each proxy for a model whose fleet is full (proxy/demand/fair-queue.ts). */
+export const queueLimitsSchema = z.object({
+  /** Calls one proxy sends to one ready endpoint at once; past it, calls wait in the queue. */
+  perReplica: z.number().int().positive(),
+  /** Calls waiting per model per proxy, and their request bytes. */
+  maxQueued: z.number().int().positive(),
+  maxQueuedBytes: z.number().int().positive(),
+  /** How long a call may wait for a slot. */
+  maxWaitMs: z.number().int().positive(),
+});
+export type QueueLimits = z.infer<typeof queueLimitsSchema>;
+
 export const endpointSchema = z.object({
   /** Base URL of an OpenAI-compatible engine, e.g. http://10.0.0.7:8000 (no trailing /v1). */
   url: z.string().url(),
@@ -80,6 +92,13 @@ export const catalogueEntrySchema = z.object({
     imageToVideo: false,
   }),
   endpoints: z.array(endpointSchema).default([]),
+  /**
+   * Set for a model the operator scales (issue 32): a call finding no ready endpoint is held in the
+   * proxy up to this long while the model wakes, instead of a retryable 500 at once.
+   */
+  coldStartTimeoutMs: z.number().int().positive().optional(),
+  /** Set: calls past the fleet's capacity wait in a fair queue per account instead of piling onto the engines. */
+  queue: queueLimitsSchema.optional(),
   ownedBy: z.string().default('modelplane'),
   /** Unix seconds the model was first catalogued (OpenAI `created`). */
   created: z.number().int().nonnegative(),

@@ -162,6 +162,24 @@ export class KubeClient {
     );
   }
 
+  /**
+   * Writes the Model's replicas through its scale subresource, as `kubectl scale` and an HPA do:
+   * the one field the scaler owns, so it never races the status or the spec's other fields.
+   */
+  async scaleModel(model: Model, replicas: number): Promise<void> {
+    await this.custom.patchNamespacedCustomObjectScale(
+      {
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        namespace: ns(model),
+        name: model.metadata.name,
+        body: { spec: { replicas } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+
   async setFinalizers(model: Model, finalizers: string[]): Promise<void> {
     const body = { metadata: { finalizers, resourceVersion: model.metadata.resourceVersion } };
     await this.custom.patchNamespacedCustomObject(

@@ -13,10 +13,12 @@ import type {
 } from '@kubernetes/client-node';
 import { catalogueKey } from '../../core/catalogue/entry.ts';
 import { applyPlan } from '../apply.ts';
+import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
+import { readyEndpoints } from '../entry.ts';
 import { emptyFleet, type FleetConfig } from '../fleet.ts';
 import { API_VERSION, type Model, modelKey, modelSource } from '../model.ts';
-import { MANAGED_BY, MODEL_LABEL, modelNameFromOwned, ownedName } from '../objects.ts';
-import { planModel } from '../plan.ts';
+import { desiredReplicas, MANAGED_BY, MODEL_LABEL, modelNameFromOwned, ownedName } from '../objects.ts';
+import { type Observed, planModel } from '../plan.ts';
 import { KeyedQueue } from '../queue.ts';
 import type { Runtime, RuntimeDeps } from '../runtime.ts';
 import { describeError, type KubeClient } from './client.ts';
@@ -59,6 +61,9 @@ export class KubernetesRuntime implements Runtime {
   private readonly queue: KeyedQueue;
   private resyncTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** The leader's scaler (when the proxies' demand is at hand), and its newest decision per Model. */
+  private scaler: Scaler | undefined;
+  private readonly scaling = new Map<string, Observed['autoscaling']>();
   /** Resolves once the caches listed and the election began (or the runtime stopped first). */
   campaigning: Promise<void> = Promise.resolve();
 
@@ -176,6 +181,35 @@ export class KubernetesRuntime implements Runtime {
     });
   }
 
+  /** The scaler over this runtime's caches: it writes replicas through the scale subresource. */
+  private startScaler(): void {
+    this.scaler ??= runtimeScaler(this.deps, {
+      isLeader: () => this.leader.isLeader && this.cachesSynced,
+      targets: () =>
+        this.models
+          .list()
+          .filter((m) => m.spec.engine?.autoscaling !== undefined)
+          .map((m) => {
+            const owned = ownedName(m);
+            const slices = this.slices
+              .list(m.metadata.namespace)
+              .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned);
+            return {
+              key: modelKey(m),
+              model: m,
+              current: desiredReplicas(m.spec.engine!),
+              endpoints: readyEndpoints(slices),
+            };
+          }),
+      setReplicas: (t, replicas) => this.kube.scaleModel(t.model, replicas),
+      decided: (key, result) => {
+        this.scaling.set(key, result);
+        this.queue.add(key);
+      },
+    });
+    this.scaler?.start(this.deps.scaleIntervalMs ?? 2_000);
+  }
+
   private get informers() {
     return [this.models, this.deployments, this.services, this.slices, this.pods];
   }
@@ -198,11 +232,13 @@ export class KubernetesRuntime implements Runtime {
       void this.sweepOrphans();
     }, this.options.resyncMs ?? 300_000);
     this.resyncTimer.unref();
+    this.startScaler();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.resyncTimer) clearInterval(this.resyncTimer);
+    await this.scaler?.stop();
     this.queue.stop();
     await this.leader.stop();
     await Promise.all(this.informers.map((i) => i.stop()));
@@ -255,7 +291,10 @@ export class KubernetesRuntime implements Runtime {
     if (!this.leader.isLeader || !this.cachesSynced) return;
     const [namespace, name] = key.split('/') as [string, string];
     const model = this.models.get(name, namespace);
-    if (!model) return; // gone: the finalizer already cleaned the catalogue
+    if (!model) {
+      this.scaling.delete(key);
+      return; // gone: the finalizer already cleaned the catalogue
+    }
     this.deps.log.debug({ model: key, resourceVersion: model.metadata.resourceVersion }, 'reconciling');
     const end = this.deps.metrics?.reconcileSeconds.startTimer();
     const owned = ownedName(model);
@@ -270,6 +309,7 @@ export class KubernetesRuntime implements Runtime {
             .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned),
           idClaimedBy: model.metadata.deletionTimestamp ? undefined : this.idOwner(model),
           now: new Date().toISOString(),
+          autoscaling: this.scaling.get(key),
           pods: this.pods.list(namespace).filter((p) => p.metadata?.labels?.[MODEL_LABEL] === name),
         },
         this.options.fleet ?? emptyFleet,

@@ -8,8 +8,10 @@ import { join, relative } from 'node:path';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { freePort } from '../../core/free-port.ts';
+import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
 import { type Model, type ModelStatus, parseModel } from '../model.ts';
-import { planModel } from '../plan.ts';
+import { desiredReplicas } from '../objects.ts';
+import { type Observed, planModel } from '../plan.ts';
 import { KeyedQueue } from '../queue.ts';
 import type { Runtime, RuntimeDeps } from '../runtime.ts';
 import { canonical } from '../status.ts';
@@ -29,7 +31,10 @@ interface LocalModel {
   raw: string;
   model: Model;
   engineKey: string;
-  process?: EngineProcess | undefined;
+  /** Its engine processes, one per replica (spec.engine.replicas, or the scaler's count). */
+  processes: EngineProcess[];
+  /** The scaler's replicas for an autoscaled Model (the file is the admin's; this is ours). */
+  scaled?: number | undefined;
   status?: ModelStatus | undefined;
 }
 
@@ -41,15 +46,28 @@ export class LocalRuntime implements Runtime {
   private timer: NodeJS.Timeout | undefined;
   private scanned = false;
   private readonly warned = new Map<string, string>();
+  /** The scaler (when the proxies' demand is at hand), and its newest decision per file. */
+  private scaler: Scaler | undefined;
+  private readonly scaling = new Map<string, Observed['autoscaling']>();
 
   constructor(
     private readonly deps: RuntimeDeps,
     private readonly options: LocalRuntimeOptions,
   ) {
-    this.queue = new KeyedQueue((key) => (key === 'scan' ? this.scan() : this.sync(key)), {
+    this.queue = new KeyedQueue((key) => this.work(key), {
       concurrency: 1,
       onError: (key, err) => deps.log.warn({ key, err }, 'local runtime'),
     });
+  }
+
+  private async work(key: string): Promise<void> {
+    if (key === 'scan') return this.scan();
+    if (key.startsWith('fit:')) {
+      const m = this.models.get(key.slice('fit:'.length));
+      if (m) await this.fit(m);
+      return this.sync(key.slice('fit:'.length));
+    }
+    return this.sync(key);
   }
 
   async start(): Promise<void> {
@@ -60,13 +78,43 @@ export class LocalRuntime implements Runtime {
     this.timer = setInterval(() => this.queue.add('scan'), this.options.rescanMs ?? 2_000);
     this.timer.unref();
     this.deps.metrics?.leader.set(1);
+    this.startScaler();
+  }
+
+  /** Locally the one operator is the leader: its scaler starts and stops engine processes. */
+  private startScaler(): void {
+    this.scaler ??= runtimeScaler(this.deps, {
+      isLeader: () => true,
+      targets: () =>
+        [...this.models.values()]
+          .filter((m) => m.model.spec.engine?.autoscaling !== undefined)
+          .map((m) => ({
+            key: m.file,
+            model: { ...m.model, ...(m.status ? { status: m.status } : {}) },
+            current: this.wanted(m),
+            endpoints: m.processes.filter((p) => p.ready).map((p) => p.url),
+          })),
+      setReplicas: async (t, replicas) => {
+        const m = this.models.get(t.key);
+        if (!m) return;
+        m.scaled = replicas;
+        // Through the queue: one file's processes change one step at a time.
+        this.queue.add(`fit:${t.key}`);
+      },
+      decided: (key, result) => {
+        this.scaling.set(key, result);
+        this.queue.add(key);
+      },
+    });
+    this.scaler?.start(this.deps.scaleIntervalMs ?? 2_000);
   }
 
   async stop(): Promise<void> {
     this.watcher?.close();
     clearInterval(this.timer);
     this.queue.stop();
-    await Promise.all([...this.models.values()].map((m) => m.process?.stop()));
+    await this.scaler?.stop();
+    await Promise.all([...this.models.values()].flatMap((m) => m.processes.map((p) => p.stop())));
   }
 
   idle(): Promise<void> {
@@ -80,9 +128,14 @@ export class LocalRuntime implements Runtime {
     };
   }
 
-  /** The engine process of a Model file, if it runs one (tests). */
+  /** The first engine process of a Model file, if it runs one (tests). */
   engine(file: string): EngineProcess | undefined {
-    return this.models.get(file)?.process;
+    return this.models.get(file)?.processes[0];
+  }
+
+  /** Every engine process of a Model file (one per replica). */
+  engines(file: string): readonly EngineProcess[] {
+    return this.models.get(file)?.processes ?? [];
   }
 
   *conditions() {
@@ -157,16 +210,24 @@ export class LocalRuntime implements Runtime {
     const previous = this.models.get(file);
     const source = `local:${relative(this.options.cwd, file)}`;
     const engineKey = canonical(model.spec.engine ?? null);
-    const entry: LocalModel = { file, source, raw, model, engineKey, process: previous?.process };
+    const entry: LocalModel = {
+      file,
+      source,
+      raw,
+      model,
+      engineKey,
+      processes: previous?.processes ?? [],
+      scaled: model.spec.engine?.autoscaling ? previous?.scaled : undefined,
+    };
     if (previous && previous.model.spec.id.toLowerCase() !== model.spec.id.toLowerCase()) {
       await this.deps.catalogue.remove(previous.model.spec.id, previous.source);
     }
-    if (previous?.process && previous.engineKey !== engineKey) {
-      await previous.process.stop();
-      entry.process = undefined;
+    if (previous && previous.engineKey !== engineKey) {
+      await Promise.all(previous.processes.map((p) => p.stop()));
+      entry.processes = [];
     }
     this.models.set(file, entry);
-    if (!entry.process) entry.process = await this.startEngine(entry);
+    await this.fit(entry);
     this.queue.add(file);
   }
 
@@ -214,20 +275,37 @@ export class LocalRuntime implements Runtime {
     return proc;
   }
 
-  /** Plans one file's Model with its process standing in for an EndpointSlice. */
+  /** Replicas the Model should run now: the scaler's count, else the file's (within min..max). */
+  private wanted(m: LocalModel): number {
+    const engine = m.model.spec.engine;
+    return engine === undefined ? 0 : (m.scaled ?? desiredReplicas(engine));
+  }
+
+  /** Starts or stops engine processes until there are as many as wanted (the newest stop first). */
+  private async fit(m: LocalModel): Promise<void> {
+    const want = this.wanted(m);
+    while (m.processes.length < want) {
+      const started = await this.startEngine(m);
+      if (started === undefined) return;
+      m.processes.push(started);
+    }
+    const extra = m.processes.splice(want);
+    if (extra.length > 0) {
+      await Promise.all(extra.map((p) => p.stop()));
+      this.deps.log.info({ file: m.source, replicas: want }, 'engine processes stopped to follow replicas');
+    }
+  }
+
+  /** Plans one file's Model with its processes standing in for an EndpointSlice. */
   private async sync(file: string): Promise<void> {
     const m = this.models.get(file);
     if (!m) return;
-    const p = m.process;
-    const slices: V1EndpointSlice[] = p
-      ? [
-          {
-            addressType: 'IPv4',
-            endpoints: [{ addresses: [p.spec.host], conditions: { ready: p.ready } }],
-            ports: [{ name: 'http', port: p.spec.port }],
-          },
-        ]
-      : [];
+    // One slice per process: each has its own port, as pods on one node would not.
+    const slices: V1EndpointSlice[] = m.processes.map((p) => ({
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [p.spec.host], conditions: { ready: p.ready } }],
+      ports: [{ name: 'http', port: p.spec.port }],
+    }));
     const model = { ...m.model, status: m.status };
     const plan = planModel(model, {
       deployment: null,
@@ -235,6 +313,7 @@ export class LocalRuntime implements Runtime {
       endpointSlices: slices,
       now: new Date().toISOString(),
       source: m.source,
+      autoscaling: this.scaling.get(file),
     });
     const action = plan.catalogue;
     let changed = false;
@@ -260,7 +339,8 @@ export class LocalRuntime implements Runtime {
     const m = this.models.get(file);
     if (!m) return;
     this.models.delete(file);
-    await m.process?.stop();
+    this.scaling.delete(file);
+    await Promise.all(m.processes.map((p) => p.stop()));
     if (await this.deps.catalogue.remove(m.model.spec.id, m.source)) this.deps.metrics?.catalogueWrites.inc();
     this.deps.log.info({ file: m.source, id: m.model.spec.id }, 'model file removed; engine stopped');
   }

@@ -21,40 +21,54 @@ import { openEventStream } from './event-stream.ts';
 export class EarlyHead {
   /** The response, once its head is out. */
   res: FastifyReply['raw'] | null = null;
-  private readonly watched: Watched & { stop(): void };
+  private watched: (Watched & { stop(): void }) | undefined;
+  private readonly keepAlive: string;
 
   constructor(
     private readonly request: FastifyRequest,
     private readonly reply: FastifyReply,
-    private readonly translator: StreamTranslator & { ping: string },
+    private readonly translator: StreamTranslator,
     private readonly o: {
       charge: CallCharge;
       /** The prompt's tokens as the proxy estimates them, for an early head. */
       estimateInput: () => number;
       pingMs: number;
+      /**
+       * Watching from the start (a dialect that pings) or only once `arm` is called: a call held
+       * for a cold model (issue 32) arms it, so every dialect's client sees a live stream while the
+       * model wakes — Messages its `ping` events, the others SSE comment frames, which the SDKs skip.
+       */
+      armed: boolean;
     },
   ) {
-    // Not quiet yet: the first tick only starts the interval, so a head goes out after a whole one.
-    this.watched = pinger(o.pingMs).watch(() => this.silent(), false);
+    this.keepAlive = translator.ping ?? KEEP_ALIVE_COMMENT;
+    if (o.armed) this.arm();
+  }
+
+  /** Starts the watch (idempotent). Not quiet yet: the first tick only starts the interval, so a head goes out after a whole one. */
+  arm(): void {
+    this.watched ??= pinger(this.o.pingMs).watch(() => this.silent(), false);
   }
 
   private silent(): void {
     if (this.res !== null) {
-      if (!this.res.destroyed) this.res.write(this.translator.ping);
+      if (!this.res.destroyed) this.res.write(this.keepAlive);
       return;
     }
     // Not before the hold covers the call (a 429 must still be a status), nor to a client gone.
     if (!this.o.charge.covered || this.reply.raw.destroyed) return;
     this.res = openEventStream(this.reply);
     const usage = { inputTokens: this.o.estimateInput(), cachedTokens: 0, outputTokens: 0 };
-    this.res.write(this.translator.head(usage) + this.translator.ping);
+    this.res.write(this.translator.head(usage) + this.keepAlive);
   }
 
-  /** The first frame is in: the relay's pings go through `ping` from now on. */
-  handOver(ping: () => void): Watched & { stop(): void } {
-    this.watched.ping = ping;
-    this.watched.quiet = false;
-    return this.watched;
+  /** The first frame is in: the relay's pings go through `ping` from now on (none if never armed). */
+  handOver(ping: () => void): (Watched & { stop(): void }) | undefined {
+    const watched = this.watched;
+    if (watched === undefined) return undefined;
+    watched.ping = ping;
+    watched.quiet = false;
+    return watched;
   }
 
   /**
@@ -63,7 +77,7 @@ export class EarlyHead {
    * and the error is to be sent as an ordinary response.
    */
   failed(thrown: unknown): boolean {
-    this.watched.stop();
+    this.watched?.stop();
     const res = this.reply.raw;
     if (!res.headersSent) return false;
     if (!res.writableEnded && !res.destroyed) {
@@ -74,6 +88,9 @@ export class EarlyHead {
     return true;
   }
 }
+
+/** An SSE comment: every SSE parser drops it, and it keeps the connection visibly alive. */
+const KEEP_ALIVE_COMMENT = ': keep-alive\n\n';
 
 interface Watched {
   /** Cleared by each engine frame; a tick that finds it still set pings. */

@@ -35,6 +35,8 @@ export function embeddingsCall(
         cancel,
         tried,
         trace: request.trace,
+        account: request.principal.accountId,
+        bytes: payload.length,
       });
       if (call.statusCode >= 400) {
         call.release();

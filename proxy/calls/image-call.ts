@@ -68,6 +68,8 @@ export function generateImages(
         cancel,
         tried: new Set(),
         trace: request.trace,
+        account: request.principal.accountId,
+        bytes: payload.length,
       }),
   });
 }
@@ -93,6 +95,8 @@ export function editImages(
         payload: () => engineEditForm(m.entry, { ...fields, n }, files),
         cancel,
         tried: new Set(),
+        // The spooled files wait on disk, not in memory: the queue's byte bound does not count them.
+        account: request.principal.accountId,
       }),
   });
 }

@@ -10,7 +10,7 @@ import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { callCost } from '../billing/call-cost.ts';
 import { chatPromptTokens, textBill, textQuote } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
-import type { StreamTranslator, TextDialect } from '../dialects/translator.ts';
+import type { TextDialect } from '../dialects/translator.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { estimatedUsage, estimateTokens, usageFromEngine } from '../engine/frames/index.ts';
@@ -162,8 +162,13 @@ async function startChat(
   cancel: Cancel,
   tried: Set<string>,
   trace: RequestTrace | undefined,
+  account: string,
+  onHeld?: () => void,
 ): Promise<EngineCall> {
   const call = await callEngine(ctx.engine, {
+    onHeld,
+    account,
+    bytes: t.promptBytes,
     entry: t.entry,
     path: '/v1/chat/completions',
     payload: engineChatBody(t, outputTokens),
@@ -192,7 +197,10 @@ function wholeCall<A>(
     model: t.entry.id,
     quote,
     run: async (out, cancel) =>
-      readAnswer(await startChat(ctx, t, out, cancel, new Set(), request.trace), dialect),
+      readAnswer(
+        await startChat(ctx, t, out, cancel, new Set(), request.trace, request.principal.accountId),
+        dialect,
+      ),
     bill: (result, charge) => {
       const reported =
         usageFromEngine(result.usage) ??
@@ -236,16 +244,19 @@ function streamedCall<A>(
     model: t.entry.id,
     quote,
     opened: (charge) => {
-      if (hasPing(translator) && dialect.estimateInput !== undefined)
-        early = new EarlyHead(request, reply, translator, {
-          charge,
-          estimateInput: dialect.estimateInput,
-          pingMs: ctx.config.PROXY_MESSAGES_PING_MS,
-        });
+      early = new EarlyHead(request, reply, translator, {
+        charge,
+        estimateInput: dialect.estimateInput ?? (() => 0),
+        pingMs: ctx.config.PROXY_MESSAGES_PING_MS,
+        armed: translator.ping !== null && dialect.estimateInput !== undefined,
+      });
     },
     run: (out, cancel) => {
       const tried = new Set<string>();
-      return firstStreamEvent(ctx.engine, cancel, () => startChat(ctx, t, out, cancel, tried, request.trace));
+      const held = () => early?.arm();
+      return firstStreamEvent(ctx.engine, cancel, () =>
+        startChat(ctx, t, out, cancel, tried, request.trace, request.principal.accountId, held),
+      );
     },
     discard: (s) => s.close(),
     relay: (start, charge, abort) =>
@@ -261,8 +272,4 @@ function streamedCall<A>(
       }),
     failed: (err) => early?.failed(err) ?? false,
   });
-}
-
-function hasPing(t: StreamTranslator): t is StreamTranslator & { ping: string } {
-  return t.ping !== null;
 }

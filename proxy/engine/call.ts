@@ -6,6 +6,9 @@
 import type { Readable } from 'node:stream';
 import type { CatalogueEntry } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
+import type { DemandBoard } from '../demand/board.ts';
+import type { ColdHold } from '../demand/cold-hold.ts';
+import type { FairQueue } from '../demand/fair-queue.ts';
 import type { ProxyMetrics } from '../metrics/metrics.ts';
 import { failed, type RequestTrace } from '../tracing/tracing.ts';
 import type { Cancel } from './cancel.ts';
@@ -19,6 +22,12 @@ export interface EngineDeps {
   health: EngineHealth;
   metrics: ProxyMetrics;
   attempts: number;
+  /** Per-model demand (in the engine, held for a cold start) the operator scales on (issue 32). */
+  demand?: DemandBoard;
+  /** Holds a call for a scaled-to-zero model until it has an endpoint (../demand/cold-hold.ts). */
+  hold?: ColdHold;
+  /** Admits calls of a model whose entry sets `queue`, fairly per account (../demand/fair-queue.ts). */
+  queue?: FairQueue;
 }
 
 export interface EngineCall extends EngineResponse {
@@ -41,6 +50,11 @@ export interface CallOptions {
   tried: Set<string>;
   /** The request's trace (tracing on only): each attempt is a span, its traceparent sent along. */
   trace?: RequestTrace;
+  /** Runs when the call is held for a cold model (a streamed call starts its keep-alives). */
+  onHeld?: () => void;
+  /** Whose call it is, and its request's size: its place in a full model's fair queue. */
+  account?: string;
+  bytes?: number;
 }
 
 export const noEngine = (model: string, cause?: unknown) =>
@@ -61,15 +75,34 @@ export const noReadyEngine = (model: string) =>
   );
 
 export async function callEngine(deps: EngineDeps, o: CallOptions): Promise<EngineCall> {
-  if (o.entry.endpoints.length === 0) throw noReadyEngine(o.entry.id);
-  const urls = o.entry.endpoints.map((e) => e.url);
+  // Checked before awaiting anything: a warm model's call takes no extra turn of the event loop.
+  const entry = deps.hold?.holds(o.entry) ? await deps.hold.ready(o.entry, o.cancel, o.onHeld) : o.entry;
+  if (entry.endpoints.length === 0) throw noReadyEngine(entry.id);
+  const urls = entry.endpoints.map((e) => e.url);
+  if (deps.queue === undefined || entry.queue === undefined || o.account === undefined)
+    return sendToEngine(deps, o, urls);
+  const slot = await deps.queue.admit(
+    { model: entry.id, endpoints: urls.length, limits: entry.queue, account: o.account, bytes: o.bytes ?? 0 },
+    o.cancel,
+  );
+  try {
+    const call = await sendToEngine(deps, o, urls);
+    return { ...call, release: counted(call.release, slot) };
+  } catch (err) {
+    slot();
+    throw err;
+  }
+}
+
+/** The attempts over the endpoints, failing over before the first byte. */
+async function sendToEngine(deps: EngineDeps, o: CallOptions, urls: string[]): Promise<EngineCall> {
   const maxTried = Math.min(deps.attempts, urls.length);
   let lastError: unknown;
   while (o.tried.size < maxTried) {
     const url = deps.picker.pick(urls, { affinityKey: o.affinityKey, exclude: o.tried });
     if (url === null) break;
     o.tried.add(url);
-    const release = deps.picker.acquire(url);
+    const release = counted(deps.picker.acquire(url), deps.demand?.enter(o.entry.id, 'inFlight'));
     const traced = o.trace?.engine(o.entry.kind, o.entry.id, url);
     const sentAt = performance.now();
     try {
@@ -159,6 +192,15 @@ function errorKind(err: unknown): string {
   const code = (err as { code?: string } | null)?.code ?? '';
   if (code.includes('TIMEOUT')) return 'timeout';
   return 'connect';
+}
+
+/** A release that also runs `leave` (the model's in-flight demand, a fair-queue slot). */
+function counted(release: () => void, leave: (() => void) | undefined): () => void {
+  if (leave === undefined) return release;
+  return () => {
+    release();
+    leave();
+  };
 }
 
 /** `release`, which also ends the attempt's span the first time (release is idempotent). */

@@ -316,6 +316,48 @@ describe('secrets and Redis', () => {
     ).spec.template.spec.containers[0].args.join(' ');
     expect(args).toContain('--appendonly yes --appendfsync always');
   });
+
+  it("KEDA instead of the operator: a ScaledObject per listed Model on the proxies' demand, none by default; no Prometheus address is refused", async () => {
+    expect(defaults.filter((o) => o.kind === 'ScaledObject')).toEqual([]);
+    const keda = [
+      '--set',
+      'modelAutoscaling.keda.enabled=true',
+      '--set',
+      'modelAutoscaling.keda.models[0].name=llama',
+      '--set',
+      'modelAutoscaling.keda.models[0].namespace=models',
+      '--set',
+      'modelAutoscaling.keda.models[0].id=Meta-Llama/Llama-3.1-8B-Instruct',
+      '--set',
+      'modelAutoscaling.keda.models[0].maxReplicas=4',
+    ];
+    const refused = await helm(['template', 'mp', chartDir, ...keda]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('modelAutoscaling.keda.prometheusAddress');
+    const objects = await render([
+      ...keda,
+      '--set',
+      'modelAutoscaling.keda.prometheusAddress=http://prom:9090',
+    ]);
+    const so = objects.find((o) => o.kind === 'ScaledObject')!;
+    expect(so.metadata).toMatchObject({ name: 'model-llama', namespace: 'models' });
+    expect(so.spec).toMatchObject({
+      scaleTargetRef: { apiVersion: 'modelplane.dev/v1alpha1', kind: 'Model', name: 'llama' },
+      minReplicaCount: 0,
+      maxReplicaCount: 4,
+      triggers: [
+        {
+          type: 'prometheus',
+          metadata: {
+            serverAddress: 'http://prom:9090',
+            query: 'sum(mp_proxy_model_demand{model="Meta-Llama/Llama-3.1-8B-Instruct"})',
+            threshold: '8',
+            activationThreshold: '0',
+          },
+        },
+      ],
+    });
+  });
 });
 
 describe('the engine fleet (operator/fleet.ts)', () => {

@@ -1,5 +1,6 @@
 // Shared by the operator's integration tests: typed API clients over the test cluster, a poller,
 // and an operator replica wired to a real Redis.
+
 import {
   AppsV1Api,
   CoordinationV1Api,
@@ -13,6 +14,7 @@ import { pino } from 'pino';
 import { Agent } from 'undici';
 import { FencedCatalogue } from '../../core/catalogue/fence.ts';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
+import type { DemandStore } from '../../core/demand.ts';
 import type { Redis } from '../../core/redis-client.ts';
 import { CatalogueWriter } from '../../operator/catalogue-writer.ts';
 import type { FleetConfig } from '../../operator/fleet.ts';
@@ -136,6 +138,9 @@ export interface OperatorReplicaOptions {
   catalogue?: CatalogueWriter;
   /** Engine profiles and pod defaults (operator/fleet.ts). */
   fleet?: FleetConfig;
+  /** The proxies' published demand: the leader then scales autoscaled Models (issue 32). */
+  demand?: DemandStore;
+  scaleIntervalMs?: number;
 }
 
 export const fencedWriter = (redis: Redis) =>
@@ -149,7 +154,12 @@ export async function startOperator(
 ): Promise<OperatorReplica> {
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent', base: { identity } });
   const catalogue = options.catalogue ?? fencedWriter(redis);
-  const deps = { catalogue, log };
+  const deps = {
+    catalogue,
+    log,
+    ...(options.demand ? { demand: options.demand } : {}),
+    ...(options.scaleIntervalMs ? { scaleIntervalMs: options.scaleIntervalMs } : {}),
+  };
   const kube = new KubeClient(options.kubeConfig ?? cluster.kubeConfig, {
     requestTimeoutMs: TEST_REQUEST_TIMEOUT_MS,
   });

@@ -114,9 +114,9 @@ describe('operator on a real kube-apiserver', () => {
     expect(ready.reason).toBe('EndpointsReady');
   });
 
-  it('kubectl get models shows ID, Kind, Ready, Replicas, Available, Profile, Problem (-o wide), Age', async () => {
+  it('kubectl get models shows ID, Kind, Ready, Replicas, Available, Demand, Profile, Problem and Scaling (-o wide), Age', async () => {
     const table = await getTable(cluster, '/apis/modelplane.dev/v1alpha1/namespaces/default/models');
-    // The server renders the CRD's columns (operator/crd.test.ts pins which they are).
+    // The names themselves are operator/crd.test.ts's: here, that the server renders every one.
     const columns = modelCrd().spec.versions[0]!.additionalPrinterColumns.map((c) => c.name);
     expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', ...columns]);
     expect(table.rows[0]?.cells.slice(0, 4)).toEqual(['llama', ID, 'chat', 'True']);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { FencedCatalogue } from '../../core/catalogue/fence.ts';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
+import { DemandStore } from '../../core/demand.ts';
 import { CatalogueWriter } from '../../operator/catalogue-writer.ts';
 import { chatModel } from '../../operator/fixtures.ts';
 import { KubeClient } from '../../operator/kube/client.ts';
@@ -64,7 +65,12 @@ describe('operator RBAC (operator/deploy/rbac.yaml)', () => {
     const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
     runtime = new KubernetesRuntime(
       new KubeClient(kc, { requestTimeoutMs: TEST_REQUEST_TIMEOUT_MS }),
-      { catalogue: new CatalogueWriter(store, new FencedCatalogue(redis.client())), log },
+      {
+        catalogue: new CatalogueWriter(store, new FencedCatalogue(redis.client())),
+        log,
+        demand: new DemandStore(redis.client()),
+        scaleIntervalMs: 200,
+      },
       { leaseNamespace: 'modelplane', identity: 'sa-op', ...TEST_LEASE },
     );
     await runtime.start();
@@ -81,6 +87,24 @@ describe('operator RBAC (operator/deploy/rbac.yaml)', () => {
     });
     await waitUntil('entry', () => store.get('meta-llama/llama-3.1-8b-instruct'));
     await waitUntil('status', async () => (await readModel(cluster, 'llama')).status?.conditions);
+    // The scaler writes replicas through the scale subresource with the same account.
+    await createModel(
+      cluster,
+      chatModel('auto', {
+        id: 'Acme/Auto',
+        engine: { type: 'simulator', minReplicas: 0, maxReplicas: 2, autoscaling: {} },
+      }),
+    );
+    await new DemandStore(redis.client()).publish(
+      'p',
+      new Map([['Acme/Auto', { inFlight: 0, queued: 0, held: 1 }]]),
+      60_000,
+    );
+    await waitUntil(
+      'scaled to 1',
+      async () => (await readModel(cluster, 'auto')).spec.engine?.replicas === 1,
+    );
+    await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('auto'));
     await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('llama'));
     await waitUntil(
       'entry removed',

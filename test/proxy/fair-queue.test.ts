@@ -1,0 +1,94 @@
+// Fair queues when a model's fleet is full (issue 32 item 4): one engine taking one call at a time
+// from this proxy, one account flooding it and another calling now and then. The other account's
+// calls wait their turn among accounts, not behind the flood: its p99 wait stays within the
+// queue's budget and below the flooder's own median wait. The flood past the queue's bound is a
+// 429 `model_overloaded` with Retry-After — never insufficient_quota — and nothing is charged for it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CatalogueEntryInput } from '../../core/catalogue/index.ts';
+import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
+import { expectLedgerClean } from '../helpers/ledger.ts';
+import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
+
+const FULL = 'Busy/Chat';
+const BUDGET_MS = 10_000;
+let sim: Simulator;
+let h: Harness;
+beforeAll(async () => {
+  // Slow enough that a queue forms: each call holds the one slot for about 100 ms.
+  sim = await startSimulator({ ttftMs: 80, itlMs: 2, models: [CHAT_MODEL] });
+  const entry: CatalogueEntryInput = {
+    id: FULL,
+    kind: 'chat',
+    servedName: CHAT_MODEL,
+    pricing: { USD: { input: '1', output: '2' } },
+    endpoints: [{ url: sim.url }],
+    queue: { perReplica: 1, maxQueued: 10, maxQueuedBytes: 1_000_000, maxWaitMs: BUDGET_MS },
+    created: 1_700_000_000,
+  };
+  h = await startHarness({}, { entries: () => [entry] });
+});
+afterAll(async () => {
+  await h?.stop();
+  await sim?.close();
+});
+
+const call = async (secret: string) => {
+  const started = performance.now();
+  const res = await fetch(`${h.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: FULL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 }),
+  });
+  const body = (await res.json()) as { error?: { code: string } };
+  return {
+    status: res.status,
+    ms: performance.now() - started,
+    code: body.error?.code,
+    retryAfter: res.headers.get('retry-after'),
+  };
+};
+const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+
+describe('a full fleet queues fairly per account', () => {
+  it("one account's flood does not starve another: its p99 wait stays within budget; the overflow is 429 model_overloaded", async () => {
+    const flooder = await h.newAccount();
+    const other = await h.newAccount();
+    let flooding = true;
+    const flood: Awaited<ReturnType<typeof call>>[] = [];
+    // Twelve callers that call again as soon as answered: the queue (10) is always full of them.
+    const floodLoops = Array.from({ length: 12 }, async () => {
+      while (flooding) flood.push(await call(flooder.secret));
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const mine: Awaited<ReturnType<typeof call>>[] = [];
+    for (let i = 0; i < 20; i++) mine.push(await call(other.secret));
+    flooding = false;
+    await Promise.all(floodLoops);
+
+    // Every call of the other account was answered, in its turn.
+    expect(mine.map((r) => r.status)).toEqual(mine.map(() => 200));
+    const served = flood.filter((r) => r.status === 200).map((r) => r.ms);
+    const refused = flood.filter((r) => r.status !== 200);
+    expect(
+      quantile(
+        mine.map((r) => r.ms),
+        0.99,
+      ),
+    ).toBeLessThan(BUDGET_MS);
+    expect(
+      quantile(
+        mine.map((r) => r.ms),
+        0.99,
+      ),
+    ).toBeLessThan(quantile(served, 0.5));
+    // The flood past the bound: a distinct 429, with Retry-After, never insufficient_quota.
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused)
+      expect(r).toMatchObject({ status: 429, code: 'model_overloaded', retryAfter: '2' });
+    // Demand published as `queued` while it waited is gone with the calls.
+    expect(h.proxy.ctx.engine.demand?.get(FULL)).toEqual({ inFlight: 0, queued: 0, held: 0 });
+    await h.settled(flooder.accountId);
+    await expectLedgerClean(h.redis.client(), [flooder.accountId, other.accountId]);
+  });
+});
