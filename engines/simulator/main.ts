@@ -24,6 +24,11 @@ const NUMERIC_FLAGS: Array<[flag: string, key: NumericOption, help: string]> = [
   ['kv-cache-tokens', 'kvCacheTokens', 'simulated KV-cache size, for vllm:kv_cache_usage_perc'],
   ['prefix-block-size', 'prefixBlockSize', 'prefix-cache block size, in tokens'],
   ['prefix-cache-blocks', 'prefixCacheBlocks', 'prefix-cache LRU capacity per model, in blocks'],
+  [
+    'prefill-ms-per-1k-tokens',
+    'prefillMsPer1kTokens',
+    'prefill time per 1000 uncached prompt tokens, added to the TTFT',
+  ],
   ['fail-before-first-byte', 'failBeforeFirstByte', 'probability 0..1 of a 500 before any byte'],
   ['fail-mid-stream', 'failMidStream', 'probability 0..1 of a response cut halfway'],
   ['fail-video', 'failVideo', 'probability 0..1 that a video job ends failed'],
@@ -47,6 +52,8 @@ function usage(): string {
     '  --host <addr>                   listen address (default 127.0.0.1)',
     '  --models <a,b,...>              ids listed by GET /v1/models (any id is accepted)',
     "  --enable-force-include-usage    vLLM's: usage on every stream, asked or not",
+    "  --kv-events-endpoint <addr>     vLLM's KV events: ZMQ PUB address, e.g. tcp://*:5557 (default off)",
+    '  --kv-events-replay-endpoint <a> ZMQ ROUTER address answering replays of missed event batches',
     ...NUMERIC_FLAGS.map(
       ([flag, key, help]) => `  --${`${flag} <n>`.padEnd(30)}${help} (default ${defaultOptions[key]})`,
     ),
@@ -69,6 +76,8 @@ export function parseCli(
       host: { type: 'string' },
       models: { type: 'string' },
       'enable-force-include-usage': { type: 'boolean' },
+      'kv-events-endpoint': { type: 'string' },
+      'kv-events-replay-endpoint': { type: 'string' },
       ...Object.fromEntries(NUMERIC_FLAGS.map(([flag]) => [flag, { type: 'string' as const }])),
     },
     strict: true,
@@ -86,6 +95,9 @@ export function parseCli(
   }
   if (options.maxConcurrency === 0) options.maxConcurrency = Number.POSITIVE_INFINITY;
   if (values['enable-force-include-usage']) options.forceIncludeUsage = true;
+  if (values['kv-events-endpoint']) options.kvEventsEndpoint = values['kv-events-endpoint'];
+  if (values['kv-events-replay-endpoint'])
+    options.kvEventsReplayEndpoint = values['kv-events-replay-endpoint'];
   if (values.models)
     options.models = values.models
       .split(',')
