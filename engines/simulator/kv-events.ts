@@ -35,6 +35,7 @@ export class KvEventPublisher {
   private readonly buffer: { seq: number; payload: Uint8Array }[] = [];
   private sending: Promise<void> = Promise.resolve();
   private closed = false;
+  private lose = 0;
 
   private constructor(
     private readonly pub: Publisher,
@@ -70,6 +71,10 @@ export class KvEventPublisher {
     const payload = encode({ ts: Date.now() / 1000, events: events.map(wireEvent), data_parallel_rank: 0 });
     this.buffer.push({ seq, payload });
     if (this.buffer.length > this.bufferSteps) this.buffer.shift();
+    if (this.lose > 0) {
+      this.lose--;
+      return;
+    }
     this.sending = this.sending
       .then(() => this.pub.send([topic, seqBytes(seq), payload]))
       .catch(() => {
@@ -82,9 +87,9 @@ export class KvEventPublisher {
     return this.seq;
   }
 
-  /** Drops a seq without sending it, as a lost message would: for gap tests. */
-  skip(): void {
-    this.seq++;
+  /** The next `n` batches are kept for replay but never sent, as a PUB socket past its HWM drops them. */
+  loseNext(n = 1): void {
+    this.lose += n;
   }
 
   async close(): Promise<void> {
