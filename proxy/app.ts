@@ -25,6 +25,7 @@ import { Billing } from './billing/billing.ts';
 import type { ProxyContext } from './context.ts';
 import { EngineClient } from './engine/client.ts';
 import { EngineHealth } from './engine/health.ts';
+import { prefixRouting } from './engine/kv-index/start.ts';
 import { EndpointPicker } from './engine/picker.ts';
 import { startMediaSweeper } from './media/media-sweeper.ts';
 import { VideoWorker } from './media/video-worker.ts';
@@ -158,6 +159,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   });
   const signer = new UrlSigner(config.kek);
   const mediaStore = deps.store ?? (await createObjectStore(config, signer));
+  const routing = prefixRouting(config, deps.catalogue, app.log);
   const ctx: ProxyContext = {
     config,
     catalogue: deps.catalogue,
@@ -168,6 +170,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       client,
       health,
       picker: new EndpointPicker(health, { loadFactor: config.PROXY_AFFINITY_LOAD_FACTOR }),
+      ...(routing ? { routing } : {}),
       metrics,
       attempts: config.PROXY_ENGINE_ATTEMPTS,
     },
@@ -192,6 +195,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   metrics.sources.videoQueue = () => videoWorker.jobs.queue();
   if (deps.videoWorker !== false) videoWorker.start();
   app.addHook('onClose', async () => {
+    routing?.close();
     await videoWorker.stop();
     await stopMediaSweeper();
     (mediaStore as { close?(): void }).close?.();

@@ -11,11 +11,14 @@ import { failed, type RequestTrace } from '../tracing/tracing.ts';
 import type { Cancel } from './cancel.ts';
 import type { EngineClient, EngineResponse } from './client.ts';
 import type { EngineHealth } from './health.ts';
+import type { EndpointScore, PrefixRouting } from './kv-index/prefix-routing.ts';
 import type { EndpointPicker } from './picker.ts';
 
 export interface EngineDeps {
   client: EngineClient;
   picker: EndpointPicker;
+  /** Prefix-cache routing from the engines' KV events (off: PROXY_ROUTING_KV_EVENTS=false). */
+  routing?: PrefixRouting;
   health: EngineHealth;
   metrics: ProxyMetrics;
   attempts: number;
@@ -37,6 +40,8 @@ export interface CallOptions {
   payload: string | (() => { stream: Readable; contentType: string });
   cancel: Cancel;
   affinityKey?: string;
+  /** Prefix-cache routing's endpoint score, when it has one for this request. */
+  score?: EndpointScore;
   /** Endpoints already tried by this request; grows as endpoints fail. */
   tried: Set<string>;
   /** The request's trace (tracing on only): each attempt is a span, its traceparent sent along. */
@@ -66,7 +71,7 @@ export async function callEngine(deps: EngineDeps, o: CallOptions): Promise<Engi
   const maxTried = Math.min(deps.attempts, urls.length);
   let lastError: unknown;
   while (o.tried.size < maxTried) {
-    const url = deps.picker.pick(urls, { affinityKey: o.affinityKey, exclude: o.tried });
+    const url = deps.picker.pick(urls, { affinityKey: o.affinityKey, exclude: o.tried, score: o.score });
     if (url === null) break;
     o.tried.add(url);
     const release = deps.picker.acquire(url);
