@@ -173,3 +173,35 @@ describe('prefix index from KV events', () => {
     );
   });
 });
+
+describe("the simulator's tokenizer, in the proxy", () => {
+  it('gives the token ids the simulator gives for a chat with text parts, tool calls and tool results', async () => {
+    const sim = await engine();
+    const messages = [
+      { role: 'system', content: 'You are terse.' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Weather in' },
+          { type: 'text', text: 'Paris, café?' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: '21 °C, clear' },
+    ];
+    const res = await fetch(`${sim.url}/tokenize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages }),
+    });
+    const { tokens } = (await res.json()) as { tokens: number[] };
+    expect(tokens.length).toBeGreaterThan(10);
+    expect(simulatorTokens({ messages })).toEqual(tokens);
+  });
+});
