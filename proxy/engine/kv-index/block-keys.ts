@@ -10,11 +10,13 @@ export function rootKey(lora: string | null): number {
   return blockKey(1, codes, 0, codes.length);
 }
 
-export function blockKey(parent: number, tokens: ArrayLike<number>, from: number, to: number): number {
+/** `tokens` may be a string: its UTF-16 units are hashed (the simulator's token ids are so made). */
+export function blockKey(parent: number, tokens: ArrayLike<number> | string, from: number, to: number): number {
   let h1 = 0xdeadbeef ^ (parent >>> 0);
   let h2 = 0x41c6ce57 ^ Math.floor(parent / 4294967296);
+  const text = typeof tokens === 'string' ? tokens : null;
   for (let i = from; i < to; i++) {
-    const t = tokens[i]!;
+    const t = text === null ? (tokens as ArrayLike<number>)[i]! : text.charCodeAt(i);
     h1 = Math.imul(h1 ^ t, 2654435761);
     h2 = Math.imul(h2 ^ t, 1597334677);
   }

@@ -49,10 +49,8 @@ export function simulatorTokens(prompt: ChatPrompt): number[] {
   const text = prompt.messages.map(simulatorMessageText).join('\n');
   const ids: number[] = [];
   for (const [piece] of text.matchAll(SIM_TOKEN)) {
-    const codes: number[] = [];
-    for (let i = 0; i < piece.length; i++) codes.push(piece.charCodeAt(i)); // UTF-16 units, as cyrb53
     // The simulator's id is cyrb53(piece) mod its vocabulary; blockKey with parent 0 is cyrb53.
-    ids.push(blockKey(0, codes, 0, piece.length) % SIM_VOCAB);
+    ids.push(blockKey(0, piece, 0, piece.length) % SIM_VOCAB);
   }
   return ids;
 }
