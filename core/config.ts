@@ -69,6 +69,19 @@ const schema = z.object({
   /** Bounded load for affinity: an endpoint may carry at most this factor times the mean load. */
   PROXY_AFFINITY_LOAD_FACTOR: z.coerce.number().min(1).default(1.25),
   /**
+   * Prefix-cache routing (docs/routing.md): endpoints are scored by expected time to first token =
+   * uncached prompt tokens × PROXY_ROUTING_PREFILL_US_PER_TOKEN + in-flight requests ×
+   * PROXY_ROUTING_LOAD_MS, from the engines' KV events; off: the picker alone.
+   */
+  PROXY_ROUTING_KV_EVENTS: z
+    .enum(['true', 'false', '1', '0'])
+    .default('true')
+    .transform((v) => v === 'true' || v === '1'),
+  PROXY_ROUTING_PREFILL_US_PER_TOKEN: z.coerce.number().min(0).default(100),
+  PROXY_ROUTING_LOAD_MS: z.coerce.number().min(0).default(100),
+  /** Blocks the index keeps per model (each a few hundred bytes with its holders). */
+  PROXY_ROUTING_INDEX_BLOCKS: z.coerce.number().int().positive().default(1_000_000),
+  /**
    * Tracing (proxy/tracing/): off unless an OTLP/HTTP collector is named. The standard variable,
    * the collector's base URL; spans go to <endpoint>/v1/traces.
    */

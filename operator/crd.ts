@@ -5,13 +5,12 @@
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { availabilities, modelKinds } from '../core/catalogue/entry.ts';
+import { engineScalingProperties } from './crd-scaling.ts';
+import { int, type Schema, str } from './crd-schema.ts';
 import { DECIMAL_PATTERN, engineTypes, GROUP, ID_PATTERN, PLURAL, VERSION } from './model.ts';
 import { INT_OR_PERCENT_PATTERN, RESOURCE_PROFILE_PATTERN } from './model-spec.ts';
 import { idImmutableRule, nameRule, specRules } from './rules.ts';
 
-type Schema = Record<string, unknown>;
-const str = (extra: Schema = {}): Schema => ({ type: 'string', ...extra });
-const int = (extra: Schema = {}): Schema => ({ type: 'integer', format: 'int32', ...extra });
 const bool = (description: string): Schema => ({ type: 'boolean', description });
 const decimal = (description: string): Schema =>
   str({ description, pattern: DECIMAL_PATTERN, maxLength: 32 });
@@ -177,64 +176,7 @@ const engine: Schema = {
       description: "The Deployment's rolling-update bounds for a new engine version.",
       properties: { maxSurge: intOrPercent, maxUnavailable: intOrPercent },
     },
-    autoscaling: {
-      type: 'object',
-      description: 'Replicas follow demand (docs/autoscaling.md); absent: replicas stays what is written.',
-      properties: {
-        targetInFlight: int({
-          minimum: 1,
-          maximum: 100000,
-          description: 'Requests one replica is sized for (default 8).',
-        }),
-        scaleDownDelaySeconds: int({
-          minimum: 0,
-          maximum: 86400,
-          description: 'No scale-down sooner after a scale-up (default 30).',
-        }),
-        windowSeconds: int({
-          minimum: 1,
-          maximum: 86400,
-          description: 'Scale down to the highest recommendation of this window (default 60).',
-        }),
-        idleSeconds: int({
-          minimum: 0,
-          maximum: 604800,
-          description: 'With minReplicas 0: to zero after this long with no demand (default 300).',
-        }),
-        coldStartTimeoutSeconds: int({
-          minimum: 1,
-          maximum: 3600,
-          description: 'How long a proxy holds a call while the model wakes (default 300).',
-        }),
-        writer: str({
-          enum: ['operator', 'external'],
-          description: 'external: KEDA or an HPA writes replicas; the operator leaves it alone.',
-        }),
-      },
-    },
-    queue: {
-      type: 'object',
-      required: ['perReplica'],
-      description: 'A fair queue per account in each proxy once every replica has perReplica calls.',
-      properties: {
-        perReplica: int({
-          minimum: 1,
-          maximum: 100000,
-          description: 'Calls one proxy sends to one replica at once.',
-        }),
-        maxQueued: int({
-          minimum: 1,
-          maximum: 100000,
-          description: 'Calls waiting per proxy (default 100).',
-        }),
-        maxQueuedBytes: int({ minimum: 1, description: 'Their request bytes per proxy (default 16 MiB).' }),
-        maxWaitSeconds: int({
-          minimum: 1,
-          maximum: 3600,
-          description: 'How long one call may wait (default 30).',
-        }),
-      },
-    },
+    ...engineScalingProperties,
     allowedMediaDomains: {
       type: 'array',
       maxItems: 64,

@@ -3,6 +3,7 @@
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import type { CatalogueEntryInput, Price, QueueLimits } from '../core/catalogue/entry.ts';
 import { coldStartTimeoutMs, queueLimits } from './autoscale/policy.ts';
+import type { KvEventsAddress } from './kv-events.ts';
 import { type Model, type ModelSpec, modelSource } from './model.ts';
 
 /** Base URLs of ready endpoints. Kubernetes says a missing `ready` means ready. Sorted, unique. */
@@ -55,6 +56,7 @@ export function catalogueEntryFor(
   model: Model,
   endpoints: readonly string[],
   source?: string,
+  kvEvents: ReadonlyMap<string, KvEventsAddress> = new Map(),
 ): CatalogueEntryInput {
   const s = model.spec;
   return {
@@ -75,7 +77,12 @@ export function catalogueEntryFor(
       edit: s.capabilities?.edit ?? false,
       imageToVideo: s.capabilities?.imageToVideo ?? false,
     },
-    endpoints: endpoints.map((url) => ({ url })),
+    endpoints: endpoints.map((url) => {
+      const kv = kvEvents.get(url);
+      return kv ? { url, kvEvents: kv } : { url };
+    }),
+    // The simulator's tokenizer is known to the proxy; a real engine's is named on the catalogue.
+    ...(s.engine?.type === 'simulator' ? { tokenizer: 'simulator' } : {}),
     ...coldStart(s.engine),
     ownedBy: s.ownedBy ?? 'modelplane',
     created: unixSeconds(model.metadata.creationTimestamp),

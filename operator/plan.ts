@@ -5,6 +5,7 @@ import type { V1Deployment, V1EndpointSlice, V1Pod, V1Service } from '@kubernete
 import type { CatalogueEntryInput } from '../core/catalogue/entry.ts';
 import { catalogueEntryFor, readyEndpoints } from './entry.ts';
 import { emptyFleet, type FleetConfig } from './fleet.ts';
+import { kvEventAddresses } from './kv-events.ts';
 import { type AutoscalingStatus, FINALIZER, type Model, type ModelStatus, modelSource } from './model.ts';
 import { deploymentFor, desiredReplicas, ownedName, selectorString, serviceFor } from './objects.ts';
 import { placementFor } from './placement.ts';
@@ -145,7 +146,11 @@ interface Decision {
 
 /** Whether the model is catalogued now, and the conditions that explain it. */
 function decide(model: Model, observed: Observed, endpoints: string[], source: string): Decision {
-  const put = (): CatalogueAction => ({ action: 'put', entry: catalogueEntryFor(model, endpoints, source) });
+  const kv = kvEventAddresses(observed.endpointSlices, model.spec.servedName ?? model.spec.id);
+  const put = (): CatalogueAction => ({
+    action: 'put',
+    entry: catalogueEntryFor(model, endpoints, source, kv),
+  });
   const stable = (ready: boolean, reason: string, message: string) => () => [
     condition('Ready', ready, reason, message),
     condition('Progressing', false, 'Stable', 'nothing to roll out'),

@@ -26,6 +26,7 @@ import type { ProxyContext } from './context.ts';
 import { startDemand } from './demand/index.ts';
 import { EngineClient } from './engine/client.ts';
 import { EngineHealth } from './engine/health.ts';
+import { prefixRouting } from './engine/kv-index/start.ts';
 import { EndpointPicker } from './engine/picker.ts';
 import { startMediaSweeper } from './media/media-sweeper.ts';
 import { VideoWorker } from './media/video-worker.ts';
@@ -166,6 +167,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   });
   const signer = new UrlSigner(config.kek);
   const mediaStore = deps.store ?? (await createObjectStore(config, signer));
+  const routing = prefixRouting(config, deps.catalogue, app.log);
   const ctx: ProxyContext = {
     config,
     catalogue: deps.catalogue,
@@ -176,6 +178,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       client,
       health,
       picker: new EndpointPicker(health, { loadFactor: config.PROXY_AFFINITY_LOAD_FACTOR }),
+      ...(routing ? { routing } : {}),
       metrics,
       attempts: config.PROXY_ENGINE_ATTEMPTS,
       demand: demand.board,
@@ -204,6 +207,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   if (deps.videoWorker !== false) videoWorker.start();
   app.addHook('onClose', async () => {
     await demand.publisher.stop();
+    routing?.close();
     await videoWorker.stop();
     await stopMediaSweeper();
     (mediaStore as { close?(): void }).close?.();

@@ -67,6 +67,17 @@ export type QueueLimits = z.infer<typeof queueLimitsSchema>;
 export const endpointSchema = z.object({
   /** Base URL of an OpenAI-compatible engine, e.g. http://10.0.0.7:8000 (no trailing /v1). */
   url: z.string().url(),
+  /**
+   * Where this engine publishes its KV-cache events (vLLM --kv-events-config: a ZMQ PUB address, the
+   * ROUTER replay address, the topic), for the proxies' prefix-cache index (docs/routing.md).
+   */
+  kvEvents: z
+    .object({
+      url: z.string().min(1),
+      replayUrl: z.string().min(1).optional(),
+      topic: z.string().default(''),
+    })
+    .optional(),
 });
 export type Endpoint = z.infer<typeof endpointSchema>;
 
@@ -99,6 +110,12 @@ export const catalogueEntrySchema = z.object({
   coldStartTimeoutMs: z.number().int().positive().optional(),
   /** Set: calls past the fleet's capacity wait in a fair queue per account instead of piling onto the engines. */
   queue: queueLimitsSchema.optional(),
+  /**
+   * How the proxy tokenizes a request as this model's engine does, to match it against the engines'
+   * KV events: 'simulator' (engines/simulator's tokenizer), or a directory holding the model's
+   * tokenizer.json and tokenizer_config.json (its chat_template). Unset: no prefix index routing.
+   */
+  tokenizer: z.string().min(1).optional(),
   ownedBy: z.string().default('modelplane'),
   /** Unix seconds the model was first catalogued (OpenAI `created`). */
   created: z.number().int().nonnegative(),

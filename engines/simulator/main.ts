@@ -24,6 +24,11 @@ const NUMERIC_FLAGS: Array<[flag: string, key: NumericOption, help: string]> = [
   ['kv-cache-tokens', 'kvCacheTokens', 'simulated KV-cache size, for vllm:kv_cache_usage_perc'],
   ['prefix-block-size', 'prefixBlockSize', 'prefix-cache block size, in tokens'],
   ['prefix-cache-blocks', 'prefixCacheBlocks', 'prefix-cache LRU capacity per model, in blocks'],
+  [
+    'prefill-ms-per-1k-tokens',
+    'prefillMsPer1kTokens',
+    'prefill time per 1000 uncached prompt tokens, added to the TTFT',
+  ],
   ['fail-before-first-byte', 'failBeforeFirstByte', 'probability 0..1 of a 500 before any byte'],
   ['fail-mid-stream', 'failMidStream', 'probability 0..1 of a response cut halfway'],
   ['fail-video', 'failVideo', 'probability 0..1 that a video job ends failed'],
@@ -49,6 +54,8 @@ function usage(): string {
     "  --enable-force-include-usage    vLLM's: usage on every stream, asked or not",
     "  --shutdown-timeout <s>          vLLM's: on SIGTERM, finish in-flight requests for up to s seconds,",
     '                                  answering new ones 503 (default 0: stop at once)',
+    "  --kv-events-endpoint <addr>     vLLM's KV events: ZMQ PUB address, e.g. tcp://*:5557 (default off)",
+    '  --kv-events-replay-endpoint <a> ZMQ ROUTER address answering replays of missed event batches',
     ...NUMERIC_FLAGS.map(
       ([flag, key, help]) => `  --${`${flag} <n>`.padEnd(30)}${help} (default ${defaultOptions[key]})`,
     ),
@@ -72,6 +79,8 @@ export function parseCli(
       models: { type: 'string' },
       'enable-force-include-usage': { type: 'boolean' },
       'shutdown-timeout': { type: 'string' },
+      'kv-events-endpoint': { type: 'string' },
+      'kv-events-replay-endpoint': { type: 'string' },
       ...Object.fromEntries(NUMERIC_FLAGS.map(([flag]) => [flag, { type: 'string' as const }])),
     },
     strict: true,
@@ -89,6 +98,9 @@ export function parseCli(
   }
   if (options.maxConcurrency === 0) options.maxConcurrency = Number.POSITIVE_INFINITY;
   if (values['enable-force-include-usage']) options.forceIncludeUsage = true;
+  if (values['kv-events-endpoint']) options.kvEventsEndpoint = values['kv-events-endpoint'];
+  if (values['kv-events-replay-endpoint'])
+    options.kvEventsReplayEndpoint = values['kv-events-replay-endpoint'];
   if (values.models)
     options.models = values.models
       .split(',')

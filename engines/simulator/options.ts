@@ -23,6 +23,17 @@ export interface SimulatorOptions {
   /** Prefix-cache granularity (vLLM block size) and how many blocks the per-model LRU keeps. */
   prefixBlockSize: number;
   prefixCacheBlocks: number;
+  /**
+   * Prefill time per 1000 prompt tokens not found in the prefix cache, added to ttftMs: what makes
+   * routing to a warm engine pay (0 = TTFT ignores the cache, the default).
+   */
+  prefillMsPer1kTokens: number;
+  /**
+   * vLLM's --kv-events-config: the ZMQ PUB address KV-cache events are published on (port * = any
+   * free port; the bound one is `kvEventsUrl`), and the ROUTER address answering replays; null = off.
+   */
+  kvEventsEndpoint: string | null;
+  kvEventsReplayEndpoint: string | null;
   /** Probability (0..1) that a chat/embedding/image request fails with 500 before any byte. */
   failBeforeFirstByte: number;
   /** Probability (0..1) that a chat response is cut (connection destroyed) halfway through. */
@@ -80,6 +91,9 @@ export const defaultOptions: SimulatorOptions = {
   kvCacheTokens: 262_144,
   prefixBlockSize: 16,
   prefixCacheBlocks: 16_384,
+  prefillMsPer1kTokens: 0,
+  kvEventsEndpoint: null,
+  kvEventsReplayEndpoint: null,
   failBeforeFirstByte: 0,
   failMidStream: 0,
   failVideo: 0,
@@ -123,6 +137,7 @@ export function validateOptions(o: SimulatorOptions): void {
     'dropVideoCreates',
     'maxImages',
     'prefixCacheBlocks',
+    'prefillMsPer1kTokens',
     'imageTokens',
     'templateTokens',
   ] as const;

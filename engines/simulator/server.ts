@@ -11,6 +11,7 @@ import { handleEmbeddings } from './embeddings.ts';
 import { FileStore } from './file-store.ts';
 import { HttpError, readBody, sendError, sendJson } from './http.ts';
 import { handleFile, handleImageEdits, handleImageGenerations } from './images.ts';
+import { KvEventPublisher } from './kv-events.ts';
 import { Metrics, type SimulatorStats } from './metrics.ts';
 import { resolveOptions, type SimulatorOptions, validateOptions } from './options.ts';
 import { PrefixCache } from './prefix-cache.ts';
@@ -55,6 +56,8 @@ export interface Simulator {
   received(): ReceivedRequest[];
   /** Every video job it holds, oldest first: how often each was created (replays) and polled, by whom. */
   videoJobs(): SimVideoJob[];
+  /** The KV-event publisher (--kv-events-endpoint), null when off: its bound url and replay url. */
+  kvEvents: KvEventPublisher | null;
 }
 
 export interface SimVideoJob {
@@ -128,6 +131,15 @@ const routes: Array<{ method: string; path: RegExp; handler: RouteHandler }> = [
   { method: 'GET', path: /^\/v1\/models\/(?<id>.+)$/, handler: handleModel },
   { method: 'GET', path: /^\/files\/(?<name>[0-9a-f]+\.[a-z0-9]+)$/, handler: handleFile },
   {
+    // vLLM's (dev mode): empties the prefix cache, published as AllBlocksCleared.
+    method: 'POST',
+    path: /^\/reset_prefix_cache$/,
+    handler: async (ctx, _req, res) => {
+      ctx.prefixCache.reset();
+      res.writeHead(200).end();
+    },
+  },
+  {
     method: 'GET',
     path: /^\/health$/,
     handler: async (_ctx, _req, res) => sendJson(res, 200, { status: 'ok' }),
@@ -152,14 +164,26 @@ export async function startSimulator(
   const { port = 0, host = '127.0.0.1', ...rest } = opts;
   const options = resolveOptions(rest);
   const scheduler = new Scheduler(() => options.maxConcurrency);
+  const kvEvents =
+    options.kvEventsEndpoint === null
+      ? null
+      : await KvEventPublisher.start({
+          endpoint: options.kvEventsEndpoint,
+          replayEndpoint: options.kvEventsReplayEndpoint,
+          bufferSteps: 10_000,
+        });
   const ctx: SimContext = {
     options,
     scheduler,
     metrics: new Metrics(scheduler, () => options),
-    prefixCache: new PrefixCache(() => ({
-      blockSize: options.prefixBlockSize,
-      capacityBlocks: options.prefixCacheBlocks,
-    })),
+    prefixCache: new PrefixCache(
+      () => ({
+        blockSize: options.prefixBlockSize,
+        capacityBlocks: options.prefixCacheBlocks,
+      }),
+      // The topic names the model, as llm-d's kv@<pod>@<model> does: one engine may serve several.
+      (model, events) => kvEvents?.publish(`kv@${model}`, events),
+    ),
     files: new FileStore(),
     videos: new VideoJobs(),
     noteForm: (req, form) => {
@@ -233,11 +257,13 @@ export async function startSimulator(
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
-  const close = () =>
-    new Promise<void>((resolve, reject) => {
+  const close = async () => {
+    await new Promise<void>((resolve, reject) => {
       server.close((err) => (err && !draining ? reject(err) : resolve()));
       server.closeAllConnections();
     });
+    await kvEvents?.close();
+  };
   return {
     url: `http://${urlHost}:${address.port}`,
     port: address.port,
@@ -260,6 +286,7 @@ export async function startSimulator(
       await close();
     },
     inFlight: () => inFlight,
+    kvEvents,
     setOptions(partial) {
       const next = { ...options, ...partial };
       validateOptions(next);

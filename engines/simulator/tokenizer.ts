@@ -3,6 +3,8 @@
 // token holds at least one character, so a text's token count never exceeds its UTF-8 byte count —
 // the proxy reserves credits treating prompt bytes as an upper bound on prompt tokens.
 
+import { hash53 } from './hash.ts';
+
 const TOKEN = /\s*[^\s]{1,4}/gu;
 
 export function tokenize(text: string): string[] {
@@ -14,4 +16,11 @@ export function countTokens(text: string): number {
   TOKEN.lastIndex = 0;
   while (TOKEN.exec(text) !== null) n++;
   return n;
+}
+
+/** Tokens' stand-in ids (/tokenize's `tokens`, the KV events' `token_ids`): a hash of the piece. */
+export const VOCAB_SIZE = 151_936;
+
+export function tokenId(piece: string): number {
+  return hash53(piece) % VOCAB_SIZE;
 }

@@ -12,6 +12,8 @@ export interface ProcessSpec {
   cwd: string;
   host: string;
   port: number;
+  /** The simulator's KV-event ports (PUB, replay), published beside the endpoint (operator/kv-events.ts). */
+  kvPorts?: { events: number; replay: number };
 }
 
 export class EngineProcess {

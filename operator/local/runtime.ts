@@ -239,6 +239,7 @@ export class LocalRuntime implements Runtime {
     const fill = (s: string) => s.replaceAll('{port}', String(port)).replaceAll('{host}', host);
     let command: string;
     let args: string[];
+    let kvPorts: { events: number; replay: number } | undefined;
     if (engine.command?.length) {
       [command, ...args] = [...engine.command.map(fill), ...(engine.args ?? []).map(fill)] as [
         string,
@@ -249,6 +250,10 @@ export class LocalRuntime implements Runtime {
       const served = m.model.spec.servedName ?? m.model.spec.id;
       args = ['--import', 'tsx', 'engines/simulator/main.ts', '--host', host, '--port', String(port)];
       args.push('--models', served);
+      // Its KV events, as vLLM's --kv-events-config: the proxies' prefix index follows them.
+      kvPorts = { events: await freePort(host), replay: await freePort(host) };
+      args.push('--kv-events-endpoint', `tcp://${host}:${kvPorts.events}`);
+      args.push('--kv-events-replay-endpoint', `tcp://${host}:${kvPorts.replay}`);
       args.push(...(engine.args ?? []));
     } else {
       this.deps.log.warn(
@@ -267,6 +272,7 @@ export class LocalRuntime implements Runtime {
         cwd: this.options.cwd,
         host,
         port,
+        ...(kvPorts ? { kvPorts } : {}),
       },
       this.deps.log,
       () => this.queue.add(m.file),
@@ -304,7 +310,15 @@ export class LocalRuntime implements Runtime {
     const slices: V1EndpointSlice[] = m.processes.map((p) => ({
       addressType: 'IPv4',
       endpoints: [{ addresses: [p.spec.host], conditions: { ready: p.ready } }],
-      ports: [{ name: 'http', port: p.spec.port }],
+      ports: [
+        { name: 'http', port: p.spec.port },
+        ...(p.spec.kvPorts
+          ? [
+              { name: 'kv-events', port: p.spec.kvPorts.events },
+              { name: 'kv-replay', port: p.spec.kvPorts.replay },
+            ]
+          : []),
+      ],
     }));
     const model = { ...m.model, status: m.status };
     const plan = planModel(model, {

@@ -14,6 +14,7 @@ import type { TextDialect } from '../dialects/translator.ts';
 import { callEngine, type EngineCall, engineClientError } from '../engine/call.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { estimatedUsage, estimateTokens, usageFromEngine } from '../engine/frames/index.ts';
+import type { EndpointScore } from '../engine/kv-index/prefix-routing.ts';
 import { affinityKeyOf } from '../engine/picker.ts';
 import type { RequestTrace } from '../tracing/tracing.ts';
 import { outputThatFits, promptTextBytes, tokensAtLeast } from './context-fit.ts';
@@ -60,6 +61,8 @@ export interface TextCall {
    * PROXY_PREFIX_AFFINITY_CHARS characters are.
    */
   affinityKey: string | undefined;
+  /** Prefix-cache routing's score for this prompt, set once per call (runTextCall). */
+  score?: EndpointScore;
 }
 
 /**
@@ -87,6 +90,7 @@ export async function runTextCall<A>(
 ): Promise<FastifyReply> {
   request.metricModel = t.entry.id;
   t.affinityKey ??= affinityKeyOf(t.prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS);
+  t.score = ctx.engine.routing?.scorer(t.entry, { messages: t.messages, tools: t.fields.tools });
   const promptAtMost = chatPromptTokens(t.entry, t.messages, t.promptBytes);
   const perChoice = await fittedOutput(ctx, request, reply, t, promptAtMost);
   const quote = textCallQuote(t, promptAtMost, perChoice);
@@ -174,6 +178,7 @@ async function startChat(
     payload: engineChatBody(t, outputTokens),
     cancel,
     affinityKey: t.affinityKey,
+    score: t.score,
     tried,
     trace,
   });

@@ -14,11 +14,14 @@ import { failed, type RequestTrace } from '../tracing/tracing.ts';
 import type { Cancel } from './cancel.ts';
 import type { EngineClient, EngineResponse } from './client.ts';
 import type { EngineHealth } from './health.ts';
+import type { EndpointScore, PrefixRouting } from './kv-index/prefix-routing.ts';
 import type { EndpointPicker } from './picker.ts';
 
 export interface EngineDeps {
   client: EngineClient;
   picker: EndpointPicker;
+  /** Prefix-cache routing from the engines' KV events (off: PROXY_ROUTING_KV_EVENTS=false). */
+  routing?: PrefixRouting;
   health: EngineHealth;
   metrics: ProxyMetrics;
   attempts: number;
@@ -46,6 +49,8 @@ export interface CallOptions {
   payload: string | (() => { stream: Readable; contentType: string });
   cancel: Cancel;
   affinityKey?: string;
+  /** Prefix-cache routing's endpoint score, when it has one for this request. */
+  score?: EndpointScore;
   /** Endpoints already tried by this request; grows as endpoints fail. */
   tried: Set<string>;
   /** The request's trace (tracing on only): each attempt is a span, its traceparent sent along. */
@@ -99,7 +104,7 @@ async function sendToEngine(deps: EngineDeps, o: CallOptions, urls: string[]): P
   const maxTried = Math.min(deps.attempts, urls.length);
   let lastError: unknown;
   while (o.tried.size < maxTried) {
-    const url = deps.picker.pick(urls, { affinityKey: o.affinityKey, exclude: o.tried });
+    const url = deps.picker.pick(urls, { affinityKey: o.affinityKey, exclude: o.tried, score: o.score });
     if (url === null) break;
     o.tried.add(url);
     const release = counted(deps.picker.acquire(url), deps.demand?.enter(o.entry.id, 'inFlight'));

@@ -10,6 +10,8 @@ export interface PickOptions {
   affinityKey?: string;
   /** Endpoints already tried for this request. */
   exclude?: ReadonlySet<string>;
+  /** Prefix-cache routing's score (kv-index/prefix-routing.ts), lowest wins; overrides affinity. */
+  score?: (url: string, inFlight: number) => number;
 }
 
 export class EndpointPicker {
@@ -45,6 +47,7 @@ export class EndpointPicker {
     const healthy = candidates.filter((u) => this.health.isHealthy(u));
     const pool = healthy.length > 0 ? healthy : candidates;
     if (pool.length === 1) return pool[0]!;
+    if (opts.score) return this.lowestScore(pool, opts.score);
     return opts.affinityKey === undefined ? this.leastLoaded(pool) : this.byAffinity(pool, opts.affinityKey);
   }
 
@@ -59,6 +62,19 @@ export class EndpointPicker {
         best = url;
         bestLoad = load;
       }
+    }
+    return best;
+  }
+
+  /** Ties rotate, as in leastLoaded, so equal endpoints share the calls. */
+  private lowestScore(pool: readonly string[], score: NonNullable<PickOptions['score']>): string {
+    const start = this.rotation++ % pool.length;
+    let best = pool[start]!;
+    let bestScore = score(best, this.inFlight(best));
+    for (let i = 1; i < pool.length; i++) {
+      const url = pool[(start + i) % pool.length]!;
+      const s = score(url, this.inFlight(url));
+      if (s < bestScore) [best, bestScore] = [url, s];
     }
     return best;
   }

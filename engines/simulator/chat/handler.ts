@@ -77,6 +77,8 @@ export async function handleChat(
     const { cached, created } = ctx.prefixCache.lookupAndInsert(chat.model, promptTokens);
     ctx.metrics.recordPrompt(chat.model, promptCount, cached);
     const admittedAt = performance.now();
+    // Prefill: what the prefix cache did not hold is computed (options.prefillMsPer1kTokens).
+    timing.ttftMs += ((promptCount - cached) * ctx.options.prefillMsPer1kTokens) / 1000;
     await sleep(timing.ttftMs, signal);
     if (failure === 'before-first-byte' || failure === 'reset') {
       ctx.metrics.injectedFailures[failure]++;

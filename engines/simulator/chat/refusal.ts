@@ -8,7 +8,9 @@ import type { ServerResponse } from 'node:http';
 import { badRequest } from '../http.ts';
 
 /** The simulated tokenizer's vocabulary (Qwen2's size): ids from 0 to this, exclusive. */
-export const VOCAB_SIZE = 151_936;
+import { VOCAB_SIZE } from '../tokenizer.ts';
+
+export { VOCAB_SIZE };
 
 export interface Refusal {
   message: string;

@@ -4,12 +4,10 @@
 // Messages `count_tokens` relies on.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SimContext } from '../context.ts';
-import { hash53 } from '../hash.ts';
 import { badRequest, HttpError, parseJsonObject, sendJson } from '../http.ts';
-import { tokenize } from '../tokenizer.ts';
+import { tokenId, tokenize } from '../tokenizer.ts';
 import { promptTokenCount } from './handler.ts';
 import { promptText } from './plan.ts';
-import { VOCAB_SIZE } from './refusal.ts';
 import { parseChatRequest } from './request.ts';
 
 export async function handleTokenize(
@@ -35,6 +33,6 @@ export async function handleTokenize(
     throw badRequest('either messages or prompt is required', 'messages');
   }
   // Token ids are stand-ins (a hash of each piece); template and image tokens are not listed.
-  const tokens = pieces.map((p) => hash53(p) % VOCAB_SIZE);
+  const tokens = pieces.map(tokenId);
   sendJson(res, 200, { count, max_model_len: ctx.options.maxModelLen, tokens, token_strs: null });
 }

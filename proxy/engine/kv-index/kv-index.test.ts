@@ -1,0 +1,207 @@
+// Events in, index state out: the simulator publishes vLLM's KV events over real ZMQ sockets on
+// loopback, the feed subscribes as the proxy does, and the index is read back — stores, evictions,
+// AllBlocksCleared, an endpoint leaving the catalogue, and gaps (replayed, or resynced when not).
+import { afterEach, describe, expect, it } from 'vitest';
+import type { CatalogueEntry } from '../../../core/catalogue/index.ts';
+import { type Simulator, startSimulator } from '../../../engines/simulator/server.ts';
+import { promptBlockKeys } from './block-keys.ts';
+import { KvEventFeed } from './feed.ts';
+import { PrefixIndex } from './prefix-index.ts';
+import { simulatorTokens } from './prompt-tokens.ts';
+import { cachedTokens } from './score.ts';
+
+const BLOCK = 4;
+const open: { close(): unknown }[] = [];
+
+afterEach(async () => {
+  for (const o of open.splice(0)) await o.close();
+});
+
+async function engine(o: { replay?: boolean; blocks?: number } = {}): Promise<Simulator> {
+  const sim = await startSimulator({
+    ttftMs: 0,
+    itlMs: 0,
+    prefixBlockSize: BLOCK,
+    prefixCacheBlocks: o.blocks ?? 1000,
+    kvEventsEndpoint: 'tcp://127.0.0.1:*',
+    kvEventsReplayEndpoint: o.replay === false ? null : 'tcp://127.0.0.1:*',
+  });
+  open.push(sim);
+  return sim;
+}
+
+function entryFor(sims: Simulator[]): CatalogueEntry {
+  return {
+    id: 'M',
+    kind: 'chat',
+    pricing: {},
+    availability: 'available',
+    region: 'global',
+    tags: [],
+    capabilities: { tools: false, vision: false, reasoning: false, edit: false, imageToVideo: false },
+    endpoints: sims.map((s) => ({
+      url: s.url,
+      kvEvents: { url: s.kvEvents!.url, replayUrl: s.kvEvents!.replayUrl ?? undefined, topic: 'kv@m' },
+    })),
+    ownedBy: 'x',
+    created: 0,
+    tokenizer: 'simulator',
+  };
+}
+
+function feedOf(sims: Simulator[]): { index: PrefixIndex; feed: KvEventFeed } {
+  const index = new PrefixIndex({ maxBlocksPerModel: 10_000 });
+  const feed = new KvEventFeed(index, { warn: () => {} });
+  feed.sync([entryFor(sims)]);
+  open.push(feed);
+  return { index, feed };
+}
+
+const messages = (text: string) => [{ role: 'user', content: text }];
+
+async function chat(sim: Simulator, text: string): Promise<number> {
+  const res = await fetch(`${sim.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', messages: messages(text), max_tokens: 1 }),
+  });
+  const body = (await res.json()) as { usage: { prompt_tokens_details: { cached_tokens: number } } };
+  return body.usage.prompt_tokens_details.cached_tokens;
+}
+
+const keysOf = (text: string) => promptBlockKeys(simulatorTokens({ messages: messages(text) }), BLOCK);
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Sends a throwaway prompt until its blocks show up: the SUB socket has joined. */
+async function joined(sim: Simulator, index: PrefixIndex): Promise<void> {
+  let n = 0;
+  for (;;) {
+    const text = `join ${n++} a b c d e f`;
+    await chat(sim, text);
+    const deadline = Date.now() + 300;
+    while (Date.now() < deadline) {
+      if ((index.match('m', keysOf(text)).get(sim.url) ?? 0) > 0) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+const PROMPT = 'the quick red fox ran over the lazy dog and then sat down';
+
+describe('prefix index from KV events', () => {
+  it('learns the blocks an engine stores, and predicts the cached tokens the engine then reports', async () => {
+    const [a, b] = [await engine(), await engine()];
+    const { index } = feedOf([a, b]);
+    await joined(a, index);
+    await joined(b, index);
+    await chat(a, PROMPT);
+    const keys = keysOf(PROMPT);
+    expect(keys.length).toBe(3); // 13 tokens: 3 full blocks
+    await until(() => index.match('m', keys).get(a.url) === 3, 'the stored blocks');
+    expect(index.match('m', keys).has(b.url)).toBe(false);
+    // A longer prompt sharing the first blocks: the index predicts what the engine reports.
+    const longer = `${PROMPT} in the sun all day long`;
+    const predicted = cachedTokens(
+      index.match('m', keysOf(longer)).get(a.url)!,
+      BLOCK,
+      simulatorTokens({ messages: messages(longer) }).length,
+    );
+    expect(await chat(a, longer)).toBe(predicted);
+    expect(predicted).toBe(12);
+  });
+
+  it('forgets evicted blocks, all blocks on AllBlocksCleared, and an endpoint that left the catalogue', async () => {
+    const a = await engine({ blocks: 6 });
+    const b = await engine();
+    const { index, feed } = feedOf([a, b]);
+    await joined(a, index);
+    await joined(b, index);
+    await chat(a, PROMPT);
+    await chat(b, PROMPT);
+    const keys = keysOf(PROMPT);
+    await until(
+      () => index.match('m', keys).get(a.url) === 3 && index.match('m', keys).get(b.url) === 3,
+      'stores',
+    );
+    // Six new blocks through a's 6-block LRU: its three PROMPT blocks are evicted.
+    await chat(a, 'a b c d e f g h i j k l m n o p q r s t u v w x y');
+    await until(() => !index.match('m', keys).has(a.url), 'the evictions');
+    expect(index.match('m', keys).get(b.url)).toBe(3);
+    await fetch(`${b.url}/reset_prefix_cache`, { method: 'POST' });
+    await until(() => !index.match('m', keys).has(b.url), 'AllBlocksCleared');
+    await chat(b, PROMPT);
+    await until(() => index.match('m', keys).get(b.url) === 3, 'b again');
+    feed.sync([entryFor([a])]);
+    expect(index.match('m', keys).has(b.url)).toBe(false);
+    expect(feed.streams().map((s) => s.endpoint)).toEqual([a.url]);
+  });
+
+  it("replays batches lost on the wire from the engine's replay socket", async () => {
+    const a = await engine();
+    const { index, feed } = feedOf([a]);
+    await joined(a, index);
+    const replaysBefore = feed.streams()[0]!.replays;
+    a.kvEvents!.loseNext();
+    await chat(a, PROMPT); // lost on the wire, kept in the engine's replay buffer
+    await chat(a, 'another prompt of a few more words');
+    await until(() => index.match('m', keysOf(PROMPT)).get(a.url) === 3, 'the replayed blocks');
+    expect(feed.streams()[0]).toMatchObject({ resyncs: 0, replays: replaysBefore + 1 });
+  });
+
+  it("resyncs (drops the endpoint's blocks) when a gap cannot be replayed", async () => {
+    const a = await engine({ replay: false });
+    const { index, feed } = feedOf([a]);
+    await joined(a, index);
+    await chat(a, PROMPT);
+    await until(() => index.match('m', keysOf(PROMPT)).get(a.url) === 3, 'stores');
+    const resyncsBefore = feed.streams()[0]!.resyncs;
+    a.kvEvents!.loseNext(); // say, an eviction of PROMPT's blocks we never hear of
+    await chat(a, 'x y z w v u');
+    await chat(a, 'one more prompt after the gap');
+    await until(() => feed.streams()[0]!.resyncs === resyncsBefore + 1, 'the resync');
+    expect(index.match('m', keysOf(PROMPT)).has(a.url)).toBe(false);
+    await until(
+      () => (index.match('m', keysOf('one more prompt after the gap')).get(a.url) ?? 0) > 0,
+      'relearning',
+    );
+  });
+});
+
+describe("the simulator's tokenizer, in the proxy", () => {
+  it('gives the token ids the simulator gives for a chat with text parts, tool calls and tool results', async () => {
+    const sim = await engine();
+    const messages = [
+      { role: 'system', content: 'You are terse.' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Weather in' },
+          { type: 'text', text: 'Paris, café?' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: '21 °C, clear' },
+    ];
+    const res = await fetch(`${sim.url}/tokenize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages }),
+    });
+    const { tokens } = (await res.json()) as { tokens: number[] };
+    expect(tokens.length).toBeGreaterThan(10);
+    expect(simulatorTokens({ messages })).toEqual(tokens);
+  });
+});
