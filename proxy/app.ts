@@ -35,6 +35,7 @@ import { authPlugin } from './plugins/auth.ts';
 import { corsPlugin } from './plugins/cors.ts';
 import { writeStallPlugin } from './plugins/write-stall.ts';
 import { lazyChildLogger, requestForLog } from './request-logger.ts';
+import { batchFilesRoutes } from './routes/batch-files.ts';
 import { chatRoutes } from './routes/chat.ts';
 import { embeddingsRoutes } from './routes/embeddings.ts';
 import { filesRoutes } from './routes/files.ts';
@@ -230,6 +231,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       await api.register(imagesRoutes, { ctx });
       await api.register(imageEditsRoutes, { ctx });
       await api.register(videosRoutes, { ctx });
+      await api.register(batchFilesRoutes, { ctx }); // issue 35: batches
     },
     { prefix: '/v1' },
   );
