@@ -2,11 +2,11 @@
 // batch, multipart, at most BATCH_FILE_MAX_BYTES and BATCH_MAX_LINES lines), list (cursor), retrieve,
 // delete, and read a file's content (inputs, and the output and error files batches write, purpose
 // batch_output). Files are the account's: another account's id is a 404, like an unknown one.
-import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { BatchFiles, fileObject as toFileObject } from '../../core/batch-files.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
+import { countLines, storeInputFile } from '../batches/input-file.ts';
 import type { ProxyContext } from '../context.ts';
 import { acceptUploads, sizeText, type UploadChecks } from '../media/upload-form.ts';
 import { withUploadForm } from '../media/with-upload-form.ts';
@@ -14,21 +14,6 @@ import { fileDeleted, fileList, fileListQuery, fileObject, idParams } from '../s
 import { commonErrors, errorResponse, multipartOnly } from '../schemas/openai.ts';
 
 const notFound = (id: string) => new ApiError('not_found', `No such File object: ${id}`, { param: 'id' });
-
-/** Lines of a JSONL file (a last line without its newline counts; blank lines do not). */
-export async function countLines(path: string): Promise<number> {
-  let lines = 0;
-  let open = false;
-  for await (const chunk of createReadStream(path)) {
-    for (const byte of chunk as Buffer) {
-      if (byte === 0x0a) {
-        if (open) lines++;
-        open = false;
-      } else if (byte !== 0x0d && byte !== 0x20) open = true;
-    }
-  }
-  return open ? lines + 1 : lines;
-}
 
 export async function batchFilesRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
   const { config } = opts.ctx;
@@ -87,12 +72,7 @@ export async function batchFilesRoutes(app: FastifyInstance, opts: { ctx: ProxyC
               `The file has ${lines} lines; a batch takes at most ${config.BATCH_MAX_LINES} (and ${sizeText(config.BATCH_FILE_MAX_BYTES)}).`,
               'file',
             );
-          return files.create(accountId, {
-            filename: file.filename,
-            purpose: 'batch',
-            bytes: file.size,
-            body: createReadStream(file.path),
-          });
+          return storeInputFile(files, accountId, file);
         },
       );
       return reply.send(made);
