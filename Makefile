@@ -93,6 +93,7 @@ bench: deps
 	npx tsx bench/proxy/run.ts
 	npx tsx bench/playground/ttft.ts
 	npx tsx bench/proxy/tracing.ts
+	npx tsx bench/batches/run.ts
 	@scripts/build-llamacpp.sh >/dev/null
 	@test/llamacpp/tiny-model.sh >/dev/null
 	npx tsx bench/proxy/real-engine.ts

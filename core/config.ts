@@ -316,6 +316,31 @@ const schema = z.object({
   VIDEO_CLAIM_MS: z.coerce.number().int().min(100).default(30_000),
   /** How often the fleet's one media sweeper deletes files past their time. */
   MEDIA_SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).default(60_000),
+  /** Batches (docs/batches.md): the largest input file (OpenAI: 200 MB) and its most lines (50,000). */
+  BATCH_FILE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_024)
+    .default(200 * 1024 * 1024),
+  BATCH_MAX_LINES: z.coerce.number().int().min(1).default(50_000),
+  /** false: this replica never runs batch lines (it still takes batches and answers for them). */
+  BATCH_RUNNER: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
+  /** Lines of one model a replica's batch runner runs at once, when the model is idle enough. */
+  BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1_024).default(16),
+  /** Interactive calls in flight on a model (this replica) at or above which batch lines wait. */
+  BATCH_IDLE_BELOW: z.coerce.number().int().min(1).default(4),
+  /** How often the runner looks for work, and the leader lock's ttl (another replica takes over after it). */
+  BATCH_POLL_MS: z.coerce.number().int().min(10).default(1_000),
+  BATCH_LOCK_MS: z.coerce.number().int().min(100).default(15_000),
+  /** The completion window (OpenAI and Anthropic: 24 h); shorter only in tests. */
+  BATCH_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(24 * 3_600_000),
 });
 
 export type Config = Omit<z.infer<typeof schema>, 'CONSOLE_SECURE_COOKIES'> & {

@@ -242,6 +242,12 @@ const spec: Schema = {
       maxProperties: 32,
       additionalProperties: price,
     },
+    batchDiscountPercent: int({
+      minimum: 0,
+      maximum: 100,
+      description:
+        'Batches (/v1/batches, /v1/messages/batches) pay each token rate less this percent (chat, embedding); unset: the interactive price.',
+    }),
     availability: str({ enum: [...availabilities], default: 'available' }),
     region: str({ maxLength: 64, default: 'global' }),
     tags: { type: 'array', maxItems: 32, items: str({ minLength: 1, maxLength: 64 }) },

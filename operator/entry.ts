@@ -67,6 +67,7 @@ export function catalogueEntryFor(
     ...(s.maxOutputTokens ? { maxOutputTokens: s.maxOutputTokens } : {}),
     ...(s.promptBounds ? { promptBounds: s.promptBounds } : {}),
     pricing: pricingFor(s),
+    ...(s.batchDiscountPercent !== undefined ? { batchDiscountPercent: s.batchDiscountPercent } : {}),
     availability: s.availability ?? 'available',
     region: s.region ?? 'global',
     tags: s.tags ?? [],

@@ -183,6 +183,8 @@ export const modelSpecSchema = z.strictObject({
     })
     .optional(),
   pricing: z.record(z.string(), priceSpecSchema).refine((p) => Object.keys(p).length > 0, 'needs a currency'),
+  /** Batch lines pay each token rate less this percent (docs/batches.md); unset: the interactive price. */
+  batchDiscountPercent: z.number().int().min(0).max(100).optional(),
   availability: z.enum(availabilities).optional(),
   region: z.string().min(1).max(64).optional(),
   tags: z.array(z.string().min(1).max(64)).max(32).optional(),

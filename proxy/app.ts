@@ -21,6 +21,7 @@ import { applyZodSchemas } from '../http/validation.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { principalLookup } from './auth/principal.ts';
 import { RetiredKeys } from './auth/retired.ts';
+import { setupBatches } from './batch-setup.ts';
 import { Billing } from './billing/billing.ts';
 import type { ProxyContext } from './context.ts';
 import { startDemand } from './demand/index.ts';
@@ -205,9 +206,11 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   });
   metrics.sources.videoQueue = () => videoWorker.jobs.queue();
   if (deps.videoWorker !== false) videoWorker.start();
+  const batches = setupBatches(app, ctx);
   app.addHook('onClose', async () => {
     await demand.publisher.stop();
     routing?.close();
+    await batches.runner.stop();
     await videoWorker.stop();
     await stopMediaSweeper();
     (mediaStore as { close?(): void }).close?.();
@@ -246,12 +249,14 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
       await api.register(imagesRoutes, { ctx });
       await api.register(imageEditsRoutes, { ctx });
       await api.register(videosRoutes, { ctx });
+      await batches.routes(api); // issue 35: files and batches of both APIs
     },
     { prefix: '/v1' },
   );
   await app.register(filesRoutes, { store: mediaStore, signer });
   await app.register(healthRoutes, { ctx, redis: deps.redis });
   await app.register(openApiRoutes, { routes });
+  batches.start();
   return {
     app,
     ctx,

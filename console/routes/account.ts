@@ -5,7 +5,14 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Accounts } from '../../core/accounts.ts';
 import type { Metering } from '../../core/billing/index.ts';
-import { type CatalogueStore, isCallableBy, isDisplayableTo, priceFor } from '../../core/catalogue/index.ts';
+import { batchTokenPrice } from '../../core/billing/index.ts';
+import {
+  type CatalogueEntry,
+  type CatalogueStore,
+  isCallableBy,
+  isDisplayableTo,
+  priceFor,
+} from '../../core/catalogue/index.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import { formatNano } from '../../core/money.ts';
 import type { Redis } from '../../core/redis-client.ts';
@@ -109,6 +116,12 @@ export async function accountRoutes(
                 price: z
                   .record(z.string(), z.string())
                   .describe('input / cachedInput / output per 1M tokens; perImage; perSecond'),
+                batchPrice: z
+                  .record(z.string(), z.string())
+                  .nullable()
+                  .describe(
+                    'What batch lines pay per 1M tokens (text and embeddings; docs/batches.md "Pricing")',
+                  ),
                 capabilities: z.object({
                   tools: z.boolean(),
                   vision: z.boolean(),
@@ -144,6 +157,7 @@ export async function accountRoutes(
             // offers no value the API would refuse.
             maxOutputTokens: e.maxOutputTokens ?? e.contextLength ?? null,
             price: priceFor(e, viewer.currency) as unknown as Record<string, string>,
+            batchPrice: batchPriceOf(e, viewer.currency),
             capabilities: e.capabilities,
           })),
       };
@@ -176,4 +190,11 @@ export async function accountRoutes(
       };
     },
   );
+}
+
+/** A text or embedding model's batch price in `currency` (its discount applied), else null. */
+function batchPriceOf(e: CatalogueEntry, currency: string | null): Record<string, string> | null {
+  const price = priceFor(e, currency);
+  if (price === null || !('input' in price)) return null;
+  return batchTokenPrice(price, e.batchDiscountPercent) as Record<string, string>;
 }

@@ -1,3 +1,4 @@
+export { batchTokenPrice } from './batch-price.ts';
 export { type KeySpend, keyMonthSpend, spendMonth, spentField } from './key-spend.ts';
 export { LeaseMetering, type LeaseSettleRecord, type LeaseSettleResult } from './leases.ts';
 export {

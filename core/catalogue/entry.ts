@@ -92,6 +92,8 @@ export const catalogueEntrySchema = z.object({
   promptBounds: promptBoundsSchema.optional(),
   /** Currency (ISO 4217) → price. A model with no price in the account currency is hidden. */
   pricing: z.record(z.string().regex(/^[A-Z]{3}$/), priceSchema),
+  /** Batch lines pay each token rate less this percent (core/billing/batch-price.ts); unset: none. */
+  batchDiscountPercent: z.number().int().min(0).max(100).optional(),
   availability: z.enum(availabilities).default('available'),
   region: z.string().default('global'),
   tags: z.array(z.string()).default([]),

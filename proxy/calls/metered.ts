@@ -22,6 +22,7 @@ import { ApiError, invalidApiKey } from '../../core/errors.ts';
 import { formatNano } from '../../core/money.ts';
 import { ClientClosedError } from '../../http/client-closed.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
+import { BatchLineCharge } from '../billing/batch-line-charge.ts';
 import { COST_HEADER } from '../billing/call-cost.ts';
 import type { CallCharge, Quote } from '../billing/charge.ts';
 import type { ProxyContext } from '../context.ts';
@@ -84,17 +85,19 @@ export async function meteredCall<T>(
   let charge: CallCharge | undefined;
   let hold: HoldSpan | undefined;
   try {
-    charge = ctx.billing.open(
-      {
-        principal: request.principal,
-        model: c.model,
-        kind: c.kind,
-        requestId: request.id,
-        cancel: abort.cancel,
-        trace: request.trace,
-      },
-      c.quote,
-    );
+    const call = {
+      principal: request.principal,
+      model: c.model,
+      kind: c.kind,
+      requestId: request.id,
+      cancel: abort.cancel,
+      trace: request.trace,
+    };
+    // A batch line's call is covered by its batch's hold and billed by the batch runner (../batches/).
+    charge =
+      request.batchLine === null || request.batchLine === undefined
+        ? ctx.billing.open(call, c.quote)
+        : new BatchLineCharge(ctx.billing, call, c.quote, request.batchLine);
     if ('now' in c) {
       const deliver = await c.now(charge);
       abort.dispose();

@@ -286,4 +286,23 @@ describe('usage, pricing, billing', () => {
       null,
     ]);
   });
+
+  it("BILL-1 pricing shows each text model's batch price beside its price (issue 35)", async () => {
+    const store = new CatalogueStore(h.redis);
+    const base = {
+      kind: 'chat' as const,
+      pricing: { USD: { input: '1', output: '3' } },
+      endpoints: [],
+      created: 1,
+    };
+    await store.put({ ...base, id: 'Org/Batch-Half', batchDiscountPercent: 50 });
+    await store.put({ ...base, id: 'Org/Batch-Full' });
+    const s = await session(people.ann);
+    const { models } = (await (await call(s, 'GET', '/pricing')).json()) as {
+      models: { id: string; batchPrice: Record<string, string> | null }[];
+    };
+    const batch = (id: string) => models.find((m) => m.id === id)?.batchPrice;
+    expect(batch('Org/Batch-Half')).toEqual({ input: '0.5', output: '1.5' });
+    expect(batch('Org/Batch-Full')).toEqual({ input: '1', output: '3' });
+  });
 });

@@ -1,0 +1,48 @@
+// The batches of one proxy replica (docs/batches.md), built once by app.ts: the routes of both APIs
+// and the line tickets in the API scope, and the runner (started unless BATCH_RUNNER=false; every
+// replica may run it, one at a time holds its lock).
+import type { FastifyInstance } from 'fastify';
+import { BatchFiles } from '../core/batch-files.ts';
+import { Batches } from '../core/batches.ts';
+import { LeaseMetering } from '../core/billing/index.ts';
+import { ApiKeys } from '../core/keys/index.ts';
+import { batchLinePlugin, LineTickets } from './batches/line-tickets.ts';
+import { BatchRunner } from './batches/runner.ts';
+import type { ProxyContext } from './context.ts';
+import { batchFilesRoutes } from './routes/batch-files.ts';
+import { batchesRoutes } from './routes/batches.ts';
+import { messageBatchesRoutes } from './routes/message-batches.ts';
+
+/** A line's settlement is remembered past the 24 h window and its finalizing. */
+const SETTLE_DONE_TTL_MS = 3 * 24 * 3_600_000;
+
+export function setupBatches(app: FastifyInstance, ctx: ProxyContext) {
+  const redis = ctx.media.redis;
+  const tickets = new LineTickets();
+  const leases = new LeaseMetering(redis, { settleDoneTtlMs: SETTLE_DONE_TTL_MS });
+  const runner = new BatchRunner({
+    app,
+    ctx,
+    redis,
+    batches: new Batches(redis),
+    files: new BatchFiles(redis, ctx.media.store),
+    store: ctx.media.store,
+    keys: new ApiKeys(redis, { brand: ctx.config.MODELPLANE_BRAND, kek: ctx.config.kek }),
+    leases,
+    tickets,
+    log: app.log,
+  });
+  return {
+    runner,
+    /** Registered in the `/v1` scope, after auth. */
+    routes: async (api: FastifyInstance) => {
+      await api.register(batchLinePlugin, { tickets });
+      await api.register(batchFilesRoutes, { ctx });
+      await api.register(batchesRoutes, { ctx, leases });
+      await api.register(messageBatchesRoutes, { ctx, leases });
+    },
+    start: () => {
+      if (ctx.config.BATCH_RUNNER) runner.start();
+    },
+  };
+}

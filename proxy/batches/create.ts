@@ -1,0 +1,118 @@
+// A batch's creation, for both APIs (docs/batches.md): its lines read and checked (./input.ts); a
+// bad line fails the batch at once with the lines' errors and nothing held or charged; otherwise
+// the sum of the lines' estimates at the batch price is held against the account's credit — all of
+// it or none, 429 insufficient_quota, so a batch can never overdraw — the lines copied beside the
+// input (which may be deleted meanwhile), and the batch filed for the runner.
+
+import type { Batches } from '../../core/batches.ts';
+import { batchTokenPrice, type LeaseMetering } from '../../core/billing/index.ts';
+import { ApiError, insufficientQuota } from '../../core/errors.ts';
+import type { RecordFields } from '../../core/listed-records.ts';
+import type { Principal } from '../auth/key-cache.ts';
+import { tokenModel } from '../calls/resolve-model.ts';
+import type { ProxyContext } from '../context.ts';
+import type { BatchEndpoint, InputOptions, ReadInput } from './input.ts';
+import { BATCH_LEASE_TTL_MS, batchLeaseId, linesKey, type StoredLine } from './keys.ts';
+
+export interface CreateDeps {
+  ctx: ProxyContext;
+  batches: Batches;
+  leases: LeaseMetering;
+}
+
+/** What reading a batch's lines needs: the account's models at the batch price. */
+export function inputOptions(ctx: ProxyContext, p: Principal, endpoint: BatchEndpoint): InputOptions {
+  return {
+    endpoint,
+    maxLines: ctx.config.BATCH_MAX_LINES,
+    defaultMaxTokens: ctx.config.PROXY_DEFAULT_MAX_TOKENS,
+    resolve: (model, kind) => {
+      const { entry, price } = tokenModel(ctx.catalogue, p, model, kind);
+      return { entry, price: batchTokenPrice(price, entry.batchDiscountPercent), routePrice: price };
+    },
+  };
+}
+
+export async function createBatch(
+  d: CreateDeps,
+  p: Principal,
+  b: {
+    id: string;
+    endpoint: BatchEndpoint;
+    inputFileId: string;
+    metadata: Record<string, string> | null;
+    read: ReadInput;
+  },
+): Promise<RecordFields> {
+  const { ctx, batches } = d;
+  const now = Math.floor(Date.now() / 1000);
+  const fields: Record<string, string | number> = {
+    id: b.id,
+    endpoint: b.endpoint,
+    input_file_id: b.inputFileId,
+    completion_window: '24h',
+    created_at: now,
+    expires_at: now + Math.ceil(ctx.config.BATCH_WINDOW_MS / 1000),
+    total: b.read.lines.length,
+    completed: 0,
+    failed: 0,
+    charged: 0,
+    estimate: b.read.estimate,
+    model: b.read.model ?? '',
+    key_id: p.keyId,
+    currency: p.currency ?? '',
+    ...(b.metadata ? { metadata: JSON.stringify(b.metadata) } : {}),
+  };
+  if (b.read.errors.length > 0 || b.read.lines.length === 0) {
+    const errors =
+      b.read.errors.length > 0
+        ? b.read.errors
+        : [{ code: 'empty_file', message: 'The input has no requests.', param: null, line: null }];
+    await batches.create(p.accountId, b.id, {
+      ...fields,
+      status: 'failed',
+      failed_at: now,
+      ended_at: now,
+      errors: JSON.stringify(errors),
+    });
+    return (await batches.get(p.accountId, b.id))!;
+  }
+  await hold(d, p, b.id, b.read.estimate);
+  const lines: StoredLine[] = b.read.lines.map((l) => ({
+    customId: l.customId,
+    body: l.body,
+    estimate: l.estimate,
+    budget: l.budget,
+  }));
+  try {
+    await ctx.media.store.put(
+      linesKey(p.accountId, b.id),
+      Buffer.from(JSON.stringify(lines)),
+      'application/json',
+    );
+    await batches.create(p.accountId, b.id, { ...fields, status: 'validating' });
+  } catch (err) {
+    await d.leases.releaseLease({ accountId: p.accountId, leaseId: batchLeaseId(b.id) }).catch(() => {});
+    throw err;
+  }
+  return (await batches.get(p.accountId, b.id))!;
+}
+
+/** Holds the whole estimate, or nothing (429). */
+async function hold(d: CreateDeps, p: Principal, id: string, estimate: number): Promise<void> {
+  if (estimate === 0) return;
+  if (!Number.isSafeInteger(estimate))
+    throw new ApiError('invalid_request', 'The batch is too large to be paid for.');
+  const r = await d.leases.extendLease({
+    accountId: p.accountId,
+    leaseId: batchLeaseId(id),
+    add: estimate,
+    min: estimate,
+    den: 1,
+    ttlMs: BATCH_LEASE_TTL_MS,
+  });
+  if (r.grown < estimate) {
+    await d.leases.releaseLease({ accountId: p.accountId, leaseId: batchLeaseId(id) });
+    throw insufficientQuota();
+  }
+}

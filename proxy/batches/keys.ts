@@ -1,0 +1,20 @@
+// Names a batch's pieces are kept under, shared by its creation, runner and finalizing.
+
+/** A batch's lines as copied at creation (the input file may be deleted meanwhile). */
+export interface StoredLine {
+  customId: string;
+  body: Record<string, unknown>;
+  estimate: number;
+  /** The estimate at the interactive price: the most the line's call may hold (./line-charge.ts). */
+  budget: number;
+}
+
+/** The media store key of a batch's line copy. */
+export const linesKey = (accountId: string, batchId: string) =>
+  `batch-files/${accountId.toLowerCase().replace(/[^a-z0-9._-]/g, '-')}/${batchId.toLowerCase()}.lines.json`;
+
+/** The batch's hold: a lease (core/billing/leases.ts) every line is billed from. */
+export const batchLeaseId = (batchId: string) => `batch:${batchId}`;
+
+/** Renewed every runner tick while the batch is open; a lease whose runners all died lapses after it. */
+export const BATCH_LEASE_TTL_MS = 3_600_000;

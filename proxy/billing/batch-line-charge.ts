@@ -1,0 +1,61 @@
+// The money of one batch line's call (docs/batches.md "Billing"). A line runs as its route's own
+// POST, injected by the batch runner (../batches/run-line.ts) with the batch's key, so it is read,
+// checked, translated and answered exactly as an interactive call is — one route, one metered
+// lifecycle (../calls/metered.ts). Only its charge differs, and only here: the call is already
+// covered by the batch's hold (made when the batch was created), so the line's charge holds nothing
+// in Redis and settles nothing itself. It hands the call's usage back to the runner, which writes
+// the line's result and bills it once, at the batch price, under the line's own id.
+import { invalidRequest } from '../../core/errors.ts';
+import type { CallUsage } from '../usage.ts';
+import { CallCharge, type CallInfo, type ChargeDeps, type HeldRun, type Quote } from './charge.ts';
+
+export interface LineTicket {
+  /** The most the line may hold at the route's price: its estimate there, so the batch's hold covers it. */
+  budget: number;
+  /** What the call used, once its answer was complete. */
+  usage: CallUsage | null;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set on a batch line's injected call (../batches/line-tickets.ts). */
+    batchLine: LineTicket | null;
+  }
+}
+
+const noop = () => {};
+
+/** A line's charge: covered by the batch's hold; its usage goes back to the runner. */
+export class BatchLineCharge extends CallCharge {
+  constructor(
+    deps: ChargeDeps,
+    call: CallInfo,
+    quote: Quote,
+    private readonly ticket: LineTicket,
+  ) {
+    super(deps, call, quote);
+  }
+
+  override async hold<T>(h: HeldRun<T>): Promise<T> {
+    const q = this.quote;
+    // The route may hold more than the estimate (a Responses line's stored history): its output is
+    // then lowered to what the estimate pays for, as a short reserve lowers it.
+    const allowance = q.max <= this.ticket.budget ? q.full : q.allowance(this.ticket.budget);
+    if (this.ticket.budget < q.min || (q.full > 0 && allowance < 1))
+      throw invalidRequest('This request is larger than the batch estimated when it was created.');
+    this.allowance = allowance;
+    this.covered = true;
+    return h.run(allowance, this.call.cancel);
+  }
+
+  override settle(_cost: number, counts: CallUsage, deliver: () => void = noop): void {
+    this.ticket.usage = counts;
+    deliver();
+  }
+
+  override release(): void {}
+
+  override chargeNow(): never {
+    throw new Error('a batch line is never charged at once');
+  }
+}
