@@ -1,0 +1,125 @@
+// The request-policy door as a table (issue 30): a translated chat form in, admitted or a 400 naming
+// the client's field. test/security/request-policy.test.ts shows the same over every surface.
+import { describe, expect, it } from 'vitest';
+import { type CatalogueEntry, catalogueEntrySchema } from '../../core/catalogue/index.ts';
+import { ApiError } from '../../core/errors.ts';
+import { fromClient } from '../dialects/origins.ts';
+import { admitOutput, admitPrompt, type ChatFormIn } from './text-door.ts';
+
+const entry = (o: Record<string, unknown> = {}): CatalogueEntry =>
+  catalogueEntrySchema.parse({
+    id: 'Org/M',
+    kind: 'chat',
+    pricing: { USD: { input: '1' } },
+    created: 1,
+    capabilities: { tools: true, vision: true },
+    ...o,
+  });
+
+function refusal(f: () => unknown): { param: string | null | undefined; message: string } {
+  try {
+    f();
+  } catch (err) {
+    if (err instanceof ApiError) return { param: err.param, message: err.message };
+    throw err;
+  }
+  throw new Error('admitted');
+}
+
+const image = (url: string) => ({ type: 'image_url', image_url: { url } });
+const user = (...parts: unknown[]): ChatFormIn => ({ messages: [{ content: parts }], fields: {} });
+const fn = { type: 'function', function: { name: 'f', parameters: {} } };
+
+describe('admitPrompt', () => {
+  it.each<[string, CatalogueEntry, ChatFormIn, string, RegExp]>([
+    [
+      'a loopback URL',
+      entry(),
+      user(image('http://127.0.0.1/x')),
+      'messages[0].content[0].image_url.url',
+      /https/,
+    ],
+    [
+      'a bare-string image_url',
+      entry(),
+      user({ type: 'image_url', image_url: 'file:///etc/passwd' }),
+      'messages[0].content[0].image_url',
+      /https/,
+    ],
+    [
+      'a video URL inside the network',
+      entry(),
+      user({ type: 'video_url', video_url: { url: 'https://10.0.0.1/v' } }),
+      'messages[0].content[0].video_url.url',
+      /internal/,
+    ],
+    [
+      'a translated part names the client’s field',
+      entry(),
+      user(
+        fromClient(image('https://169.254.169.254/'), {
+          part: 'input[2].content[0]',
+          url: 'input[2].content[0].image_url',
+        }),
+      ),
+      'input[2].content[0].image_url',
+      /internal/,
+    ],
+    [
+      'an image for a model without vision',
+      entry({ capabilities: { tools: true } }),
+      user(image('https://example.com/a.png')),
+      'messages[0].content[0]',
+      /cannot read images/,
+    ],
+    [
+      'tools for a model without tools',
+      entry({ capabilities: { vision: true } }),
+      { messages: [{ content: 'x' }], fields: { tools: [fn] } },
+      'tools',
+      /cannot call tools/,
+    ],
+    [
+      'functions (the deprecated tools) for a model without tools',
+      entry({ capabilities: {} }),
+      { messages: [{ content: 'x' }], fields: { functions: [{ name: 'f' }] } },
+      'functions',
+      /cannot call tools/,
+    ],
+    [
+      'a template key that is not a switch',
+      entry(),
+      { messages: [{ content: 'x' }], fields: { chat_template_kwargs: { tokenize: true } } },
+      'chat_template_kwargs.tokenize',
+      /only enable_thinking/,
+    ],
+  ])('refuses %s', (_name, e, form, param, message) => {
+    const r = refusal(() => admitPrompt(e, form));
+    expect(r.param).toBe(param);
+    expect(r.message).toMatch(message);
+  });
+
+  it('admits public https and data: URLs, and counts the tools in the prompt bytes', () => {
+    const form = {
+      messages: [{ content: [image('https://example.com/a.png'), image('data:image/png;base64,AAAA')] }],
+      fields: { tools: [fn] },
+    };
+    const a = admitPrompt(entry(), form);
+    expect(a.prompt).toBe(JSON.stringify(form.messages));
+    expect(a.promptBytes).toBe(Buffer.byteLength(a.prompt) + Buffer.byteLength(JSON.stringify([fn])));
+    expect(a.notOffered).toEqual([]);
+  });
+});
+
+describe('admitOutput', () => {
+  it('a default bound is not the caller’s; an asked one within the limit is', () => {
+    expect(admitOutput(entry({ maxOutputTokens: 100 }), null, 'max_tokens', 50)).toMatchObject({
+      perChoice: 50,
+      asked: false,
+    });
+    expect(admitOutput(entry({ maxOutputTokens: 100 }), 100, 'max_tokens', 50)).toMatchObject({
+      perChoice: 100,
+      asked: true,
+    });
+  });
+});
