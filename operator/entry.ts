@@ -55,6 +55,7 @@ export function catalogueEntryFor(
     ...(s.servedName ? { servedName: s.servedName } : {}),
     ...(s.contextLength ? { contextLength: s.contextLength } : {}),
     ...(s.maxOutputTokens ? { maxOutputTokens: s.maxOutputTokens } : {}),
+    ...(s.outputLimitPolicy ? { outputLimitPolicy: s.outputLimitPolicy } : {}),
     ...(s.promptBounds ? { promptBounds: s.promptBounds } : {}),
     pricing: pricingFor(s),
     availability: s.availability ?? 'available',

@@ -65,6 +65,9 @@ export async function runTextCall<A>(
   t.affinityKey ??= affinityKeyOf(t.request.prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS);
   const promptAtMost = chatPromptTokens(t.entry, t.request.messages, t.request.promptBytes);
   const perChoice = await fittedOutput(ctx, request, reply, t, promptAtMost);
+  // An asked bound above the model's limit is served lowered (./text-door.ts admitOutput): the
+  // client is told the bound it ran with.
+  if (t.output.clampedFrom !== null) reply.header('x-modelplane-output-clamped', String(perChoice));
   const quote = textCallQuote(t, promptAtMost, perChoice);
   return t.stream
     ? streamedCall(ctx, request, reply, t, quote, dialect)

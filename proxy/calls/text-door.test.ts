@@ -123,3 +123,28 @@ describe('admitOutput', () => {
     });
   });
 });
+
+describe('admitOutput above the limit (issue 30 item 2)', () => {
+  it.each([
+    [{ maxOutputTokens: 256, contextLength: 1024 }, 32_000, 256],
+    [{ contextLength: 1024 }, 1025, 1024],
+    [{}, 1_000_001, 1_000_000],
+  ])('%j: %i is served at %i, as a default (lowered further to what the context leaves)', (e, n, limit) => {
+    expect(admitOutput(entry(e), n, 'max_tokens', 1)).toMatchObject({
+      perChoice: limit,
+      asked: false,
+      clampedFrom: n,
+    });
+    expect(admitOutput(entry(e), limit, 'max_tokens', 1)).toMatchObject({
+      perChoice: limit,
+      clampedFrom: null,
+    });
+  });
+
+  it('a Model with outputLimitPolicy refuse answers 400 naming the field', () => {
+    const strict = entry({ maxOutputTokens: 256, outputLimitPolicy: 'refuse' });
+    const r = refusal(() => admitOutput(strict, 257, 'max_output_tokens', 1));
+    expect(r).toMatchObject({ param: 'max_output_tokens', message: expect.stringMatching(/at most 256/) });
+    expect(admitOutput(strict, 256, 'max_output_tokens', 1)).toMatchObject({ perChoice: 256, asked: true });
+  });
+});

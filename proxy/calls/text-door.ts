@@ -162,6 +162,8 @@ export interface OutputBound {
    * model's context) or it is a default (lowered to what the context leaves).
    */
   readonly asked: boolean;
+  /** The bound the caller asked for, where it was above the model's limit and lowered to it. */
+  readonly clampedFrom: number | null;
 }
 
 /** The most output a call on this model may ask for. */
@@ -171,7 +173,12 @@ export function outputLimit(entry: CatalogueEntry): number {
 
 /**
  * The output bound: what the caller asked for (`asked`, from the request's `field`), else the
- * dialect's default. Above the model's limit it is refused, as OpenAI does (400 naming the field).
+ * dialect's default. Above the model's limit it is served at the limit (issue 30 item 2): clients
+ * send one bound for every model (Claude Code sends max_tokens 32000), and open models' limits are
+ * often lower (8,192), so refusing would fail them on every such model; the hold is sized by the
+ * lowered bound and the response says so (`x-modelplane-output-clamped`). A lowered bound counts
+ * as a default, lowered further to what the context leaves. A Model with outputLimitPolicy
+ * `refuse` answers 400 naming the field instead, as OpenAI does.
  */
 export function admitOutput(
   entry: CatalogueEntry,
@@ -179,12 +186,15 @@ export function admitOutput(
   field: string,
   fallback: number,
 ): OutputBound {
-  if (asked == null) return { perChoice: fallback, field, asked: false } as unknown as OutputBound;
+  const bound = (perChoice: number, isAsked: boolean, clampedFrom: number | null) =>
+    ({ perChoice, field, asked: isAsked, clampedFrom }) as unknown as OutputBound;
+  if (asked == null) return bound(fallback, false, null);
   const limit = outputLimit(entry);
-  if (asked > limit)
+  if (asked <= limit) return bound(asked, true, null);
+  if (entry.outputLimitPolicy === 'refuse')
     throw invalid(
       `${field} is too large: ${asked}. This model supports at most ${limit} completion tokens, whereas you provided ${asked}.`,
       field,
     );
-  return { perChoice: asked, field, asked: true } as unknown as OutputBound;
+  return bound(limit, false, asked);
 }
