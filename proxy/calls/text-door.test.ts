@@ -148,3 +148,49 @@ describe('admitOutput above the limit (issue 30 item 2)', () => {
     expect(admitOutput(strict, 256, 'max_output_tokens', 1)).toMatchObject({ perChoice: 256, asked: true });
   });
 });
+
+describe('hosted tools (issue 30 item 3)', () => {
+  const form = (fields: Record<string, unknown>): ChatFormIn => ({ messages: [{ content: 'x' }], fields });
+  const hosted = { type: 'web_search' };
+
+  it.each<[string, Record<string, unknown>, Record<string, unknown>, string[]]>([
+    [
+      'offered beside a function',
+      { tools: [fn, hosted], tool_choice: 'auto' },
+      { tools: [fn], tool_choice: 'auto' },
+      ['web_search'],
+    ],
+    [
+      'offered alone',
+      { tools: [hosted], tool_choice: 'auto', parallel_tool_calls: true },
+      {},
+      ['web_search'],
+    ],
+    [
+      "chat's web_search_options",
+      { web_search_options: {}, temperature: 1 },
+      { temperature: 1 },
+      ['web_search'],
+    ],
+    ['none offered', { tools: [fn] }, { tools: [fn] }, []],
+  ])('%s: left out, and named', (_name, fields, sent, notOffered) => {
+    const a = admitPrompt(entry(), form(fields));
+    expect(a.fields).toEqual(sent);
+    expect(a.notOffered).toEqual(notOffered);
+  });
+
+  it('a model without tools is not refused for a hosted tool it was never offered', () => {
+    expect(admitPrompt(entry({ capabilities: {} }), form({ tools: [hosted] })).notOffered).toEqual([
+      'web_search',
+    ]);
+  });
+
+  it.each([
+    ['forced by name', { tools: [hosted], tool_choice: { type: 'web_search' } }, /"web_search"/],
+    ['forced by required, offered alone', { tools: [hosted], tool_choice: 'required' }, /web_search/],
+  ])('%s: a 400 naming tool_choice', (_name, fields, message) => {
+    const r = refusal(() => admitPrompt(entry(), form(fields)));
+    expect(r.param).toBe('tool_choice');
+    expect(r.message).toMatch(message);
+  });
+});

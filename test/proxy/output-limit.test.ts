@@ -8,6 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
+import { engineChatRequests } from './engine-requests.ts';
 import { CHAT_MODEL, chatModel, type Harness, startHarness } from './harness.ts';
 
 const STRICT = 'Org/Strict-Limit';
@@ -34,13 +35,8 @@ afterAll(async () => {
 
 /** The max_tokens of the chat requests the engines got while `go` ran. */
 async function engineMaxTokens<T>(go: () => Promise<T>): Promise<{ out: T; asked: unknown[] }> {
-  const before = h.sims.map((s) => s.received().length);
-  const out = await go();
-  const asked = h.sims
-    .flatMap((s, i) => s.received().slice(before[i]))
-    .filter((r) => r.path === '/v1/chat/completions')
-    .map((r) => (r.json as { max_tokens?: unknown }).max_tokens);
-  return { out, asked };
+  const { out, sent } = await engineChatRequests(h, go);
+  return { out, asked: sent.map((b) => b.max_tokens) };
 }
 
 const anthropic = (secret: string) =>

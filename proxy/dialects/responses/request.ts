@@ -134,8 +134,10 @@ export function chatFields(
   const tools = (req.tools ?? []) as ResponsesTool[];
   // A model without tools is the door's to refuse (../../calls/text-door.ts).
   if (tools.length > 0) {
-    fields.tools = tools.flatMap((t) => {
+    fields.tools = tools.flatMap((t): unknown[] => {
       if (t.type === 'function') return [chatFunction(t.name, t)];
+      // A hosted tool stays what it is: the door leaves it out, and says so.
+      if (t.type !== 'namespace') return [{ type: t.type }];
       return t.tools.map((f) => {
         const name = namespacedName(t.name, f.name);
         namespaced.set(name, { namespace: t.name, name: f.name });
@@ -146,7 +148,9 @@ export function chatFields(
   }
   const choice = req.tool_choice;
   if (choice != null) {
-    if (typeof choice === 'object') {
+    if (typeof choice === 'object' && choice.type !== 'function') {
+      fields.tool_choice = { type: choice.type }; // forcing a hosted tool: the door refuses it
+    } else if (typeof choice === 'object') {
       if (!tools.some((t) => t.type === 'function' && t.name === choice.name))
         throw invalid(
           `tool_choice names ${JSON.stringify(choice.name)}, which is not in tools`,
