@@ -213,6 +213,11 @@ const spec: Schema = {
     },
     contextLength: int({ minimum: 1 }),
     maxOutputTokens: int({ minimum: 1 }),
+    outputLimitPolicy: str({
+      enum: ['clamp', 'refuse'],
+      description:
+        'A request asking more output than maxOutputTokens (else contextLength): clamp (default) serves it at the limit, with header x-modelplane-output-clamped; refuse answers 400 naming the field.',
+    }),
     promptBounds: {
       type: 'object',
       description:

@@ -65,6 +65,7 @@ export function catalogueEntryFor(
     ...(s.servedName ? { servedName: s.servedName } : {}),
     ...(s.contextLength ? { contextLength: s.contextLength } : {}),
     ...(s.maxOutputTokens ? { maxOutputTokens: s.maxOutputTokens } : {}),
+    ...(s.outputLimitPolicy ? { outputLimitPolicy: s.outputLimitPolicy } : {}),
     ...(s.promptBounds ? { promptBounds: s.promptBounds } : {}),
     pricing: pricingFor(s),
     ...(s.batchDiscountPercent !== undefined ? { batchDiscountPercent: s.batchDiscountPercent } : {}),

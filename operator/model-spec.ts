@@ -175,6 +175,7 @@ export const modelSpecSchema = z.strictObject({
     .optional(),
   contextLength: z.number().int().positive().optional(),
   maxOutputTokens: z.number().int().positive().optional(),
+  outputLimitPolicy: z.enum(['clamp', 'refuse']).optional(),
   promptBounds: z
     .strictObject({
       perImage: z.number().int().min(0).max(1_000_000).optional(),

@@ -1,4 +1,5 @@
-// Which media URLs a request may hand an engine (issue 24 item 4; docs/security.md "Media URLs").
+// Which media URLs a request may hand an engine (issue 24 item 4; docs/security.md "Media URLs"),
+// applied to every text request at the policy door (calls/text-door.ts).
 // The proxy fetches nothing itself, but vLLM downloads http(s) image, audio and video URLs from
 // inside the cluster, so a URL naming an internal address would make a GPU pod call it for any
 // key. Refused with a 400 naming the field: a scheme other than https or data:, and a host that is
@@ -8,8 +9,6 @@
 // is not caught here (the proxy does not resolve names): the engine's own media-domain list
 // (--allowed-media-domains, set by the operator) and the engines' egress NetworkPolicy cover that.
 import { BlockList, isIPv4, isIPv6 } from 'node:net';
-import type { CatalogueEntry } from '../core/catalogue/index.ts';
-import { ApiError } from '../core/errors.ts';
 
 const internal = new BlockList();
 for (const [net, bits] of [
@@ -72,40 +71,4 @@ export function mediaUrlProblem(raw: string): string | null {
   }
   if (!host.includes('.') || INTERNAL_NAMES.test(host)) return denied;
   return null;
-}
-
-const check = (raw: unknown, param: string) => {
-  if (typeof raw !== 'string') return;
-  const problem = mediaUrlProblem(raw);
-  if (problem !== null) throw new ApiError('invalid_request', `${param} ${problem}.`, { param });
-};
-
-const URL_PARTS = ['image_url', 'audio_url', 'video_url'] as const;
-
-/**
- * A chat-completions request's messages: every media URL checked, and image parts refused for a
- * model without `vision`. (The Messages dialect checks its image blocks while converting them,
- * dialects/messages/request.ts, so its errors name its own fields.)
- */
-export function checkChatMedia(messages: readonly { content?: unknown }[], entry: CatalogueEntry): void {
-  messages.forEach((m, i) => {
-    if (!Array.isArray(m.content)) return;
-    m.content.forEach((part: unknown, j: number) => {
-      if (typeof part !== 'object' || part === null) return;
-      const p = part as Record<string, unknown>;
-      const at = `messages[${i}].content[${j}]`;
-      if (p.type === 'image_url' && !entry.capabilities.vision)
-        throw new ApiError('invalid_request', `${entry.id} cannot read images; choose a vision model.`, {
-          param: at,
-        });
-      for (const kind of URL_PARTS) {
-        if (p.type !== kind) continue;
-        const inner = p[kind];
-        // image_url may also be a bare string in some clients; both forms are checked.
-        if (typeof inner === 'string') check(inner, `${at}.${kind}`);
-        else if (typeof inner === 'object' && inner !== null)
-          check((inner as { url?: unknown }).url, `${at}.${kind}.url`);
-      }
-    });
-  });
 }

@@ -153,8 +153,8 @@ export async function accountRoutes(
             availability: e.availability,
             callable: isCallableBy(e, viewer),
             contextLength: e.contextLength ?? null,
-            // The proxy's own bound (proxy/calls/context-fit.ts checkOutputBound), so the Playground
-            // offers no value the API would refuse.
+            // The proxy's own limit (proxy/calls/text-door.ts outputLimit), so the Playground offers
+            // no value above what the API serves.
             maxOutputTokens: e.maxOutputTokens ?? e.contextLength ?? null,
             price: priceFor(e, viewer.currency) as unknown as Record<string, string>,
             batchPrice: batchPriceOf(e, viewer.currency),

@@ -89,6 +89,11 @@ export const catalogueEntrySchema = z.object({
   servedName: z.string().optional(),
   contextLength: z.number().int().positive().optional(),
   maxOutputTokens: z.number().int().positive().optional(),
+  /**
+   * An asked output bound above maxOutputTokens (else the context length): `clamp` (absent) serves
+   * the call at the limit and says so, `refuse` answers 400 naming the field (docs/api.md).
+   */
+  outputLimitPolicy: z.enum(['clamp', 'refuse']).optional(),
   promptBounds: promptBoundsSchema.optional(),
   /** Currency (ISO 4217) → price. A model with no price in the account currency is hidden. */
   pricing: z.record(z.string().regex(/^[A-Z]{3}$/), priceSchema),

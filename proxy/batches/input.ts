@@ -10,7 +10,7 @@ import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
 import { zodToApiError } from '../../http/validation.ts';
 import { chatPromptTokens, embeddingPromptTokens, textQuote } from '../billing/text-quote.ts';
-import { checkOutputBound } from '../calls/context-fit.ts';
+import { admitOutput } from '../calls/text-door.ts';
 import { embeddingsRequest } from '../schemas/embeddings.ts';
 import { messagesRequest } from '../schemas/messages.ts';
 import { chatCompletionRequest } from '../schemas/openai.ts';
@@ -205,8 +205,9 @@ export function lineEstimate(
         ? 'max_completion_tokens'
         : 'max_tokens';
   const asked = b[field] as number | null | undefined;
-  if (asked != null) checkOutputBound(entry, asked, field);
-  const perChoice = asked ?? entry.maxOutputTokens ?? o.defaultMaxTokens;
+  // The interactive rule (issue 30): over the model's limit a line runs at the limit, or is
+  // refused where the Model says `outputLimitPolicy: refuse`; the hold is sized by what runs.
+  const perChoice = admitOutput(entry, asked, field, entry.maxOutputTokens ?? o.defaultMaxTokens).perChoice;
   const n = typeof b.n === 'number' ? b.n : 1;
   // The whole body's bytes bound every prompt form (messages, input items, instructions, tools).
   const messages = (

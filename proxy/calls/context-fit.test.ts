@@ -3,7 +3,6 @@ import type { CatalogueEntry } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
 import {
   checkEmbeddingInputs,
-  checkOutputBound,
   MAX_BYTES_PER_TOKEN,
   outputThatFits,
   promptTextBytes,
@@ -59,17 +58,6 @@ describe('outputThatFits', () => {
       expect(r.param).toBe('messages');
     },
   );
-});
-
-describe('checkOutputBound', () => {
-  it.each([
-    [{ maxOutputTokens: 256, contextLength: 1024 }, 257],
-    [{ contextLength: 1024 }, 1025],
-    [{}, 1_000_001],
-  ])('%j refuses %i', (e, n) => {
-    expect(refusal(() => checkOutputBound(entry(e), n, 'max_tokens')).param).toBe('max_tokens');
-    expect(() => checkOutputBound(entry(e), n - 1, 'max_tokens')).not.toThrow();
-  });
 });
 
 describe('prompt text', () => {

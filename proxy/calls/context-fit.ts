@@ -5,7 +5,6 @@
 import type { CatalogueEntry } from '../../core/catalogue/index.ts';
 import { invalidRequest } from '../../core/errors.ts';
 import type { EmbeddingsRequest } from '../schemas/embeddings.ts';
-import { MAX_OUTPUT_TOKENS } from '../schemas/openai.ts';
 
 /**
  * The most UTF-8 bytes one token covers, so that bytes / this is a lower bound of a text's tokens
@@ -17,20 +16,6 @@ export const MAX_BYTES_PER_TOKEN = 256;
 /** At least this many tokens, whatever the tokenizer. */
 export function tokensAtLeast(textBytes: number): number {
   return Math.floor(textBytes / MAX_BYTES_PER_TOKEN);
-}
-
-/**
- * Refuses an output bound the model cannot honour, as OpenAI does (400 naming the field) rather
- * than lowering it silently: above the model's maxOutputTokens, else its context length, else
- * MAX_OUTPUT_TOKENS.
- */
-export function checkOutputBound(entry: CatalogueEntry, requested: number, field: string): void {
-  const limit = entry.maxOutputTokens ?? entry.contextLength ?? MAX_OUTPUT_TOKENS;
-  if (requested > limit)
-    throw invalidRequest(
-      `${field} is too large: ${requested}. This model supports at most ${limit} completion tokens, whereas you provided ${requested}.`,
-      field,
-    );
 }
 
 /** A prompt's tokens: counted by the engine's tokenizer (exact), or a lower bound. */

@@ -1,8 +1,8 @@
-// One text call, whatever dialect asked for it (chat completions, Messages): the output that fits
+// One text call, whatever dialect asked for it (chat completions, Messages, Responses): the output that fits
 // the model's context, the credit hold sized from the prompt, the engine request built and sent
 // (failing over between endpoints), then the one metered lifecycle (./metered.ts) with the answer
 // read once by the dialect, or relayed (./relay.ts) through the dialect's translator. A dialect
-// brings its prompt in chat form and its TextDialect; the money path is this one (DESIGN "Money"),
+// brings its prompt in chat form, admitted by the policy door (./text-door.ts), and its TextDialect; the money path is this one (DESIGN "Money"),
 // so every rule of it holds for both surfaces.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
@@ -22,6 +22,7 @@ import { EarlyHead } from './early-head.ts';
 import { firstStreamEvent, type StreamStart } from './engine-stream.ts';
 import { meteredCall, type Quote } from './metered.ts';
 import { relay } from './relay.ts';
+import type { AdmittedPrompt, OutputBound } from './text-door.ts';
 import { engineTokenCount } from './token-count.ts';
 
 /** Body keys the proxy writes itself (or, max_completion_tokens, folds into max_tokens). */
@@ -37,22 +38,10 @@ const NOT_FORWARDED = new Set([
 export interface TextCall {
   entry: CatalogueEntry;
   price: TokenPrice;
-  /** The chat messages, and the same serialized once (spliced into the engine request). */
-  messages: readonly { content?: unknown }[];
-  prompt: string;
-  /** Bytes the hold counts for the prompt (messages and tool definitions). */
-  promptBytes: number;
-  /** Other chat-request fields, forwarded key by key (NOT_FORWARDED ones skipped). */
-  fields: Record<string, unknown>;
-  /** Output tokens allowed per choice, and choices. */
-  perChoice: number;
-  /** The request field that set perChoice (named when the hold cannot be made of it). */
-  perChoiceField: string;
-  /**
-   * Whether the caller asked for perChoice (refused if it does not fit beside the prompt in the
-   * model's context) or it is a default (lowered to what the context leaves).
-   */
-  asked: boolean;
+  /** The translated request, through the policy door (./text-door.ts): no other way in. */
+  request: AdmittedPrompt;
+  /** Output tokens allowed per choice, decided by the door too. */
+  output: OutputBound;
   n: number;
   stream: boolean;
   /**
@@ -65,22 +54,6 @@ export interface TextCall {
   score?: EndpointScore;
 }
 
-/**
- * A translated dialect's prompt in chat form, serialized once (spliced into the engine request),
- * and the bytes the hold counts for it (messages and tool definitions).
- */
-export function chatPromptOf(chat: { messages: readonly unknown[]; fields: Record<string, unknown> }): {
-  prompt: string;
-  promptBytes: number;
-} {
-  const prompt = JSON.stringify(chat.messages);
-  const tools = chat.fields.tools;
-  return {
-    prompt,
-    promptBytes: Buffer.byteLength(prompt) + (tools ? Buffer.byteLength(JSON.stringify(tools)) : 0),
-  };
-}
-
 export async function runTextCall<A>(
   ctx: ProxyContext,
   request: FastifyRequest,
@@ -89,10 +62,19 @@ export async function runTextCall<A>(
   dialect: TextDialect<A>,
 ): Promise<FastifyReply> {
   request.metricModel = t.entry.id;
-  t.affinityKey ??= affinityKeyOf(t.prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS);
-  t.score = ctx.engine.routing?.scorer(t.entry, { messages: t.messages, tools: t.fields.tools });
-  const promptAtMost = chatPromptTokens(t.entry, t.messages, t.promptBytes);
+  // Hosted tools offered and left out (./text-door.ts): the client is told, not failed.
+  if (t.request.notOffered.length > 0)
+    reply.header('x-modelplane-tools-not-offered', t.request.notOffered.join(', '));
+  t.affinityKey ??= affinityKeyOf(t.request.prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS);
+  t.score = ctx.engine.routing?.scorer(t.entry, {
+    messages: t.request.messages,
+    tools: t.request.fields.tools,
+  });
+  const promptAtMost = chatPromptTokens(t.entry, t.request.messages, t.request.promptBytes);
   const perChoice = await fittedOutput(ctx, request, reply, t, promptAtMost);
+  // An asked bound above the model's limit is served lowered (./text-door.ts admitOutput): the
+  // client is told the bound it ran with.
+  if (t.output.clampedFrom !== null) reply.header('x-modelplane-output-clamped', String(perChoice));
   const quote = textCallQuote(t, promptAtMost, perChoice);
   return t.stream
     ? streamedCall(ctx, request, reply, t, quote, dialect)
@@ -113,13 +95,14 @@ async function fittedOutput(
   promptAtMost: number,
 ): Promise<number> {
   const context = t.entry.contextLength;
-  if (context === undefined || promptAtMost + t.perChoice <= context) return t.perChoice;
-  const counted = await engineTokenCount(ctx, request, reply, t.entry, t.prompt, t.fields);
+  const out = t.output;
+  if (context === undefined || promptAtMost + out.perChoice <= context) return out.perChoice;
+  const counted = await engineTokenCount(ctx, request, reply, t.entry, t.request);
   const prompt =
     counted === null
-      ? { tokens: tokensAtLeast(promptTextBytes(t.messages)), exact: false }
+      ? { tokens: tokensAtLeast(promptTextBytes(t.request.messages)), exact: false }
       : { tokens: counted, exact: true };
-  return outputThatFits(context, prompt, t.perChoice, t.asked ? t.perChoiceField : null);
+  return outputThatFits(context, prompt, out.perChoice, out.asked ? out.field : null);
 }
 
 function textCallQuote(t: TextCall, promptAtMost: number, perChoice: number): Quote {
@@ -129,8 +112,8 @@ function textCallQuote(t: TextCall, promptAtMost: number, perChoice: number): Qu
     // Past 2^53 nano (or tokens): no hold can be made of it, whatever the balance.
     if (err instanceof RangeError)
       throw invalidRequest(
-        `${t.perChoiceField} × n is too large to be paid for: ${perChoice} × ${t.n}.`,
-        t.perChoiceField,
+        `${t.output.field} × n is too large to be paid for: ${perChoice} × ${t.n}.`,
+        t.output.field,
       );
     throw err;
   }
@@ -142,10 +125,10 @@ function textCallQuote(t: TextCall, promptAtMost: number, perChoice: number): Qu
  * body, were serialized once already (prompt) and are spliced in.
  */
 export function engineChatBody(t: TextCall, outputTokens: number): string {
-  let out = `{"messages":${t.prompt},"model":${JSON.stringify(t.entry.servedName ?? t.entry.id)}`;
+  let out = `{"messages":${t.request.prompt},"model":${JSON.stringify(t.entry.servedName ?? t.entry.id)}`;
   // Always bounded: the hold covers exactly this much output.
   out += `,"max_tokens":${Math.max(1, Math.floor(outputTokens / t.n))}`;
-  const fields = t.fields;
+  const fields = t.request.fields;
   for (const key in fields) {
     const value = fields[key];
     if (value === undefined || NOT_FORWARDED.has(key)) continue;
@@ -172,7 +155,7 @@ async function startChat(
   const call = await callEngine(ctx.engine, {
     onHeld,
     account,
-    bytes: t.promptBytes,
+    bytes: t.request.promptBytes,
     entry: t.entry,
     path: '/v1/chat/completions',
     payload: engineChatBody(t, outputTokens),
@@ -209,7 +192,7 @@ function wholeCall<A>(
     bill: (result, charge) => {
       const reported =
         usageFromEngine(result.usage) ??
-        estimatedUsage(t.promptBytes, estimateTokens(dialect.outputBytes(result.answer)));
+        estimatedUsage(t.request.promptBytes, estimateTokens(dialect.outputBytes(result.answer)));
       const bill = textBill(t.price, reported, { output: charge.allowance, input: t.entry.contextLength });
       if (bill.implausible) request.log.warn({ usage: reported }, 'the engine reported implausible usage');
       return {
@@ -271,7 +254,7 @@ function streamedCall<A>(
         charge,
         entry: t.entry,
         price: t.price,
-        promptBytes: t.promptBytes,
+        promptBytes: t.request.promptBytes,
         translator,
         early,
       }),

@@ -6,6 +6,7 @@ import type { CatalogueEntry } from '../../core/catalogue/index.ts';
 import type { ProxyContext } from '../context.ts';
 import { callEngine } from '../engine/call.ts';
 import { linkRequestAbort } from '../request-abort.ts';
+import type { AdmittedPrompt } from './text-door.ts';
 
 /**
  * The fields of a chat request that change the prompt the engine renders, so /tokenize counts
@@ -14,17 +15,20 @@ import { linkRequestAbort } from '../request-abort.ts';
  */
 const TOKENIZE_FIELDS = ['tools', 'chat_template_kwargs', 'add_generation_prompt', 'continue_final_message'];
 
-/** The count, or null where no engine tokenizer answered (an engine without /tokenize). */
+/**
+ * The count, or null where no engine tokenizer answered (an engine without /tokenize). Only an
+ * admitted prompt (./text-door.ts): vLLM's /tokenize downloads the images it counts.
+ */
 export async function engineTokenCount(
   ctx: ProxyContext,
   request: FastifyRequest,
   reply: FastifyReply,
   entry: CatalogueEntry,
-  prompt: string,
-  fields: Record<string, unknown>,
+  admitted: AdmittedPrompt,
 ): Promise<number | null> {
   const abort = linkRequestAbort(request, reply);
-  let payload = `{"model":${JSON.stringify(entry.servedName ?? entry.id)},"messages":${prompt}`;
+  const fields = admitted.fields;
+  let payload = `{"model":${JSON.stringify(entry.servedName ?? entry.id)},"messages":${admitted.prompt}`;
   for (const key of TOKENIZE_FIELDS) {
     const value = fields[key];
     if (value !== undefined && value !== null) payload += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;

@@ -10,8 +10,10 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
 const ALLOW_METHODS = 'GET, HEAD, POST, DELETE';
-// x-modelplane-cost: what a non-streamed call cost (../billing/call-cost.ts), readable by the Playground too.
-const EXPOSE_HEADERS = 'x-request-id, x-should-retry, x-modelplane-cost';
+// x-modelplane-cost: what a non-streamed call cost (../billing/call-cost.ts), readable by the Playground too;
+// x-modelplane-output-clamped and x-modelplane-tools-not-offered: what the door changed (../calls/text-door.ts).
+const EXPOSE_HEADERS =
+  'x-request-id, x-should-retry, x-modelplane-cost, x-modelplane-output-clamped, x-modelplane-tools-not-offered';
 const MAX_AGE = '600';
 
 export const corsPlugin = fp(

@@ -3,12 +3,11 @@
 // (../dialects/openai/text.ts): the engine's JSON (model echoed canonical) or its relayed stream.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { invalidRequest } from '../../core/errors.ts';
-import { checkOutputBound } from '../calls/context-fit.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { runTextCall } from '../calls/text-call.ts';
+import { admitOutput, admitPrompt } from '../calls/text-door.ts';
 import type { ProxyContext } from '../context.ts';
 import { chatDialect } from '../dialects/openai/text.ts';
-import { checkChatMedia } from '../media-urls.ts';
 import {
   type ChatCompletionRequest,
   chatCompletion,
@@ -39,22 +38,20 @@ export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext
 function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as ChatCompletionRequest;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat', request.trace);
-  // Media URLs and image parts (issue 24 item 4): refused before anything is held or sent.
-  checkChatMedia(body.messages, entry);
-  const perChoiceField = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
-  const asked = body.max_completion_tokens ?? body.max_tokens;
-  if (asked != null) checkOutputBound(entry, asked, perChoiceField);
-  const perChoice = asked ?? entry.maxOutputTokens ?? ctx.config.PROXY_DEFAULT_MAX_TOKENS;
-  if (body.min_tokens != null && body.min_tokens > perChoice)
+  const field = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
+  const output = admitOutput(
+    entry,
+    body.max_completion_tokens ?? body.max_tokens,
+    field,
+    entry.maxOutputTokens ?? ctx.config.PROXY_DEFAULT_MAX_TOKENS,
+  );
+  if (body.min_tokens != null && body.min_tokens > output.perChoice)
     throw invalidRequest(
-      asked != null
-        ? `min_tokens must be at most ${perChoiceField} (${perChoice}), got ${body.min_tokens}.`
-        : `min_tokens must be at most the default output bound, ${perChoice} tokens (or set max_tokens), got ${body.min_tokens}.`,
+      output.asked
+        ? `min_tokens must be at most ${field} (${output.perChoice}), got ${body.min_tokens}.`
+        : `min_tokens must be at most the default output bound, ${output.perChoice} tokens (or set max_tokens), got ${body.min_tokens}.`,
       'min_tokens',
     );
-  const prompt = JSON.stringify(body.messages);
-  const promptBytes =
-    Buffer.byteLength(prompt) + (body.tools ? Buffer.byteLength(JSON.stringify(body.tools)) : 0);
   return runTextCall(
     ctx,
     request,
@@ -62,13 +59,9 @@ function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: FastifyRe
     {
       entry,
       price,
-      messages: body.messages,
-      prompt,
-      promptBytes,
-      fields: body,
-      perChoice,
-      perChoiceField,
-      asked: asked != null,
+      // Chat is the form every dialect is translated into: the door reads the body as it came.
+      request: admitPrompt(entry, { messages: body.messages, fields: body }),
+      output,
       n: body.n ?? 1,
       stream: body.stream === true,
       affinityKey: undefined,

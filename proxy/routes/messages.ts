@@ -6,9 +6,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { estimatedPromptTokens } from '../billing/text-quote.ts';
-import { checkOutputBound } from '../calls/context-fit.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
-import { chatPromptOf, runTextCall } from '../calls/text-call.ts';
+import { runTextCall } from '../calls/text-call.ts';
+import { admitOutput, admitPrompt } from '../calls/text-door.ts';
 import { engineTokenCount } from '../calls/token-count.ts';
 import type { ProxyContext } from '../context.ts';
 import { toChatRequest } from '../dialects/messages/request.ts';
@@ -68,9 +68,9 @@ export async function messagesRoutes(app: FastifyInstance, opts: { ctx: ProxyCon
 function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as MessagesRequest;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat', request.trace);
-  checkOutputBound(entry, body.max_tokens, 'max_tokens');
+  const output = admitOutput(entry, body.max_tokens, 'max_tokens', body.max_tokens);
   const chat = toChatRequest(body, entry.capabilities);
-  const { prompt, promptBytes } = chatPromptOf(chat);
+  const admitted = admitPrompt(entry, chat);
   return runTextCall(
     ctx,
     request,
@@ -78,13 +78,8 @@ function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: Fasti
     {
       entry,
       price,
-      messages: chat.messages,
-      prompt,
-      promptBytes,
-      fields: chat.fields,
-      perChoice: body.max_tokens,
-      perChoiceField: 'max_tokens',
-      asked: true,
+      request: admitted,
+      output,
       n: 1,
       stream: body.stream === true,
       // A cache_control breakpoint asks for its prefix to stay warm: equal prefixes go to the
@@ -94,7 +89,7 @@ function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: Fasti
     messagesDialect({
       model: entry.id,
       stopSequences: body.stop_sequences,
-      estimateInput: () => estimatedPromptTokens(entry, chat.messages, promptBytes),
+      estimateInput: () => estimatedPromptTokens(entry, admitted.messages, admitted.promptBytes),
     }),
   );
 }
@@ -108,10 +103,9 @@ async function handleCountTokens(ctx: ProxyContext, request: FastifyRequest, rep
   const body = request.body as CountTokensRequest;
   const { entry } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
   request.metricModel = entry.id;
-  const chat = toChatRequest(body, entry.capabilities);
-  const { prompt, promptBytes } = chatPromptOf(chat);
-  const counted = await engineTokenCount(ctx, request, reply, entry, prompt, chat.fields);
+  const admitted = admitPrompt(entry, toChatRequest(body, entry.capabilities));
+  const counted = await engineTokenCount(ctx, request, reply, entry, admitted);
   const source = counted === null ? 'estimate' : 'engine';
-  const inputTokens = counted ?? estimatedPromptTokens(entry, chat.messages, promptBytes);
+  const inputTokens = counted ?? estimatedPromptTokens(entry, admitted.messages, admitted.promptBytes);
   return reply.header('x-token-count-source', source).send({ input_tokens: inputTokens });
 }

@@ -19,9 +19,9 @@ import {
   settledState,
   startBackground,
 } from '../calls/background-run.ts';
-import { checkOutputBound } from '../calls/context-fit.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
-import { chatPromptOf, runTextCall } from '../calls/text-call.ts';
+import { runTextCall } from '../calls/text-call.ts';
+import { admitOutput, admitPrompt } from '../calls/text-door.ts';
 import type { ProxyContext } from '../context.ts';
 import { inputItemsPage } from '../dialects/responses/input-items.ts';
 import { toChatForm } from '../dialects/responses/request.ts';
@@ -194,10 +194,16 @@ async function handleCreate(
     );
   const accountId = request.principal!.accountId;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
-  if (body.max_output_tokens != null) checkOutputBound(entry, body.max_output_tokens, 'max_output_tokens');
-  const perChoice = body.max_output_tokens ?? entry.maxOutputTokens ?? ctx.config.PROXY_DEFAULT_MAX_TOKENS;
+  const output = admitOutput(
+    entry,
+    body.max_output_tokens,
+    'max_output_tokens',
+    entry.maxOutputTokens ?? ctx.config.PROXY_DEFAULT_MAX_TOKENS,
+  );
   const history = await previousItems(store, accountId, body.previous_response_id);
+  // The history is translated with the input, so the door checks both (issue 30 item 4).
   const chat = toChatForm(body, entry.capabilities, history);
+  const admitted = admitPrompt(entry, chat);
   const keep = body.store !== false;
   const inputItems: ResponsesItem[] =
     typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input;
@@ -208,8 +214,7 @@ async function handleCreate(
       `store: true keeps responses of at most ${store.bounds.maxBytes} bytes, and this conversation is larger; send store: false (and the whole input) instead.`,
       'store',
     );
-  const { prompt, promptBytes } = chatPromptOf(chat);
-  const echo = job?.echo ?? echoOf(body, entry.id, perChoice, chat.namespaced);
+  const echo = job?.echo ?? echoOf(body, entry.id, output.perChoice, chat.namespaced);
   if (body.background === true && job === undefined) {
     const queued = { accountId, echo, conversation, requestId: null, cancelled: false, finished: false };
     return startBackground(app, jobs, store, request, reply, queued, body.stream === true);
@@ -231,13 +236,8 @@ async function handleCreate(
     {
       entry,
       price,
-      messages: chat.messages,
-      prompt,
-      promptBytes,
-      fields: chat.fields,
-      perChoice,
-      perChoiceField: 'max_output_tokens',
-      asked: body.max_output_tokens != null,
+      request: admitted,
+      output,
       n: 1,
       stream: job !== undefined || body.stream === true,
       // Codex sends one key per conversation: its turns go to the engine that holds their prefix.

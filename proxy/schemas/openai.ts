@@ -193,7 +193,9 @@ export const chatCompletionRequest = z
     ),
     moderation: nullish(z.looseObject({})).describe(noEffect('no moderation runs here')),
     safety_identifier: nullish(z.string()),
-    web_search_options: nullish(z.looseObject({})).describe(noEffect('engines do not search the web')),
+    web_search_options: nullish(z.looseObject({})).describe(
+      'Not offered to the model: engines do not search the web (header x-modelplane-tools-not-offered: web_search)',
+    ),
     // vLLM's generation parameters.
     top_k: nullish(z.number().int().min(-1)).describe('vLLM'),
     min_p: nullish(z.number().min(0).max(1)).describe('vLLM'),

@@ -117,13 +117,32 @@ const namespaceTool = z.strictObject({
 });
 export type ResponsesNamespaceTool = z.infer<typeof namespaceTool>;
 
-/** Function tools (alone or in namespaces); every other type runs on OpenAI's servers: a 400 naming it. */
+/**
+ * Tools that run on OpenAI's servers. Offered, they are not offered to the model (the call is
+ * served, the header x-modelplane-tools-not-offered names them: Codex CLI offers web_search by
+ * default); forced through tool_choice, a 400 naming them (../calls/text-door.ts).
+ */
+export const HOSTED_TOOL_TYPES = [
+  'web_search',
+  'web_search_2025_08_26',
+  'web_search_preview',
+  'web_search_preview_2025_03_11',
+  'file_search',
+  'computer_use_preview',
+  'code_interpreter',
+  'image_generation',
+  'mcp',
+] as const;
+const isHosted = (type: string) => (HOSTED_TOOL_TYPES as readonly string[]).includes(type);
+
+/** Function tools (alone or in namespaces) and hosted tools; any other type is a 400 naming it. */
 const tool = z.looseObject({ type: z.string() }).superRefine((t, ctx) => {
+  if (isHosted(t.type)) return;
   if (t.type !== 'function' && t.type !== 'namespace') {
     ctx.addIssue({
       code: 'custom',
       path: ['type'],
-      message: `tool type ${JSON.stringify(t.type)} is not supported here: only function tools are (hosted tools such as web_search, file_search, computer_use, code_interpreter, image_generation and mcp run on OpenAI's servers)`,
+      message: `tool type ${JSON.stringify(t.type)} is not supported here: only function tools are, and hosted tools (${HOSTED_TOOL_TYPES.join(', ')}) are left out`,
     });
     return;
   }
@@ -133,11 +152,14 @@ const tool = z.looseObject({ type: z.string() }).superRefine((t, ctx) => {
       ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
 });
 export type ResponsesFunctionTool = z.infer<typeof functionTool>;
-export type ResponsesTool = ResponsesFunctionTool | ResponsesNamespaceTool;
+export type ResponsesHostedTool = { type: (typeof HOSTED_TOOL_TYPES)[number] } & Record<string, unknown>;
+export type ResponsesTool = ResponsesFunctionTool | ResponsesNamespaceTool | ResponsesHostedTool;
 
 const toolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
   z.strictObject({ type: z.literal('function'), name: z.string().min(1) }),
+  // Forcing a hosted tool: accepted here so that the door refuses it by name.
+  z.looseObject({ type: z.enum(HOSTED_TOOL_TYPES) }),
 ]);
 
 const textFormat = z.discriminatedUnion(

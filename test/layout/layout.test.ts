@@ -215,4 +215,24 @@ describe('layout', () => {
     expect(onRedis.length).toBeGreaterThanOrEqual(4);
     expect(onRedis.filter((f) => !list?.includes(f))).toEqual([]);
   });
+
+  it('every text request passes the policy door (issue 30): only proxy/calls/text-door.ts makes an admitted request, and no dialect or route checks a policy of its own', () => {
+    const door = 'proxy/calls/text-door.ts';
+    const makers = files.filter(
+      (f) =>
+        !isTest(f) &&
+        f !== door &&
+        /as unknown as (AdmittedPrompt|OutputBound)\b|\[admitted\]/.test(readFileSync(`${root}${f}`, 'utf8')),
+    );
+    expect(makers).toEqual([]);
+    expect(readFileSync(`${root}${door}`, 'utf8')).toMatch(/as unknown as AdmittedPrompt/);
+    // A text call and a token count take only what the door admitted.
+    for (const f of ['proxy/calls/text-call.ts', 'proxy/calls/token-count.ts'])
+      expect(readFileSync(`${root}${f}`, 'utf8'), f).toMatch(/AdmittedPrompt/);
+    // The media-URL policy is applied at the door alone, never by a dialect or a route.
+    const policyUsers = [...graph]
+      .filter(([f, deps]) => !isTest(f) && deps.includes('proxy/media-urls.ts'))
+      .map(([f]) => f);
+    expect(policyUsers).toEqual([door]);
+  });
 });

@@ -201,7 +201,7 @@ describe('/openapi.json', () => {
     expect(sdk.filter((k) => !documented.includes(k))).toEqual([]);
   });
 
-  it('CHAT-1 accepts what the openai SDK and editor tools send — every parameter, forwarded to the engine', async () => {
+  it('CHAT-1 accepts what the openai SDK and editor tools send — every parameter, forwarded to the engine (web search aside)', async () => {
     const sims = h.sims.map((x) => x.received().length);
     const params = {
       model: CHAT_MODEL,
@@ -245,8 +245,17 @@ describe('/openapi.json', () => {
       .flatMap((x, i) => x.received().slice(sims[i]))
       .filter((r) => r.path === '/v1/chat/completions')
       .map((r) => r.json as Record<string, unknown>);
-    const { messages: _m, model: _model, max_completion_tokens: _max, stream_options: _so, ...rest } = params;
+    // web_search_options is accepted and left out: engines do not search the web (./hosted-tools.test.ts).
+    const {
+      messages: _m,
+      model: _model,
+      max_completion_tokens: _max,
+      stream_options: _so,
+      web_search_options: _ws,
+      ...rest
+    } = params;
     expect(sent).toMatchObject(rest);
+    expect(sent).not.toHaveProperty('web_search_options');
   });
 
   it('CHAT-1 refuses a parameter it does not list, naming it, as OpenAI does — and vLLM parameters that steer the fleet', async () => {

@@ -416,15 +416,21 @@ describe('Responses: money and errors as chat completions', () => {
   const rejections: [string, unknown, RegExp, string | null][] = [
     ['an unknown parameter', { ...ask, frobnicate: 1 }, /frobnicate/, null],
     [
-      'a hosted tool (web_search)',
-      { ...ask, tools: [{ type: 'web_search' }] },
-      /tool type "web_search" is not supported/,
-      'tools[0].type',
+      'a hosted tool (web_search) forced through tool_choice',
+      { ...ask, tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } },
+      /forces the hosted tool "web_search"/,
+      'tool_choice',
     ],
     [
-      'a hosted tool (mcp)',
-      { ...ask, tools: [{ type: 'mcp', server_label: 'x' }] },
-      /tool type "mcp"/,
+      'a hosted tool (mcp) forced by tool_choice required',
+      { ...ask, tools: [{ type: 'mcp', server_label: 'x' }], tool_choice: 'required' },
+      /mcp/,
+      'tool_choice',
+    ],
+    [
+      'a tool type that is neither a function nor hosted (local_shell)',
+      { ...ask, tools: [{ type: 'local_shell' }] },
+      /tool type "local_shell" is not supported/,
       'tools[0].type',
     ],
     [
@@ -433,12 +439,7 @@ describe('Responses: money and errors as chat completions', () => {
       /input item type "item_reference" is not supported/,
       null,
     ],
-    [
-      'max_output_tokens past the model’s limit',
-      { ...ask, max_output_tokens: 100_000 },
-      /max_output_tokens/,
-      null,
-    ],
+    // max_output_tokens past the model's limit is served at the limit: ./output-limit.test.ts.
     [
       'tool_choice naming a missing tool',
       { ...ask, tools: [weatherTool], tool_choice: { type: 'function', name: 'nope' } },

@@ -3,26 +3,21 @@
 // surface; chat_template_kwargs carries only known template switches. A listener on loopback
 // stands for an internal service: no refused request opens a connection to it, each is a 400
 // naming the field, and nothing is charged.
-import { createServer, type Server } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InternalListener, internalListener } from '../helpers/internal-listener.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, chatModel, type Harness, startHarness } from '../proxy/harness.ts';
 
 const VISION = 'Org/Vision-Chat';
 let h: Harness;
-let listener: Server;
-let connections = 0;
+let listener: InternalListener;
 let port = 0;
 
 beforeAll(async () => {
-  listener = createServer((socket) => {
-    connections++;
-    socket.destroy();
-  });
-  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-  port = (listener.address() as { port: number }).port;
+  listener = await internalListener();
+  port = listener.port;
   h = await startHarness(
     {},
     {
@@ -32,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await h?.stop();
-  await new Promise((resolve) => listener?.close(resolve));
+  await listener?.close();
 });
 
 /** The 400's error (status, code, param, message) from an SDK call that must fail. */
@@ -90,7 +85,7 @@ describe('media URLs never point an engine inside the network', () => {
         ]);
       }
     }
-    expect(connections).toBe(0);
+    expect(listener.connections()).toBe(0);
     await h.quiesce();
     expect(await h.metering.balance(h.accountId)).toEqual(before);
     await expectLedgerClean(h.redis.client(), [h.accountId]);
@@ -117,7 +112,7 @@ describe('media URLs never point an engine inside the network', () => {
         true,
       ]);
     }
-    expect(connections).toBe(0);
+    expect(listener.connections()).toBe(0);
   });
 
   it('public https and data: URLs still pass (the filter is not a wall)', async () => {

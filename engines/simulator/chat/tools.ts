@@ -33,7 +33,9 @@ export function chooseTools(req: ChatRequest): ToolDefinition[] {
   if (typeof choice === 'object') {
     chosen = req.tools.filter((t) => t.name === choice.name);
   } else {
-    const last = req.messages[req.messages.length - 1]!;
+    // A system turn after the user's (Claude Code sends its environment there) is context, not a
+    // reply: the turn to answer is the last one that is not system.
+    const last = [...req.messages].reverse().find((m) => m.role !== 'system') ?? req.messages.at(-1)!;
     const lastUser = [...req.messages].reverse().find((m) => m.role === 'user');
     if (choice === 'required') {
       const named = lastUser ? mentioned(req.tools, lastUser.text) : [];

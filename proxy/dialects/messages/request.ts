@@ -3,10 +3,13 @@
 // or a 400 naming what cannot be carried faithfully. The other direction is ./response.ts and
 // ./stream.ts; the table of mappings is in the tests beside each.
 import { ApiError } from '../../../core/errors.ts';
-import { mediaUrlProblem } from '../../media-urls.ts';
 import type { ContentBlock, CountTokensRequest, MessagesRequest, ToolParam } from '../../schemas/messages.ts';
+import { fromClient } from '../origins.ts';
 
-/** What the engine can carry; a request needing more is refused by name rather than degraded. */
+/**
+ * What the engine can carry; a request needing more is refused by name rather than degraded —
+ * tools and vision by the policy door (../../calls/text-door.ts), reasoning here.
+ */
 export interface EngineAbilities {
   tools: boolean;
   vision: boolean;
@@ -46,7 +49,7 @@ const invalid = (message: string, param: string) => new ApiError('invalid_reques
  * pieces add to it: it is the order they are sent.
  */
 export function toChatRequest(req: MessagesRequest | CountTokensRequest, can: EngineAbilities): ChatForm {
-  const tools = chatTools(req, can);
+  const tools = chatTools(req);
   const fields: Record<string, unknown> = {};
   if (tools !== undefined) fields.tools = tools;
   Object.assign(fields, toolChoiceFields(req, tools !== undefined));
@@ -58,7 +61,7 @@ export function toChatRequest(req: MessagesRequest | CountTokensRequest, can: En
   if (typeof req.system !== 'string' && req.system?.some((b) => b.cache_control))
     cachedMessages = messages.length;
   req.messages.forEach((m, i) => {
-    const { turn, breakpoint } = chatTurn(m, `messages[${i}]`, can);
+    const { turn, breakpoint } = chatTurn(m, `messages[${i}]`);
     messages.push(...turn);
     if (breakpoint) cachedMessages = messages.length;
   });
@@ -75,11 +78,9 @@ export function toChatRequest(req: MessagesRequest | CountTokensRequest, can: En
   return { messages, fields, cachePrefix: cachePrefixOf(tools, cachedTools, messages, cachedMessages) };
 }
 
-/** The request's tools as chat functions (undefined: none), refused for a model that cannot call them. */
-export function chatTools(req: Pick<MessagesRequest, 'tools'>, can: EngineAbilities): unknown[] | undefined {
+/** The request's tools as chat functions (undefined: none); a model without tools is the door's to refuse. */
+export function chatTools(req: Pick<MessagesRequest, 'tools'>): unknown[] | undefined {
   if (req.tools === undefined || req.tools.length === 0) return undefined;
-  if (!can.tools)
-    throw invalid('this model cannot call tools; remove tools or choose a tool-capable model', 'tools');
   return req.tools.map(chatTool);
 }
 
@@ -122,11 +123,7 @@ export function systemMessage(req: Pick<MessagesRequest, 'system'>): ChatMessage
 type MessageParam = MessagesRequest['messages'][number];
 
 /** One Messages turn as chat messages, and whether it holds a cache breakpoint. */
-export function chatTurn(
-  m: MessageParam,
-  at: string,
-  can: Pick<EngineAbilities, 'vision'>,
-): { turn: ChatMessage[]; breakpoint: boolean } {
+export function chatTurn(m: MessageParam, at: string): { turn: ChatMessage[]; breakpoint: boolean } {
   if (m.role === 'system') return { turn: [systemTurn(m.content, at)], breakpoint: false };
   if (typeof m.content === 'string')
     return {
@@ -137,7 +134,7 @@ export function chatTurn(
     };
   const breakpoint = m.content.some(hasBreakpoint);
   return {
-    turn: m.role === 'assistant' ? [assistantTurn(m.content, at)] : userTurn(m.content, at, can),
+    turn: m.role === 'assistant' ? [assistantTurn(m.content, at)] : userTurn(m.content, at),
     breakpoint,
   };
 }
@@ -192,9 +189,10 @@ function assistantTurn(blocks: ContentBlock[], at: string): ChatMessage {
 
 /**
  * A user turn: tool results first (chat wants them right after the assistant's calls), in order,
- * then what else the turn says as one user message.
+ * then what else the turn says as one user message. An image's URL and the model's vision are the
+ * door's to check (../../calls/text-door.ts); the part remembers its block, which the door names.
  */
-function userTurn(blocks: ContentBlock[], at: string, can: Pick<EngineAbilities, 'vision'>): ChatMessage[] {
+function userTurn(blocks: ContentBlock[], at: string): ChatMessage[] {
   const out: ChatMessage[] = [];
   const parts: ChatPart[] = [];
   blocks.forEach((b, j) => {
@@ -204,13 +202,12 @@ function userTurn(blocks: ContentBlock[], at: string, can: Pick<EngineAbilities,
         parts.push({ type: 'text', text: b.text });
         break;
       case 'image':
-        if (!can.vision) throw invalid('this model cannot read images; choose a vision model', `${p}`);
-        // The engine would download it (issue 24 item 4): only public https and data: URLs.
-        if (b.source.type === 'url') {
-          const problem = mediaUrlProblem(b.source.url);
-          if (problem !== null) throw invalid(`${p}.source.url ${problem}.`, `${p}.source.url`);
-        }
-        parts.push({ type: 'image_url', image_url: { url: imageUrl(b.source) } });
+        parts.push(
+          fromClient(
+            { type: 'image_url', image_url: { url: imageUrl(b.source) } },
+            { part: p, url: `${p}.source.url` },
+          ),
+        );
         break;
       case 'tool_result':
         out.push({ role: 'tool', tool_call_id: b.tool_use_id, content: toolResultText(b, p) });

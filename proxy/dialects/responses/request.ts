@@ -10,6 +10,7 @@ import type {
   ResponsesTool,
 } from '../../schemas/responses.ts';
 import type { ChatMessage, ChatToolCall, EngineAbilities } from '../messages/request.ts';
+import { fromClient } from '../origins.ts';
 
 const invalid = (message: string, param: string) => new ApiError('invalid_request', message, { param });
 
@@ -43,10 +44,10 @@ export function toChatForm(
   const items: ResponsesItem[] =
     typeof req.input === 'string' ? [{ role: 'user', content: req.input }] : req.input;
   history.forEach((item, i) => {
-    addItem(messages, item, `previous_response_id (item ${i})`, can);
+    addItem(messages, item, `previous_response_id (item ${i})`);
   });
   items.forEach((item, i) => {
-    addItem(messages, item, `input[${i}]`, can);
+    addItem(messages, item, `input[${i}]`);
   });
   if (messages.length === 0 || messages.every((m) => m.role === 'system'))
     throw invalid('input has no message for the model to answer', 'input');
@@ -54,7 +55,7 @@ export function toChatForm(
   return { messages, fields, namespaced };
 }
 
-function addItem(out: ChatMessage[], item: ResponsesItem, at: string, can: EngineAbilities): void {
+function addItem(out: ChatMessage[], item: ResponsesItem, at: string): void {
   switch (item.type) {
     case 'function_call': {
       const call: ChatToolCall = {
@@ -83,21 +84,17 @@ function addItem(out: ChatMessage[], item: ResponsesItem, at: string, can: Engin
     case 'reasoning':
       return;
     default:
-      out.push(messageOf(item, at, can));
+      out.push(messageOf(item, at));
   }
 }
 
-function messageOf(
-  item: Extract<ResponsesItem, { role: string }>,
-  at: string,
-  can: EngineAbilities,
-): ChatMessage {
+function messageOf(item: Extract<ResponsesItem, { role: string }>, at: string): ChatMessage {
   const role = item.role === 'developer' ? 'system' : item.role;
   if (typeof item.content === 'string') {
     if (role === 'assistant') return { role, content: item.content };
     return role === 'system' ? { role, content: item.content } : { role, content: item.content };
   }
-  const parts = item.content.map((p, j) => chatPart(p, role, `${at}.content[${j}]`, can));
+  const parts = item.content.map((p, j) => chatPart(p, role, `${at}.content[${j}]`));
   const onlyText = parts.every((p) => p.type === 'text');
   if (role === 'user')
     return { role, content: onlyText ? parts.map((p) => (p as { text: string }).text).join('\n') : parts };
@@ -106,7 +103,7 @@ function messageOf(
   return role === 'system' ? { role, content: text } : { role, content: text };
 }
 
-function chatPart(p: ResponsesPart, role: string, at: string, can: EngineAbilities): ChatPart {
+function chatPart(p: ResponsesPart, role: string, at: string): ChatPart {
   switch (p.type) {
     case 'input_text':
     case 'output_text':
@@ -115,11 +112,14 @@ function chatPart(p: ResponsesPart, role: string, at: string, can: EngineAbiliti
       return { type: 'text', text: p.refusal };
     case 'input_image': {
       if (role !== 'user') throw invalid('an image can only appear in a user message', at);
-      if (!can.vision) throw invalid('this model cannot read images; choose a vision model', at);
       if (p.image_url == null)
         throw invalid('an input_image needs image_url (file_id is not supported here)', at);
       const detail = p.detail === 'low' || p.detail === 'high' || p.detail === 'auto' ? p.detail : undefined;
-      return { type: 'image_url', image_url: { url: p.image_url, ...(detail ? { detail } : {}) } };
+      // Its URL and the model's vision are the door's to check (../../calls/text-door.ts).
+      return fromClient(
+        { type: 'image_url', image_url: { url: p.image_url, ...(detail ? { detail } : {}) } },
+        { part: at, url: `${at}.image_url` },
+      );
     }
   }
 }
@@ -132,11 +132,12 @@ export function chatFields(
   const fields: Record<string, unknown> = {};
   const namespaced = new Map<string, { namespace: string; name: string }>();
   const tools = (req.tools ?? []) as ResponsesTool[];
+  // A model without tools is the door's to refuse (../../calls/text-door.ts).
   if (tools.length > 0) {
-    if (!can.tools)
-      throw invalid('this model cannot call tools; remove tools or choose a tool-capable model', 'tools');
-    fields.tools = tools.flatMap((t) => {
+    fields.tools = tools.flatMap((t): unknown[] => {
       if (t.type === 'function') return [chatFunction(t.name, t)];
+      // A hosted tool stays what it is: the door leaves it out, and says so.
+      if (t.type !== 'namespace') return [{ type: t.type }];
       return t.tools.map((f) => {
         const name = namespacedName(t.name, f.name);
         namespaced.set(name, { namespace: t.name, name: f.name });
@@ -147,7 +148,9 @@ export function chatFields(
   }
   const choice = req.tool_choice;
   if (choice != null) {
-    if (typeof choice === 'object') {
+    if (typeof choice === 'object' && choice.type !== 'function') {
+      fields.tool_choice = { type: choice.type }; // forcing a hosted tool: the door refuses it
+    } else if (typeof choice === 'object') {
       if (!tools.some((t) => t.type === 'function' && t.name === choice.name))
         throw invalid(
           `tool_choice names ${JSON.stringify(choice.name)}, which is not in tools`,
