@@ -20,6 +20,7 @@ const CODES: Record<ErrorCode, ResponseErrorCode> = {
   request_timeout: 'invalid_prompt',
   insufficient_quota: 'rate_limit_exceeded',
   sign_in_throttled: 'rate_limit_exceeded',
+  rate_limit_exceeded: 'rate_limit_exceeded',
   // No value in the set speaks of authentication or access: the stream's own `error` event and the
   // message say which it was (a key rotated mid-stream is `invalid_api_key` there).
   invalid_api_key: 'server_error',
