@@ -83,6 +83,25 @@ describe('modelplane CLI', () => {
     expect(await json('keys', 'list', acct.id, '--all')).toHaveLength(1);
   });
 
+  it("keys rate-limits sets and unsets a key's rate limits and the account's defaults", async () => {
+    const acct = await json('accounts', 'create', '--name', 'Limited', '--country', 'US');
+    const created = await json('keys', 'create', acct.id, '--name', 'tool');
+    expect(
+      await json('keys', 'rate-limits', acct.id, created.id, '--rpm', '60', '--concurrent', '2'),
+    ).toMatchObject({
+      rateLimits: { requestsPerMinute: 60, concurrentCalls: 2, inputTokensPerMinute: null },
+    });
+    expect(await json('keys', 'rate-limits', acct.id, created.id, '--rpm', 'none')).toMatchObject({
+      rateLimits: { requestsPerMinute: null, concurrentCalls: 2 },
+    });
+    expect(await json('keys', 'rate-limits', acct.id, '--otpm', '1000')).toMatchObject({
+      outputTokensPerMinute: 1000,
+    });
+    expect(await redis.client().hget(accountKeys(acct.id).account, 'lim:otpm')).toBe('1000');
+    expect(await run('keys', 'rate-limits', acct.id, created.id, '--rpm', 'lots')).toBe(2);
+    expect(await run('keys', 'rate-limits', acct.id, created.id, '--rpm', '0')).toBe(2);
+  });
+
   it("keys create --spend-limit and keys limit set, change and remove a key's monthly spend limit", async () => {
     const acct = await json('accounts', 'create', '--name', 'Capped', '--country', 'US', '--credits', '10');
     const created = await json('keys', 'create', acct.id, '--name', 'tool', '--spend-limit', '5');

@@ -2,6 +2,14 @@
 // (core/team.ts); keys belong to the account, not to the member who created them (KEY-7).
 
 import { announce } from './announce.ts';
+import {
+  NO_RATE_LIMITS,
+  parseRateLimits,
+  RATE_LIMIT_FIELDS,
+  RATE_LIMIT_NAMES,
+  type RateLimits,
+  validateRateLimits,
+} from './billing/rate-limits.ts';
 import { currencyForCountry } from './currency.ts';
 import { ApiError, invalidRequest } from './errors.ts';
 import { newId } from './ids.ts';
@@ -15,6 +23,8 @@ export interface Account {
   country: string | null;
   currency: string | null;
   createdAt: string;
+  /** The rate limits of every key of the account that sets none of its own (issue 34). */
+  rateLimits: RateLimits;
 }
 
 const MAX_ACCOUNT_NAME_LENGTH = 200;
@@ -70,6 +80,7 @@ function parseAccount(h: Record<string, string>): Account | null {
     country: h.country || null,
     currency: h.currency || null,
     createdAt: h.createdAt,
+    rateLimits: parseRateLimits(RATE_LIMIT_NAMES.map((n) => h[RATE_LIMIT_FIELDS[n]])),
   };
 }
 
@@ -94,6 +105,7 @@ export class Accounts {
       country: place?.country ?? null,
       currency: place?.currency ?? null,
       createdAt: new Date().toISOString(),
+      rateLimits: NO_RATE_LIMITS,
     };
     const fields: Record<string, string> = { name, createdAt: account.createdAt };
     if (place) Object.assign(fields, place);
@@ -145,6 +157,25 @@ export class Accounts {
       if (account) accounts.push(account);
     }
     return accounts.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  }
+
+  /**
+   * Sets or unsets (null) some of the account-wide default rate limits (issue 34): every key that
+   * sets no such limit of its own is held to it. Proxies drop their cached views of the account.
+   */
+  async setRateLimits(id: string, limits: Partial<RateLimits>): Promise<Account> {
+    await this.mustExist(id);
+    const set = validateRateLimits(limits);
+    const key = accountKeys(id).account;
+    const p = this.redis.multi();
+    for (const [name, v] of Object.entries(set)) {
+      const field = RATE_LIMIT_FIELDS[name as keyof RateLimits];
+      if (v === null) p.hdel(key, field);
+      else p.hset(key, field, String(v));
+    }
+    await p.exec();
+    await this.announceChange(id);
+    return (await this.get(id))!;
   }
 
   async grantModel(accountId: string, modelId: string): Promise<void> {

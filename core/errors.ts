@@ -19,6 +19,8 @@ export const errorCatalogue = {
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   headers_too_large: { status: 431, type: 'invalid_request_error' },
   insufficient_quota: { status: 429, type: 'insufficient_quota' },
+  /** A key's rate limit (issue 34): a throughput limit, never the balance (that is insufficient_quota). */
+  rate_limit_exceeded: { status: 429, type: 'rate_limit_error' },
   /** Console only: too many failed sign-ins for an email or an address (not an API rate limit). */
   sign_in_throttled: { status: 429, type: 'rate_limit_error' },
   /**
@@ -119,6 +121,28 @@ export const keySpendLimitReached = (
     `This API key's monthly spend limit of ${displayNano(k.limit)}${unit} is reached (${displayNano(k.spent)}${unit} spent this month${running}). Raise the key's limit in the console, or use another key.`,
   );
 };
+
+const RATE_LIMIT_WORDS = {
+  requestsPerMinute: 'requests per minute',
+  inputTokensPerMinute: 'input tokens per minute',
+  outputTokensPerMinute: 'output tokens per minute',
+  concurrentCalls: 'calls at once',
+} as const;
+
+/**
+ * A key's rate limit refused the call (issue 34): the message names the limit, and Retry-After
+ * says when a retry passes (the SDKs' own retry waits for it). Nothing was held or charged.
+ */
+export const rateLimitExceeded = (r: {
+  limit: keyof typeof RATE_LIMIT_WORDS;
+  value: number;
+  retryAfterMs: number;
+}) =>
+  new ApiError(
+    'rate_limit_exceeded',
+    `This API key's rate limit of ${r.value} ${RATE_LIMIT_WORDS[r.limit]} is reached. Retry after ${Math.max(1, Math.ceil(r.retryAfterMs / 1000))} s, or ask an owner of the account to raise the limit.`,
+    { retryAfterS: Math.max(1, Math.ceil(r.retryAfterMs / 1000)) },
+  );
 
 /** The proxy cannot bill right now (settlements are not reaching Redis): retry shortly. */
 export const billingUnavailable = () =>

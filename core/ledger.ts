@@ -11,6 +11,7 @@ import { spendMonth } from './billing/key-spend.ts';
 import { ARCHIVER_GROUP } from './journal/archiver.ts';
 import type { Journal } from './journal/journal.ts';
 import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
+import { runningProblems, windowField } from './ledger-windows.ts';
 import type { Redis } from './redis-client.ts';
 import { balanceEffect, ledgerEntries, parseEntry, type UsageEntry } from './usage.ts';
 
@@ -276,6 +277,7 @@ function keySpendProblems(
   const spent = new Map<string, number>();
   const held = new Map<string, number>();
   const holdsOfKey = new Map<string, number>();
+  const running = { problems: [] as string[], slots: new Map<string, number>() };
   for (const [field, value] of Object.entries(raw)) {
     if (field.startsWith('spent:')) spent.set(field.slice(6), Number(value));
     else if (field.startsWith('held:')) held.set(field.slice(5), Number(value));
@@ -285,8 +287,10 @@ function keySpendProblems(
       if (amount === undefined)
         problems.push(`hold ${holdId} is gone, but it is still filed under key ${value}`);
       else holdsOfKey.set(value, (holdsOfKey.get(value) ?? 0) + Number(amount));
-    } else problems.push(`unknown key spend field '${field}'`);
+    } else if (!windowField(field, value, holds, running))
+      problems.push(`unknown key spend field '${field}'`);
   }
+  problems.push(...runningProblems(raw, running));
   for (const km of new Set([...spent.keys(), ...streamMonths.keys()])) {
     const recorded = spent.get(km) ?? 0;
     const summed = streamMonths.get(km) ?? 0;

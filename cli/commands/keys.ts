@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import type { RateLimits } from '../../core/billing/index.ts';
+import { invalidRequest } from '../../core/errors.ts';
 import type { ApiKeyRecord } from '../../core/keys/index.ts';
 import { maskSecret } from '../../core/keys/index.ts';
 import { formatNano } from '../../core/money.ts';
@@ -18,6 +20,13 @@ const view = (k: ApiKeyRecord) => ({
 /** `<amount>` in the account currency, or `none` for no limit (null). */
 const spendLimitArg = (value: string, what: string): number | null =>
   value === 'none' ? null : amount(value, what, { zero: true });
+
+const RATE_FLAGS: readonly [string, keyof RateLimits][] = [
+  ['rpm', 'requestsPerMinute'],
+  ['itpm', 'inputTokensPerMinute'],
+  ['otpm', 'outputTokensPerMinute'],
+  ['concurrent', 'concurrentCalls'],
+];
 
 /** A secret given on the command line lands in shell history; read it from stdin instead. */
 function readSecretFromStdin(): string {
@@ -66,6 +75,42 @@ export const keyCommands: Command[] = [
         const key = await ctx.keys.setSpendLimit(accountId, keyId, spendLimit);
         const spent = (await ctx.keys.monthSpend(accountId, [keyId])).get(keyId) ?? 0;
         ctx.print(row(key, spent), { ...view(key), monthSpend: formatNano(spent) });
+      };
+    },
+  },
+  {
+    name: 'keys rate-limits',
+    writes: true,
+    usage:
+      'keys rate-limits <accountId> [keyId] [--rpm <n|none>] [--itpm <n|none>] [--otpm <n|none>] [--concurrent <n|none>]',
+    summary:
+      "set or unset (none) a key's rate limits (docs/limits.md), or without keyId the account's defaults for its keys; limits not named stay",
+    flags: {
+      rpm: { type: 'string' },
+      itpm: { type: 'string' },
+      otpm: { type: 'string' },
+      concurrent: { type: 'string' },
+    },
+    prepare(p) {
+      const [accountId, keyId] =
+        p.positionals.length > 1 ? positionals(p, 'accountId', 'keyId') : positionals(p, 'accountId');
+      const limits: Partial<RateLimits> = {};
+      for (const [flag, name] of RATE_FLAGS) {
+        const v = optional(p, flag);
+        if (v === undefined) continue;
+        if (v !== 'none' && !/^\d+$/.test(v))
+          throw invalidRequest(`--${flag} must be a whole number or none`, flag);
+        limits[name] = v === 'none' ? null : Number(v);
+      }
+      return async (ctx) => {
+        await requireAccount(ctx, accountId);
+        if (keyId === undefined) {
+          const account = await ctx.accounts.setRateLimits(accountId, limits);
+          ctx.print(JSON.stringify(account.rateLimits), account.rateLimits);
+          return;
+        }
+        const key = await ctx.keys.setRateLimits(accountId, keyId, limits);
+        ctx.print(`${row(key)}  ${JSON.stringify(key.rateLimits)}`, view(key));
       };
     },
   },

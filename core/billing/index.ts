@@ -17,6 +17,7 @@ export {
   textHold,
   videoCost,
 } from './pricing.ts';
+export * from './rate-limits.ts';
 export { nano, type UsageRecord, usageArgs } from './script-args.ts';
 export {
   DEFAULT_SERVICE_PRODUCT,

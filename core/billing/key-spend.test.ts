@@ -60,6 +60,7 @@ describe('key spend limits', () => {
       available: 1_000_000,
       voided: { holds: 0, leases: 0 },
       keyLimit: { limit: 500, spent: 0, held: 0 },
+      rateLimit: null,
     });
     expect(await m.balance(accountId)).toEqual({ balance: 1_000_000, held: 0, available: 1_000_000 });
     const { key: other } = await apiKeys().create(accountId, { name: 'other' });

@@ -50,6 +50,7 @@ describe('Metering', () => {
       available: 600,
       voided: { holds: 0, leases: 0 },
       keyLimit: null,
+      windows: null,
     });
     expect(await m.balance(a)).toEqual({ balance: 1_000, held: 400, available: 600 });
     const s = await m.settle({ accountId: a, holdId: 'h1', cost: 250, usage: chat('key_a') });
@@ -69,6 +70,7 @@ describe('Metering', () => {
       available: 300,
       voided: { holds: 0, leases: 0 },
       keyLimit: null,
+      rateLimit: null,
     });
     expect(await m.reserve({ accountId: a, holdId: 'h3', min: 100, max: 900, ttlMs: 60_000 })).toEqual({
       ok: true,
@@ -76,6 +78,7 @@ describe('Metering', () => {
       available: 0,
       voided: { holds: 0, leases: 0 },
       keyLimit: null,
+      windows: null,
     });
   });
 
@@ -274,6 +277,7 @@ describe('Metering', () => {
       available: 0,
       voided: { holds: 1, leases: 0 },
       keyLimit: null,
+      windows: null,
     });
     const [voidEntry] = (await usageRecords(redis, a, { count: 5 })).filter((e) => e.type === 'void');
     expect(voidEntry).toMatchObject({

@@ -7,6 +7,7 @@ import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
 import type { Redis } from '../redis-client.ts';
 import { type KeySpend, spendMonth } from './key-spend.ts';
+import { type RateRefusal, refusalAt, type WindowsState, windowsAt } from './rate-limits.ts';
 import { nano, ttl, type UsageRecord, usageArgs } from './script-args.ts';
 import { scripts } from './scripts.ts';
 
@@ -21,8 +22,23 @@ export interface Voided {
  * hold (ok) or refused it (not ok; otherwise the balance did); null when the limit played no part.
  */
 export type ReserveResult =
-  | { ok: true; held: number; available: number; voided: Voided; keyLimit: KeySpend | null }
-  | { ok: false; available: number; voided: Voided; keyLimit: KeySpend | null };
+  | {
+      ok: true;
+      held: number;
+      available: number;
+      voided: Voided;
+      keyLimit: KeySpend | null;
+      /** The key's rate windows after this hold took its share; null for a key without limits. */
+      windows: WindowsState | null;
+    }
+  | {
+      ok: false;
+      available: number;
+      voided: Voided;
+      keyLimit: KeySpend | null;
+      /** Set when a rate limit of the key refused it (the balance and spend limit would not have). */
+      rateLimit: RateRefusal | null;
+    };
 
 /** Metering.charge's answer; `keyLimit` as in ReserveResult (set when the key's limit refused it). */
 export interface ChargeResult {
@@ -98,6 +114,11 @@ export class Metering {
     max: number;
     ttlMs: number;
     keyId?: string | null;
+    /**
+     * What the call takes of a rate-limited key's token windows: its input tokens as the hold counts
+     * them and its output tokens at the hold's max output (given back at settle, less what it used).
+     */
+    tokens?: { input: number; output: number };
   }): Promise<ReserveResult> {
     nano('min', a.min);
     nano('max', a.max);
@@ -112,7 +133,17 @@ export class Metering {
     const reserved = scripts.reserve.run(
       this.redis,
       [k.account, k.holds, k.holdExpiry, k.done(`settle:${a.holdId}`), k.usage, k.keySpend, k.key(keyId)],
-      [a.holdId, a.min, a.max, a.ttlMs, RESERVE_SWEEP_LIMIT, keyId, spendMonth(this.now())],
+      [
+        a.holdId,
+        a.min,
+        a.max,
+        a.ttlMs,
+        RESERVE_SWEEP_LIMIT,
+        keyId,
+        spendMonth(this.now()),
+        a.tokens?.input ?? 0,
+        a.tokens?.output ?? 0,
+      ],
     );
     const [, r] = (await Promise.all([indexed, reserved])) as [unknown, number[]];
     if (r[0] === 1)
@@ -122,6 +153,7 @@ export class Metering {
         available: r[2]!,
         voided: { holds: r[3]!, leases: r[4]! },
         keyLimit: r[5] === 1 ? keySpendAt(r, 6) : null,
+        windows: windowsAt(r, 9),
       };
     this.unindex(member);
     return {
@@ -129,6 +161,7 @@ export class Metering {
       available: r[1]!,
       voided: { holds: r[2]!, leases: r[3]! },
       keyLimit: r[0] === 2 ? keySpendAt(r, 4) : null,
+      rateLimit: r[0] === 3 ? refusalAt(r, 4) : null,
     };
   }
 

@@ -1,11 +1,13 @@
 // The metering Lua scripts, read once from ./lua at import. Each script is common.lua (shared
-// helpers) followed by the operation's own file, so every operation stays one atomic script.
+// helpers) and windows.lua followed by the operation's own file, so every operation stays one atomic script.
 import { readFileSync } from 'node:fs';
 import { LuaScript } from '../lua.ts';
 import type { Redis } from '../redis-client.ts';
 
 const read = (file: string) => readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
-const common = read('common.lua');
+// windows.lua (the keys' rate windows) follows common.lua: void_hold, in common, gives a hold's
+// share of them back, so every script that can void a hold has them.
+const common = `${read('common.lua')}\n${read('windows.lua')}`;
 const load = (name: string) => new LuaScript(`${common}\n${read(`${name}.lua`)}`, name);
 
 export const scripts = {

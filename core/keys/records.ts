@@ -3,6 +3,12 @@
 // here, so it does not have to hold the KEK.
 
 import { announce } from '../announce.ts';
+import {
+  parseRateLimits,
+  RATE_LIMIT_FIELDS,
+  RATE_LIMIT_NAMES,
+  type RateLimits,
+} from '../billing/rate-limits.ts';
 import { invalidRequest } from '../errors.ts';
 import { accountKeys, channels, globalKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
@@ -25,6 +31,8 @@ export interface ApiKeyRecord {
    * with it may be charged per UTC calendar month, enforced by the metering scripts.
    */
   spendLimit: number | null;
+  /** The key's own rate limits (issue 34); an unset one falls back to the account's default. */
+  rateLimits: RateLimits;
 }
 
 export interface AuthenticatedKey {
@@ -33,7 +41,12 @@ export interface AuthenticatedKey {
   secretHash: string;
   /** As in ApiKeyRecord: the proxy reserves per call for a key that has one. */
   spendLimit: number | null;
+  /** As in ApiKeyRecord (the key's own, not the account's defaults). */
+  rateLimits: RateLimits;
 }
+
+/** The hash fields of a key's rate limits, in RATE_LIMIT_NAMES order (HMGET them after others). */
+export const RATE_LIMIT_HASH_FIELDS = RATE_LIMIT_NAMES.map((n) => RATE_LIMIT_FIELDS[n]);
 
 export const MAX_KEY_NAME_LENGTH = 100;
 
@@ -92,6 +105,7 @@ export function parseKeyRecord(h: Record<string, string>): ApiKeyRecord | null {
     rotatedAt: h.rotatedAt || null,
     deletedAt: h.deletedAt || null,
     spendLimit: parseSpendLimit(h.spendLimit),
+    rateLimits: parseRateLimits(RATE_LIMIT_HASH_FIELDS.map((f) => h[f])),
   };
 }
 

@@ -61,3 +61,18 @@ else
 end
 return {'ok', cur[2]}
 `);
+
+/**
+ * KEYS: key hash. ARGV: field/value pairs of the key's rate limits (core/billing/rate-limits.ts),
+ * '' to unset one. Returns {'ok', secretHash} or {'not_found'}. The reserve script reads these
+ * fields, so a change binds the next reserve the moment this commits.
+ */
+export const setRateLimitsScript = new LuaScript(`
+local cur = redis.call('HMGET', KEYS[1], 'status', 'hash')
+if cur[1] ~= 'active' then return {'not_found'} end
+for i = 1, #ARGV, 2 do
+  if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[1], ARGV[i])
+  else redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+return {'ok', cur[2]}
+`);

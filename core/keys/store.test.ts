@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { acknowledge, parseAnnouncement } from '../announce.ts';
+import { NO_RATE_LIMITS } from '../billing/rate-limits.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { accountKeys, channels, globalKeys } from '../keyspace.ts';
@@ -70,6 +71,7 @@ describe('ApiKeys', () => {
       keyId: key.id,
       secretHash: hashSecret(secret),
       spendLimit: null,
+      rateLimits: NO_RATE_LIMITS,
     });
     expect(await redis.get(globalKeys.keyByHash(hashSecret(secret)))).toBe(`${a}:${key.id}`);
   });

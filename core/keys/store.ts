@@ -11,6 +11,13 @@
 
 import { announce } from '../announce.ts';
 import { keyMonthSpend } from '../billing/key-spend.ts';
+import {
+  NO_RATE_LIMITS,
+  parseRateLimits,
+  RATE_LIMIT_FIELDS,
+  type RateLimits,
+  validateRateLimits,
+} from '../billing/rate-limits.ts';
 import { open, seal } from '../crypto.ts';
 import { ApiError, invalidRequest } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -22,12 +29,13 @@ import {
   getKeyRecord,
   listKeyRecords,
   parseSpendLimit,
+  RATE_LIMIT_HASH_FIELDS,
   retireSecretHash,
   softDeleteKey,
   validateKeyName,
   validateSpendLimit,
 } from './records.ts';
-import { createKeyScript, rotateKeyScript, setSpendLimitScript } from './scripts.ts';
+import { createKeyScript, rotateKeyScript, setRateLimitsScript, setSpendLimitScript } from './scripts.ts';
 import {
   BRAND_PATTERN,
   currentKeyPattern,
@@ -111,6 +119,26 @@ export class ApiKeys {
     if (result[1]) await announce(this.redis, channels.keyChanged, result[1]);
     const key = await this.get(accountId, keyId);
     return key!;
+  }
+
+  /**
+   * Sets or unsets (null) some of an active key's rate limits (issue 34); the ones not named stay.
+   * Like a spend limit change, proxies drop their cached lookup (a limited key's calls reserve per
+   * call) and the key's running calls go on; the windows already taken stay taken.
+   */
+  async setRateLimits(accountId: string, keyId: string, limits: Partial<RateLimits>): Promise<ApiKeyRecord> {
+    const set = validateRateLimits(limits);
+    const args = Object.entries(set).flatMap(([name, v]) => [
+      RATE_LIMIT_FIELDS[name as keyof RateLimits],
+      v === null ? '' : String(v),
+    ]);
+    const result = (await setRateLimitsScript.run(this.redis, [accountKeys(accountId).key(keyId)], args)) as [
+      string,
+      string?,
+    ];
+    if (result[0] !== 'ok') throw keyNotFound(keyId);
+    if (result[1]) await announce(this.redis, channels.keyChanged, result[1]);
+    return (await this.get(accountId, keyId))!;
   }
 
   /** Each key's net spend in the UTC calendar month of `nowMs` (nano), for the keys table. */
@@ -218,14 +246,21 @@ export class ApiKeys {
     if (sep <= 0) return null;
     const accountId = ref.slice(0, sep);
     const keyId = ref.slice(sep + 1);
-    const [status, storedHash, spendLimit] = await this.redis.hmget(
+    const [status, storedHash, spendLimit, ...limits] = await this.redis.hmget(
       accountKeys(accountId).key(keyId),
       'status',
       'hash',
       'spendLimit',
+      ...RATE_LIMIT_HASH_FIELDS,
     );
     if (status !== 'active' || storedHash !== secretHash) return null;
-    return { accountId, keyId, secretHash, spendLimit: parseSpendLimit(spendLimit) };
+    return {
+      accountId,
+      keyId,
+      secretHash,
+      spendLimit: parseSpendLimit(spendLimit),
+      rateLimits: parseRateLimits(limits),
+    };
   }
 
   private async claimLookup(hash: string, ref: string): Promise<void> {
@@ -253,6 +288,7 @@ export class ApiKeys {
       rotatedAt: null,
       deletedAt: null,
       spendLimit,
+      rateLimits: NO_RATE_LIMITS,
     };
     const fields: Record<string, string> = {
       id: record.id,

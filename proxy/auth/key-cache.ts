@@ -22,6 +22,12 @@ export interface Principal {
    * says; the proxy reads it to hold per call (reserve first) for a limited key.
    */
   spendLimit: number | null;
+  /**
+   * The key is held to a rate limit (its own or the account's default; issue 34): its calls reserve
+   * per call, so the reserve script takes their share of the windows. The script reads the limits
+   * from Redis whatever this says.
+   */
+  rateLimited?: boolean;
 }
 
 /**

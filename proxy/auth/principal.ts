@@ -1,6 +1,7 @@
 // Who is calling: the key lookup (core/keys) joined with what the proxy needs of the account for
 // every request (billing currency, invite-only grants). Cached as one unit by KeyCache.
 import type { Accounts } from '../../core/accounts.ts';
+import { effectiveRateLimits, hasRateLimits } from '../../core/billing/rate-limits.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import type { Principal, PrincipalLookup } from './key-cache.ts';
 
@@ -13,7 +14,16 @@ export function principalLookup(keys: ApiKeys, accounts: Accounts): PrincipalLoo
       accounts.grants(key.accountId),
     ]);
     if (!account) return null;
-    return { ...key, currency: account.currency, grants };
+    const rateLimited = hasRateLimits(effectiveRateLimits(key.rateLimits, account.rateLimits));
+    return {
+      accountId: key.accountId,
+      keyId: key.keyId,
+      secretHash: key.secretHash,
+      spendLimit: key.spendLimit,
+      rateLimited,
+      currency: account.currency,
+      grants,
+    };
   };
 }
 

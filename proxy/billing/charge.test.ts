@@ -124,12 +124,14 @@ const held = (n: number, keyLimit: KeySpend | null = null): ReserveResult => ({
   available: 10_000,
   voided,
   keyLimit,
+  windows: null,
 });
 const refused = (keyLimit: KeySpend | null = null): ReserveResult => ({
   ok: false,
   available: 50,
   voided,
   keyLimit,
+  rateLimit: null,
 });
 
 /** A run that records the allowance and cancel it was given and answers `answer`. */

@@ -15,10 +15,13 @@
 //    - reserved alongside the engine call, when the balance is far above the hold: metering adds no
 //      round trip to the first byte. A short reserve cancels the engine call before anything
 //      reached the client and the call runs again as above, as a new engine attempt.
-//    A key with a monthly spend limit always reserves first: the reserve script checks the limit
+//    A key with a monthly spend limit or a rate limit always reserves first: the reserve script checks the limit
 //    with the balance, atomically, and lowers the hold (so the allowance) to what the key may still
 //    spend; a lease carve or a reserve alongside would run before that check. When the key's limit,
 //    not the balance, refuses the call, the 429 names the limit (and no lease is reclaimed for it).
+//    The same reserve takes the call's share of the key's rate windows (core/billing/lua/windows.lua)
+//    or refuses it with 429 rate_limit_exceeded and a Retry-After; `windows` keeps their standing
+//    for the answer's rate-limit headers.
 //    A reserved hold is renewed while the call runs (HoldRenewer); a lease renews itself. Only a
 //    hold whose proxy died reaches its expiry, and the sweeper voids it in the ledger.
 // 3. settle(cost, counts, deliver) when the call's answer is complete: the settlement goes into the
@@ -31,50 +34,26 @@
 // A call charged at once (a video job, charged at creation) makes no hold: chargeNow() is its
 // settlement, in Redis before its answer, behind the same gate and counted in the same metrics.
 // Its refund (a job that failed) goes through Billing.refund.
-import type { ChargeResult, KeySpend, Metering, UsageRecord, Voided } from '../../core/billing/index.ts';
-import { insufficientQuota, keySpendLimitReached } from '../../core/errors.ts';
-import type { Principal } from '../auth/key-cache.ts';
-import type { Cancel } from '../engine/cancel.ts';
-import type { RequestTrace } from '../tracing/tracing.ts';
+import type {
+  ChargeResult,
+  KeySpend,
+  Metering,
+  RateRefusal,
+  UsageRecord,
+  Voided,
+  WindowsState,
+} from '../../core/billing/index.ts';
+import { insufficientQuota, keySpendLimitReached, rateLimitExceeded } from '../../core/errors.ts';
 import type { CallUsage } from '../usage.ts';
 import type { BalanceView } from './balance-view.ts';
+import type { CallInfo, HeldRun, Quote } from './charge-types.ts';
 import type { HoldRenewer } from './hold-renewer.ts';
 import type { Progress } from './journal-lines.ts';
 import type { LeaseReclaim } from './lease-reclaim.ts';
 import type { CreditLeases } from './leases.ts';
 import type { Outbox } from './outbox.ts';
 
-/** What a call may cost, in nano, and what a hold buys it (text: output tokens). */
-export interface Quote {
-  /** The least hold worth running the call on (text: the prompt alone). */
-  min: number;
-  /** The worst case: the whole call. */
-  max: number;
-  /** The allowance when `max` is held. */
-  full: number;
-  /** The allowance a hold of `held` (min ≤ held < max) still pays for. */
-  allowance(held: number): number;
-}
-
-export interface HeldRun<T> {
-  /** Starts the engine call allowed `allowance`; resolves when a response can be sent. */
-  run(allowance: number, cancel: Cancel): Promise<T>;
-  /** Throws away a result that will not be sent (closes its engine body). */
-  discard(result: T): void;
-}
-
-export interface CallInfo {
-  principal: Principal;
-  /** The canonical model id. */
-  model: string;
-  kind: UsageRecord['kind'];
-  /** Also the call's hold id: the ledger finds a call by it (`modelplane ledger show`). */
-  requestId: string;
-  /** The request's cancel: the client leaving, the key dying, or shutdown ending the call. */
-  cancel: Cancel;
-  /** The request's trace when tracing is on (proxy/tracing/): the settlement is a span of it. */
-  trace?: RequestTrace;
-}
+export type { CallInfo, HeldRun, Quote } from './charge-types.ts';
 
 /** What a charge needs of its replica's billing (Billing implements it). */
 export interface ChargeDeps {
@@ -121,6 +100,10 @@ export class CallCharge {
   private held = 0;
   /** The key's standing when its spend limit lowered or refused the last reserve, else null. */
   private keyLimit: KeySpend | null = null;
+  /** The key's rate limit that refused the last reserve, else null. */
+  rateLimit: RateRefusal | null = null;
+  /** The key's rate windows after this call's reserve took its share; null without a limit. */
+  windows: WindowsState | null = null;
   /** A stream's bill so far (trackProgress), and the cost last journaled from it. */
   private billSoFar: (() => { cost: number; usage: CallUsage }) | null = null;
   private progressed = 0;
@@ -278,7 +261,9 @@ export class CallCharge {
 
   private async holdAndRun<T>(h: HeldRun<T>): Promise<T> {
     const { quote } = this;
-    if (this.call.principal.spendLimit !== null) return this.runWith(await this.reserve(), h);
+    const { principal } = this.call;
+    if (principal.spendLimit !== null || principal.rateLimited === true)
+      return this.runWith(await this.reserve(), h);
     if (this.b.leases?.tryCarve(this.accountId, quote.max)) {
       this.state = 'held';
       this.leased = true;
@@ -317,6 +302,7 @@ export class CallCharge {
   private runWith<T>(allowance: number, h: HeldRun<T>): Promise<T> {
     // A call that may generate output but is allowed none is not worth making (output is billed).
     if (allowance === NOT_COVERED || (this.quote.full > 0 && allowance < 1)) {
+      if (this.rateLimit !== null) throw rateLimitExceeded(this.rateLimit);
       throw this.keyLimit === null
         ? insufficientQuota()
         : keySpendLimitReached(this.keyLimit, this.call.principal.currency);
@@ -332,7 +318,8 @@ export class CallCharge {
     let r = await this.reserveOnce();
     // Leases hold the account's money, not the key's: when the key's limit is what fell short,
     // reclaiming them cannot help.
-    if ((!r.ok || r.held < quote.max) && r.keyLimit === null && this.b.reclaim !== null) {
+    const limited = r.keyLimit !== null || (!r.ok && r.rateLimit !== null);
+    if ((!r.ok || r.held < quote.max) && !limited && this.b.reclaim !== null) {
       // Near the limit: leases (this replica's and the others') may sit on money the balance has.
       // They give it back first, so a lease never lowers max_tokens or refuses a call it covers.
       if (r.ok) await this.dropHold();
@@ -341,6 +328,8 @@ export class CallCharge {
     }
     this.b.balances.set(this.accountId, r.available);
     this.keyLimit = r.keyLimit;
+    this.rateLimit = r.ok ? null : r.rateLimit;
+    this.windows = r.ok ? r.windows : (r.rateLimit?.windows ?? null);
     if (!r.ok) return NOT_COVERED;
     return r.held >= quote.max ? quote.full : quote.allowance(r.held);
   }
@@ -355,6 +344,7 @@ export class CallCharge {
         ttlMs: this.b.holdTtlMs,
         // Always named, so the key's limit binds even if this replica's cached principal is stale.
         keyId: this.call.principal.keyId,
+        tokens: this.quote.tokens,
       });
       this.b.observeVoids(r.voided);
       if (r.ok && this.state === 'done') {
@@ -362,7 +352,13 @@ export class CallCharge {
         this.b.metering
           .release(this.accountId, this.call.requestId)
           .catch((err) => this.b.onError(err, 'release'));
-        return { ok: false as const, available: r.available, voided: r.voided, keyLimit: null };
+        return {
+          ok: false as const,
+          available: r.available,
+          voided: r.voided,
+          keyLimit: null,
+          rateLimit: null,
+        };
       }
       if (r.ok) {
         this.state = 'held';

@@ -90,6 +90,8 @@ export function textQuote(price: TokenPrice, promptTokens: number, outputTokens:
     max: hold.max,
     full: outputTokens,
     allowance: (held) => Math.min(outputTokens, maxTokensCovered(price, { held, promptTokens })),
+    // A rate-limited key's token windows take the same counts the hold is made of (issue 34).
+    tokens: { input: promptTokens, output: outputTokens },
   };
 }
 

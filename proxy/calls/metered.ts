@@ -21,10 +21,12 @@ import type { UsageRecord } from '../../core/billing/index.ts';
 import { ApiError, invalidApiKey } from '../../core/errors.ts';
 import { formatNano } from '../../core/money.ts';
 import { ClientClosedError } from '../../http/client-closed.ts';
+import { dialectOf } from '../../http/dialect.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
 import { BatchLineCharge } from '../billing/batch-line-charge.ts';
 import { COST_HEADER } from '../billing/call-cost.ts';
 import type { CallCharge, Quote } from '../billing/charge.ts';
+import { rateLimitHeaders, retryAfterMsHeader } from '../billing/rate-headers.ts';
 import type { ProxyContext } from '../context.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import { linkRequestAbort, type RequestAbort } from '../request-abort.ts';
@@ -106,7 +108,13 @@ export async function meteredCall<T>(
     }
     c.opened?.(charge);
     if (request.trace !== undefined) hold = new HoldSpan(request.trace);
-    const run = hold === undefined ? c.run : hold.run(c.run);
+    const held = hold === undefined ? c.run : hold.run(c.run);
+    // A rate-limited key's answer says where its windows stand, from the head on (a stream's too).
+    const run: HeldCall<T>['run'] = (allowance, cancel) => {
+      const windows = charge?.windows ?? null;
+      if (windows !== null) reply.headers(rateLimitHeaders(dialectOf(request), windows));
+      return held(allowance, cancel);
+    };
     const result = await charge.hold({ run, discard: c.discard ?? noop });
     if (c.relay !== undefined) {
       await c.relay(result, charge, abort);
@@ -124,6 +132,10 @@ export async function meteredCall<T>(
     abort.dispose();
     charge?.release();
     hold?.fail(err);
+    if (charge?.rateLimit && !reply.sent) {
+      reply.headers(rateLimitHeaders(dialectOf(request), charge.rateLimit.windows));
+      reply.headers(retryAfterMsHeader(charge.rateLimit.retryAfterMs));
+    }
     const failure = requestFailure(err, abort);
     if (c.failed?.(failure)) return reply;
     throw failure;

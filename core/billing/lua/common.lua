@@ -150,6 +150,10 @@ local function drop_key_hold(keyspend, id, amount)
   end
 end
 
+-- A hold's share of its key's rate windows goes back when the hold ends (windows.lua, loaded after
+-- this file, defines it).
+local drop_window_hold
+
 -- Voids hold `id`: its owner stopped renewing it (the proxy crashed, or was cut off from Redis for
 -- longer than the hold's ttl). Its money goes back to the available balance (and to its key's
 -- room under a spend limit), and the ledger says so in an entry of its own, with the reason: a
@@ -161,7 +165,10 @@ local function void_hold(account, holds, expiry, stream, keyspend, id, now)
   if amount > 0 then redis.call('HINCRBY', account, 'held', int(-amount)) end
   local lease = is_lease(id)
   -- A lease is never a limited key's hold (the proxy reserves per call for those).
-  if not lease then drop_key_hold(keyspend, id, amount) end
+  if not lease then
+    drop_key_hold(keyspend, id, amount)
+    drop_window_hold(keyspend, id, 'void')
+  end
   local balance = num(redis.call('HGET', account, 'balance'))
   append_entry(stream, {
     't', 'void', 'op', 'void:' .. id, 'amt', int(amount), 'bal', int(balance), 'ts', int(now),

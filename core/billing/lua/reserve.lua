@@ -5,12 +5,17 @@
 -- hold is also at most what the key may still spend this month (limit − spent − its open holds),
 -- refused with its own answer when that is below `min`, so the proxy can say it was the key's
 -- limit and not the balance; the hold is then filed as the key's (keySpend `h:`/`held:`).
+-- A key with rate limits (its own or the account's defaults) takes its share of its windows in the
+-- same step (windows.lua): one request, `inTokens` and `outTokens`, and a running slot.
 -- KEYS: account, holds, holdExpiry, done(settle:<holdId>), usage, keySpend, key record
--- ARGV: holdId, min, max, ttlMs, sweepLimit, keyId ('' for none), month (YYYYMM)
+-- ARGV: holdId, min, max, ttlMs, sweepLimit, keyId ('' for none), month (YYYYMM), inTokens, outTokens
 -- Returns {1, held, availableAfter, voidedHolds, voidedLeases, keyBound(0|1), limit, spent, keyHeld}
 -- (keyBound: the key's limit lowered the hold; the last three are the key's, 0 without a limit),
--- {0, available, voidedHolds, voidedLeases} (the balance), or
--- {2, available, voidedHolds, voidedLeases, limit, spent, keyHeld} (the key's spend limit).
+-- followed by the windows' standing (window_reply) when the key has a rate limit;
+-- {0, available, voidedHolds, voidedLeases} (the balance),
+-- {2, available, voidedHolds, voidedLeases, limit, spent, keyHeld} (the key's spend limit), or
+-- {3, available, voidedHolds, voidedLeases, which, limitValue, retryMs, windows' standing} (a rate
+-- limit: which is 1 requests, 2 input tokens, 3 output tokens, 4 calls at once).
 local account, holds, expiry, done, keyspend = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
 local hold_id, key = ARGV[1], ARGV[6]
 local min, max = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -41,15 +46,29 @@ if room then
     amount = room
     bound = 1
   end
-  if amount > 0 then
-    redis.call('HSET', keyspend, 'h:' .. hold_id, key)
-    redis.call('HINCRBY', keyspend, 'held:' .. key, int(amount))
-  end
 else
   limit, spent, key_held = 0, 0, 0
 end
 
+-- The key's rate windows (windows.lua), checked after the money so a call the balance refuses is
+-- still told so (a retry after a window would not help it), and before anything is written.
+local win = nil
+if key ~= '' then
+  win = window_check(account, KEYS[7], keyspend, key, tonumber(ARGV[8] or '0'), tonumber(ARGV[9] or '0'), now)
+  if win and win.refused then
+    return window_reply(win, { 3, available, vh, vl, win.refused, win.value, win.retry }, false)
+  end
+end
+
+if room and amount > 0 then
+  redis.call('HSET', keyspend, 'h:' .. hold_id, key)
+  redis.call('HINCRBY', keyspend, 'held:' .. key, int(amount))
+end
+if win then window_take(keyspend, key, hold_id, win) end
+
 redis.call('HSET', holds, hold_id, int(amount))
 redis.call('ZADD', expiry, now + tonumber(ARGV[4]), hold_id)
 redis.call('HINCRBY', account, 'held', int(amount))
-return { 1, amount, available - amount, vh, vl, bound, limit, spent, key_held }
+local out = { 1, amount, available - amount, vh, vl, bound, limit, spent, key_held }
+if win then window_reply(win, out, true) end
+return out

@@ -3,7 +3,8 @@
 -- hold was an estimate) or a hold that is gone (voided before the settle arrived) is charged from
 -- the spare balance, never below what stays held; what cannot be collected is recorded as `short`.
 -- What was charged counts toward the key's spend of the month (keySpend `spent:`), and a hold of a
--- key with a spend limit stops counting against it (`held:`).
+-- key with a spend limit stops counting against it (`held:`); the tokens its rate windows reserved
+-- and it did not use come back (windows.lua).
 -- KEYS: account, holds, holdExpiry, done(settle:<holdId>), usage, rollup(hour), rollupHours, keySpend
 -- ARGV: holdId, cost, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6]),
 --       month (YYYYMM of nowMs)
@@ -29,6 +30,7 @@ if hold then
   redis.call('ZREM', expiry, hold_id)
   if held > 0 then redis.call('HINCRBY', account, 'held', int(-held)) end
   drop_key_hold(KEYS[8], hold_id, held)
+  drop_window_hold(KEYS[8], hold_id, 'settle', tonumber(ARGV[9]) or 0, tonumber(ARGV[11]) or 0)
 end
 balance = redis.call('HINCRBY', account, 'balance', int(-charged))
 

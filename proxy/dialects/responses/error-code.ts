@@ -22,6 +22,7 @@ const CODES: Record<ErrorCode, ResponseErrorCode> = {
   sign_in_throttled: 'rate_limit_exceeded',
   model_overloaded: 'rate_limit_exceeded',
   model_cold_start_timeout: 'server_error',
+  rate_limit_exceeded: 'rate_limit_exceeded',
   // No value in the set speaks of authentication or access: the stream's own `error` event and the
   // message say which it was (a key rotated mid-stream is `invalid_api_key` there).
   invalid_api_key: 'server_error',

@@ -1,0 +1,128 @@
+// A key's rate limits through the real proxy (issue 34): a limited key's answers carry the vendor's
+// rate-limit headers, its refusals are 429 rate_limit_exceeded (never insufficient_quota) with
+// retry-after, and the official openai and anthropic SDKs, given such a key, retry on their own and
+// succeed — no code change. A key without limits answers as before (no header). Ledger check last.
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectLedgerClean } from '../helpers/ledger.ts';
+import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+const chatBody = JSON.stringify({
+  model: CHAT_MODEL,
+  messages: [{ role: 'user', content: 'hi' }],
+  max_tokens: 5,
+});
+const post = (secret: string) =>
+  fetch(`${h.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+    body: chatBody,
+  });
+
+/** A fetch that records every status the SDK saw, retries included. */
+function recording(statuses: number[]): typeof fetch {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    statuses.push(res.status);
+    return res;
+  };
+}
+
+describe('rate limits through the proxy', () => {
+  it('the third request of a key limited to 2 a minute is refused with rate_limit_exceeded, retry-after and the headers; a key without limits has none', async () => {
+    const { accountId, keyId, secret } = await h.newAccount();
+    await h.keys.setRateLimits(accountId, keyId, { requestsPerMinute: 2 });
+    const first = await post(secret);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-limit-requests')).toBe('2');
+    expect(first.headers.get('x-ratelimit-remaining-requests')).toBe('1');
+    expect(first.headers.get('x-ratelimit-reset-requests')).toMatch(/^\d+(\.\d+)?s$/);
+    await first.text();
+    const second = await post(secret);
+    expect(second.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+    await second.text();
+    const third = await post(secret);
+    expect(third.status).toBe(429);
+    const body = (await third.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('rate_limit_exceeded');
+    expect(body.error.message).toMatch(/2 requests per minute/);
+    expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(third.headers.get('retry-after-ms'))).toBeGreaterThan(0);
+    expect(third.headers.get('x-should-retry')).toBeNull();
+
+    const plain = await h.newAccount();
+    const free = await post(plain.secret);
+    expect(free.status).toBe(200);
+    expect([...free.headers.keys()].filter((k) => k.includes('ratelimit'))).toEqual([]);
+    await free.text();
+    await h.quiesce();
+    await expectLedgerClean(h.redis.client());
+  });
+
+  it('the official openai SDK retries a limited key after retry-after and succeeds, unchanged', async () => {
+    const { accountId, keyId, secret } = await h.newAccount();
+    await h.keys.setRateLimits(accountId, keyId, { requestsPerMinute: 20 });
+    const statuses: number[] = [];
+    const client = new OpenAI({
+      apiKey: secret,
+      baseURL: h.baseURL,
+      maxRetries: 10,
+      fetch: recording(statuses),
+    });
+    const answers = await Promise.all(
+      Array.from({ length: 22 }, () =>
+        client.chat.completions.create({
+          model: CHAT_MODEL,
+          messages: [{ role: 'user', content: 'hi' }],
+          max_tokens: 3,
+        }),
+      ),
+    );
+    expect(answers).toHaveLength(22);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(22);
+    await h.quiesce();
+    await expectLedgerClean(h.redis.client());
+  }, 90_000);
+
+  it('MSG-8 the official anthropic SDK retries a limited key after retry-after and succeeds; the Messages headers are Anthropic’s', async () => {
+    const { accountId, keyId, secret } = await h.newAccount();
+    await h.keys.setRateLimits(accountId, keyId, { requestsPerMinute: 20, outputTokensPerMinute: 100_000 });
+    const statuses: number[] = [];
+    const client = new Anthropic({
+      apiKey: secret,
+      baseURL: h.baseURL.replace(/\/v1$/, ''),
+      maxRetries: 10,
+      fetch: recording(statuses),
+    });
+    const one = await client.messages
+      .create({ model: CHAT_MODEL, max_tokens: 3, messages: [{ role: 'user', content: 'hi' }] })
+      .withResponse();
+    expect(one.response.headers.get('anthropic-ratelimit-requests-limit')).toBe('20');
+    expect(one.response.headers.get('anthropic-ratelimit-output-tokens-limit')).toBe('100000');
+    expect(Date.parse(one.response.headers.get('anthropic-ratelimit-requests-reset')!)).toBeGreaterThan(0);
+    const answers = await Promise.all(
+      Array.from({ length: 21 }, () =>
+        client.messages.create({
+          model: CHAT_MODEL,
+          max_tokens: 3,
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      ),
+    );
+    expect(answers).toHaveLength(21);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(22);
+    await h.quiesce();
+    await expectLedgerClean(h.redis.client());
+  }, 90_000);
+});
