@@ -1,8 +1,8 @@
 // The Responses flows through the Vercel AI SDK 7 (`ai` + `@ai-sdk/openai` 4) and 6 (npm aliases
 // `ai-v6` + `ai-sdk-openai-v3`), as issue 39 asks: a whole answer, a stream, a conversation carried
-// by `previous_response_id` — against the proxy with the simulator, each billed, the ledger clean.
+// by `previous_response_id`, a function tool called — against the proxy with the simulator, each billed, the ledger clean.
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, streamText } from 'ai';
+import { generateText, jsonSchema, streamText } from 'ai';
 import { createOpenAI as createOpenAIV3 } from 'ai-sdk-openai-v3';
 import { generateText as generateTextV6, streamText as streamTextV6 } from 'ai-v6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +30,7 @@ const sdks = [
 ] as const;
 
 describe.each(sdks)('%s', (_name, create, generate, stream) => {
-  it('create, stream and previous_response_id through the Responses API; each billed, ledger clean', async () => {
+  it('create, stream, previous_response_id and a function call through the Responses API; each billed, ledger clean', async () => {
     const a = await h.newAccount();
     const model = create({ apiKey: a.secret, baseURL: h.baseURL }).responses(CHAT_MODEL);
 
@@ -56,12 +56,36 @@ describe.each(sdks)('%s', (_name, create, generate, stream) => {
     // The second turn was sent the first as context: more input than its own prompt alone.
     expect(next.usage.inputTokens!).toBeGreaterThan(first.usage.inputTokens!);
 
+    // A function tool the model calls (the simulator calls a tool the prompt names).
+    const called = await generate({
+      model,
+      prompt: 'Use get_weather for Paris',
+      maxOutputTokens: 64,
+      tools: {
+        get_weather: {
+          description: 'The weather in a city',
+          inputSchema: jsonSchema<{ city: string }>({
+            type: 'object',
+            properties: { city: { type: 'string' } },
+            required: ['city'],
+          }),
+        },
+      },
+    });
+    expect(called.toolCalls.map((c) => c.toolName)).toEqual(['get_weather']);
+    expect(typeof (called.toolCalls[0]!.input as { city: unknown }).city).toBe('string');
+
     await h.settled(a.accountId);
     const r = h.redis.client();
     const charges = (await usageRecords(r, a.accountId, { count: 100 })).filter((e) => e.type === 'charge');
     // Each call charged once, for the output tokens the SDK reported.
     expect(charges.map((e) => e.outputTokens).sort()).toEqual(
-      [first.usage.outputTokens, (await s.usage).outputTokens, next.usage.outputTokens].sort(),
+      [
+        first.usage.outputTokens,
+        (await s.usage).outputTokens,
+        next.usage.outputTokens,
+        called.usage.outputTokens,
+      ].sort(),
     );
     await expectLedgerClean(r, [a.accountId]);
   });
