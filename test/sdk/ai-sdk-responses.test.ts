@@ -1,6 +1,7 @@
 // The Responses flows through the Vercel AI SDK 7 (`ai` + `@ai-sdk/openai` 4) and 6 (npm aliases
 // `ai-v6` + `ai-sdk-openai-v3`), as issue 39 asks: a whole answer, a stream, a conversation carried
-// by `previous_response_id`, a function tool called — against the proxy with the simulator, each billed, the ledger clean.
+// by `previous_response_id`, a function tool called, a thinking model's reasoning shown — against
+// the proxy with the simulator, each billed, the ledger clean.
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, jsonSchema, streamText } from 'ai';
 import { createOpenAI as createOpenAIV3 } from 'ai-sdk-openai-v3';
@@ -11,8 +12,23 @@ import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, type Harness, startHarness } from '../proxy/harness.ts';
 
 let h: Harness;
+const THINKING_MODEL = 'Org/Thinking-Chat';
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness(
+    {},
+    {
+      entries: (endpoints) => [
+        {
+          id: THINKING_MODEL,
+          kind: 'chat',
+          pricing: { USD: { input: '1', output: '2' } },
+          capabilities: { tools: true, reasoning: true },
+          endpoints,
+          created: 1_700_000_000,
+        },
+      ],
+    },
+  );
 });
 afterAll(async () => {
   await h?.stop();
@@ -88,5 +104,30 @@ describe.each(sdks)('%s', (_name, create, generate, stream) => {
       ].sort(),
     );
     await expectLedgerClean(r, [a.accountId]);
+  });
+
+  it('a thinking model’s reasoning is what the SDK shows as reasoning, whole and streamed', async () => {
+    const a = await h.newAccount();
+    const model = create({ apiKey: a.secret, baseURL: h.baseURL }).responses(THINKING_MODEL);
+    // The SDK sends reasoning options only for model ids it knows reason (OpenAI's), unless forced.
+    const providerOptions = {
+      openai: { reasoningEffort: 'low', reasoningSummary: 'auto', forceReasoning: true },
+    };
+    const whole = await generate({
+      model,
+      prompt: 'Think, then answer',
+      maxOutputTokens: 120,
+      providerOptions,
+    });
+    expect(whole.reasoningText?.length).toBeGreaterThan(0);
+    expect(whole.text.length).toBeGreaterThan(0);
+
+    const s = stream({ model, prompt: 'Think, then answer', maxOutputTokens: 120, providerOptions });
+    let reasoning = '';
+    for await (const part of s.fullStream) if (part.type === 'reasoning-delta') reasoning += part.text;
+    expect(reasoning.length).toBeGreaterThan(0);
+    expect(await s.reasoningText).toBe(reasoning);
+    await h.settled(a.accountId);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 });
