@@ -1,6 +1,7 @@
 // CPU time of the non-streamed chat answer's fast path (../../proxy/engine/frames/answer.ts
 // completionFast) on the recorded vLLM answer (engine nulls where OpenAI's schema wants an
-// object or array) and on one without them, per call.
+// object or array), on one without them, and on llama.cpp's (no `logprobs`, no `refusal`: put in
+// as null), per call.
 //   npx tsx bench/proxy/completion-fast.ts      (BENCH_ROUNDS=7 rounds of 200000 calls each)
 
 import { completionFast } from '../../proxy/engine/frames/answer.ts';
@@ -18,6 +19,7 @@ const bodies = {
       .replace(',"function_call":null', '')
       .replace(',"prompt_tokens_details":null', ''),
   ),
+  'llama.cpp answer (logprobs, refusal absent)': Buffer.from(REAL_ANSWERS.llamacpp),
 };
 
 for (const [name, body] of Object.entries(bodies)) {

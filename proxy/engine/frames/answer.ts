@@ -7,7 +7,7 @@
 import type { ModelFields } from './chunks.ts';
 import { dropEngineFields, KEY, LAST_CLIENT_KEY, SPAN, topMembers } from './members.ts';
 import { usageIn } from './reported-usage.ts';
-import { dropSchemaNulls, withoutSchemaNulls } from './schema-nulls.ts';
+import { schemaBytes, schemaObject } from './schema-nulls.ts';
 
 export interface CompletionOut {
   /** What the client receives. */
@@ -26,7 +26,8 @@ export interface CompletionOut {
  * are the body. Anything else returns undefined.
  */
 export function completionFast(engineBytes: Buffer, f: ModelFields): CompletionOut | undefined {
-  const bytes = withoutSchemaNulls(engineBytes);
+  const bytes = schemaBytes(engineBytes);
+  if (bytes === undefined) return undefined;
   let end = bytes.length;
   while (end > 0 && isSpace(bytes[end - 1]!)) end--;
   const close = end - 1;
@@ -85,8 +86,8 @@ export function completionSlow(bytes: Buffer, model: string): CompletionOut {
   const o = json as Record<string, unknown>;
   const fields = Object.keys(o).length;
   dropEngineFields(o);
-  const nulls = dropSchemaNulls(o);
-  if (o.model === model && Object.keys(o).length === fields && !nulls)
+  const reshaped = schemaObject(o);
+  if (o.model === model && Object.keys(o).length === fields && !reshaped)
     return { body: bytes, usage: o.usage ?? null };
   o.model = model;
   return { body: JSON.stringify(o), usage: o.usage ?? null };
