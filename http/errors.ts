@@ -151,7 +151,7 @@ export const errorsPlugin = fp(
  */
 export function clientError(this: FastifyInstance | undefined, error: Error, socket: Socket): void {
   const err = error as NodeJS.ErrnoException & { rawPacket?: Buffer };
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  if (err.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return;
   const apiErr =
     err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? new ApiError('request_timeout', 'The request took too long to arrive.')
@@ -166,14 +166,31 @@ export function clientError(this: FastifyInstance | undefined, error: Error, soc
   const dialect = this === undefined ? 'openai' : dialectOfPath(this, path);
   const body = JSON.stringify(errorBody(dialect, apiErr, id));
   const extra = dialect === 'messages' ? `${MESSAGES_REQUEST_ID_HEADER}: ${id}\r\n` : '';
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${apiErr.status} ${STATUS_CODES[apiErr.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\n${extra}Connection: close\r\n\r\n${body}`,
-    );
+  const answer =
+    `HTTP/1.1 ${apiErr.status} ${STATUS_CODES[apiErr.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\n${extra}Connection: close\r\n\r\n${body}`;
+  answered.add(socket);
+  if (!socket.writable || err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    // A slow or silent client: closed at once (test/hostile/silent-sockets.test.ts).
+    if (socket.writable) socket.write(answer);
+    socket.destroy();
+    return;
   }
-  socket.destroy();
+  // A client still sending (100 KB of headers) would get a TCP reset if the socket closed with its
+  // bytes unread, and a reset can arrive before the answer is read (ECONNRESET, no 431): answer,
+  // half-close, and read and drop what still comes for a short while (a lingering close, as nginx
+  // does) before the socket is destroyed.
+  socket.end(answer);
+  socket.resume();
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
 }
+
+/** How long a refused request's socket reads and drops what its client still sends. */
+const LINGER_MS = 2_000;
+/** Sockets already answered: the parser reports every later chunk as another error. */
+const answered = new WeakSet<Socket>();
 
 function clientErrorReason(code: string | undefined): string {
   switch (code) {
