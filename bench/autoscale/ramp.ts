@@ -70,7 +70,8 @@ async function main() {
       coldStartTimeoutSeconds: 120,
     },
   });
-  const fixed = modelFile(dir, 'fixed', 'Bench/Fixed', { replicas: 3 });
+  // The fixed fleet the autoscaled one is measured against: written, then read by the runtime.
+  modelFile(dir, 'fixed', 'Bench/Fixed', { replicas: 3 });
   const runtime = new LocalRuntime(
     {
       catalogue: new CatalogueWriter(new CatalogueStore(h.redis.client())),
