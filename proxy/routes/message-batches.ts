@@ -16,13 +16,8 @@ import { readBodies } from '../batches/input.ts';
 import { anthropicBatch } from '../batches/output.ts';
 import type { ProxyContext } from '../context.ts';
 import { publicOrigin } from '../media/public-origin.ts';
+import { messageBatchCreateRequest } from '../schemas/batches.ts';
 import { messagesErrors } from '../schemas/messages-response.ts';
-
-const createBody = z.strictObject({
-  requests: z
-    .array(z.strictObject({ custom_id: z.string().min(1).max(64), params: z.looseObject({}) }))
-    .min(1),
-});
 
 const batchView = z.object({
   id: z.string(),
@@ -65,12 +60,12 @@ export async function messageBatchesRoutes(
       schema: {
         summary: 'Create a Message Batch (held for at once, run on idle capacity)',
         tags: ['batches'],
-        body: createBody,
+        body: messageBatchCreateRequest,
         response: { 200: batchView, ...messagesErrors },
       },
     },
     async (request) => {
-      const body = request.body as z.infer<typeof createBody>;
+      const body = request.body as z.infer<typeof messageBatchCreateRequest>;
       const p = request.principal;
       const envelopes = body.requests.map((r, i) => ({ line: i + 1, customId: r.custom_id, body: r.params }));
       const read = readBodies(envelopes, inputOptions(ctx, p, '/v1/messages'));

@@ -108,3 +108,10 @@ export const batchListQuery = z.object({
   after: z.string().max(64).optional().describe('A batch id: the page starts after it'),
   limit: z.coerce.number().int().min(1).max(100).optional().describe('1 to 100, default 20'),
 });
+
+/** Anthropic's Message Batches create body: each request's params are a Messages request, checked line by line. */
+export const messageBatchCreateRequest = z.strictObject({
+  requests: z
+    .array(z.strictObject({ custom_id: z.string().min(1).max(64), params: z.looseObject({}) }))
+    .min(1),
+});

@@ -919,7 +919,7 @@ describe('Messages: authentication and errors', () => {
     expect(err).toBeInstanceOf(Anthropic.AuthenticationError);
     expect((err as InstanceType<typeof Anthropic.APIError>).requestID).toMatch(/^req_/);
     // Unknown paths under /v1/messages answer in this dialect too.
-    const unknown = await raw(body, {}, '/v1/messages/batches');
+    const unknown = await raw(body, {}, '/v1/messages/no-such-route');
     expect(unknown.res.status).toBe(404);
     expect(unknown.json.request_id).toBe(unknown.res.headers.get('x-request-id'));
   });

@@ -6,6 +6,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
+import { batchCreateRequest, messageBatchCreateRequest } from '../../proxy/schemas/batches.ts';
 import { embeddingsRequest } from '../../proxy/schemas/embeddings.ts';
 import {
   imageEditForm,
@@ -133,6 +134,8 @@ const bodies: [string, string, z.ZodType][] = [
   ['/v1/images/edits', 'multipart/form-data', imageEditForm],
   ['/v1/videos', 'application/json', videoCreateRequest],
   ['/v1/videos', 'multipart/form-data', videoCreateForm],
+  ['/v1/batches', 'application/json', batchCreateRequest],
+  ['/v1/messages/batches', 'application/json', messageBatchCreateRequest],
 ];
 
 describe('/openapi.json', () => {
