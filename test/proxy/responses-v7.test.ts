@@ -6,7 +6,7 @@ import OpenAI from 'openai-v7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
+import { CHAT_MODEL, chatModel, type Harness, startHarness } from './harness.ts';
 
 const THINKING_MODEL = 'Org/Thinking-Chat';
 
@@ -15,16 +15,7 @@ beforeAll(async () => {
   h = await startHarness(
     {},
     {
-      entries: (endpoints) => [
-        {
-          id: THINKING_MODEL,
-          kind: 'chat',
-          pricing: { USD: { input: '1', output: '2' } },
-          capabilities: { tools: true, reasoning: true },
-          endpoints,
-          created: 1_700_000_000,
-        },
-      ],
+      entries: (endpoints) => [chatModel(THINKING_MODEL, endpoints, { tools: true, reasoning: true })],
     },
   );
 });

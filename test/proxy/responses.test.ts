@@ -11,6 +11,7 @@ import { responseErrorCode } from '../../proxy/dialects/responses/error-code.ts'
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import {
   CHAT_MODEL,
+  chatModel,
   chatModelCost,
   generatedUntilAborted,
   type Harness,
@@ -28,22 +29,8 @@ beforeAll(async () => {
     { PROXY_RESPONSES_MAX_STORED_PER_ACCOUNT: '5', PROXY_RESPONSES_MAX_STORED_BYTES: '8192' },
     {
       entries: (endpoints) => [
-        {
-          id: VISION_MODEL,
-          kind: 'chat',
-          pricing: { USD: { input: '1', output: '2' } },
-          capabilities: { tools: true, vision: true },
-          endpoints,
-          created: 1_700_000_000,
-        },
-        {
-          id: THINKING_MODEL,
-          kind: 'chat',
-          pricing: { USD: { input: '1', output: '2' } },
-          capabilities: { tools: true, reasoning: true },
-          endpoints,
-          created: 1_700_000_000,
-        },
+        chatModel(VISION_MODEL, endpoints, { tools: true, vision: true }),
+        chatModel(THINKING_MODEL, endpoints, { tools: true, reasoning: true }),
       ],
     },
   );

@@ -9,7 +9,7 @@ import { generateText as generateTextV6, streamText as streamTextV6 } from 'ai-v
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
-import { CHAT_MODEL, type Harness, startHarness } from '../proxy/harness.ts';
+import { CHAT_MODEL, chatModel, type Harness, startHarness } from '../proxy/harness.ts';
 
 let h: Harness;
 const THINKING_MODEL = 'Org/Thinking-Chat';
@@ -17,16 +17,7 @@ beforeAll(async () => {
   h = await startHarness(
     {},
     {
-      entries: (endpoints) => [
-        {
-          id: THINKING_MODEL,
-          kind: 'chat',
-          pricing: { USD: { input: '1', output: '2' } },
-          capabilities: { tools: true, reasoning: true },
-          endpoints,
-          created: 1_700_000_000,
-        },
-      ],
+      entries: (endpoints) => [chatModel(THINKING_MODEL, endpoints, { tools: true, reasoning: true })],
     },
   );
 });
