@@ -30,7 +30,15 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     } catch {
       // none
     }
-    for (const p of [pid, ...children]) process.kill(p, sig);
+    for (const p of [pid, ...children]) {
+      try {
+        process.kill(p, sig);
+      } catch (err) {
+        // A backend whose connection closed between pgrep and now has already exited: nothing to
+        // freeze or thaw (seen in CI on a loaded machine).
+        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+      }
+    }
   };
   return {
     url: server.url,
