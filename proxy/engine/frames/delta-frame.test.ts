@@ -30,6 +30,7 @@ const ALL = [...STREAMS, ...(await simulatorStreams())];
 function translate(frames: Buffer[], fast: boolean): { bytes: string; fastFrames: number } {
   const echo = echoOf({ model: 'm', input: 'hi' } as ResponsesRequest, 'm', 16, new Map());
   echo.id = 'resp_1';
+  echo.createdAt = 1; // both ways of one stream may straddle a second
   const tr = new ResponsesTranslator(new ResponsesStream(echo), () => {});
   const out: Buffer[] = [Buffer.from(tr.head())];
   let fastFrames = 0;
@@ -38,7 +39,7 @@ function translate(frames: Buffer[], fast: boolean): { bytes: string; fastFrames
     else tr.chunk(parsed(b), out);
   }
   out.push(tr.end({ inputTokens: 9, cachedTokens: 0, outputTokens: 4 }, { cost: '0', currency: 'USD' }));
-  // Item ids are new per stream; completed_at may fall in the next second.
+  // Item ids are new per stream; completed_at may fall in the next second (created_at is fixed above).
   const bytes = Buffer.concat(out)
     .toString()
     .replace(/"(msg|rs|fc)_[^"]+"/g, '"$1_x"')
