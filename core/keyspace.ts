@@ -1,7 +1,13 @@
 // Every Redis key of one account shares the hash tag `{a:<id>}` so each atomic script touches one
 // slot and the same scripts run on Redis Cluster. Global keys (indexes, catalogue) start with `mp:`.
+import { keyPerSlotBlock, slotBlockOf } from './slot-blocks.ts';
 
 export const accountTag = (accountId: string) => `{a:${accountId}}`;
+
+/** The hold sweeper's expiry indexes (see globalKeys.holdsDue). */
+const HOLDS_DUE = keyPerSlotBlock((n) => `mp:holds:due:{${n}}`);
+/** Releases before the per-block indexes filed every hold here; still swept, so an upgrade strands none. */
+const HOLDS_DUE_BEFORE_BLOCKS = 'mp:holds:due';
 
 export const accountKeys = (accountId: string) => {
   const t = accountTag(accountId);
@@ -104,8 +110,13 @@ export const globalKeys = {
    * zset `<accountId> <holdId>` → when the sweeper should look at that hold (ms). Written before a
    * hold or lease is made, so no hold exists that the sweeper cannot find; the sweeper judges each
    * by Redis time in the account's own script and re-files live ones (core/billing/sweeper.ts).
+   * One index per block of 256 slots, an account's entries in its own block's: on Redis Cluster
+   * the index an account writes sits (almost always) on the primary that holds the account, so a
+   * primary's failover stalls only its own accounts' holds, not every account's.
    */
-  holdsDue: 'mp:holds:due',
+  holdsDue: (accountId: string) => HOLDS_DUE[slotBlockOf(accountTag(accountId))]!,
+  /** Every expiry index the sweeper reads: one per block, and the one of releases before them. */
+  holdsDueAll: (): readonly string[] => [...HOLDS_DUE, HOLDS_DUE_BEFORE_BLOCKS],
   /** string: the token of the replica that runs the hold sweeper (a lock with a ttl) */
   sweeperLock: 'mp:sweeper:leader',
   /** The journal keeper's leader lock (core/journal/keeper.ts: the archiver and the reconciler). */
@@ -168,5 +179,5 @@ export const channels = {
   leaseShrunk: 'mp:leases:shrunk',
 } as const;
 
-/** The expiry index's member for one hold (see globalKeys.holdsDue). Account ids hold no space. */
+/** An expiry index's member for one hold (see globalKeys.holdsDue). Account ids hold no space. */
 export const dueMember = (accountId: string, holdId: string) => `${accountId} ${holdId}`;

@@ -93,7 +93,7 @@ describe('ledger check', () => {
     const k = accountKeys(accountId);
     await r.redis.hincrby(k.account, 'held', 1);
     await r.redis.zadd(k.holdExpiry, 1, 'req_open'); // expired long ago, never voided
-    await r.redis.zrem(globalKeys.holdsDue, dueMember(accountId, 'lease_x'));
+    await r.redis.zrem(globalKeys.holdsDue(accountId), dueMember(accountId, 'lease_x'));
     await r.redis.zadd(k.holdExpiry, Date.now() + 60_000, 'req_ghost');
     const { problems } = await checkAccountLedger(r.redis, accountId, { toleranceMs: 5_000 });
     expect(problems).toEqual(

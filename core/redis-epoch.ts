@@ -17,28 +17,14 @@
 // without them) a missing shard key means "not yet written", not "lost".
 import calculateSlot from 'cluster-key-slot';
 import { isCluster, type Redis, scanKeys } from './redis-client.ts';
+import { keyPerSlotBlock } from './slot-blocks.ts';
 
 export const EPOCH_KEY = 'mp:epoch';
 const SHARDS_MARK = '{mp:epoch}:shards';
 const FAULT_PREFIX = 'mp:fault:epoch:';
-const SLOTS = 16_384;
-const SHARD_BLOCKS = 64;
 
 /** `mp:epoch:{<n>}` for the smallest n whose slot falls in each block of 256 slots, in block order. */
-export const SHARD_EPOCH_KEYS: readonly string[] = (() => {
-  const size = SLOTS / SHARD_BLOCKS;
-  const keys: (string | undefined)[] = new Array(SHARD_BLOCKS).fill(undefined);
-  let left = SHARD_BLOCKS;
-  for (let n = 0; left > 0; n++) {
-    const key = `mp:epoch:{${n}}`;
-    const block = Math.floor(calculateSlot(key) / size);
-    if (keys[block] === undefined) {
-      keys[block] = key;
-      left--;
-    }
-  }
-  return keys as string[];
-})();
+export const SHARD_EPOCH_KEYS: readonly string[] = keyPerSlotBlock((n) => `mp:epoch:{${n}}`);
 
 /** What a replica reports when Redis is not the one it knew. */
 export interface EpochFault {

@@ -69,7 +69,7 @@ export class LeaseMetering {
     const k = accountKeys(a.accountId);
     // Filed in the sweeper's index first, as Metering.reserve does (a scheduling hint only).
     const indexed = this.redis.zadd(
-      globalKeys.holdsDue,
+      globalKeys.holdsDue(a.accountId),
       Date.now() + a.ttlMs,
       dueMember(a.accountId, a.leaseId),
     );
@@ -147,7 +147,8 @@ export class LeaseMetering {
       [k.account, k.holds, k.holdExpiry],
       [a.leaseId, a.keep ?? 0],
     )) as number[];
-    if (r[1] === 0) this.redis.zrem(globalKeys.holdsDue, dueMember(a.accountId, a.leaseId)).catch(() => {});
+    if (r[1] === 0)
+      this.redis.zrem(globalKeys.holdsDue(a.accountId), dueMember(a.accountId, a.leaseId)).catch(() => {});
     return { released: r[0]!, leaseHeld: r[1]! };
   }
 }

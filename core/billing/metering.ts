@@ -128,7 +128,7 @@ export class Metering {
     // Filed in the sweeper's index before the hold exists (same connection, so Redis runs it first):
     // a hold the sweeper cannot find is never left behind, whatever happens between the two.
     const member = dueMember(a.accountId, a.holdId);
-    const indexed = this.redis.zadd(globalKeys.holdsDue, Date.now() + a.ttlMs, member);
+    const indexed = this.redis.zadd(globalKeys.holdsDue(a.accountId), Date.now() + a.ttlMs, member);
     const keyId = a.keyId ?? '';
     const reserved = scripts.reserve.run(
       this.redis,
@@ -155,7 +155,7 @@ export class Metering {
         keyLimit: r[5] === 1 ? keySpendAt(r, 6) : null,
         windows: windowsAt(r, 9),
       };
-    this.unindex(member);
+    this.unindex(a.accountId, a.holdId);
     return {
       ok: false,
       available: r[1]!,
@@ -201,7 +201,7 @@ export class Metering {
       ],
       [a.holdId, a.cost, now, hour, this.settleDoneTtlMs, ...usageArgs(a.usage), spendMonth(now)],
     )) as number[];
-    this.unindex(dueMember(a.accountId, a.holdId));
+    this.unindex(a.accountId, a.holdId);
     return { charged: r[0]!, balance: r[1]!, duplicate: r[2] === 1, short: r[3]! };
   }
 
@@ -213,7 +213,7 @@ export class Metering {
       [k.account, k.holds, k.holdExpiry, k.keySpend],
       [holdId],
     )) as number;
-    this.unindex(dueMember(accountId, holdId));
+    this.unindex(accountId, holdId);
     return released;
   }
 
@@ -354,8 +354,8 @@ export class Metering {
   }
 
   /** Drops a finished hold from the sweeper's index; not awaited (a leftover is dropped by the sweeper). */
-  private unindex(member: string): void {
-    this.redis.zrem(globalKeys.holdsDue, member).catch(() => {});
+  private unindex(accountId: string, holdId: string): void {
+    this.redis.zrem(globalKeys.holdsDue(accountId), dueMember(accountId, holdId)).catch(() => {});
   }
 
   private clock(): { now: number; hour: string } {

@@ -1,6 +1,6 @@
 // The hold sweeper: voids holds and leases whose owner stopped renewing them (a crashed proxy, or one
 // cut off from Redis for longer than the ttl), so their money is spendable again and the ledger says
-// why. It works from the expiry index (globalKeys.holdsDue), so each pass costs what is due, not
+// why. It works from the expiry indexes (globalKeys.holdsDue), so each pass costs what is due, not
 // what exists: the due members are judged per account, by Redis time, in sweep.lua — gone ones leave
 // the index, live ones (renewed since) are re-filed at their expiry, expired ones are voided.
 // One replica of the fleet runs it at a time (startHoldSweeper, behind a RedisLock).
@@ -17,14 +17,40 @@ export interface VoidedHold {
   reason: 'hold_expired' | 'lease_expired';
 }
 
-/** One pass over what is due now; returns the holds it voided. */
+/**
+ * One pass over what is due now in every expiry index; returns the holds it voided. An index that
+ * cannot be read or written (its primary failing over) does not stop the others: the pass goes on
+ * and then throws, naming what failed, with what it voided on `voided` (so nothing voided goes
+ * unreported).
+ */
 export async function sweepDueHolds(redis: Redis, opts: { batch?: number } = {}): Promise<VoidedHold[]> {
   const batch = opts.batch ?? 500;
+  const [sec, usec] = await redis.time();
+  const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
+  const results = await Promise.allSettled(
+    globalKeys.holdsDueAll().map((k) => sweepIndex(redis, k, now, batch)),
+  );
+  const voided = results.flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
+  const failed = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+  if (failed.length > 0) throw new SweepError(failed, voided);
+  return voided;
+}
+
+/** Some expiry indexes could not be swept; `voided` holds what the others voided. */
+export class SweepError extends AggregateError {
+  constructor(
+    errors: unknown[],
+    readonly voided: VoidedHold[],
+  ) {
+    super(errors, `${errors.length} hold expiry index(es) could not be swept: ${String(errors[0])}`);
+  }
+}
+
+/** What is due in one index, in batches: each account's members judged by its own script. */
+async function sweepIndex(redis: Redis, index: string, now: number, batch: number): Promise<VoidedHold[]> {
   const voided: VoidedHold[] = [];
   for (;;) {
-    const [sec, usec] = await redis.time();
-    const now = Number(sec) * 1000 + Math.floor(Number(usec) / 1000);
-    const due = await redis.zrangebyscore(globalKeys.holdsDue, '-inf', now, 'LIMIT', 0, batch);
+    const due = await redis.zrangebyscore(index, '-inf', now, 'LIMIT', 0, batch);
     const byAccount = new Map<string, string[]>();
     for (const member of due) {
       const space = member.indexOf(' ');
@@ -58,8 +84,8 @@ export async function sweepDueHolds(redis: Redis, opts: { batch?: number } = {})
       });
     }
     // A member re-filed here may have been dropped meanwhile by its settle: XX keeps it dropped.
-    if (refile.length > 0) await redis.zadd(globalKeys.holdsDue, 'XX', ...refile);
-    if (drop.length > 0) await redis.zrem(globalKeys.holdsDue, ...drop);
+    if (refile.length > 0) await redis.zadd(index, 'XX', ...refile);
+    if (drop.length > 0) await redis.zrem(index, ...drop);
     if (due.length < batch) return voided;
   }
 }
@@ -87,6 +113,7 @@ export function startHoldSweeper(redis: Redis, opts: HoldSweeperOptions): () => 
       const voided = await sweepDueHolds(redis);
       if (voided.length > 0) opts.onVoided?.(voided);
     } catch (err) {
+      if (err instanceof SweepError && err.voided.length > 0) opts.onVoided?.(err.voided);
       opts.onError?.(err);
     } finally {
       running = false;
