@@ -7,6 +7,7 @@ import { stringify } from 'yaml';
 import { availabilities, modelKinds } from '../core/catalogue/entry.ts';
 import { engineScalingProperties } from './crd-scaling.ts';
 import { int, type Schema, str } from './crd-schema.ts';
+import { engineWeightsProperties, weightsColumn } from './crd-weights.ts';
 import { DECIMAL_PATTERN, engineTypes, GROUP, ID_PATTERN, PLURAL, VERSION } from './model.ts';
 import { INT_OR_PERCENT_PATTERN, RESOURCE_PROFILE_PATTERN } from './model-spec.ts';
 import { idImmutableRule, nameRule, specRules } from './rules.ts';
@@ -177,6 +178,7 @@ const engine: Schema = {
       properties: { maxSurge: intOrPercent, maxUnavailable: intOrPercent },
     },
     ...engineScalingProperties,
+    ...engineWeightsProperties,
     allowedMediaDomains: {
       type: 'array',
       maxItems: 64,
@@ -356,6 +358,7 @@ export function modelCrd() {
             { name: 'Available', type: 'integer', jsonPath: '.status.readyReplicas' },
             { name: 'Demand', type: 'integer', jsonPath: '.status.autoscaling.demand' },
             { name: 'Profile', type: 'string', jsonPath: '.spec.engine.resourceProfile' },
+            weightsColumn,
             {
               name: 'Problem',
               type: 'string',
