@@ -187,43 +187,34 @@ export function planWeights(model: Model, fleet: FleetConfig, observed: WeightsO
   const state = jobState(observed.loadJob);
   const job = loadJobFor(jobInput, source);
   const base = { ...none, claim, engine, jobs: state === 'absent' ? [job] : [] };
+  const status = (cached: boolean, reason: string, message: string, why: string): WeightsPlan => ({
+    ...base,
+    hold: !cached,
+    condition: condition('WeightsCached', cached, reason, message),
+    reasons: [why],
+  });
+  const jobName = loadJobName(model);
   switch (state) {
     case 'complete':
-      return {
-        ...base,
-        condition: condition(
-          'WeightsCached',
-          true,
-          'Cached',
-          `loaded once into ${engineWeightsPath(model)} on ${claimName}`,
-        ),
-        reasons: [`weights cached on ${claimName}: engines mount them read-only`],
-      };
+      return status(
+        true,
+        'Cached',
+        `loaded once into ${engineWeightsPath(model)} on ${claimName}`,
+        `weights cached on ${claimName}: engines mount them read-only`,
+      );
     case 'failed':
-      return {
-        ...base,
-        hold: true,
-        condition: condition(
-          'WeightsCached',
-          false,
-          'LoadFailed',
-          `loader Job ${loadJobName(model)}: ${failure(observed.loadJob)}; delete the Job to retry`,
-        ),
-        reasons: ['the loader Job failed: engines held back'],
-      };
+      return status(
+        false,
+        'LoadFailed',
+        `loader Job ${jobName}: ${failure(observed.loadJob)}; delete the Job to retry`,
+        'the loader Job failed: engines held back',
+      );
     default:
-      return {
-        ...base,
-        hold: true,
-        condition: condition(
-          'WeightsCached',
-          false,
-          'Loading',
-          `loader Job ${loadJobName(model)} copies the weights into ${engineWeightsPath(model)} on ${claimName}`,
-        ),
-        reasons: [
-          `${state === 'absent' ? 'create' : 'wait for'} loader Job ${loadJobName(model)}: engines held back`,
-        ],
-      };
+      return status(
+        false,
+        'Loading',
+        `loader Job ${jobName} copies the weights into ${engineWeightsPath(model)} on ${claimName}`,
+        `${state === 'absent' ? 'create' : 'wait for'} loader Job ${jobName}: engines held back`,
+      );
   }
 }

@@ -17,6 +17,7 @@ import {
   apis,
   createModel,
   getTable,
+  json,
   modelRef,
   type OperatorReplica,
   readModel,
@@ -58,10 +59,6 @@ interface Pod {
   status?: { podIP?: string };
 }
 
-const json = async <T>(r: Response): Promise<T> => {
-  if (!r.ok) throw new Error(`${r.status} ${await r.text()}`);
-  return (await r.json()) as T;
-};
 const post = (path: string, body: unknown) => cp.api('POST', path, body).then(json);
 const jobsOf = async (model: string) =>
   (
