@@ -3,6 +3,8 @@
 // its environment. What kwok cannot do (test/k8s/weights.test.ts runs no container) is done here.
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -110,5 +112,43 @@ describe('the weight loader (what a loader Job runs)', () => {
     expect(
       await readdir(join(root, 'bad', 'models')).then((l) => l.filter((f) => !f.startsWith('.partial-'))),
     ).toEqual([]);
+  });
+
+  it("from the Hugging Face Hub's HTTP API (a local server of its shape: the real Hub is not reachable here): every listed file at the revision, the token as a bearer", async () => {
+    const seen: { url: string; auth: string | undefined }[] = [];
+    const hub: Server = createServer((req, res) => {
+      seen.push({ url: req.url ?? '', auth: req.headers.authorization });
+      const listing = '/api/models/acme/tiny/revision/v1.0';
+      if (req.url === listing) {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ siblings: Object.keys(files).map((rfilename) => ({ rfilename })) }));
+        return;
+      }
+      const prefix = '/acme/tiny/resolve/v1.0/';
+      const name = decodeURIComponent((req.url ?? '').slice(prefix.length));
+      if (req.url?.startsWith(prefix) && name in files) res.end(files[name]);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => hub.listen(0, '127.0.0.1', r));
+    try {
+      const to = join(root, 'hub', 'models', 'tiny-u4');
+      const hubUrl = `http://127.0.0.1:${(hub.address() as AddressInfo).port}`;
+      const loaded = await loadWeights({
+        from: 'hf:acme/tiny@v1.0',
+        to,
+        hubUrl,
+        env: { HF_TOKEN: 'hf_test_token' },
+      });
+      expect(loaded).toMatchObject({ files: 5, skipped: false });
+      await same(to);
+      expect(seen.every((s) => s.auth === 'Bearer hf_test_token')).toBe(true);
+      expect(seen.map((s) => s.url)).toContain('/acme/tiny/resolve/v1.0/nested/generation_config.json');
+      // A revision the Hub does not know fails the load.
+      await expect(
+        loadWeights({ from: 'hf:acme/tiny@nope', to: join(root, 'hub', 'models', 'x'), hubUrl }),
+      ).rejects.toThrow(/the Hub answered 404 for acme\/tiny@nope/);
+    } finally {
+      await new Promise((r) => hub.close(r));
+    }
   });
 });
