@@ -21,13 +21,13 @@ const keyView = z.object({
     .describe('Made by the signed-in user: a member reveals, rotates, deletes and limits only these'),
 });
 /** A limit as typed: a decimal amount of the account currency, or null for none. */
-const spendLimitField = z
+export const spendLimitField = z
   .string()
   .max(40)
   .nullable()
   .describe('A decimal amount of the account currency, e.g. "25" or "7.50"; null: no limit');
 
-function parseLimit(value: string | null | undefined): number | null {
+export function parseLimit(value: string | null | undefined): number | null {
   if (value === null || value === undefined || value.trim() === '') return null;
   try {
     return parseDecimalToNano(value.trim());
