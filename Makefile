@@ -87,6 +87,7 @@ bench: deps
 	npx tsx bench/metering/outbox.ts
 	npx tsx bench/metering/progress.ts
 	npx tsx bench/metering/cluster.ts
+	npx tsx bench/metering/limits.ts
 	npx tsx bench/journal/archiver.ts
 	npx tsx bench/journal/proxy-vs-archiver.ts
 	npx tsx bench/media/edits.ts
