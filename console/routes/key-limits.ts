@@ -91,7 +91,12 @@ export async function keyLimitsRoutes(app: FastifyInstance, opts: { keys: ApiKey
   app.put(
     '/keys/:id/limits',
     {
-      preHandler: requireOwner,
+      // Whose key and who asks are settled before the body is read: another account's key is a 404
+      // and a member is a 403 whatever they send; only then is a bad body a 400.
+      preValidation: async (request, reply) => {
+        await activeKey(request);
+        await requireOwner(request, reply);
+      },
       schema: {
         summary:
           "Set or clear (null) a key's rate limits and budget (owners only); what is not named stays. The period's earlier spend counts at once",
