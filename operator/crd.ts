@@ -4,8 +4,8 @@
 // cross-field CEL rules come from rules.ts so the API server and the local runtime agree.
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
-import { ALIAS_PATTERN } from '../core/catalogue/aliases.ts';
 import { availabilities, modelKinds } from '../core/catalogue/entry.ts';
+import { aliasesProperty } from './crd-aliases.ts';
 import { engineScalingProperties } from './crd-scaling.ts';
 import { int, type Schema, str } from './crd-schema.ts';
 import { DECIMAL_PATTERN, engineTypes, GROUP, ID_PATTERN, PLURAL, VERSION } from './model.ts';
@@ -200,13 +200,7 @@ const spec: Schema = {
       'x-kubernetes-validations': [{ rule: idImmutableRule.cel, message: idImmutableRule.message }],
     }),
     kind: str({ enum: [...modelKinds] }),
-    aliases: {
-      type: 'array',
-      maxItems: 32,
-      items: str({ minLength: 1, maxLength: 256, pattern: ALIAS_PATTERN }),
-      description:
-        'Other names that resolve to this model (names clients hard-code): exact, or a prefix ending in "*". Case-insensitive; billed and answered as id. An alias another Model already holds, or equal to another id, is dropped (condition AliasConflict).',
-    },
+    aliases: aliasesProperty,
     servedName: str({
       description: 'Name the engine answers to; defaults to id.',
       minLength: 1,
