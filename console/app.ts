@@ -28,6 +28,7 @@ import { consoleRequestForLog } from './request-log.ts';
 import { accountRoutes } from './routes/account.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { invitationRoutes } from './routes/invitations.ts';
+import { keyLimitsRoutes } from './routes/key-limits.ts';
 import { keysRoutes } from './routes/keys.ts';
 import { ledgerApiRoutes } from './routes/ledger-api.ts';
 import { appNotFoundPage, pageRoutes } from './routes/pages.ts';
@@ -130,6 +131,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       const me = meView({ config, users, accounts, team, usageHistory });
       await api.register(invitationRoutes, { config, accounts, users, team, sessions, throttle, me });
       await api.register(keysRoutes, { keys });
+      await api.register(keyLimitsRoutes, { keys, accounts });
       await api.register(accountRoutes, {
         redis,
         accounts,

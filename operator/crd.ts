@@ -5,6 +5,7 @@
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { availabilities, modelKinds } from '../core/catalogue/entry.ts';
+import { aliasesProperty } from './crd-aliases.ts';
 import { engineScalingProperties } from './crd-scaling.ts';
 import { int, type Schema, str } from './crd-schema.ts';
 import { engineWeightsProperties, weightsColumn } from './crd-weights.ts';
@@ -201,6 +202,7 @@ const spec: Schema = {
       'x-kubernetes-validations': [{ rule: idImmutableRule.cel, message: idImmutableRule.message }],
     }),
     kind: str({ enum: [...modelKinds] }),
+    aliases: aliasesProperty,
     servedName: str({
       description: 'Name the engine answers to; defaults to id.',
       minLength: 1,

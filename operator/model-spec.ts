@@ -1,6 +1,7 @@
 // A Model's spec as zod sees it (mirroring the CRD's OpenAPI schema), on its own so that the
 // cross-field rules (./rules.ts) and the resource around it (./model.ts) can both read it.
 import { z } from 'zod';
+import { ALIAS_PATTERN } from '../core/catalogue/aliases.ts';
 import { availabilities, modelKinds } from '../core/catalogue/entry.ts';
 import { isDecimalString } from '../core/money.ts';
 import { weightsSpecSchema } from './weights/spec.ts';
@@ -165,6 +166,11 @@ export type EngineSpec = z.infer<typeof engineSpecSchema>;
 export const modelSpecSchema = z.strictObject({
   id: z.string().min(1).max(256).regex(new RegExp(ID_PATTERN)),
   kind: z.enum(modelKinds),
+  /** Other names that resolve to this model: exact, or a prefix ending in `*` (core/catalogue/aliases.ts). */
+  aliases: z
+    .array(z.string().min(1).max(256).regex(new RegExp(ALIAS_PATTERN)))
+    .max(32)
+    .optional(),
   /** The name the engine answers to (`model` in requests); defaults to id. */
   servedName: z.string().min(1).max(256).optional(),
   engine: engineSpecSchema.optional(),

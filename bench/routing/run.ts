@@ -62,6 +62,7 @@ async function runPolicy(policy: Policy, w: Workload) {
   const entry: CatalogueEntry = {
     id: MODEL,
     kind: 'chat',
+    aliases: [],
     pricing: {},
     availability: 'available',
     region: 'global',

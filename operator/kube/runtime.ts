@@ -12,6 +12,7 @@ import type {
   V1Pod,
   V1Service,
 } from '@kubernetes/client-node';
+import { type NameClaim, takenAliases } from '../../core/catalogue/aliases.ts';
 import { catalogueKey } from '../../core/catalogue/entry.ts';
 import { applyPlan } from '../apply.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
@@ -97,6 +98,8 @@ export class KubernetesRuntime implements Runtime {
         this.queue.add(modelKey(model));
         // A deleted Model may free an id a duplicate was waiting for.
         if (event === 'delete') this.enqueueSameId(model);
+        // Any Model's id or aliases may take or free an alias of another: re-plan those with aliases.
+        for (const m of this.models.list()) if (m.spec.aliases?.length) this.queue.add(modelKey(m));
       },
     });
     this.deployments = new ResilientInformer<V1Deployment>(kube, {
@@ -302,6 +305,18 @@ export class KubernetesRuntime implements Runtime {
     return owner && modelKey(owner) !== modelKey(model) ? modelSource(owner) : undefined;
   }
 
+  /** Aliases of this Model an older Model holds, or another Model's id (the newer Model yields). */
+  private aliasesTaken(model: Model): NameClaim[] {
+    if (!model.spec.aliases?.length) return [];
+    const created = (m: Model) => new Date(m.metadata.creationTimestamp ?? 0).getTime();
+    const named = (m: Model) => ({ source: modelSource(m), id: m.spec.id, aliases: m.spec.aliases ?? [] });
+    const live = this.models.list().filter((m) => !m.metadata.deletionTimestamp);
+    const earlier = live.filter(
+      (m) => created(m) < created(model) || (created(m) === created(model) && modelKey(m) < modelKey(model)),
+    );
+    return takenAliases(named(model), earlier.map(named), live.map(named));
+  }
+
   private async reconcile(key: string): Promise<void> {
     if (!this.leader.isLeader || !this.cachesSynced) return;
     const [namespace, name] = key.split('/') as [string, string];
@@ -323,6 +338,7 @@ export class KubernetesRuntime implements Runtime {
             .list(namespace)
             .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned),
           idClaimedBy: model.metadata.deletionTimestamp ? undefined : this.idOwner(model),
+          aliasesTaken: this.aliasesTaken(model),
           now: new Date().toISOString(),
           autoscaling: this.scaling.get(key),
           pods: this.pods.list(namespace).filter((p) => p.metadata?.labels?.[MODEL_LABEL] === name),

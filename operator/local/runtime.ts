@@ -7,6 +7,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { parse } from 'yaml';
+import { type NameClaim, takenAliases } from '../../core/catalogue/aliases.ts';
 import { freePort } from '../../core/free-port.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
 import { type Model, type ModelStatus, parseModel } from '../model.ts';
@@ -49,6 +50,8 @@ export class LocalRuntime implements Runtime {
   /** The scaler (when the proxies' demand is at hand), and its newest decision per file. */
   private scaler: Scaler | undefined;
   private readonly scaling = new Map<string, Observed['autoscaling']>();
+  /** Per file: its aliases an earlier file (in name order) or another file's id holds. */
+  private aliasesTaken = new Map<string, NameClaim[]>();
 
   constructor(
     private readonly deps: RuntimeDeps,
@@ -167,8 +170,25 @@ export class LocalRuntime implements Runtime {
       if (this.models.get(file)?.raw !== read.raw) await this.activate(file, read.raw, read.model);
     }
     for (const file of [...this.models.keys()]) if (!keep.has(file)) await this.forget(file);
+    this.claimAliases([...keep]);
     if (!this.scanned) await this.removeVanished();
     this.scanned = true;
+  }
+
+  /** Files are ranked by name, as ids are: a later file yields an alias an earlier one holds. */
+  private claimAliases(files: readonly string[]): void {
+    const named = files.map((file) => {
+      const m = this.models.get(file)!;
+      return { source: m.source, id: m.model.spec.id, aliases: m.model.spec.aliases ?? [] };
+    });
+    const before = this.aliasesTaken;
+    this.aliasesTaken = new Map();
+    named.forEach((model, i) => {
+      const taken = takenAliases(model, named.slice(0, i), named);
+      const file = files[i]!;
+      if (taken.length > 0) this.aliasesTaken.set(file, taken);
+      if (canonical(taken) !== canonical(before.get(file) ?? [])) this.queue.add(file);
+    });
   }
 
   /** The file's Model; an unreadable or invalid file keeps the last good version running. */
@@ -328,6 +348,7 @@ export class LocalRuntime implements Runtime {
       now: new Date().toISOString(),
       source: m.source,
       autoscaling: this.scaling.get(file),
+      aliasesTaken: this.aliasesTaken.get(file) ?? [],
     });
     const action = plan.catalogue;
     let changed = false;

@@ -34,6 +34,7 @@ function entryFor(sims: Simulator[]): CatalogueEntry {
   return {
     id: 'M',
     kind: 'chat',
+    aliases: [],
     pricing: {},
     availability: 'available',
     region: 'global',
