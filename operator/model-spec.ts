@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ALIAS_PATTERN } from '../core/catalogue/aliases.ts';
 import { availabilities, modelKinds } from '../core/catalogue/entry.ts';
 import { isDecimalString } from '../core/money.ts';
+import { weightsSpecSchema } from './weights/spec.ts';
 
 export const engineTypes = ['vllm', 'sglang', 'tei', 'llamacpp', 'simulator', 'custom'] as const;
 export type EngineType = (typeof engineTypes)[number];
@@ -141,6 +142,8 @@ export const engineSpecSchema = z.strictObject({
    * --shutdown-timeout); the pod's termination grace covers it (operator/drain.ts).
    */
   drainSeconds: z.number().int().min(0).max(3600).optional(),
+  /** Where the weights come from and whether they are loaded once onto a cache (operator/weights/). */
+  weights: weightsSpecSchema.optional(),
   /** The size limit of the volume the engine downloads its weights into (operator/scratch.ts). */
   scratchSize: z
     .string()

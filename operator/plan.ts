@@ -12,6 +12,7 @@ import { deploymentFor, desiredReplicas, ownedName, selectorString, serviceFor }
 import { placementFor } from './placement.ts';
 import { placementProblem } from './pod-problems.ts';
 import { type ConditionInput, condition, withTransitions } from './status.ts';
+import { planWeights, type WeightsObserved, type WeightsPlan } from './weights/plan.ts';
 
 export interface Observed {
   /** The Deployment `model-<name>` if it exists. */
@@ -31,6 +32,8 @@ export interface Observed {
   pods?: readonly V1Pod[];
   /** The scaler's newest decision for this Model (operator/autoscale/), for its status. */
   autoscaling?: { status: AutoscalingStatus; condition: ConditionInput } | undefined;
+  /** The Model's loader and evictor Jobs (operator/weights/). */
+  weights?: WeightsObserved;
 }
 
 export type CatalogueAction =
@@ -48,6 +51,8 @@ export interface Plan {
   /** null: leave status alone (the Model is going away). */
   status: ModelStatus | null;
   reasons: string[];
+  /** The weights cache's claim and Jobs (operator/weights/plan.ts). */
+  weights: WeightsPlan;
 }
 
 export function planModel(model: Model, observed: Observed, fleet: FleetConfig = emptyFleet): Plan {
@@ -56,11 +61,15 @@ export function planModel(model: Model, observed: Observed, fleet: FleetConfig =
   const reasons: string[] = [];
   const remove: Plan['remove'] = [];
   const name = ownedName(model);
+  const weights = planWeights(model, fleet, observed.weights ?? { loadJob: null, evictJob: null });
+  reasons.push(...weights.reasons);
 
   if (model.metadata.deletionTimestamp) {
     reasons.push(`${source} is being deleted: remove its catalogue entry, then the finalizer`);
     return {
-      finalizer: hasFinalizer ? 'remove' : 'none',
+      weights,
+      // The finalizer also waits for the weights' eviction (weights/plan.ts).
+      finalizer: hasFinalizer && weights.evicted ? 'remove' : 'none',
       deployment: null,
       service: null,
       remove,
@@ -81,7 +90,10 @@ export function planModel(model: Model, observed: Observed, fleet: FleetConfig =
   }
   const placed = engine ? placementFor(engine, fleet) : undefined;
   // An unknown profile leaves a running Deployment as it is: better the old pods than none.
-  const deployment = engine && placed?.ok ? deploymentFor(model, engine, placed.placement) : null;
+  // Held back while the weights load, unless it already runs (better the old pods than none).
+  const held = weights.hold && !observed.deployment;
+  const deployment =
+    engine && placed?.ok && !held ? deploymentFor(model, engine, placed.placement, weights.engine) : null;
   const service = engine ? serviceFor(model, engine) : null;
   if (deployment) reasons.push(`apply Deployment ${name} with ${deployment.spec?.replicas} replica(s)`);
   if (placed && !placed.ok) reasons.push(`${placed.message}: the Deployment is left as it is`);
@@ -108,6 +120,7 @@ export function planModel(model: Model, observed: Observed, fleet: FleetConfig =
           .map((c) => (problem && c.type === 'Degraded' && c.status === 'False' ? problem : c))
           .map((c) => (aliasProblem && c.type === 'Degraded' && c.status === 'False' ? aliasProblem : c)),
         ...(scaling?.condition ? [scaling.condition] : []),
+        ...(weights.condition ? [weights.condition] : []),
       ],
       model.status?.conditions,
       observed.now,
@@ -115,7 +128,7 @@ export function planModel(model: Model, observed: Observed, fleet: FleetConfig =
     ),
   };
   if (status.observedGeneration === undefined) delete status.observedGeneration;
-  return { finalizer, deployment, service, remove, catalogue: decision.catalogue, status, reasons };
+  return { finalizer, deployment, service, remove, catalogue: decision.catalogue, status, reasons, weights };
 }
 
 /** Degraded=True AliasConflict naming each alias left out and who holds it (null: none). */

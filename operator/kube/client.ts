@@ -133,7 +133,13 @@ export class KubeClient {
   }
 
   /** Deletes in the background (dependents follow through the garbage collector). 404 is success. */
-  async remove(apiVersion: string, kind: string, namespace: string, name: string): Promise<void> {
+  async remove(
+    apiVersion: string,
+    kind: string,
+    namespace: string,
+    name: string,
+    propagation: 'Background' | 'Foreground' = 'Background',
+  ): Promise<void> {
     try {
       await this.objects.delete(
         { apiVersion, kind, metadata: { name, namespace } },
@@ -141,7 +147,7 @@ export class KubeClient {
         undefined,
         undefined,
         undefined,
-        'Background',
+        propagation,
       );
     } catch (err) {
       if (!isNotFound(err)) throw err;

@@ -8,6 +8,7 @@ import type {
   KubernetesObject,
   V1Deployment,
   V1EndpointSlice,
+  V1Job,
   V1Pod,
   V1Service,
 } from '@kubernetes/client-node';
@@ -22,6 +23,7 @@ import { desiredReplicas, MANAGED_BY, MODEL_LABEL, modelNameFromOwned, ownedName
 import { type Observed, planModel } from '../plan.ts';
 import { KeyedQueue } from '../queue.ts';
 import type { Runtime, RuntimeDeps } from '../runtime.ts';
+import { evictJobName, loadJobName, WEIGHTS_LABEL } from '../weights/objects.ts';
 import { describeError, type KubeClient } from './client.ts';
 import { ResilientInformer } from './informer.ts';
 import { LeaderElector } from './leader.ts';
@@ -58,6 +60,7 @@ export class KubernetesRuntime implements Runtime {
   private readonly services: ResilientInformer<V1Service>;
   private readonly slices: ResilientInformer<V1EndpointSlice>;
   private readonly pods: ResilientInformer<V1Pod>;
+  private readonly jobs: ResilientInformer<V1Job>;
   readonly leader: LeaderElector;
   private readonly queue: KeyedQueue;
   private resyncTimer: NodeJS.Timeout | undefined;
@@ -147,6 +150,18 @@ export class KubernetesRuntime implements Runtime {
       ...backoff,
       onChange: (p) => enqueueOwner(p, p.metadata?.labels?.[MODEL_LABEL]),
     });
+    // Weight loader and evictor Jobs (operator/weights/): their state is the WeightsCached condition.
+    this.jobs = new ResilientInformer<V1Job>(kube, {
+      name: 'jobs',
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      path: path('apis/batch/v1', 'jobs'),
+      namespace: ns,
+      labelSelector: `${WEIGHTS_LABEL},${managedSelector}`,
+      onError,
+      ...backoff,
+      onChange: (j) => enqueueOwner(j, j.metadata?.labels?.[WEIGHTS_LABEL]),
+    });
     this.queue = new KeyedQueue((key) => this.reconcile(key), {
       onError: (key, err, attempt) => {
         deps.metrics?.reconcileErrors.inc();
@@ -214,7 +229,7 @@ export class KubernetesRuntime implements Runtime {
   }
 
   private get informers() {
-    return [this.models, this.deployments, this.services, this.slices, this.pods];
+    return [this.models, this.deployments, this.services, this.slices, this.pods, this.jobs];
   }
 
   private get cachesSynced(): boolean {
@@ -327,6 +342,10 @@ export class KubernetesRuntime implements Runtime {
           now: new Date().toISOString(),
           autoscaling: this.scaling.get(key),
           pods: this.pods.list(namespace).filter((p) => p.metadata?.labels?.[MODEL_LABEL] === name),
+          weights: {
+            loadJob: this.jobs.get(loadJobName(model), namespace) ?? null,
+            evictJob: this.jobs.get(evictJobName(model), namespace) ?? null,
+          },
         },
         this.options.fleet ?? emptyFleet,
       );

@@ -17,6 +17,7 @@ import {
   apis,
   createModel,
   getTable,
+  json,
   modelRef,
   type OperatorReplica,
   readModel,
@@ -48,10 +49,6 @@ interface Pod {
   status?: { podIP?: string; conditions?: { type: string; status: string }[] };
 }
 
-const json = async <T>(r: Response): Promise<T> => {
-  if (!r.ok) throw new Error(`${r.status} ${await r.text()}`);
-  return (await r.json()) as T;
-};
 const podsOf = async (model: string) =>
   (
     await json<{ items: Pod[] }>(
