@@ -2,7 +2,8 @@
 // time per key. Followers keep their caches warm so a takeover starts reconciling at once.
 // A replica campaigns only once every informer has listed: a leader with a partial cache would
 // plan from it (a GPU model with no endpoints, a Ready condition flipped). Each term's number fences
-// the catalogue (catalogue-writer.ts): the writer holds it while leading and drops it on step-down.
+// the catalogue (catalogue-writer.ts) and the scaler's replicas (scale-fence.ts): the writers hold
+// it while leading and drop it on step-down.
 import { hostname } from 'node:os';
 import type {
   KubernetesObject,
@@ -25,6 +26,7 @@ import { describeError, type KubeClient } from './client.ts';
 import { ResilientInformer } from './informer.ts';
 import { LeaderElector } from './leader.ts';
 import type { LeaseTimings } from './leadership.ts';
+import { ScaleWriter } from './scale-fence.ts';
 
 export interface KubernetesRuntimeOptions {
   /** Watch one namespace; all namespaces when unset. */
@@ -64,6 +66,8 @@ export class KubernetesRuntime implements Runtime {
   /** The leader's scaler (when the proxies' demand is at hand), and its newest decision per Model. */
   private scaler: Scaler | undefined;
   private readonly scaling = new Map<string, Observed['autoscaling']>();
+  /** The scaler's writes of replicas, fenced by the term as the catalogue's are. */
+  readonly scaleWriter: ScaleWriter;
   /** Resolves once the caches listed and the election began (or the runtime stopped first). */
   campaigning: Promise<void> = Promise.resolve();
 
@@ -153,6 +157,7 @@ export class KubernetesRuntime implements Runtime {
         );
       },
     });
+    this.scaleWriter = new ScaleWriter(kube);
     this.leader = new LeaderElector(kube, {
       namespace: options.leaseNamespace,
       name: options.leaseName ?? 'modelplane-operator',
@@ -162,6 +167,7 @@ export class KubernetesRuntime implements Runtime {
       termFloor: () => deps.catalogue.newestTerm(),
       onStartedLeading: (term) => {
         deps.metrics?.leader.set(1);
+        this.scaleWriter.lead(term);
         deps.log.info({ term }, 'became leader; fencing the catalogue, then reconciling every Model');
         deps.catalogue
           .lead(term)
@@ -174,6 +180,7 @@ export class KubernetesRuntime implements Runtime {
       },
       onStoppedLeading: () => {
         deps.catalogue.follow();
+        this.scaleWriter.follow();
         deps.metrics?.leader.set(0);
         deps.log.info('not the leader any more; reconciles and catalogue writes stopped');
       },
@@ -201,7 +208,8 @@ export class KubernetesRuntime implements Runtime {
               endpoints: readyEndpoints(slices),
             };
           }),
-      setReplicas: (t, replicas) => this.kube.scaleModel(t.model, replicas),
+      setReplicas: (t, replicas) => this.scaleWriter.scale(t.model, replicas),
+      claim: (t) => this.scaleWriter.claim(t.model),
       decided: (key, result) => {
         this.scaling.set(key, result);
         this.queue.add(key);
