@@ -9,6 +9,7 @@ import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { freePort } from '../../core/free-port.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
+import { drainFor } from '../drain.ts';
 import { type Model, type ModelStatus, parseModel } from '../model.ts';
 import { desiredReplicas } from '../objects.ts';
 import { type Observed, planModel } from '../plan.ts';
@@ -16,6 +17,7 @@ import { KeyedQueue } from '../queue.ts';
 import type { Runtime, RuntimeDeps } from '../runtime.ts';
 import { canonical } from '../status.ts';
 import { EngineProcess } from './process.ts';
+import { leastLoaded, Retiring } from './retiring.ts';
 
 export interface LocalRuntimeOptions {
   dir: string;
@@ -23,6 +25,8 @@ export interface LocalRuntimeOptions {
   cwd: string;
   host?: string;
   rescanMs?: number;
+  /** How long a removed process keeps serving before SIGTERM: the catalogue's change reaching the proxies. */
+  propagationMs?: number;
 }
 
 interface LocalModel {
@@ -38,6 +42,14 @@ interface LocalModel {
   status?: ModelStatus | undefined;
 }
 
+/** What the engine processes run: a change restarts them; replicas and scaling fields do not. */
+function processKey(model: Model): string {
+  const engine = model.spec.engine;
+  if (engine === undefined) return canonical(null);
+  const { replicas, minReplicas, maxReplicas, autoscaling, queue, ...run } = engine;
+  return canonical(run);
+}
+
 export class LocalRuntime implements Runtime {
   readonly kind = 'local' as const;
   private readonly models = new Map<string, LocalModel>();
@@ -49,11 +61,14 @@ export class LocalRuntime implements Runtime {
   /** The scaler (when the proxies' demand is at hand), and its newest decision per file. */
   private scaler: Scaler | undefined;
   private readonly scaling = new Map<string, Observed['autoscaling']>();
+  /** Processes a scale-down is draining. */
+  private readonly retiring: Retiring;
 
   constructor(
     private readonly deps: RuntimeDeps,
     private readonly options: LocalRuntimeOptions,
   ) {
+    this.retiring = new Retiring(options.propagationMs ?? 1_000);
     this.queue = new KeyedQueue((key) => this.work(key), {
       concurrency: 1,
       onError: (key, err) => deps.log.warn({ key, err }, 'local runtime'),
@@ -115,6 +130,7 @@ export class LocalRuntime implements Runtime {
     this.queue.stop();
     await this.scaler?.stop();
     await Promise.all([...this.models.values()].flatMap((m) => m.processes.map((p) => p.stop())));
+    await this.retiring.stop();
   }
 
   idle(): Promise<void> {
@@ -209,7 +225,7 @@ export class LocalRuntime implements Runtime {
   private async activate(file: string, raw: string, model: Model): Promise<void> {
     const previous = this.models.get(file);
     const source = `local:${relative(this.options.cwd, file)}`;
-    const engineKey = canonical(model.spec.engine ?? null);
+    const engineKey = processKey(model);
     const entry: LocalModel = {
       file,
       source,
@@ -223,7 +239,8 @@ export class LocalRuntime implements Runtime {
       await this.deps.catalogue.remove(previous.model.spec.id, previous.source);
     }
     if (previous && previous.engineKey !== engineKey) {
-      await Promise.all(previous.processes.map((p) => p.stop()));
+      // A new engine: the old processes drain as in a rollout (new ones start on other ports).
+      for (const p of previous.processes) this.retiring.retire(p, previous.model.spec.engine!);
       entry.processes = [];
     }
     this.models.set(file, entry);
@@ -255,6 +272,8 @@ export class LocalRuntime implements Runtime {
       args.push('--kv-events-endpoint', `tcp://${host}:${kvPorts.events}`);
       args.push('--kv-events-replay-endpoint', `tcp://${host}:${kvPorts.replay}`);
       args.push(...(engine.args ?? []));
+      // Drains on SIGTERM as in a pod (drain.ts), so a scale-down cuts no stream.
+      if (!args.includes('--shutdown-timeout')) args.push(...drainFor(engine).engineArgs);
     } else {
       this.deps.log.warn(
         { file: m.file, engine: engine.type },
@@ -287,7 +306,10 @@ export class LocalRuntime implements Runtime {
     return engine === undefined ? 0 : (m.scaled ?? desiredReplicas(engine));
   }
 
-  /** Starts or stops engine processes until there are as many as wanted (the newest stop first). */
+  /**
+   * Starts or stops engine processes until there are as many as wanted. A scale-down removes the
+   * least-loaded processes (autoscale/removal.ts) and drains them (local/retiring.ts).
+   */
   private async fit(m: LocalModel): Promise<void> {
     const want = this.wanted(m);
     while (m.processes.length < want) {
@@ -295,11 +317,17 @@ export class LocalRuntime implements Runtime {
       if (started === undefined) return;
       m.processes.push(started);
     }
-    const extra = m.processes.splice(want);
-    if (extra.length > 0) {
-      await Promise.all(extra.map((p) => p.stop()));
-      this.deps.log.info({ file: m.source, replicas: want }, 'engine processes stopped to follow replicas');
-    }
+    const excess = m.processes.length - want;
+    if (excess <= 0) return;
+    const { leaving, loads } = await leastLoaded(m.processes, excess);
+    m.processes = m.processes.filter((p) => !leaving.includes(p));
+    this.deps.log.info(
+      { file: m.source, replicas: want, removed: loads },
+      'draining the least-loaded engine processes to follow replicas',
+    );
+    // Out of the catalogue first (we run inside the queue, so sync at once), then drained.
+    await this.sync(m.file);
+    for (const p of leaving) this.retiring.retire(p, m.model.spec.engine!);
   }
 
   /** Plans one file's Model with its processes standing in for an EndpointSlice. */
