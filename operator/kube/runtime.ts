@@ -23,6 +23,7 @@ import { type Observed, planModel } from '../plan.ts';
 import { KeyedQueue } from '../queue.ts';
 import type { Runtime, RuntimeDeps } from '../runtime.ts';
 import { describeError, type KubeClient } from './client.ts';
+import { markDeletionCosts } from './deletion-cost.ts';
 import { ResilientInformer } from './informer.ts';
 import { LeaderElector } from './leader.ts';
 import type { LeaseTimings } from './leadership.ts';
@@ -197,10 +198,7 @@ export class KubernetesRuntime implements Runtime {
           .list()
           .filter((m) => m.spec.engine?.autoscaling !== undefined)
           .map((m) => {
-            const owned = ownedName(m);
-            const slices = this.slices
-              .list(m.metadata.namespace)
-              .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned);
+            const slices = this.slicesOf(m);
             return {
               key: modelKey(m),
               model: m,
@@ -208,7 +206,16 @@ export class KubernetesRuntime implements Runtime {
               endpoints: readyEndpoints(slices),
             };
           }),
-      setReplicas: (t, replicas) => this.scaleWriter.scale(t.model, replicas),
+      setReplicas: async (t, replicas) => {
+        // Lowering: the idlest pods first (deletion-cost.ts); a failure there only loses the order.
+        if (replicas < t.current) {
+          const namespace = t.model.metadata.namespace ?? 'default';
+          await markDeletionCosts(this.kube, namespace, this.slicesOf(t.model)).catch((err: unknown) =>
+            this.deps.log.warn({ model: t.key, err: describeError(err) }, 'pod deletion costs not set'),
+          );
+        }
+        await this.scaleWriter.scale(t.model, replicas);
+      },
       claim: (t) => this.scaleWriter.claim(t.model),
       decided: (key, result) => {
         this.scaling.set(key, result);
@@ -216,6 +223,14 @@ export class KubernetesRuntime implements Runtime {
       },
     });
     this.scaler?.start(this.deps.scaleIntervalMs ?? 2_000);
+  }
+
+  /** The Model's EndpointSlices, from the cache. */
+  private slicesOf(m: Model): V1EndpointSlice[] {
+    const owned = ownedName(m);
+    return this.slices
+      .list(m.metadata.namespace)
+      .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned);
   }
 
   private get informers() {
@@ -312,9 +327,7 @@ export class KubernetesRuntime implements Runtime {
         {
           deployment: this.deployments.get(owned, namespace) ?? null,
           serviceExists: this.services.get(owned, namespace) !== undefined,
-          endpointSlices: this.slices
-            .list(namespace)
-            .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned),
+          endpointSlices: this.slicesOf(model),
           idClaimedBy: model.metadata.deletionTimestamp ? undefined : this.idOwner(model),
           now: new Date().toISOString(),
           autoscaling: this.scaling.get(key),
