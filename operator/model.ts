@@ -70,6 +70,7 @@ export interface ModelMetadata {
   creationTimestamp?: string | Date;
   deletionTimestamp?: string | Date;
   finalizers?: string[];
+  annotations?: Record<string, string>;
 }
 
 export interface Model {

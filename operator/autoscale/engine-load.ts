@@ -36,23 +36,31 @@ export function parseEngineLoad(
   return seen ? load : null;
 }
 
+/** One engine's load from its /metrics; null when it did not answer in time or exports none. */
+export async function scrapeOne(
+  url: string,
+  timeoutMs = 1_000,
+): Promise<{ waiting: number; running: number; kv: number | null } | null> {
+  try {
+    const res = await fetch(`${url.replace(/\/+$/, '')}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
+    return res.ok ? parseEngineLoad(await res.text()) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Calls in one engine (running + waiting), for choosing which replica a scale-down removes. */
+export async function callsInEngine(url: string, timeoutMs = 1_000): Promise<number | null> {
+  const load = await scrapeOne(url, timeoutMs);
+  return load === null ? null : load.running + load.waiting;
+}
+
 /** The load summed over the endpoints that answered; null when none did. */
 export async function scrapeEngineLoad(
   endpoints: readonly string[],
   timeoutMs = 1_000,
 ): Promise<EngineLoad | null> {
-  const loads = await Promise.all(
-    endpoints.map(async (url) => {
-      try {
-        const res = await fetch(`${url.replace(/\/+$/, '')}/metrics`, {
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        return res.ok ? parseEngineLoad(await res.text()) : null;
-      } catch {
-        return null;
-      }
-    }),
-  );
+  const loads = await Promise.all(endpoints.map((url) => scrapeOne(url, timeoutMs)));
   const answered = loads.filter((l) => l !== null);
   if (answered.length === 0) return null;
   const kvs = answered.map((l) => l.kv).filter((k) => k !== null);

@@ -2,7 +2,8 @@
 // time per key. Followers keep their caches warm so a takeover starts reconciling at once.
 // A replica campaigns only once every informer has listed: a leader with a partial cache would
 // plan from it (a GPU model with no endpoints, a Ready condition flipped). Each term's number fences
-// the catalogue (catalogue-writer.ts): the writer holds it while leading and drops it on step-down.
+// the catalogue (catalogue-writer.ts) and the scaler's replicas (scale-fence.ts): the writers hold
+// it while leading and drop it on step-down.
 import { hostname } from 'node:os';
 import type {
   KubernetesObject,
@@ -25,9 +26,11 @@ import { KeyedQueue } from '../queue.ts';
 import type { Runtime, RuntimeDeps } from '../runtime.ts';
 import { evictJobName, loadJobName, WEIGHTS_LABEL } from '../weights/objects.ts';
 import { describeError, type KubeClient } from './client.ts';
+import { markDeletionCosts } from './deletion-cost.ts';
 import { ResilientInformer } from './informer.ts';
 import { LeaderElector } from './leader.ts';
 import type { LeaseTimings } from './leadership.ts';
+import { ScaleWriter } from './scale-fence.ts';
 
 export interface KubernetesRuntimeOptions {
   /** Watch one namespace; all namespaces when unset. */
@@ -68,6 +71,8 @@ export class KubernetesRuntime implements Runtime {
   /** The leader's scaler (when the proxies' demand is at hand), and its newest decision per Model. */
   private scaler: Scaler | undefined;
   private readonly scaling = new Map<string, Observed['autoscaling']>();
+  /** The scaler's writes of replicas, fenced by the term as the catalogue's are. */
+  readonly scaleWriter: ScaleWriter;
   /** Resolves once the caches listed and the election began (or the runtime stopped first). */
   campaigning: Promise<void> = Promise.resolve();
 
@@ -171,6 +176,7 @@ export class KubernetesRuntime implements Runtime {
         );
       },
     });
+    this.scaleWriter = new ScaleWriter(kube);
     this.leader = new LeaderElector(kube, {
       namespace: options.leaseNamespace,
       name: options.leaseName ?? 'modelplane-operator',
@@ -180,6 +186,7 @@ export class KubernetesRuntime implements Runtime {
       termFloor: () => deps.catalogue.newestTerm(),
       onStartedLeading: (term) => {
         deps.metrics?.leader.set(1);
+        this.scaleWriter.lead(term);
         deps.log.info({ term }, 'became leader; fencing the catalogue, then reconciling every Model');
         deps.catalogue
           .lead(term)
@@ -192,6 +199,7 @@ export class KubernetesRuntime implements Runtime {
       },
       onStoppedLeading: () => {
         deps.catalogue.follow();
+        this.scaleWriter.follow();
         deps.metrics?.leader.set(0);
         deps.log.info('not the leader any more; reconciles and catalogue writes stopped');
       },
@@ -208,10 +216,7 @@ export class KubernetesRuntime implements Runtime {
           .list()
           .filter((m) => m.spec.engine?.autoscaling !== undefined)
           .map((m) => {
-            const owned = ownedName(m);
-            const slices = this.slices
-              .list(m.metadata.namespace)
-              .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned);
+            const slices = this.slicesOf(m);
             return {
               key: modelKey(m),
               model: m,
@@ -219,13 +224,31 @@ export class KubernetesRuntime implements Runtime {
               endpoints: readyEndpoints(slices),
             };
           }),
-      setReplicas: (t, replicas) => this.kube.scaleModel(t.model, replicas),
+      setReplicas: async (t, replicas) => {
+        // Lowering: the idlest pods first (deletion-cost.ts); a failure there only loses the order.
+        if (replicas < t.current) {
+          const namespace = t.model.metadata.namespace ?? 'default';
+          await markDeletionCosts(this.kube, namespace, this.slicesOf(t.model)).catch((err: unknown) =>
+            this.deps.log.warn({ model: t.key, err: describeError(err) }, 'pod deletion costs not set'),
+          );
+        }
+        await this.scaleWriter.scale(t.model, replicas);
+      },
+      claim: (t) => this.scaleWriter.claim(t.model),
       decided: (key, result) => {
         this.scaling.set(key, result);
         this.queue.add(key);
       },
     });
     this.scaler?.start(this.deps.scaleIntervalMs ?? 2_000);
+  }
+
+  /** The Model's EndpointSlices, from the cache. */
+  private slicesOf(m: Model): V1EndpointSlice[] {
+    const owned = ownedName(m);
+    return this.slices
+      .list(m.metadata.namespace)
+      .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned);
   }
 
   private get informers() {
@@ -334,9 +357,7 @@ export class KubernetesRuntime implements Runtime {
         {
           deployment: this.deployments.get(owned, namespace) ?? null,
           serviceExists: this.services.get(owned, namespace) !== undefined,
-          endpointSlices: this.slices
-            .list(namespace)
-            .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned),
+          endpointSlices: this.slicesOf(model),
           idClaimedBy: model.metadata.deletionTimestamp ? undefined : this.idOwner(model),
           aliasesTaken: this.aliasesTaken(model),
           now: new Date().toISOString(),

@@ -7,16 +7,19 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { type NameClaim, takenAliases } from '../../core/catalogue/aliases.ts';
+import type { NameClaim } from '../../core/catalogue/aliases.ts';
 import { freePort } from '../../core/free-port.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
+import { drainFor } from '../drain.ts';
 import { type Model, type ModelStatus, parseModel } from '../model.ts';
 import { desiredReplicas } from '../objects.ts';
 import { type Observed, planModel } from '../plan.ts';
 import { KeyedQueue } from '../queue.ts';
 import type { Runtime, RuntimeDeps } from '../runtime.ts';
-import { canonical } from '../status.ts';
+import { claimAliasesByFile } from './alias-claims.ts';
 import { EngineProcess } from './process.ts';
+import { processKey } from './process-key.ts';
+import { leastLoaded, Retiring } from './retiring.ts';
 
 export interface LocalRuntimeOptions {
   dir: string;
@@ -24,6 +27,8 @@ export interface LocalRuntimeOptions {
   cwd: string;
   host?: string;
   rescanMs?: number;
+  /** How long a removed process keeps serving before SIGTERM: the catalogue's change reaching the proxies. */
+  propagationMs?: number;
 }
 
 interface LocalModel {
@@ -52,11 +57,14 @@ export class LocalRuntime implements Runtime {
   private readonly scaling = new Map<string, Observed['autoscaling']>();
   /** Per file: its aliases an earlier file (in name order) or another file's id holds. */
   private aliasesTaken = new Map<string, NameClaim[]>();
+  /** Processes a scale-down is draining. */
+  private readonly retiring: Retiring;
 
   constructor(
     private readonly deps: RuntimeDeps,
     private readonly options: LocalRuntimeOptions,
   ) {
+    this.retiring = new Retiring(options.propagationMs ?? 1_000);
     this.queue = new KeyedQueue((key) => this.work(key), {
       concurrency: 1,
       onError: (key, err) => deps.log.warn({ key, err }, 'local runtime'),
@@ -118,6 +126,7 @@ export class LocalRuntime implements Runtime {
     this.queue.stop();
     await this.scaler?.stop();
     await Promise.all([...this.models.values()].flatMap((m) => m.processes.map((p) => p.stop())));
+    await this.retiring.stop();
   }
 
   idle(): Promise<void> {
@@ -177,18 +186,9 @@ export class LocalRuntime implements Runtime {
 
   /** Files are ranked by name, as ids are: a later file yields an alias an earlier one holds. */
   private claimAliases(files: readonly string[]): void {
-    const named = files.map((file) => {
-      const m = this.models.get(file)!;
-      return { source: m.source, id: m.model.spec.id, aliases: m.model.spec.aliases ?? [] };
-    });
-    const before = this.aliasesTaken;
-    this.aliasesTaken = new Map();
-    named.forEach((model, i) => {
-      const taken = takenAliases(model, named.slice(0, i), named);
-      const file = files[i]!;
-      if (taken.length > 0) this.aliasesTaken.set(file, taken);
-      if (canonical(taken) !== canonical(before.get(file) ?? [])) this.queue.add(file);
-    });
+    const { taken, changed } = claimAliasesByFile(files, (f) => this.models.get(f)!, this.aliasesTaken);
+    this.aliasesTaken = taken;
+    for (const file of changed) this.queue.add(file);
   }
 
   /** The file's Model; an unreadable or invalid file keeps the last good version running. */
@@ -229,7 +229,7 @@ export class LocalRuntime implements Runtime {
   private async activate(file: string, raw: string, model: Model): Promise<void> {
     const previous = this.models.get(file);
     const source = `local:${relative(this.options.cwd, file)}`;
-    const engineKey = canonical(model.spec.engine ?? null);
+    const engineKey = processKey(model);
     const entry: LocalModel = {
       file,
       source,
@@ -243,7 +243,8 @@ export class LocalRuntime implements Runtime {
       await this.deps.catalogue.remove(previous.model.spec.id, previous.source);
     }
     if (previous && previous.engineKey !== engineKey) {
-      await Promise.all(previous.processes.map((p) => p.stop()));
+      // A new engine: the old processes drain as in a rollout (new ones start on other ports).
+      for (const p of previous.processes) this.retiring.retire(p, previous.model.spec.engine!);
       entry.processes = [];
     }
     this.models.set(file, entry);
@@ -275,6 +276,8 @@ export class LocalRuntime implements Runtime {
       args.push('--kv-events-endpoint', `tcp://${host}:${kvPorts.events}`);
       args.push('--kv-events-replay-endpoint', `tcp://${host}:${kvPorts.replay}`);
       args.push(...(engine.args ?? []));
+      // Drains on SIGTERM as in a pod (drain.ts), so a scale-down cuts no stream.
+      if (!args.includes('--shutdown-timeout')) args.push(...drainFor(engine).engineArgs);
     } else {
       this.deps.log.warn(
         { file: m.file, engine: engine.type },
@@ -307,7 +310,10 @@ export class LocalRuntime implements Runtime {
     return engine === undefined ? 0 : (m.scaled ?? desiredReplicas(engine));
   }
 
-  /** Starts or stops engine processes until there are as many as wanted (the newest stop first). */
+  /**
+   * Starts or stops engine processes until there are as many as wanted. A scale-down removes the
+   * least-loaded processes (autoscale/removal.ts) and drains them (local/retiring.ts).
+   */
   private async fit(m: LocalModel): Promise<void> {
     const want = this.wanted(m);
     while (m.processes.length < want) {
@@ -315,11 +321,17 @@ export class LocalRuntime implements Runtime {
       if (started === undefined) return;
       m.processes.push(started);
     }
-    const extra = m.processes.splice(want);
-    if (extra.length > 0) {
-      await Promise.all(extra.map((p) => p.stop()));
-      this.deps.log.info({ file: m.source, replicas: want }, 'engine processes stopped to follow replicas');
-    }
+    const excess = m.processes.length - want;
+    if (excess <= 0) return;
+    const { leaving, loads } = await leastLoaded(m.processes, excess);
+    m.processes = m.processes.filter((p) => !leaving.includes(p));
+    this.deps.log.info(
+      { file: m.source, replicas: want, removed: loads },
+      'draining the least-loaded engine processes to follow replicas',
+    );
+    // Out of the catalogue first (we run inside the queue, so sync at once), then drained.
+    await this.sync(m.file);
+    for (const p of leaving) this.retiring.retire(p, m.model.spec.engine!);
   }
 
   /** Plans one file's Model with its processes standing in for an EndpointSlice. */
