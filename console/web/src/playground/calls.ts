@@ -218,6 +218,13 @@ export async function streamReply(o: {
 
 const json = (secret: string) => ({ authorization: `Bearer ${secret}`, 'content-type': 'application/json' });
 
+/** OpenAI's quality and style; a seed is passed to the engine as it is (open image models take one). */
+export interface ImageOptions {
+  quality?: string;
+  style?: string;
+  seed?: number;
+}
+
 export interface ImageResult {
   src: string;
   cost: string | null;
@@ -231,6 +238,8 @@ export async function images(o: {
   prompt: string;
   size: string;
   n: number;
+  /** What the person chose beyond size and n; left out when left to the model (issue 37 item 5). */
+  options?: ImageOptions;
   edit?: File[];
   signal?: AbortSignal;
 }): Promise<ImageResult[]> {
@@ -242,6 +251,8 @@ export async function images(o: {
     form.set('n', String(o.n));
     form.set('size', o.size);
     form.set('response_format', 'b64_json');
+    // An edit's form takes quality (proxy/schemas/media.ts imageEditFields), not style or seed.
+    if (o.options?.quality) form.set('quality', o.options.quality);
     for (const f of o.edit) form.append(o.edit.length > 1 ? 'image[]' : 'image', f, f.name);
     res = await fetch(`${o.apiBase}/images/edits`, {
       method: 'POST',
@@ -258,6 +269,7 @@ export async function images(o: {
         prompt: o.prompt,
         n: o.n,
         size: o.size,
+        ...o.options,
         response_format: 'b64_json',
       }),
       ...(o.signal ? { signal: o.signal } : {}),
