@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { memoryStorage } from '../../../../test/helpers/memory-storage.ts';
 import { beyondKeep, type KeptImage, newestFirst } from './image-history.ts';
 import { keepVideoPrompt, videoPrompts } from './video-prompts.ts';
 
@@ -12,24 +13,6 @@ const image = (createdAt: number, i = 0): KeptImage => ({
   options: {},
   src: 'data:image/png;base64,',
 });
-
-/** localStorage's interface over a Map, with a quota of `limit` characters. */
-function memoryStorage(limit = Number.POSITIVE_INFINITY): Storage {
-  const m = new Map<string, string>();
-  return {
-    get length() {
-      return m.size;
-    },
-    clear: () => m.clear(),
-    getItem: (k) => m.get(k) ?? null,
-    key: (i) => [...m.keys()][i] ?? null,
-    removeItem: (k) => void m.delete(k),
-    setItem: (k, v) => {
-      if (v.length > limit) throw new DOMException('quota', 'QuotaExceededError');
-      m.set(k, v);
-    },
-  };
-}
 
 describe('the image history', () => {
   it('is newest first, a call’s images in their order', () => {
