@@ -8,6 +8,7 @@ import { count, dateTime, decimalsOf, isoDay, money } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { Link, useLocation } from '../router.tsx';
 import { useTitle } from '../title.ts';
+import { BalanceAlertForm } from './BalanceAlertForm.tsx';
 
 const DAY = 86_400_000;
 const PROVIDER_NAMES: Record<string, string> = {
@@ -95,6 +96,8 @@ export function Billing({ me }: { me: Me }) {
       ) : (
         <p>Set the country in the profile before topping up: it decides the currency of the credits.</p>
       )}
+
+      <BalanceAlertForm owner={me.account.role === 'owner'} />
 
       {requests.length > 0 && (
         <section aria-labelledby="requests-heading">
