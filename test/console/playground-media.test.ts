@@ -6,14 +6,13 @@
 // played at the job's size (the simulator encodes 160 pixels wide: the player must not shrink to
 // that); earlier videos listed with their prompt, date, model, length, size and status. Every call
 // is charged once: the ledger is checked at the end. Screenshots go to test/out/.
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type BrowserPlatform,
   DESKTOP,
+  exampleModels,
   newOwner,
   PHONE,
   shoot,
@@ -28,22 +27,20 @@ const out = `${repo}test/out/`;
 const POLL = { timeout: 20_000 };
 
 let started: BrowserPlatform;
-let dataDir: string;
+let models: ReturnType<typeof exampleModels>;
 const consoleErrors: string[] = [];
 
 beforeAll(async () => {
   await ensureConsoleWeb();
-  dataDir = mkdtempSync(join(tmpdir(), 'mp-playground-media-'));
-  const modelsDir = join(dataDir, 'models');
-  cpSync(`${repo}examples/models`, modelsDir, { recursive: true });
-  rmSync(join(modelsDir, 'cluster'), { recursive: true, force: true });
+  models = exampleModels('mp-playground-media-');
+  const { dataDir, modelsDir } = models;
   started = await startBrowserPlatform({ dataDir, modelsDir, env: { VIDEO_POLL_MS: '100' }, log: () => {} });
   mkdirSync(out, { recursive: true });
 }, 300_000);
 
 afterAll(async () => {
   await started?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  models?.remove();
 }, 60_000);
 
 /** The element's drawn box and its parent's content width. */
