@@ -207,7 +207,24 @@ describe('the tools parameter (issue 37 item 3)', () => {
     await ask('No tools now');
     expect(bodies.at(-1)).not.toHaveProperty('tools');
     await expect.poll(() => lastReply().getByTestId('reply').textContent(), POLL).toContain('No tools here.');
+  }, 90_000);
+
+  it('View code is on Compare too: each column’s own call (issue 37 item 3)', async () => {
+    await page.getByRole('tab', { name: 'Compare' }).click();
+    await page.getByRole('heading', { name: 'Compare models' }).waitFor(POLL);
+    await page.getByLabel(/^Prompt/).fill('Compare this');
+    const columns = page.getByTestId('column');
+    for (const i of [0, 1]) {
+      const model = await columns.nth(i).getByLabel('Model').inputValue();
+      await columns.nth(i).getByRole('button', { name: 'View code' }).click();
+      const code = page.getByTestId('code');
+      await code.waitFor(POLL);
+      expect(await code.textContent()).toContain(model);
+      expect(await code.textContent()).toContain('Compare this');
+      await page.keyboard.press('Escape');
+      await expect.poll(() => page.getByRole('dialog').count(), POLL).toBe(0);
+    }
     await expectLedgerClean(started.redis, [owner.accountId]);
     expect(errors).toEqual([]);
-  }, 90_000);
+  }, 60_000);
 });
