@@ -26,6 +26,7 @@ import {
 import { sessionPlugin } from './plugins/session.ts';
 import { consoleRequestForLog } from './request-log.ts';
 import { accountRoutes } from './routes/account.ts';
+import { balanceAlertRoutes } from './routes/balance-alert.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { keyLimitsRoutes } from './routes/key-limits.ts';
@@ -142,6 +143,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       await api.register(usageCallsRoutes, { redis, journal: deps.journal, keys, accounts });
       await api.register(profileRoutes, { accounts, users });
       await api.register(teamRoutes, { config, team, users });
+      await api.register(balanceAlertRoutes, { redis, accounts, metering });
       await api.register(billingRoutes, {
         redis,
         accounts,

@@ -784,22 +784,34 @@ describe('Usage calls one by one (the durable journal)', () => {
       goneCall,
       'gone key (deleted)',
       'Org/Chat-1',
-      'charge',
-      '12',
-      '4',
-      '3',
-      '—',
-      '—',
-      '0.0025',
-      '0.0025',
-      'USD',
+      '12 in · 4 cached · 3 out',
+      '0.0025 USD',
     ]);
+    // Issue 37 item 7: six columns fit the page at 1440 px, the amount in view (thirteen scrolled sideways).
+    await page.setViewportSize(DESKTOP);
+    const fit = await page.locator('#calls-table').evaluate((e) => ({
+      scroll: e.scrollWidth,
+      client: e.clientWidth,
+      right: e.getBoundingClientRect().right,
+    }));
+    expect(fit.scroll).toBeLessThanOrEqual(fit.client);
+    const amountCell = await goneRow
+      .getByTestId('call-amount')
+      .evaluate((e) => e.getBoundingClientRect().right);
+    expect(amountCell).toBeLessThanOrEqual(fit.right);
+    // The chart has a slot for each of the range's 30 days: today's calls are one slim bar, not one across it.
+    const bars = page.locator('figure.chart svg rect');
+    await expect.poll(() => bars.count(), POLL).toBe(30);
+    const heights = await bars.evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('height'))));
+    expect(heights.filter((h) => h > 0)).toHaveLength(1);
+    expect(await bars.last().getAttribute('width')).toMatch(/^\d+(\.\d+)?$/);
+    expect(Number(await bars.last().getAttribute('width'))).toBeLessThan(640 / 20);
     await shoot(page, 'usage-calls');
 
     // The refunded call, from its row's request id: its charge and its refund.
-    await calls
+    await page
+      .locator('#calls-table tbody tr[data-type="charge"]')
       .filter({ hasText: refunded })
-      .filter({ hasText: 'charge' })
       .getByRole('button', { name: refunded })
       .click();
     const lookup = page.getByTestId('request-lookup');
@@ -809,12 +821,24 @@ describe('Usage calls one by one (the durable journal)', () => {
         POLL,
       )
       .toEqual(['charge', 'refund']);
-    expect(await lookup.getByTestId('call-amount').allTextContents()).toEqual(['0.004', '−0.0015']);
+    expect(await lookup.getByTestId('call-amount').allTextContents()).toEqual(['0.004 USD', '−0.0015 USD']);
+    // The lookup lists every figure of each transfer.
+    const figures = await lookup.getByTestId('call-figures').first().locator('div').allTextContents();
+    expect(figures).toEqual(
+      expect.arrayContaining(['Input tokens12', 'Cached tokens4', 'Output tokens3', 'Cost0.004']),
+    );
     expect(new URL(page.url()).searchParams.get('request')).toBe(refunded);
     await shoot(page, 'usage-call-lookup');
 
     // The billing page's refund links to the same lookup.
     await page.goto(`${c.origin}/billing`);
+    // Every amount on Billing has one number of decimals (issue 37 item 7: 7 beside 2 read badly).
+    await page.getByTestId('balance').filter({ hasText: 'USD' }).waitFor(POLL);
+    await page.getByRole('link', { name: refunded }).waitFor(POLL);
+    const cells = await page.locator('main .card .big, main table td').allTextContents();
+    const amounts = cells.filter((t) => /^-?[\d,]+\.\d+ USD$/.test(t));
+    expect(amounts.length).toBeGreaterThan(4);
+    expect(new Set(amounts.map((a) => a.split('.')[1]!.length)).size).toBe(1);
     await page.getByRole('link', { name: refunded }).click();
     await expect.poll(() => page.getByTestId('request-lookup').locator('tbody tr').count(), POLL).toBe(2);
 

@@ -57,6 +57,14 @@ export interface UsageQuery {
 }
 
 /** One transfer of a call from the journal (GET /api/usage/calls): its charge, refunds, a void. */
+/** The low-balance alert (console/routes/balance-alert.ts). */
+export interface BalanceAlert {
+  currency: string | null;
+  threshold: string | null;
+  available: string;
+  below: boolean;
+}
+
 export interface CallTransfer {
   id: string;
   requestId: string | null;
@@ -256,6 +264,8 @@ export const api = {
 
   profile: () => call<Profile>('GET', '/profile'),
   saveProfile: (p: { name?: string; country?: string | null }) => call<Profile>('PUT', '/profile', p),
+  balanceAlert: () => call<BalanceAlert>('GET', '/billing/alert'),
+  setBalanceAlert: (threshold: string | null) => call<BalanceAlert>('PUT', '/billing/alert', { threshold }),
 
   team: () => call<TeamView>('GET', '/team'),
   invite: (email: string, role: Role) =>
