@@ -209,9 +209,9 @@ describe('editor tools through the proxy', () => {
       );
       try {
         await term.waitFor(/trust this folder/);
-        await term.keys('Down', 'Enter'); // "Yes, I trust this folder"
+        await term.choose('Yes, I trust this folder', 'Down');
         await term.waitFor(/Do you want to use this API key\?/);
-        await term.keys('Up', 'Enter'); // "Yes" (the default is No)
+        await term.choose('Yes', 'Up'); // the default is "No (recommended)"
         await term.waitFor(/auto mode|❯/);
         // Claude Code edits only a file it has read this session: Read first, then Edit.
         await term.type(`Use Read with file_path="${notes}"`);

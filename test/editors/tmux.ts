@@ -48,6 +48,24 @@ export class Terminal {
     }
   }
 
+  /**
+   * Moves a menu's pointer (❯) with `key` until it is on the line holding `option`, then Enter.
+   * Each press is checked on the screen: on a loaded machine a key sent before the menu listens
+   * is lost, and a blind Down+Enter then picks the default (seen in CI: "No, exit").
+   */
+  async choose(option: string, key: 'Up' | 'Down', timeoutMs = 30_000): Promise<void> {
+    const onIt = (screen: string) => screen.split('\n').some((l) => l.includes('❯') && l.includes(option));
+    const until = Date.now() + timeoutMs;
+    while (!onIt(await this.screen())) {
+      if (Date.now() > until)
+        throw new Error(`the menu's pointer never reached "${option}" within ${timeoutMs} ms`);
+      await this.keys(key);
+      const redrawn = Date.now() + 2_000;
+      while (Date.now() < redrawn && !onIt(await this.screen())) await new Promise((r) => setTimeout(r, 200));
+    }
+    await this.keys('Enter');
+  }
+
   /** Text typed literally, then Enter. */
   async type(text: string): Promise<void> {
     await run(TMUX, ['-L', this.socket, 'send-keys', '-t', 'main', '-l', text]);
