@@ -56,7 +56,8 @@ const tempDir = (prefix: string) => {
 };
 afterAll(async () => {
   await h?.stop();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  // Claude Code may still be writing into its home as tmux ends it (ENOTEMPTY seen in CI): retried.
+  for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 });
 });
 
 /** Runs a tool to its end with stdin closed (both read a prompt from stdin while it is open). */
