@@ -8,18 +8,18 @@ import { join, relative } from 'node:path';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import type { NameClaim } from '../../core/catalogue/aliases.ts';
-import { freePort } from '../../core/free-port.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
-import { drainFor } from '../drain.ts';
 import { type Model, type ModelStatus, parseModel } from '../model.ts';
 import { desiredReplicas } from '../objects.ts';
 import { type Observed, planModel } from '../plan.ts';
 import { KeyedQueue } from '../queue.ts';
 import type { Runtime, RuntimeDeps } from '../runtime.ts';
 import { claimAliasesByFile } from './alias-claims.ts';
+import { processSpecFor } from './engine-command.ts';
 import { EngineProcess } from './process.ts';
 import { processKey } from './process-key.ts';
 import { leastLoaded, Retiring } from './retiring.ts';
+import { rolledOut, startRollout } from './rollout.ts';
 
 export interface LocalRuntimeOptions {
   dir: string;
@@ -39,6 +39,8 @@ interface LocalModel {
   engineKey: string;
   /** Its engine processes, one per replica (spec.engine.replicas, or the scaler's count). */
   processes: EngineProcess[];
+  /** An earlier engine's processes, serving until the new ones are all ready (rollout.ts). */
+  outgoing: EngineProcess[];
   /** The scaler's replicas for an autoscaled Model (the file is the admin's; this is ours). */
   scaled?: number | undefined;
   status?: ModelStatus | undefined;
@@ -125,7 +127,9 @@ export class LocalRuntime implements Runtime {
     clearInterval(this.timer);
     this.queue.stop();
     await this.scaler?.stop();
-    await Promise.all([...this.models.values()].flatMap((m) => m.processes.map((p) => p.stop())));
+    await Promise.all(
+      [...this.models.values()].flatMap((m) => [...m.processes, ...m.outgoing].map((p) => p.stop())),
+    );
     await this.retiring.stop();
   }
 
@@ -237,14 +241,18 @@ export class LocalRuntime implements Runtime {
       model,
       engineKey,
       processes: previous?.processes ?? [],
+      outgoing: previous?.outgoing ?? [],
       scaled: model.spec.engine?.autoscaling ? previous?.scaled : undefined,
     };
     if (previous && previous.model.spec.id.toLowerCase() !== model.spec.id.toLowerCase()) {
       await this.deps.catalogue.remove(previous.model.spec.id, previous.source);
     }
     if (previous && previous.engineKey !== engineKey) {
-      // A new engine: the old processes drain as in a rollout (new ones start on other ports).
-      for (const p of previous.processes) this.retiring.retire(p, previous.model.spec.engine!);
+      // A new engine: a rollout with a surge (rollout.ts). The old processes that serve keep
+      // serving until the new ones (started on other ports) are all ready.
+      const { outgoing, useless } = startRollout(previous);
+      for (const p of useless) this.retiring.retire(p, previous.model.spec.engine!);
+      entry.outgoing = outgoing;
       entry.processes = [];
     }
     this.models.set(file, entry);
@@ -253,53 +261,15 @@ export class LocalRuntime implements Runtime {
   }
 
   private async startEngine(m: LocalModel): Promise<EngineProcess | undefined> {
-    const engine = m.model.spec.engine;
-    if (!engine) return undefined;
-    const host = this.options.host ?? '127.0.0.1';
-    const port = await freePort(host);
-    const fill = (s: string) => s.replaceAll('{port}', String(port)).replaceAll('{host}', host);
-    let command: string;
-    let args: string[];
-    let kvPorts: { events: number; replay: number } | undefined;
-    if (engine.command?.length) {
-      [command, ...args] = [...engine.command.map(fill), ...(engine.args ?? []).map(fill)] as [
-        string,
-        ...string[],
-      ];
-    } else if (engine.type === 'simulator') {
-      command = process.execPath;
-      const served = m.model.spec.servedName ?? m.model.spec.id;
-      args = ['--import', 'tsx', 'engines/simulator/main.ts', '--host', host, '--port', String(port)];
-      args.push('--models', served);
-      // Its KV events, as vLLM's --kv-events-config: the proxies' prefix index follows them.
-      kvPorts = { events: await freePort(host), replay: await freePort(host) };
-      args.push('--kv-events-endpoint', `tcp://${host}:${kvPorts.events}`);
-      args.push('--kv-events-replay-endpoint', `tcp://${host}:${kvPorts.replay}`);
-      args.push(...(engine.args ?? []));
-      // Drains on SIGTERM as in a pod (drain.ts), so a scale-down cuts no stream.
-      if (!args.includes('--shutdown-timeout')) args.push(...drainFor(engine).engineArgs);
-    } else {
+    const spec = await processSpecFor(m.model, this.options.host ?? '127.0.0.1', this.options.cwd);
+    if (!spec) {
       this.deps.log.warn(
-        { file: m.file, engine: engine.type },
+        { file: m.file, engine: m.model.spec.engine?.type },
         'the local runtime runs the simulator or spec.engine.command; this Model stays uncatalogued',
       );
       return undefined;
     }
-    const env = Object.fromEntries((engine.env ?? []).map((e) => [e.name, e.value ?? '']));
-    const proc = new EngineProcess(
-      {
-        name: m.model.spec.id,
-        command,
-        args,
-        env: { ...env, PORT: String(port) },
-        cwd: this.options.cwd,
-        host,
-        port,
-        ...(kvPorts ? { kvPorts } : {}),
-      },
-      this.deps.log,
-      () => this.queue.add(m.file),
-    );
+    const proc = new EngineProcess(spec, this.deps.log, () => this.queue.add(m.file));
     proc.start();
     return proc;
   }
@@ -338,8 +308,10 @@ export class LocalRuntime implements Runtime {
   private async sync(file: string): Promise<void> {
     const m = this.models.get(file);
     if (!m) return;
+    const done = rolledOut(m.processes, m.outgoing, this.wanted(m));
+    if (done) m.outgoing = [];
     // One slice per process: each has its own port, as pods on one node would not.
-    const slices: V1EndpointSlice[] = m.processes.map((p) => ({
+    const slices: V1EndpointSlice[] = [...m.processes, ...m.outgoing].map((p) => ({
       addressType: 'IPv4',
       endpoints: [{ addresses: [p.spec.host], conditions: { ready: p.ready } }],
       ports: [
@@ -372,6 +344,8 @@ export class LocalRuntime implements Runtime {
     }
     m.status = plan.status ?? undefined;
     this.deps.metrics?.reconciles.inc({ result: 'success' });
+    // Out of the catalogue now (the write above), the earlier engine drains as a scale-down's would.
+    for (const p of done ?? []) this.retiring.retire(p, m.model.spec.engine!);
   }
 
   /** Entries of files deleted while no operator ran (the last run was stopped or killed). */
@@ -387,7 +361,7 @@ export class LocalRuntime implements Runtime {
     if (!m) return;
     this.models.delete(file);
     this.scaling.delete(file);
-    await Promise.all(m.processes.map((p) => p.stop()));
+    await Promise.all([...m.processes, ...m.outgoing].map((p) => p.stop()));
     if (await this.deps.catalogue.remove(m.model.spec.id, m.source)) this.deps.metrics?.catalogueWrites.inc();
     this.deps.log.info({ file: m.source, id: m.model.spec.id }, 'model file removed; engine stopped');
   }

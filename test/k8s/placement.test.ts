@@ -173,6 +173,57 @@ describe('engine placement on a real scheduler (kwok nodes)', () => {
     expect(cells).toMatchObject({ Ready: 'True', Replicas: 2, Available: 2, Profile: 'nvidia-gpu-h100:2' });
   });
 
+  it('kubectl rollout restart: the catalogue never lacks a ready endpoint and ends on the new pods only', async () => {
+    // What `kubectl rollout restart deployment/<engine>` writes: a template annotation. The
+    // Deployment controller then replaces the pods (kwok starts each after its start delay); the
+    // operator follows the EndpointSlice, so the proxies always have a ready engine to pick.
+    const before = new Set((await podsOf('h100')).map((p) => p.metadata.name));
+    const deployment = (await store.get('acme/h100'))?.endpoints.length;
+    expect(deployment).toBe(2);
+    const name = await waitUntil(
+      'the engine Deployment',
+      async () => {
+        const list = await json<{ items: { metadata: { name: string; labels?: Record<string, string> } }[] }>(
+          await cp.api(
+            'GET',
+            '/apis/apps/v1/namespaces/default/deployments?labelSelector=modelplane.dev/model%3Dh100',
+          ),
+        );
+        return list.items[0]?.metadata.name;
+      },
+      10_000,
+    );
+    await apis(cp).apps.patchNamespacedDeployment({
+      name,
+      namespace: 'default',
+      body: [
+        {
+          op: 'add',
+          path: '/spec/template/metadata/annotations',
+          value: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() },
+        },
+      ],
+    });
+    let fewest = Number.POSITIVE_INFINITY;
+    const fresh = await waitUntil(
+      'two new pods alone in the catalogue',
+      async () => {
+        const entry = await store.get('acme/h100');
+        fewest = Math.min(fewest, entry?.endpoints.length ?? 0);
+        const pods = (await podsOf('h100')).filter((p) => !p.metadata.deletionTimestamp);
+        const renewed =
+          pods.length === 2 && pods.every((p) => !before.has(p.metadata.name) && p.status?.podIP);
+        const urls = new Set(pods.map((p) => `http://${p.status?.podIP}:9000`));
+        return renewed && entry?.endpoints.length === 2 && entry.endpoints.every((e) => urls.has(e.url))
+          ? pods
+          : undefined;
+      },
+      90_000,
+    );
+    expect(fresh).toHaveLength(2);
+    expect(fewest).toBeGreaterThanOrEqual(1);
+  });
+
   it('a scale-down takes the engine out of the catalogue well within the preStop (what operator/drain.ts sizes it by)', async () => {
     // Measured from the Model's change, a longer chain than a rollout's (pod deletion onwards):
     // operator → Deployment → ReplicaSet deletes a pod → endpointslice terminating → operator →
