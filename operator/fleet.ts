@@ -43,7 +43,23 @@ export type PodDefaults = z.infer<typeof podDefaultsSchema>;
  * ReadWriteMany claim, either one the admin made (claimName, in each Model's namespace) or one the
  * operator makes per namespace (`models-cache-<profile>`) from a storage class or a volume.
  */
+/**
+ * Where a profile's loader (and evicting) Jobs run: CPU work that needs the cache volume and the
+ * network, not a GPU. By default the scheduler picks any node; where only some nodes reach the
+ * storage (or every node is tainted), the admin says which, as for engines.
+ */
+export const loaderPlacementSchema = z.strictObject({
+  nodeSelector: z.record(z.string(), z.string()).optional(),
+  affinity: kubeObject.optional(),
+  tolerations: z.array(kubeObject).optional(),
+  priorityClassName: z.string().min(1).optional(),
+  requests: quantities.optional(),
+  limits: quantities.optional(),
+});
+export type LoaderPlacement = z.infer<typeof loaderPlacementSchema>;
+
 export const cacheProfileSchema = z.strictObject({
+  loader: loaderPlacementSchema.optional(),
   sharedFilesystem: z
     .strictObject({
       claimName: z.string().min(1).max(253).optional(),

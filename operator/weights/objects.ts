@@ -4,13 +4,15 @@
 // On the volume a Model's weights live at models/<name>-<uid>: the uid keeps a re-created Model of
 // the same name from reading its predecessor's half-evicted folder.
 import type {
+  V1Affinity,
   V1EnvVar,
   V1Job,
   V1PersistentVolumeClaim,
+  V1Toleration,
   V1Volume,
   V1VolumeMount,
 } from '@kubernetes/client-node';
-import type { CacheProfile, PodDefaults } from '../fleet.ts';
+import type { CacheProfile, LoaderPlacement, PodDefaults } from '../fleet.ts';
 import type { Model } from '../model.ts';
 import { MANAGED_BY, ownerReference } from '../objects.ts';
 import type { WeightsSource } from './spec.ts';
@@ -108,7 +110,11 @@ interface JobInput {
   claimName: string;
   image: string;
   podDefaults: PodDefaults;
+  /** The cache profile's `loader`: where its Jobs run and what they get. */
+  placement?: LoaderPlacement | undefined;
 }
+
+const LOADER_RESOURCES = { requests: { cpu: '500m', memory: '512Mi' }, limits: { memory: '2Gi' } };
 
 function job(
   input: JobInput,
@@ -120,6 +126,7 @@ function job(
   const labels = { ...MANAGED_BY, [WEIGHTS_LABEL]: model.metadata.name };
   const sourceMount = extra.source ? sourceClaimMount(extra.source, SOURCE_MOUNT) : null;
   const d = input.podDefaults;
+  const at = input.placement ?? {};
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -138,6 +145,10 @@ function job(
           ...(d.serviceAccountName ? { serviceAccountName: d.serviceAccountName } : {}),
           ...(d.imagePullSecrets?.length ? { imagePullSecrets: d.imagePullSecrets } : {}),
           ...(d.securityContext ? { securityContext: d.securityContext } : {}),
+          ...(at.nodeSelector ? { nodeSelector: at.nodeSelector } : {}),
+          ...(at.affinity ? { affinity: at.affinity as V1Affinity } : {}),
+          ...(at.tolerations ? { tolerations: at.tolerations as V1Toleration[] } : {}),
+          ...(at.priorityClassName ? { priorityClassName: at.priorityClassName } : {}),
           containers: [
             {
               name: 'loader',
@@ -145,7 +156,10 @@ function job(
               command: LOADER_COMMAND,
               args,
               ...(extra.env?.length ? { env: extra.env } : {}),
-              resources: { requests: { cpu: '500m', memory: '512Mi' }, limits: { memory: '2Gi' } },
+              resources: {
+                requests: { ...LOADER_RESOURCES.requests, ...at.requests },
+                limits: { ...LOADER_RESOURCES.limits, ...at.limits },
+              },
               volumeMounts: [
                 { name: 'cache', mountPath: CACHE_MOUNT },
                 ...(sourceMount ? [sourceMount.mount] : []),

@@ -42,6 +42,39 @@ const none = { loadJob: null, evictJob: null };
 const now = '2026-01-01T00:00:00Z';
 
 describe('weights once: the pure plan', () => {
+  it("a profile's loader placement: its Jobs run where the admin says, with the resources given over the defaults", () => {
+    const placed = parseFleetConfig({
+      cacheProfiles: {
+        nfs: {
+          sharedFilesystem: { storageClassName: 'nfs-csi' },
+          loader: {
+            nodeSelector: { 'storage.example/nfs': 'reachable' },
+            tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'storage', effect: 'NoSchedule' }],
+            priorityClassName: 'batch-low',
+            requests: { cpu: '2' },
+            limits: { memory: '8Gi' },
+          },
+        },
+      },
+    });
+    const pod = planWeights(model({ source: s3, cacheProfile: 'nfs' }), placed, none).jobs[0]!.spec!.template
+      .spec!;
+    expect(pod.nodeSelector).toEqual({ 'storage.example/nfs': 'reachable' });
+    expect(pod.tolerations).toEqual([
+      { key: 'dedicated', operator: 'Equal', value: 'storage', effect: 'NoSchedule' },
+    ]);
+    expect(pod.priorityClassName).toBe('batch-low');
+    expect(pod.containers[0]!.resources).toEqual({
+      requests: { cpu: '2', memory: '512Mi' },
+      limits: { memory: '8Gi' },
+    });
+    // Without one, the scheduler picks any node.
+    const anywhere = planWeights(model({ source: s3, cacheProfile: 'nfs' }), fleet, none).jobs[0]!.spec!
+      .template.spec!;
+    expect(anywhere.nodeSelector).toBeUndefined();
+    expect(anywhere.tolerations).toBeUndefined();
+  });
+
   it('a cache profile: the claim (RWX, its storage class), one loader Job writing models/<name>-<uid>, the engine held back, WeightsCached Loading', () => {
     const p = planWeights(model({ source: s3, cacheProfile: 'nfs' }), fleet, none);
     expect(p.claim?.metadata?.name).toBe('models-cache-nfs');

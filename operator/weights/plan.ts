@@ -144,6 +144,7 @@ export function planWeights(model: Model, fleet: FleetConfig, observed: WeightsO
     claimName,
     image: fleet.weightsLoader.image ?? DEFAULT_LOADER_IMAGE,
     podDefaults: fleet.podDefaults,
+    placement: profile.loader,
   };
 
   if (deleting) {

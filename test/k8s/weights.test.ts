@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatModel } from '../../operator/fixtures.ts';
 import { parseFleetConfig } from '../../operator/fleet.ts';
 import type { Model } from '../../operator/model.ts';
+import type { EngineSpec } from '../../operator/model-spec.ts';
 import type { WeightsSpec } from '../../operator/weights/spec.ts';
 import { type ControlPlane, startControlPlane } from '../cluster/control-plane.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
@@ -30,7 +31,17 @@ let redis: TestRedis;
 let operator: OperatorReplica;
 
 const fleet = parseFleetConfig({
-  cacheProfiles: { shared: { sharedFilesystem: { storageClassName: 'kwok-rwx', size: '500Gi' } } },
+  cacheProfiles: {
+    shared: {
+      sharedFilesystem: { storageClassName: 'kwok-rwx', size: '500Gi' },
+      // Where its loader Jobs run: the API server takes the shapes, the scheduler honours them.
+      loader: {
+        nodeSelector: { 'kubernetes.io/os': 'linux' },
+        tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'storage', effect: 'NoSchedule' }],
+        limits: { memory: '4Gi' },
+      },
+    },
+  },
   weightsLoader: { image: 'registry.example/modelplane/operator:test' },
 });
 
@@ -39,7 +50,13 @@ interface Job {
   spec: {
     template: {
       spec: {
-        containers: { args: string[]; env?: { name: string; valueFrom?: unknown; value?: string }[] }[];
+        nodeSelector?: Record<string, string>;
+        tolerations?: { key?: string }[];
+        containers: {
+          args: string[];
+          env?: { name: string; valueFrom?: unknown; value?: string }[];
+          resources?: { limits?: Record<string, string> };
+        }[];
         volumes: { name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean } }[];
       };
     };
@@ -52,7 +69,8 @@ interface Pod {
     nodeName?: string;
     containers: {
       args?: string[];
-      env?: { name: string; value?: string }[];
+      env?: { name: string; value?: string; valueFrom?: unknown }[];
+      envFrom?: unknown[];
       volumeMounts?: { name: string; readOnly?: boolean; mountPath: string }[];
     }[];
   };
@@ -78,8 +96,11 @@ const podsOf = async (selector: string) =>
 const weightsCondition = (m: Model) => m.status?.conditions?.find((c) => c.type === 'WeightsCached');
 const complete = (j: Job) => j.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True');
 
-function cachedModel(name: string, weights: WeightsSpec): Model {
-  return chatModel(name, { id: `acme/${name}`, engine: { type: 'simulator', replicas: 1, weights } });
+function cachedModel(name: string, weights: WeightsSpec, engine: Partial<EngineSpec> = {}): Model {
+  return chatModel(name, {
+    id: `acme/${name}`,
+    engine: { type: 'simulator', replicas: 1, weights, ...engine },
+  });
 }
 
 /** A volume the PV controller binds a claim to (hostPath: nothing is mounted under kwok). */
@@ -115,6 +136,17 @@ beforeAll(async () => {
     metadata: { name: 'object-store' },
     stringData: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'never-in-the-model' },
   });
+  for (const [name, data] of [
+    ['hub', { token: 'hf_never-in-the-model' }],
+    ['engine-extras', { VLLM_API_KEY: 'never-in-the-model-either' }],
+  ] as const) {
+    await post('/api/v1/namespaces/default/secrets', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name },
+      stringData: data,
+    });
+  }
   operator = await startOperator(cp, redis.client(), 'weights', { fleet });
   await waitUntil('the operator to lead', async () => operator.runtime.leader.isLeader, 30_000);
 }, 1_800_000);
@@ -133,16 +165,24 @@ describe('weights load once (kwok control plane)', () => {
     async () => {
       await createModel(
         cp,
-        cachedModel('from-s3', {
-          source: {
-            s3: {
-              url: 's3://weights/llama-8b',
-              endpoint: 'http://minio.storage:9000',
-              credentialsSecret: { name: 'object-store' },
+        cachedModel(
+          'from-s3',
+          {
+            source: {
+              s3: {
+                url: 's3://weights/llama-8b',
+                endpoint: 'http://minio.storage:9000',
+                credentialsSecret: { name: 'object-store' },
+              },
             },
+            cacheProfile: 'shared',
           },
-          cacheProfile: 'shared',
-        }),
+          // A token the engine needs, held only in a Secret: the Model names it, never holds it.
+          {
+            env: [{ name: 'HF_TOKEN', valueFrom: { secretKeyRef: { name: 'hub', key: 'token' } } }],
+            envFrom: [{ secretRef: { name: 'engine-extras' } }],
+          },
+        ),
       );
       const [loader] = await waitUntil(
         'a loader Job',
@@ -156,6 +196,10 @@ describe('weights load once (kwok control plane)', () => {
       expect(loader?.metadata.ownerReferences?.[0]?.kind).toBe('Model');
       const container = loader!.spec.template.spec.containers[0]!;
       expect(container.args.slice(0, 3)).toEqual(['load', '--from', 's3://weights/llama-8b']);
+      // The profile's loader placement, as the API server stored it.
+      expect(loader!.spec.template.spec.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux' });
+      expect(loader!.spec.template.spec.tolerations?.[0]?.key).toBe('dedicated');
+      expect(container.resources?.limits?.memory).toBe('4Gi');
       // The keys reach the loader by reference only.
       expect(JSON.stringify(loader)).not.toContain('never-in-the-model');
       expect(container.env?.find((e) => e.name === 'AWS_SECRET_ACCESS_KEY')?.valueFrom).toEqual({
@@ -216,8 +260,13 @@ describe('weights load once (kwok control plane)', () => {
       expect(Date.parse(deployment.metadata.creationTimestamp)).toBeGreaterThanOrEqual(
         Date.parse(done ?? ''),
       );
+      // The Secret reaches the engine by reference only: the kubelet resolves it as the container
+      // starts (kwok starts none, so that last step is Kubernetes' own, not run here).
+      expect(JSON.stringify(pods)).not.toContain('never-in-the-model');
+      expect(pods[0]?.spec.containers[0]?.envFrom).toEqual([{ secretRef: { name: 'engine-extras' } }]);
       expect(pods[0]?.spec.containers[0]?.env).toEqual(
         expect.arrayContaining([
+          { name: 'HF_TOKEN', valueFrom: { secretKeyRef: { name: 'hub', key: 'token' } } },
           { name: 'HF_HUB_OFFLINE', value: '1' },
           { name: 'MODELPLANE_WEIGHTS', value: `/models/from-s3-${uid}` },
         ]),
