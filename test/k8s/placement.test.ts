@@ -5,30 +5,17 @@
 // Pending and its Model says why within seconds (issue 36 item 4); with the pool's profile it lands
 // on the GPU node and is catalogued. The last test measures what operator/drain.ts sizes the
 // preStop by: a deleted engine pod → its endpoint gone from the catalogue.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { CATALOGUE_PROPAGATION_SECONDS } from '../../operator/drain.ts';
 import { chatModel } from '../../operator/fixtures.ts';
 import { parseFleetConfig } from '../../operator/fleet.ts';
 import type { Model } from '../../operator/model.ts';
-import { type ControlPlane, startControlPlane } from '../cluster/control-plane.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
-import {
-  apis,
-  createModel,
-  getTable,
-  json,
-  modelRef,
-  type OperatorReplica,
-  readModel,
-  startOperator,
-  waitUntil,
-} from './helpers.ts';
+import type { ControlPlane } from '../cluster/control-plane.ts';
+import { apis, createModel, getTable, json, modelRef, readModel, waitUntil } from './helpers.ts';
+import { kwokSuite } from './kwok-suite.ts';
 
-let cp: ControlPlane;
-let redis: TestRedis;
 let store: CatalogueStore;
-let operator: OperatorReplica;
 
 const GPU_NODE = 'gpu-node-0';
 const fleet = parseFleetConfig({
@@ -62,9 +49,9 @@ function gpuModel(name: string, engine: NonNullable<Model['spec']['engine']>): M
   return m;
 }
 
-beforeAll(async () => {
-  // The first run builds kube-controller-manager, kube-scheduler and kwok (minutes, cached after).
-  [cp, redis] = await Promise.all([startControlPlane(1), startRedis()]);
+let cp: ControlPlane;
+kwokSuite('placement', fleet, async (plane, redis) => {
+  cp = plane;
   const capacity = {
     cpu: '64',
     memory: '512Gi',
@@ -92,13 +79,6 @@ beforeAll(async () => {
     }),
   );
   store = new CatalogueStore(redis.client());
-  operator = await startOperator(cp, redis.client(), 'placement', { fleet });
-  await waitUntil('the operator to lead', async () => operator.runtime.leader.isLeader, 30_000);
-}, 1_800_000);
-
-afterAll(async () => {
-  await operator?.stop();
-  await Promise.all([cp?.stopAll(), redis?.stop()]);
 });
 
 describe('engine placement on a real scheduler (kwok nodes)', () => {

@@ -6,29 +6,15 @@
 // controller, the Jobs and their completion as the Job controller records it, the operator's
 // conditions, the Deployment held back and then mounting the cache read-only, the scheduler
 // placing engine pods that use the claim, the eviction Job before the finalizer comes off.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chatModel } from '../../operator/fixtures.ts';
 import { parseFleetConfig } from '../../operator/fleet.ts';
 import type { Model } from '../../operator/model.ts';
 import type { EngineSpec } from '../../operator/model-spec.ts';
 import type { WeightsSpec } from '../../operator/weights/spec.ts';
-import { type ControlPlane, startControlPlane } from '../cluster/control-plane.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
-import {
-  apis,
-  createModel,
-  getTable,
-  json,
-  modelRef,
-  type OperatorReplica,
-  readModel,
-  startOperator,
-  waitUntil,
-} from './helpers.ts';
-
-let cp: ControlPlane;
-let redis: TestRedis;
-let operator: OperatorReplica;
+import type { ControlPlane } from '../cluster/control-plane.ts';
+import { apis, createModel, getTable, json, modelRef, readModel, waitUntil } from './helpers.ts';
+import { kwokSuite } from './kwok-suite.ts';
 
 const fleet = parseFleetConfig({
   cacheProfiles: {
@@ -116,8 +102,9 @@ const volume = (name: string, storageClassName: string, accessModes: string[]) =
   },
 });
 
-beforeAll(async () => {
-  [cp, redis] = await Promise.all([startControlPlane(1), startRedis()]);
+let cp: ControlPlane;
+kwokSuite('weights', fleet, async (plane) => {
+  cp = plane;
   await post('/api/v1/persistentvolumes', volume('cache-rwx', 'kwok-rwx', ['ReadWriteMany']));
   await post('/api/v1/persistentvolumes', volume('uploaded', 'kwok-src', ['ReadWriteOnce']));
   await post('/api/v1/namespaces/default/persistentvolumeclaims', {
@@ -147,13 +134,6 @@ beforeAll(async () => {
       stringData: data,
     });
   }
-  operator = await startOperator(cp, redis.client(), 'weights', { fleet });
-  await waitUntil('the operator to lead', async () => operator.runtime.leader.isLeader, 30_000);
-}, 1_800_000);
-
-afterAll(async () => {
-  await operator?.stop();
-  await Promise.all([cp?.stopAll(), redis?.stop()]);
 });
 
 // Each step waits on several controllers in turn; bounds for a loaded 2-core machine.
