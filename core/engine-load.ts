@@ -38,3 +38,13 @@ export function parseEngineLoad(text: string): EngineLoadSample | null {
   }
   return seen ? load : null;
 }
+
+/** One engine's load from its /metrics; null when it did not answer in time, refused, or exports none. */
+export async function scrapeEngineLoadOf(url: string, timeoutMs: number): Promise<EngineLoadSample | null> {
+  try {
+    const res = await fetch(`${url.replace(/\/+$/, '')}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
+    return res.ok ? parseEngineLoad(await res.text()) : null;
+  } catch {
+    return null;
+  }
+}

@@ -4,18 +4,12 @@
 // kv_cache_usage_ratio. Requests queued inside an engine are demand the proxies cannot see. An
 // engine that does not answer in time, or exports none of these, is left out: the proxies'
 // demand alone decides then.
-import { type EngineLoadSample, parseEngineLoad } from '../../core/engine-load.ts';
+import { type EngineLoadSample, scrapeEngineLoadOf } from '../../core/engine-load.ts';
 import type { EngineLoad } from './decide.ts';
 
 /** One engine's load from its /metrics; null when it did not answer in time or exports none. */
-export async function scrapeOne(url: string, timeoutMs = 1_000): Promise<EngineLoadSample | null> {
-  try {
-    const res = await fetch(`${url.replace(/\/+$/, '')}/metrics`, { signal: AbortSignal.timeout(timeoutMs) });
-    return res.ok ? parseEngineLoad(await res.text()) : null;
-  } catch {
-    return null;
-  }
-}
+export const scrapeOne = (url: string, timeoutMs = 1_000): Promise<EngineLoadSample | null> =>
+  scrapeEngineLoadOf(url, timeoutMs);
 
 /** Calls in one engine (running + waiting), for choosing which replica a scale-down removes. */
 export async function callsInEngine(url: string, timeoutMs = 1_000): Promise<number | null> {

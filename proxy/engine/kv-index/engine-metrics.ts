@@ -5,7 +5,7 @@
 // is not used (llm-d's scheduler drops metrics past its staleness bound the same way), so an
 // engine that stops answering falls back to this replica's own count. One scrape per endpoint at
 // a time; each replica scrapes for itself (a Redis copy would be as old as its slowest writer).
-import { type EngineLoadSample, parseEngineLoad } from '../../../core/engine-load.ts';
+import { type EngineLoadSample, scrapeEngineLoadOf } from '../../../core/engine-load.ts';
 import type { EngineReport } from './score.ts';
 
 interface Report extends EngineLoadSample {
@@ -59,15 +59,11 @@ export class EngineMetrics {
     this.scraping.add(url);
     const inFlightAtScrape = this.o.inFlight(url);
     try {
-      const res = await fetch(`${url.replace(/\/+$/, '')}/metrics`, {
-        signal: AbortSignal.timeout(this.o.staleMs),
-      });
-      const load = res.ok ? parseEngineLoad(await res.text()) : null;
+      // Unreachable, slow or exporting nothing: counted, and its last report ages out.
+      const load = await scrapeEngineLoadOf(url, this.o.staleMs);
       if (load === null) this.failures++;
       else if (this.urls.includes(url))
         this.reports.set(url, { ...load, at: performance.now(), inFlightAtScrape });
-    } catch {
-      this.failures++; // unreachable or slow: its last report ages out
     } finally {
       this.scraping.delete(url);
     }
