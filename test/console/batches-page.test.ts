@@ -9,6 +9,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI, { toFile } from 'openai';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -155,6 +156,7 @@ describe('the Batches page (issue 35 item 5)', () => {
   let memberEmail: string;
   let ownerClient: OpenAI;
   let memberClient: OpenAI;
+  let ownerSecret: string;
   let ownerContext: BrowserContext;
   let memberContext: BrowserContext;
   let ownerPage: Page;
@@ -175,13 +177,12 @@ describe('the Batches page (issue 35 item 5)', () => {
     });
     await new Team(started.redis).add(owner.accountId, member.id, 'member');
     const mint = async (createdBy: string, name: string) =>
-      new OpenAI({
-        apiKey: (await started.keys.create(owner.accountId, { name, createdBy })).secret,
-        baseURL: started.platform.apiBase,
-        maxRetries: 0,
-      });
-    ownerClient = await mint(owner.userId, 'owner-batches');
-    memberClient = await mint(member.id, 'member-batches');
+      (await started.keys.create(owner.accountId, { name, createdBy })).secret;
+    const openai = (apiKey: string) =>
+      new OpenAI({ apiKey, baseURL: started.platform.apiBase, maxRetries: 0 });
+    ownerSecret = await mint(owner.userId, 'owner-batches');
+    ownerClient = openai(ownerSecret);
+    memberClient = openai(await mint(member.id, 'member-batches'));
     for (const which of ['owner', 'member'] as const) {
       const context = await started.browser.newContext({ viewport: DESKTOP, acceptDownloads: true });
       const page = await context.newPage();
@@ -232,6 +233,42 @@ describe('the Batches page (issue 35 item 5)', () => {
       await (await ownerClient.files.content(done.output_file_id!)).text(),
     );
   }, 180_000);
+
+  it('an Anthropic Message Batch is listed beside them, and its results download as /results gives them', async () => {
+    const anthropic = new Anthropic({
+      apiKey: ownerSecret,
+      baseURL: started.platform.apiBase.replace(/\/v1$/, ''),
+      maxRetries: 0,
+    });
+    const created = await anthropic.messages.batches.create({
+      requests: ['a', 'b'].map((id) => ({
+        custom_id: `msg-${id}`,
+        params: { model: CHAT, max_tokens: 8, messages: [{ role: 'user' as const, content: `Say ${id}` }] },
+      })),
+    });
+    await expect
+      .poll(async () => (await anthropic.messages.batches.retrieve(created.id)).processing_status, POLL)
+      .toBe('ended');
+    await ownerPage.reload();
+    const r = row(ownerPage, created.id);
+    await r.waitFor(POLL);
+    expect(await r.locator('th').textContent()).toContain('Anthropic · /v1/messages');
+    expect(await r.locator('td.requests').textContent()).toBe('2 done, 0 failed of 2');
+    const download = ownerPage.waitForEvent('download');
+    await r.getByRole('link', { name: 'Output' }).click();
+    const got = readFileSync(await (await download).path(), 'utf8');
+    const results: string[] = [];
+    for await (const line of await anthropic.messages.batches.results(created.id))
+      results.push(`${line.custom_id}:${line.result.type}`);
+    expect(
+      got
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { custom_id: string; result: { type: string } })
+        .map((l) => `${l.custom_id}:${l.result.type}`),
+    ).toEqual(results);
+    expect(results).toEqual(['msg-a:succeeded', 'msg-b:succeeded']);
+  }, 120_000);
 
   it("a member cancels their own key's batch, but not the owner's: no button, and a 403 when asked anyway", async () => {
     ownersHeld = await batch(ownerClient, 'owners', HELD, 3);
