@@ -106,7 +106,11 @@ export function Batches({ me }: { me: Me }) {
         ) : list.length === 0 ? (
           <p className="muted">No batches{shown === 'All' ? ' yet' : ''}.</p>
         ) : (
-          <ScrollTable caption="Batches" head={['Batch', 'Status', 'Requests', 'Cost so far', 'Dates', '']}>
+          <ScrollTable
+            id="batches-table"
+            caption="Batches"
+            head={['Batch', 'Status', 'Requests', 'Cost so far', 'Dates', '']}
+          >
             {list.map((b) => (
               <tr key={b.id} data-batch={b.id}>
                 <th scope="row">
@@ -117,9 +121,15 @@ export function Batches({ me }: { me: Me }) {
                     {b.keyName ? ` · key ${b.keyName}` : ''}
                   </div>
                 </th>
-                <td>{STATUS[b.status] ?? b.status}</td>
-                <td className="requests">{counts(b)}</td>
-                <td className="cost">{money(b.cost, b.currency ?? currency, 6)}</td>
+                <td className="status" data-label="Status">
+                  {STATUS[b.status] ?? b.status}
+                </td>
+                <td className="requests" data-label="Requests">
+                  {counts(b)}
+                </td>
+                <td className="cost" data-label="Cost so far">
+                  {money(b.cost, b.currency ?? currency, 6)}
+                </td>
                 <td className="small">
                   Created {dateTime(b.createdAt)}
                   <br />
