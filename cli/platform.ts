@@ -234,6 +234,8 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
       CONSOLE_PORT: String(o.consolePort),
       CONSOLE_API_BASE_URL: `${apiOrigin}/v1`,
       CONSOLE_PUBLIC_URL: consoleUrl,
+      // The Batches page hands out the batches' files from the proxy's media store.
+      MEDIA_DIR: resolve(data, 'media'),
       LOG_LEVEL: o.env?.LOG_LEVEL ?? 'warn',
     });
     const demo = await step(ensureDemoAccount(data, redisUrl, kek, databaseUrl));

@@ -4,6 +4,8 @@
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Accounts } from '../core/accounts.ts';
+import { BatchFiles } from '../core/batch-files.ts';
+import { Batches } from '../core/batches.ts';
 import { Metering, ServiceLedger } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import type { Config } from '../core/config.ts';
@@ -12,6 +14,8 @@ import type { Journal } from '../core/journal/index.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { createPayments } from '../core/payments/index.ts';
 import type { Redis } from '../core/redis-client.ts';
+import { createObjectStore, type ObjectStore } from '../core/storage/index.ts';
+import { UrlSigner } from '../core/storage/url-signer.ts';
 import { Team } from '../core/team.ts';
 import { Users } from '../core/users.ts';
 // What every server here shares with the proxy: request ids, one error catalogue rendering, JSON
@@ -27,6 +31,7 @@ import { sessionPlugin } from './plugins/session.ts';
 import { consoleRequestForLog } from './request-log.ts';
 import { accountRoutes } from './routes/account.ts';
 import { balanceAlertRoutes } from './routes/balance-alert.ts';
+import { batchesRoutes } from './routes/batches.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { invitationRoutes } from './routes/invitations.ts';
 import { keyLimitsRoutes } from './routes/key-limits.ts';
@@ -62,6 +67,8 @@ export interface ConsoleDeps {
   logStream?: NodeJS.WritableStream;
   /** The built web app (default console/web/dist). */
   webDir?: string;
+  /** Where batches' files are (default: the configured media store, the proxy's: MEDIA_STORE and friends). */
+  store?: ObjectStore;
 }
 
 export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstance> {
@@ -116,6 +123,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     config.CONSOLE_SIGNIN_FAILURES_PER_ADDRESS,
   );
   const payments = createPayments(config, redis, deps.journal);
+  const store = deps.store ?? (await createObjectStore(config, new UrlSigner(config.kek)));
   await app.register(requestIdPlugin);
   const webDir = deps.webDir ?? fileURLToPath(new URL('./web/dist/', import.meta.url));
   await app.register(errorsPlugin, {
@@ -142,6 +150,11 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       });
       await api.register(usageCallsRoutes, { redis, journal: deps.journal, keys, accounts });
       await api.register(profileRoutes, { accounts, users });
+      await api.register(batchesRoutes, {
+        batches: new Batches(redis),
+        files: new BatchFiles(redis, store),
+        keys,
+      });
       await api.register(teamRoutes, { config, team, users });
       await api.register(balanceAlertRoutes, { redis, accounts, metering });
       await api.register(billingRoutes, {

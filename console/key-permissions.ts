@@ -44,3 +44,16 @@ export function assertMayManageKey(
       { param: 'spendLimit' },
     );
 }
+
+/**
+ * Whether the session's user may cancel a batch made with `key` (null: a key since deleted, or one
+ * no user made). The same rule as a key's: a batch spends through its key, so an owner may stop any,
+ * a member only the batches of keys they created — not a colleague's run.
+ */
+export function mayCancelBatch(
+  session: Pick<ActiveSession, 'role' | 'userId'>,
+  key: Pick<ApiKeyRecord, 'createdBy'> | null,
+): boolean {
+  if (session.role === 'owner') return true;
+  return key !== null && key.createdBy !== null && key.createdBy === session.userId;
+}

@@ -15,6 +15,7 @@ export const PAGES = [
   '/playground',
   '/signin',
   '/usage',
+  '/batches',
   '/pricing',
   '/billing',
   '/team',

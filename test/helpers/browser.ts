@@ -2,11 +2,12 @@
 // ports, in a folder of the test's own), Debian's Chromium through playwright-core, a new account
 // whose owner can sign in, the sign-in form, and a screenshot at desktop and phone width that also
 // checks nothing sticks out sideways at phone width.
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { stringify as stringifyYaml } from 'yaml';
 import { type Platform, startPlatform } from '../../cli/platform.ts';
 import { Accounts } from '../../core/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
@@ -128,4 +129,28 @@ export function exampleModels(prefix: string): { dataDir: string; modelsDir: str
   cpSync(new URL('../../examples/models', import.meta.url).pathname, modelsDir, { recursive: true });
   rmSync(join(modelsDir, 'cluster'), { recursive: true, force: true });
   return { dataDir, modelsDir, remove: () => rmSync(dataDir, { recursive: true, force: true }) };
+}
+
+/** Writes a chat Model served by an engine of the test's own at `url` (`spec.external`), priced in USD. */
+export function addExternalChatModel(
+  modelsDir: string,
+  m: { name: string; id: string; url: string; spec?: Record<string, unknown> },
+): void {
+  writeFileSync(
+    join(modelsDir, `${m.name}.yaml`),
+    stringifyYaml({
+      apiVersion: 'modelplane.dev/v1alpha1',
+      kind: 'Model',
+      metadata: { name: m.name },
+      spec: {
+        id: m.id,
+        kind: 'chat',
+        external: { url: m.url },
+        contextLength: 16384,
+        maxOutputTokens: 2048,
+        pricing: { USD: { input: '0.2', output: '0.8' } },
+        ...m.spec,
+      },
+    }),
+  );
 }

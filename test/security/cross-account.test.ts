@@ -4,6 +4,7 @@
 // members or invitations (issue "Console", "Console API tests"). Part of the standing security
 // suite (issue 24).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Batches } from '../../core/batches.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { type ConsoleHarness, type Person, type Signed, startConsole } from '../console/harness.ts';
 import { journalForFile } from '../helpers/postgres.ts';
@@ -114,11 +115,22 @@ describe("one account never reaches another's things", () => {
     ids.userId = annMember.userId;
     ids.invitationId = inv.invitation.id;
     ids.accountId = ann.accountId;
+    // A running batch of Ann's (the Batches page lists, downloads and cancels them).
+    ids.batchId = 'batch_ann_running';
+    await new Batches(h.redis).create(ann.accountId, ids.batchId, {
+      id: ids.batchId,
+      endpoint: '/v1/chat/completions',
+      status: 'in_progress',
+      created_at: Math.floor(Date.now() / 1000),
+      total: 1,
+      key_id: key.key.id,
+    });
   });
 
   /** Which of Ann's ids a parameter takes, per route; a new route with parameters must be added. */
   const paramFor = (url: string, name: string): string => {
     if (url.startsWith('/api/team/invitations/')) return ids.invitationId!;
+    if (url.startsWith('/api/batches/')) return name === 'kind' ? 'output' : ids.batchId!;
     const v = ids[name];
     if (v === undefined) throw new Error(`add ${url} (:${name}) to the cross-account test`);
     return v;
@@ -148,11 +160,12 @@ describe("one account never reaches another's things", () => {
   });
 
   async function snapshot() {
-    const [keys, team, billing] = await Promise.all([
+    const [keys, team, billing, batches] = await Promise.all([
       h.json<unknown>(annS, 'GET', '/keys'),
       h.json<unknown>(annS, 'GET', '/team'),
       h.json<unknown>(annS, 'GET', '/billing'),
+      h.json<unknown>(annS, 'GET', '/batches'),
     ]);
-    return { keys, team, billing };
+    return { keys, team, billing, batches };
   }
 });

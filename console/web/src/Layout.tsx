@@ -10,6 +10,7 @@ export const PAGES = [
   { path: '/playground', title: 'Playground' },
   { path: '/api', title: 'API Management' },
   { path: '/usage', title: 'Inference API Usage' },
+  { path: '/batches', title: 'Batches' },
   { path: '/pricing', title: 'Pricing' },
   { path: '/billing', title: 'Billing' },
   { path: '/team', title: 'Team' },

@@ -154,6 +154,26 @@ export interface InvitationOffer {
   userExists: boolean;
 }
 
+/** One batch of either API (console/routes/batches.ts). */
+export interface BatchRow {
+  id: string;
+  api: 'openai' | 'anthropic';
+  endpoint: string;
+  model: string | null;
+  status: string;
+  counts: { total: number; completed: number; failed: number; cancelled: number; expired: number };
+  cost: string;
+  currency: string | null;
+  createdAt: string;
+  expiresAt: string | null;
+  endedAt: string | null;
+  keyId: string | null;
+  keyName: string | null;
+  outputFile: boolean;
+  errorFile: boolean;
+  mayCancel: boolean;
+}
+
 /** A refused call: the server's message (it names the field), the code, and the field. */
 export class ApiError extends Error {
   constructor(
@@ -266,6 +286,10 @@ export const api = {
   saveProfile: (p: { name?: string; country?: string | null }) => call<Profile>('PUT', '/profile', p),
   balanceAlert: () => call<BalanceAlert>('GET', '/billing/alert'),
   setBalanceAlert: (threshold: string | null) => call<BalanceAlert>('PUT', '/billing/alert', { threshold }),
+
+  batches: (after?: string) =>
+    call<{ data: BatchRow[]; hasMore: boolean }>('GET', `/batches?${query({ after })}`),
+  cancelBatch: (id: string) => call<BatchRow>('POST', `/batches/${encodeURIComponent(id)}/cancel`),
 
   team: () => call<TeamView>('GET', '/team'),
   invite: (email: string, role: Role) =>

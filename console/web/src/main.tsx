@@ -4,6 +4,7 @@ import { createRoot } from 'react-dom/client';
 import { api, type Me, whenSignedOut } from './api.ts';
 import { Layout } from './Layout.tsx';
 import { ApiManagement } from './pages/ApiManagement.tsx';
+import { Batches } from './pages/Batches.tsx';
 import { Billing } from './pages/Billing.tsx';
 import { Invite } from './pages/Invite.tsx';
 import { NotFound } from './pages/NotFound.tsx';
@@ -24,6 +25,8 @@ function Page({ me, path, onMe }: { me: Me; path: string; onMe: (me: Me) => void
       return <Playground me={me} />;
     case '/usage':
       return <Usage me={me} />;
+    case '/batches':
+      return <Batches me={me} />;
     case '/pricing':
       return <Pricing me={me} />;
     case '/billing':

@@ -1,12 +1,15 @@
 // Compare (issue 19 item 5, CON-10; issue 37 item 4): 2–6 of the account's usable text models on
-// one prompt, every column streaming at once (parallel calls) with its own model, dialect and
-// parameters, and its own time to first token, latency, tokens per second, tokens and cost, live
-// while it streams; re-run or stop one column, or all. The set-up is the page address
-// (./compare-setup.ts), so a copied link reproduces it.
+// 1–5 prompts, every column streaming at once (parallel calls) with its own model, dialect and
+// parameters; a column asks its prompts one after another (six columns of five prompts at once
+// would meet a key's concurrency limit). Each result — a column's answer to one prompt — has its own
+// time to first token, latency, tokens per second, tokens and cost, live while it streams, and the
+// results are laid out in one row per prompt; re-run or stop one column, or all. The set-up is the
+// page address (./compare-setup.ts), so a copied link reproduces it.
 import { useCallback, useRef, useState } from 'react';
 import type { PricedModel } from '../api.ts';
 import { CopyButton } from '../copy.tsx';
 import { money } from '../format.ts';
+import { ComparePrompts } from './ComparePrompts.tsx';
 import { type ChatRequest, type RunMetrics, streamReply } from './calls.ts';
 import {
   type CompareColumn,
@@ -18,7 +21,7 @@ import {
 } from './compare-setup.ts';
 import { balanceBeside, balanceChange } from './cost.ts';
 import { ErrorBox } from './ErrorBox.tsx';
-import { Choice, PromptBox } from './fields.tsx';
+import { Choice } from './fields.tsx';
 import { type Cost, Metrics } from './Metrics.tsx';
 import { fromNano, toNano } from './money.ts';
 import { DialectField, ParamFields } from './ParamFields.tsx';
@@ -39,14 +42,17 @@ function listCost(m: RunMetrics, model: PricedModel | undefined): Cost | null {
   return { amount: fromNano((nanoPerMillion + 999_999n) / 1_000_000n), source: 'prices' };
 }
 
-interface Column {
+/** One column's answer to one prompt. */
+interface Cell {
   text: string;
   metrics: RunMetrics | null;
   error: unknown;
   running: boolean;
 }
 
-const empty = (): Column => ({ text: '', metrics: null, error: null, running: false });
+const empty = (): Cell => ({ text: '', metrics: null, error: null, running: false });
+/** A column's results: one cell per prompt. */
+const emptyColumn = (prompts: number): Cell[] => Array.from({ length: prompts }, empty);
 
 /** A column's dialect and parameters, folded away until wanted (six columns of fields would bury the replies). */
 function ColumnParams(props: {
@@ -76,6 +82,36 @@ function ColumnParams(props: {
   );
 }
 
+/** One column's answer to one prompt: what it said and its own metrics and cost. */
+function Result(props: {
+  cell: Cell;
+  /** Which prompt (several prompts only). */
+  label: string | null;
+  model: PricedModel | undefined;
+  currency: string | null;
+}) {
+  const c = props.cell;
+  const cost = c.metrics?.cost
+    ? ({ amount: c.metrics.cost, source: 'usage' } as Cost)
+    : c.metrics && !c.running
+      ? listCost(c.metrics, props.model)
+      : null;
+  return (
+    <div className="result" data-testid="result">
+      {props.label !== null && (
+        <p className="muted small result-prompt" title={props.label}>
+          {props.label}
+        </p>
+      )}
+      <ErrorBox error={c.error} />
+      <div className="reply" data-testid="column-reply" data-done={!c.running && c.metrics !== null}>
+        <Reply text={c.text} />
+      </div>
+      <Metrics m={c.metrics} cost={cost} currency={props.currency} live />
+    </div>
+  );
+}
+
 export function Compare(props: {
   apiBase: string;
   secret: string | null;
@@ -86,53 +122,68 @@ export function Compare(props: {
   currency: string | null;
 }) {
   const s = props.setup;
-  const [columns, setColumns] = useState<Column[]>(() => s.columns.map(empty));
+  const [columns, setColumns] = useState<Cell[][]>(() => s.columns.map(() => emptyColumn(s.prompts.length)));
   const [total, setTotal] = useState<Cost | null>(null);
   const aborts = useRef<(AbortController | null)[]>([]);
-  const update = (i: number, f: (c: Column) => Column) =>
-    setColumns((cs) => cs.map((c, j) => (j === i ? f(c) : c)));
+  const update = (i: number, k: number, f: (c: Cell) => Cell) =>
+    setColumns((cs) => cs.map((col, j) => (j === i ? col.map((c, l) => (l === k ? f(c) : c)) : col)));
   const set = (patch: Partial<CompareSetup>) => props.onSetup({ ...s, ...patch, dropped: [] });
   const setColumn = (i: number, c: CompareColumn) =>
     set({ columns: s.columns.map((x, j) => (j === i ? c : x)) });
   const modelOf = (id: string) => props.models.find((m) => m.id === id);
 
-  /** A column's call as it is sent (and as View code shows it). */
-  const requestOf = (col: CompareColumn): ChatRequest => ({
+  /** A column's call for one prompt as it is sent (and as View code shows it, for the first prompt). */
+  const requestOf = (col: CompareColumn, k = 0): ChatRequest => ({
     model: col.model,
     system: s.system,
-    messages: [{ role: 'user', content: s.prompt }],
+    messages: [{ role: 'user', content: s.prompts[k] ?? '' }],
     params: withinLimits(col.params, limitsFor(modelOf(col.model), col.dialect)),
   });
   const [codeOf, setCodeOf] = useState<number | null>(null);
   const closeCode = useCallback(() => setCodeOf(null), []);
 
-  const runColumn = async (i: number) => {
-    const col = s.columns[i];
-    if (!props.secret || !s.prompt.trim() || !col) return;
-    aborts.current[i]?.abort();
-    const controller = new AbortController();
-    aborts.current[i] = controller;
-    update(i, () => ({ ...empty(), running: true }));
+  /** One prompt in one column; false when the call failed or was stopped (the column stops there). */
+  const runCell = async (i: number, k: number, col: CompareColumn, secret: string, signal: AbortSignal) => {
+    update(i, k, () => ({ ...empty(), running: true }));
     try {
       const m = await streamReply({
         apiBase: props.apiBase,
-        secret: props.secret,
+        secret,
         dialect: col.dialect,
-        request: requestOf(col),
-        signal: controller.signal,
-        onText: (t) => update(i, (c) => ({ ...c, text: c.text + t })),
-        onMetrics: (metrics) => update(i, (c) => ({ ...c, metrics })),
+        request: requestOf(col, k),
+        signal,
+        onText: (t) => update(i, k, (c) => ({ ...c, text: c.text + t })),
+        onMetrics: (metrics) => update(i, k, (c) => ({ ...c, metrics })),
       });
-      update(i, (c) => ({ ...c, metrics: m, running: false }));
+      update(i, k, (c) => ({ ...c, metrics: m, running: false }));
+      return true;
     } catch (error) {
-      update(i, (c) => ({ ...c, error, running: false }));
+      update(i, k, (c) => ({ ...c, error, running: false }));
+      return false;
+    }
+  };
+
+  /** Every prompt in column i, one after another (an empty prompt is skipped). */
+  const runColumn = async (i: number) => {
+    const col = s.columns[i];
+    if (!props.secret || !col || !s.prompts.some((p) => p.trim())) return;
+    aborts.current[i]?.abort();
+    const controller = new AbortController();
+    aborts.current[i] = controller;
+    setColumns((cs) => cs.map((c, j) => (j === i ? emptyColumn(s.prompts.length) : c)));
+    try {
+      for (const [k, prompt] of s.prompts.entries()) {
+        if (!prompt.trim()) continue;
+        if (controller.signal.aborted) break;
+        if (!(await runCell(i, k, col, props.secret, controller.signal))) break;
+      }
     } finally {
       if (aborts.current[i] === controller) aborts.current[i] = null;
     }
   };
 
   const runAll = async () => {
-    setColumns(s.columns.map(empty));
+    setColumns(s.columns.map(() => emptyColumn(s.prompts.length)));
     setTotal(null);
     const balance = balanceBeside();
     // The first column to end ends the window in which the read is the balance before the run.
@@ -143,7 +194,7 @@ export function Compare(props: {
   const stopAll = () => {
     for (const a of aborts.current) a?.abort();
   };
-  const anyRunning = columns.some((c) => c.running);
+  const anyRunning = columns.some((col) => col.some((c) => c.running));
   const link = `${location.origin}${location.pathname}?${setupQuery(s)}`;
   const usable = props.models.map((m) => m.id);
 
@@ -156,15 +207,14 @@ export function Compare(props: {
           {s.dropped.join(', ')}.
         </p>
       )}
-      <PromptBox
-        label={
-          <>
-            Prompt <span className="muted small">(Enter runs every column, Esc stops them)</span>
-          </>
-        }
-        rows={3}
-        value={s.prompt}
-        onChange={(prompt) => set({ prompt })}
+      <ComparePrompts
+        prompts={s.prompts}
+        onChange={(prompts) => {
+          set({ prompts });
+          // A prompt added or removed: the results are laid out by prompt, so they start again.
+          if (prompts.length !== s.prompts.length)
+            setColumns(s.columns.map(() => emptyColumn(prompts.length)));
+        }}
         onRun={() => void runAll()}
         onStop={stopAll}
       />
@@ -200,7 +250,7 @@ export function Compare(props: {
                 { model, dialect: last?.dialect ?? 'chat', params: last?.params ?? DEFAULT_PARAMS },
               ],
             });
-            setColumns((cs) => [...cs, empty()]);
+            setColumns((cs) => [...cs, emptyColumn(s.prompts.length)]);
           }}
         >
           Add a column
@@ -212,14 +262,11 @@ export function Compare(props: {
           </span>
         )}
       </div>
-      <div className="columns" data-testid="columns">
+      {/* data-prompts sets each column's row span, so a prompt's results line up across columns (subgrid). */}
+      <div className="columns" data-testid="columns" data-prompts={s.prompts.length}>
         {s.columns.map((col, i) => {
-          const c = columns[i] ?? empty();
-          const cost = c.metrics?.cost
-            ? ({ amount: c.metrics.cost, source: 'usage' } as Cost)
-            : c.metrics && !c.running
-              ? listCost(c.metrics, modelOf(col.model))
-              : null;
+          const cells = columns[i] ?? emptyColumn(s.prompts.length);
+          const running = cells.some((c) => c.running);
           return (
             <article
               // biome-ignore lint/suspicious/noArrayIndexKey: a column is its position (a model may repeat)
@@ -228,43 +275,50 @@ export function Compare(props: {
               data-testid="column"
               aria-label={`Column ${i + 1}: ${col.model}`}
             >
-              <Choice
-                label="Model"
-                value={col.model}
-                options={usable}
-                onChange={(model) => setColumn(i, { ...col, model })}
-              />
-              <ColumnParams column={col} model={modelOf(col.model)} onChange={(x) => setColumn(i, x)} />
-              <div className="row">
-                {c.running ? (
-                  <button type="button" onClick={() => aborts.current[i]?.abort()}>
-                    Stop
+              <div className="column-head">
+                <Choice
+                  label="Model"
+                  value={col.model}
+                  options={usable}
+                  onChange={(model) => setColumn(i, { ...col, model })}
+                />
+                <ColumnParams column={col} model={modelOf(col.model)} onChange={(x) => setColumn(i, x)} />
+                <div className="row">
+                  {running ? (
+                    <button type="button" onClick={() => aborts.current[i]?.abort()}>
+                      Stop
+                    </button>
+                  ) : (
+                    <button type="button" onClick={() => void runColumn(i)} disabled={!props.secret}>
+                      Re-run
+                    </button>
+                  )}
+                  <button type="button" onClick={() => setCodeOf(i)}>
+                    View code
                   </button>
-                ) : (
-                  <button type="button" onClick={() => void runColumn(i)} disabled={!props.secret}>
-                    Re-run
-                  </button>
-                )}
-                <button type="button" onClick={() => setCodeOf(i)}>
-                  View code
-                </button>
-                {s.columns.length > MIN_COLUMNS && !c.running && (
-                  <button
-                    type="button"
-                    onClick={() => {
-                      set({ columns: s.columns.filter((_, j) => j !== i) });
-                      setColumns((cs) => cs.filter((_, j) => j !== i));
-                    }}
-                  >
-                    Remove
-                  </button>
-                )}
+                  {s.columns.length > MIN_COLUMNS && !running && (
+                    <button
+                      type="button"
+                      onClick={() => {
+                        set({ columns: s.columns.filter((_, j) => j !== i) });
+                        setColumns((cs) => cs.filter((_, j) => j !== i));
+                      }}
+                    >
+                      Remove
+                    </button>
+                  )}
+                </div>
               </div>
-              <ErrorBox error={c.error} />
-              <div className="reply" data-testid="column-reply" data-done={!c.running && c.metrics !== null}>
-                <Reply text={c.text} />
-              </div>
-              <Metrics m={c.metrics} cost={cost} currency={props.currency} live />
+              {s.prompts.map((prompt, k) => (
+                <Result
+                  // biome-ignore lint/suspicious/noArrayIndexKey: a result is its prompt's position
+                  key={k}
+                  cell={cells[k] ?? empty()}
+                  label={s.prompts.length > 1 ? `Prompt ${k + 1}: ${prompt}` : null}
+                  model={modelOf(col.model)}
+                  currency={props.currency}
+                />
+              ))}
             </article>
           );
         })}

@@ -17,10 +17,19 @@ describe('a compare set-up from its link', () => {
   it('each column keeps its own dialect and parameters through the link', () => {
     const s = setupFrom(new URLSearchParams('model=A&model=B'), usable);
     s.columns[1] = { ...s.columns[1]!, dialect: 'messages', params: { ...DEFAULT_PARAMS, maxTokens: 99 } };
-    s.prompt = 'hi';
+    s.prompts = ['hi'];
     const back = setupFrom(new URLSearchParams(setupQuery(s)), usable);
     expect(back.columns).toEqual(s.columns);
-    expect(back.prompt).toBe('hi');
+    expect(back.prompts).toEqual(['hi']);
+  });
+  it('several prompts keep their order through the link (at most five); a link without one has one empty prompt', () => {
+    const s = setupFrom(new URLSearchParams('model=A&model=B'), usable);
+    expect(s.prompts).toEqual(['']);
+    s.prompts = ['one', 'two & three', 'four'];
+    expect(setupFrom(new URLSearchParams(setupQuery(s)), usable).prompts).toEqual(s.prompts);
+    const many = new URLSearchParams('model=A');
+    for (let i = 0; i < 7; i++) many.append('prompt', `p${i}`);
+    expect(setupFrom(many, usable).prompts).toEqual(['p0', 'p1', 'p2', 'p3', 'p4']);
   });
   it('"Add a column" takes a model not already shown', () => {
     expect(nextModel(['A', 'B'], usable)).toBe('C');

@@ -1,11 +1,14 @@
-// A Compare set-up (issue 19 item 5; issue 37 item 4): the prompt, the system prompt and 2–6
-// columns, each with its own model, dialect and parameters; it is the page address, so a copied
-// link reproduces it (never a key). Only models the account can use make columns. Pure.
+// A Compare set-up (issue 19 item 5; issue 37 item 4): 1–5 prompts, the system prompt and 2–6
+// columns, each with its own model, dialect and parameters — every prompt is run in every column;
+// it is the page address, so a copied link reproduces it (never a key). Only models the account can
+// use make columns. Pure.
 import type { Dialect } from './calls.ts';
 import { DEFAULT_PARAMS, type SamplingParams } from './params.ts';
 
 export const MIN_COLUMNS = 2;
 export const MAX_COLUMNS = 6;
+/** Prompts run in every column: five of six columns is thirty calls, enough to judge by. */
+export const MAX_PROMPTS = 5;
 
 /** A column: its model, dialect and parameters (each column its own, issue 37 item 4). */
 export interface CompareColumn {
@@ -15,19 +18,20 @@ export interface CompareColumn {
 }
 
 export interface CompareSetup {
-  prompt: string;
+  /** At least one; each is asked in every column, on its own (not as a conversation). */
+  prompts: string[];
   system: string;
   columns: CompareColumn[];
   /** Models of the link the account cannot use: left out, and said so. Not part of the address. */
   dropped?: string[];
 }
 
-/** The set-up as the page address's query (no key, ever): `model` and `column` once per column. */
+/** The set-up as the page address's query (no key, ever): `model` and `column` once per column, `prompt` once per prompt. */
 export function setupQuery(s: CompareSetup): string {
   const q = new URLSearchParams({ tab: 'compare' });
   for (const c of s.columns) q.append('model', c.model);
   for (const c of s.columns) q.append('column', JSON.stringify({ dialect: c.dialect, ...c.params }));
-  q.set('prompt', s.prompt);
+  for (const p of s.prompts) q.append('prompt', p);
   if (s.system) q.set('system', s.system);
   return q.toString();
 }
@@ -73,8 +77,10 @@ export function setupFrom(q: URLSearchParams, usable: readonly string[]): Compar
         ),
       ),
     );
+  const prompts = q.getAll('prompt').slice(0, MAX_PROMPTS);
   return {
-    prompt: q.get('prompt') ?? '',
+    // A link from before prompts were several has one, read the same.
+    prompts: prompts.length > 0 ? prompts : [''],
     system: q.get('system') ?? '',
     columns,
     dropped: asked.filter((m) => !usable.includes(m)),
