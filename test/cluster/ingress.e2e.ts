@@ -1,9 +1,10 @@
 // make e2e-cluster: the way in from outside, through a real ingress controller (issue 36). Traefik
 // (test/cluster/build-traefik.sh) runs as a process against the test's kube-apiserver and reads
-// the chart's own Ingresses (console, API) and the API's Gateway API HTTPRoute. No container runs
-// here, so the console, the proxy and the operator run from the source tree on loopback with the
-// environment the chart gives their pods (Secrets resolved as a kubelet would; only ports and data
-// folders changed), and the Services get EndpointSlices naming them, as the endpointslice
+// the chart's own Ingresses (console, API) and the API's Gateway API HTTPRoute. The chart names the
+// test's real Redis and PostgreSQL in Secrets. No container runs here, so the console, a proxy
+// and the operator run from the source tree on loopback with the environment the chart gives
+// their pods (Secrets resolved as a kubelet would; only ports and data folders changed), and the
+// Services get EndpointSlices naming them, as the endpointslice
 // controller would for ready pods. There is no controller-manager: nothing else writes slices, so
 // the controller never sees a pod address (kwok's 10.244.x.x lead nowhere and are never a target).
 // Then: the first user is made exactly as NOTES.txt says, Chromium opens the console at its public
@@ -20,12 +21,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { Metering } from '../../core/billing/index.ts';
 import { freePort } from '../../core/free-port.ts';
+import { Journal } from '../../core/journal/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
 import type { Redis } from '../../core/redis-client.ts';
 import { chartDir, helm, helmBinary } from '../chart/helm.ts';
 import { launchChromium } from '../helpers/browser.ts';
 import { ensureConsoleWeb } from '../helpers/console-web.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
+import { createTestDatabase } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startCluster, type TestCluster } from '../k8s/cluster.ts';
 import { waitUntil } from '../k8s/helpers.ts';
@@ -39,6 +42,7 @@ const PASSWORD = 'the first user’s password';
 
 let cluster: TestCluster;
 let redis: TestRedis;
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let browser: Browser | undefined;
 let dir: string;
 let web: number; // Traefik's one entrypoint: every public address below is on this port
@@ -147,7 +151,12 @@ beforeAll(async () => {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   }).trim();
-  [cluster, redis] = await Promise.all([startCluster(), startRedis(), ensureConsoleWeb()]);
+  [cluster, redis, database] = await Promise.all([
+    startCluster(),
+    startRedis(),
+    createTestDatabase(),
+    ensureConsoleWeb(),
+  ]);
   dir = mkdtempSync(join(tmpdir(), 'mp-ingress-'));
   web = await freePort();
   await installGatewayApi(traefik);
@@ -176,12 +185,12 @@ beforeAll(async () => {
       spec: { gatewayClassName: 'traefik', listeners: [{ name: 'web', port: web, protocol: 'HTTP' }] },
     }),
   );
-  await ok(
-    api('POST', `/api/v1/namespaces/${NS}/secrets`, {
-      metadata: { name: 'test-redis' },
-      stringData: { url: redis.url },
-    }),
-  );
+  // The stores, as an admin names them: Redis and the journal's database in Secrets of their own.
+  for (const [name, url] of [
+    ['test-redis', redis.url],
+    ['test-journal', database.url],
+  ])
+    await ok(api('POST', `/api/v1/namespaces/${NS}/secrets`, { metadata: { name }, stringData: { url } }));
   const kubeconfig = writeKubeconfig(cluster, cluster.token, join(dir, 'kubeconfig'));
   const install = await helm([
     'install',
@@ -195,6 +204,8 @@ beforeAll(async () => {
     'redis.mode=external',
     '--set',
     'redis.external.existingSecret=test-redis',
+    '--set',
+    'journal.databaseUrl.existingSecret=test-journal',
     '--set',
     `proxy.publicUrl=${publicUrl(hosts.api)}`,
     '--set',
@@ -225,6 +236,12 @@ beforeAll(async () => {
   const [proxyPort, consolePort, operatorPort] = [await freePort(), await freePort(), await freePort()];
   const node = [process.execPath, '--import', 'tsx'] as const;
   const proxyEnv = await podEnv('statefulsets/mp-modelplane-proxy');
+  const operatorEnv = await podEnv('deployments/mp-modelplane-operator');
+  for (const env of [proxyEnv, operatorEnv])
+    expect([env.REDIS_URL, env.DATABASE_URL], 'the stores the chart names').toEqual([
+      redis.url,
+      database.url,
+    ]);
   run('proxy', node[0], [...node.slice(1), 'proxy/main.ts'], {
     ...process.env,
     ...proxyEnv,
@@ -259,7 +276,6 @@ beforeAll(async () => {
       },
     }),
   );
-  const operatorEnv = await podEnv('deployments/mp-modelplane-operator');
   run(
     'operator',
     node[0],
@@ -325,7 +341,7 @@ afterAll(async () => {
   stopping = true;
   await browser?.close();
   for (const p of procs) p.kill('SIGKILL');
-  await Promise.all([cluster?.stop(), redis?.stop()]);
+  await Promise.all([cluster?.stop(), redis?.stop(), database?.stop?.()]);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -419,7 +435,7 @@ describe('from outside, through a real ingress controller (Traefik)', () => {
     expect(apiCalls, 'the Playground called the API at its public address').not.toEqual([]);
   }, 180_000);
 
-  it('the calls that came in through the controller were charged and the ledger is clean', async () => {
+  it('the calls that came in through the controller were charged; the ledger is clean against Redis and the journal', async () => {
     const client = redis.client() as unknown as Redis;
     const metering = new Metering(client);
     const settled = await waitUntil(
@@ -433,7 +449,13 @@ describe('from outside, through a real ingress controller (Traefik)', () => {
     // NOTES' --credits 10, less the two streams and the Playground call.
     expect(settled.balance).toBeLessThan(parseDecimalToNano('10'));
     expect(settled.balance).toBeGreaterThan(0);
-    await expectLedgerClean(client, [account]);
-    client.disconnect();
+    // Against the journal too: every part wrote to the one database the chart's Secret names.
+    const journal = await Journal.open(database.url);
+    try {
+      await expectLedgerClean(client, [account], 5_000, journal);
+    } finally {
+      await journal.close();
+      client.disconnect();
+    }
   }, 60_000);
 });
