@@ -1,12 +1,12 @@
 // make e2e-cluster: the way in from outside, through a real ingress controller (issue 36). Traefik
 // (test/cluster/build-traefik.sh) runs as a process against the test's kube-apiserver and reads
-// the chart's own Ingresses (console, API) and the API's Gateway API HTTPRoute. The chart names the
-// test's real Redis and PostgreSQL in Secrets. No container runs here, so the console, a proxy
-// and the operator run from the source tree on loopback with the environment the chart gives
-// their pods (Secrets resolved as a kubelet would; only ports and data folders changed), and the
-// Services get EndpointSlices naming them, as the endpointslice
-// controller would for ready pods. There is no controller-manager: nothing else writes slices, so
-// the controller never sees a pod address (kwok's 10.244.x.x lead nowhere and are never a target).
+// the chart's own Ingresses (console, API; TLS from a Secret) and the API's Gateway API HTTPRoute.
+// The chart names the test's real Redis and PostgreSQL in Secrets. No container runs here, so the
+// console, a proxy and the operator run from the source tree on loopback with the environment the
+// chart gives their pods (Secrets resolved as a kubelet would; only ports and data folders
+// changed), and the Services get EndpointSlices naming them, as the endpointslice controller would
+// for ready pods. There is no controller-manager: nothing else writes slices, so the controller
+// never sees a pod address (kwok's 10.244.x.x lead nowhere and are never a target).
 // Then: the first user is made exactly as NOTES.txt says, Chromium opens the console at its public
 // address, signs in and runs a Playground call that crosses the API's ingress; a streamed call
 // through the Ingress and through the HTTPRoute arrives token by token, not in one piece.
@@ -45,7 +45,9 @@ let redis: TestRedis;
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
 let browser: Browser | undefined;
 let dir: string;
-let web: number; // Traefik's one entrypoint: every public address below is on this port
+let web: number; // Traefik's plain HTTP entrypoint: the Gateway's listener
+let websecure: number; // its TLS entrypoint: the Ingresses' hosts
+let cert: { crt: string; key: string };
 let notes = '';
 const procs: ChildProcess[] = [];
 const hosts = {
@@ -53,18 +55,23 @@ const hosts = {
   api: 'api.modelplane.test',
   gw: 'api-gw.modelplane.test',
 };
-const publicUrl = (host: string) => `http://${host}:${web}`;
+/** The console and the API over TLS (the Ingresses' certificate); the route's host over plain HTTP. */
+const publicUrl = (host: string) =>
+  host === hosts.gw ? `http://${host}:${web}` : `https://${host}:${websecure}`;
 /** Every *.modelplane.test name is the controller's loopback address, for Node as for Chromium. */
-const toController = new Agent({
-  connect: {
-    lookup: (_host, opts, cb) =>
-      (opts as { all?: boolean }).all
-        ? (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [
-            { address: '127.0.0.1', family: 4 },
-          ])
-        : cb(null, '127.0.0.1', 4),
-  },
-});
+const toController = () =>
+  new Agent({
+    connect: {
+      // The certificate the Ingresses name, and no other, is trusted.
+      ca: cert.crt,
+      lookup: (_host, opts, cb) =>
+        (opts as { all?: boolean }).all
+          ? (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [
+              { address: '127.0.0.1', family: 4 },
+            ])
+          : cb(null, '127.0.0.1', 4),
+    },
+  });
 
 async function api(method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(`${cluster.server}${path}`, {
@@ -158,7 +165,30 @@ beforeAll(async () => {
     ensureConsoleWeb(),
   ]);
   dir = mkdtempSync(join(tmpdir(), 'mp-ingress-'));
-  web = await freePort();
+  [web, websecure] = [await freePort(), await freePort()];
+  // A certificate for both public hosts, in the TLS Secret the Ingresses name.
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=modelplane.test',
+      '-addext',
+      `subjectAltName=DNS:${hosts.console},DNS:${hosts.api}`,
+      '-keyout',
+      join(dir, 'tls.key'),
+      '-out',
+      join(dir, 'tls.crt'),
+    ],
+    { stdio: 'ignore' },
+  );
+  cert = { crt: readFileSync(join(dir, 'tls.crt'), 'utf8'), key: readFileSync(join(dir, 'tls.key'), 'utf8') };
   await installGatewayApi(traefik);
   await ok(api('POST', '/api/v1/namespaces', { metadata: { name: NS } }));
   // What a cluster admin has before installing: an ingress class and a Gateway of Traefik's.
@@ -191,6 +221,13 @@ beforeAll(async () => {
     ['test-journal', database.url],
   ])
     await ok(api('POST', `/api/v1/namespaces/${NS}/secrets`, { metadata: { name }, stringData: { url } }));
+  await ok(
+    api('POST', `/api/v1/namespaces/${NS}/secrets`, {
+      metadata: { name: 'public-tls' },
+      type: 'kubernetes.io/tls',
+      stringData: { 'tls.crt': cert.crt, 'tls.key': cert.key },
+    }),
+  );
   const kubeconfig = writeKubeconfig(cluster, cluster.token, join(dir, 'kubeconfig'));
   const install = await helm([
     'install',
@@ -210,9 +247,15 @@ beforeAll(async () => {
     `proxy.publicUrl=${publicUrl(hosts.api)}`,
     '--set',
     `console.publicUrl=${publicUrl(hosts.console)}`,
-    // Plain HTTP here: a Secure cookie would never come back over it.
+    // TLS on both Ingresses from the Secret (Traefik serves it on its TLS entrypoint).
     '--set',
-    'console.secureCookies=false',
+    `proxy.ingress.tls[0].hosts[0]=${hosts.api}`,
+    '--set',
+    'proxy.ingress.tls[0].secretName=public-tls',
+    '--set',
+    `console.ingress.tls[0].hosts[0]=${hosts.console}`,
+    '--set',
+    'console.ingress.tls[0].secretName=public-tls',
     '--set',
     'proxy.ingress.enabled=true',
     '--set',
@@ -315,6 +358,9 @@ beforeAll(async () => {
     traefik,
     [
       `--entrypoints.web.address=127.0.0.1:${web}`,
+      // TLS for every router on this entrypoint, as a Traefik install's websecure usually is.
+      `--entrypoints.websecure.address=127.0.0.1:${websecure}`,
+      '--entrypoints.websecure.http.tls=true',
       ...k8s('kubernetesingress'),
       ...k8s('kubernetesgateway'),
       // Nothing leaves the machine.
@@ -332,7 +378,8 @@ beforeAll(async () => {
   ] as const)
     await waitUntil(
       `${host}${path} answers through Traefik`,
-      async () => (await fetch(`${publicUrl(host)}${path}`, { dispatcher: toController } as RequestInit)).ok,
+      async () =>
+        (await fetch(`${publicUrl(host)}${path}`, { dispatcher: toController() } as RequestInit)).ok,
       120_000,
     );
 }, 1_800_000);
@@ -359,7 +406,7 @@ async function notesCli(line: string, stdin?: string): Promise<string> {
 
 /** A chat stream's content chunks and when each arrived. */
 async function streamed(baseURL: string, apiKey: string): Promise<number[]> {
-  const client = new OpenAI({ baseURL, apiKey, fetchOptions: { dispatcher: toController } as object });
+  const client = new OpenAI({ baseURL, apiKey, fetchOptions: { dispatcher: toController() } as object });
   const stream = await client.chat.completions.create({
     model: MODEL,
     messages: [{ role: 'user', content: 'Tell me about the sea' }],
@@ -405,7 +452,11 @@ describe('from outside, through a real ingress controller (Traefik)', () => {
   }, 120_000);
 
   it('the console at its public address signs in the first user and runs a Playground call through the API’s ingress', async () => {
-    browser = await launchChromium([`--host-resolver-rules=MAP *.modelplane.test 127.0.0.1`]);
+    browser = await launchChromium([
+      '--host-resolver-rules=MAP *.modelplane.test 127.0.0.1',
+      // The test's own self-signed certificate (Node checked it is the one served, above).
+      '--ignore-certificate-errors',
+    ]);
     const page = await browser.newPage();
     const apiCalls: string[] = [];
     page.on('request', (r) => {
