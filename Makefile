@@ -34,6 +34,8 @@ test-deps: $(NPM_STAMP)
 	@test/k8s/build-kube-component.sh kube-controller-manager >/dev/null
 	@test/k8s/build-kube-component.sh kube-scheduler >/dev/null
 	@test/k8s/build-kwok.sh >/dev/null
+	@# e2e-cluster's ingress controller (test/cluster/ingress.e2e.ts): about 10 minutes cold, cached.
+	@test/cluster/build-traefik.sh >/dev/null
 	@scripts/build-helm.sh >/dev/null
 	@test/s3/build-s3-server.sh >/dev/null
 	@test/s3/build-minio.sh >/dev/null

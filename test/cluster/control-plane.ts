@@ -4,7 +4,7 @@
 // which plays the kubelets: it marks scheduled pods running and ready, with IPs from its CIDR,
 // and runs no container. Nodes are Node objects kwok manages (annotation kwok.x-k8s.io/node=fake);
 // volumes are PersistentVolumes the PV controller binds claims to.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, type SpawnOptions, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,6 +36,25 @@ function built(script: string, ...args: string[]): string {
   return bin;
 }
 
+/** A program of the test's, its stderr kept; exiting while `stopping()` is false logs its last words. */
+export function spawnWatched(
+  name: string,
+  bin: string,
+  args: string[],
+  opts: SpawnOptions,
+  stopping: () => boolean,
+): ChildProcess {
+  const p = spawn(bin, args, { ...opts, stdio: ['ignore', 'ignore', 'pipe'] });
+  let tail = '';
+  p.stderr?.on('data', (b: Buffer) => {
+    tail = (tail + b.toString()).slice(-3000);
+  });
+  p.on('exit', (code, signal) => {
+    if (!stopping()) log(`${name} exited (${signal ?? code}); its last words:\n${tail}`);
+  });
+  return p;
+}
+
 export async function startControlPlane(nodes = 2): Promise<ControlPlane> {
   // Built (or found cached) one at a time: each is a long Go build on a small machine.
   const kcm = built('build-kube-component.sh', 'kube-controller-manager');
@@ -55,15 +74,7 @@ export async function startControlPlane(nodes = 2): Promise<ControlPlane> {
 
   const procs: ChildProcess[] = [];
   const run = (name: string, bin: string, args: string[]) => {
-    const p = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let tail = '';
-    p.stderr?.on('data', (b: Buffer) => {
-      tail = (tail + b.toString()).slice(-3000);
-    });
-    p.on('exit', (code, signal) => {
-      if (!stopping) log(`${name} exited (${signal ?? code}); its last words:\n${tail}`);
-    });
-    procs.push(p);
+    procs.push(spawnWatched(name, bin, args, {}, () => stopping));
   };
   let stopping = false;
   const stopAll = async () => {

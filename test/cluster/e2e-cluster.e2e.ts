@@ -488,10 +488,10 @@ describe('the chart on a control plane with real controllers', () => {
       'mp-modelplane-console console.example.com',
       'mp-modelplane-proxy api.example.com',
     ]);
-    // The path from outside as far as this cluster has one (kwok runs no container and there is no
-    // ingress controller, so nothing answers HTTP here): each Ingress sends its host to a Service
-    // port that exists and has ready endpoints, and the console calls the API at the proxy's
-    // public host, which allows the console's origin.
+    // The path from outside as far as this cluster has one (kwok runs no container, so nothing
+    // answers HTTP here; ingress.e2e.ts sends real traffic through an ingress controller): each
+    // Ingress sends its host to a Service port that exists and has ready endpoints, and the console
+    // calls the API at the proxy's public host, which allows the console's origin.
     await waitUntil(
       'every ingress backend a Service port with ready endpoints',
       async () => (await ingressBackendProblems('modelplane')).length === 0,

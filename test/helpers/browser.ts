@@ -23,10 +23,16 @@ export const PASSWORD = 'a long test password';
 export const PHONE = { width: 390, height: 844 };
 export const DESKTOP = { width: 1440, height: 900 };
 
-export const launchChromium = (): Promise<Browser> =>
+export const launchChromium = (extraArgs: string[] = []): Promise<Browser> =>
   chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      ...extraArgs,
+    ],
   });
 
 /** A new account whose owner has never opened the console (no key yet), with `credit` on it. */
