@@ -25,7 +25,7 @@ describe('Model CRD', () => {
     );
   });
 
-  it('has the printer columns ID, Kind, Ready, Replicas, Available, Demand, Profile, Weights, Problem and Scaling (-o wide), Age and the status and scale subresources', () => {
+  it('has the printer columns ID, Kind, Ready, Replicas, Available, Demand, Profile, Weights, Problem, Scaling and Base (-o wide), Age and the status and scale subresources', () => {
     const v = modelCrd().spec.versions[0]!;
     expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual([
       'ID',
@@ -38,6 +38,7 @@ describe('Model CRD', () => {
       'Weights',
       'Problem',
       'Scaling',
+      'Base',
       'Age',
     ]);
     expect(v.subresources.status).toEqual({});
@@ -48,6 +49,16 @@ describe('Model CRD', () => {
 describe("parseModel (the local runtime's validator)", () => {
   it('accepts a valid chat model', () => {
     expect(parseModel(chatModel())).toMatchObject({ ok: true });
+  });
+
+  it('accepts an adapter Model (no engine: it runs on its base) and a base with engine.lora', () => {
+    const adapter = chatModel('tone', {
+      engine: undefined,
+      adapter: { base: 'llama', source: 'org/tone-lora' },
+    });
+    expect(parseModel(adapter)).toMatchObject({ ok: true });
+    const base = chatModel('llama', { engine: { type: 'vllm', lora: { maxLoras: 4 } } });
+    expect(parseModel(base)).toMatchObject({ ok: true });
   });
 
   it.each(invalidModels)('rejects $name', ({ spec, message }) => {

@@ -5,6 +5,7 @@
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { availabilities, modelKinds } from '../core/catalogue/entry.ts';
+import { adapterProperty, engineLoraProperty } from './crd-adapter.ts';
 import { aliasesProperty } from './crd-aliases.ts';
 import { engineScalingProperties } from './crd-scaling.ts';
 import { int, named, ref, type Schema, str } from './crd-schema.ts';
@@ -164,6 +165,7 @@ const engine: Schema = {
     },
     ...engineScalingProperties,
     ...engineWeightsProperties,
+    lora: engineLoraProperty,
     allowedMediaDomains: {
       type: 'array',
       maxItems: 64,
@@ -193,6 +195,7 @@ const spec: Schema = {
       maxLength: 256,
     }),
     engine,
+    adapter: adapterProperty,
     external: {
       type: 'object',
       description: 'An OpenAI-compatible engine that already runs elsewhere.',
@@ -352,6 +355,8 @@ export function modelCrd() {
               priority: 1,
             },
             { name: 'Scaling', type: 'string', jsonPath: '.status.autoscaling.reason', priority: 1 },
+            // An adapter Model (spec.adapter): the Model whose pods serve it.
+            { name: 'Base', type: 'string', jsonPath: '.spec.adapter.base', priority: 1 },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
           schema: {

@@ -71,6 +71,27 @@ export const invalidModels: InvalidCase[] = [
     message: 'set exactly one of spec.engine or spec.external',
   },
   {
+    name: 'an adapter with an engine of its own',
+    spec: { adapter: { base: 'llama', source: 'org/tone-lora' } },
+    message: "spec.adapter runs on its base's engine",
+  },
+  {
+    name: 'an embedding adapter',
+    spec: {
+      engine: undefined,
+      kind: 'embedding',
+      capabilities: {},
+      adapter: { base: 'llama', source: 'org/tone-lora' },
+      pricing: { USD: { input: '0.02' } },
+    },
+    message: 'spec.adapter (a LoRA adapter) applies to chat models only',
+  },
+  {
+    name: 'lora on an sglang engine',
+    spec: { engine: { type: 'sglang', lora: { maxLoras: 2 } } },
+    message: 'spec.engine.lora needs a vllm (or simulator) engine',
+  },
+  {
     name: 'lower-case currency',
     spec: { pricing: { usd: { input: '1' } } },
     message: 'spec.pricing keys are ISO 4217 currency codes',

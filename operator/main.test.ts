@@ -54,13 +54,14 @@ describe('operator/main.ts --runtime local', () => {
       const entries = await store.list();
       ids = entries.map((e) => e.id);
       if (
-        entries.length === 6 &&
+        entries.length === 7 &&
         entries.every((e) => e.availability === 'comingSoon' || e.endpoints.length > 0)
       )
         break;
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(ids).toEqual([
+      'Acme/Llama-3.1-8B-Support-Tone',
       'BAAI/bge-m3',
       'Black-Forest-Labs/FLUX.1-Kontext-dev',
       'DeepSeek-AI/DeepSeek-R1',
@@ -69,7 +70,17 @@ describe('operator/main.ts --runtime local', () => {
       'Wan-AI/Wan2.2-I2V-A14B',
     ]);
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
-    expect(await health.json()).toMatchObject({ ok: true, runtime: 'local', models: 6 });
+    expect(await health.json()).toMatchObject({ ok: true, runtime: 'local', models: 7 });
+    // The adapter is served by its base's engine, which now lists it under the base.
+    const tone = (await store.get('acme/llama-3.1-8b-support-tone'))!;
+    const base = (await store.get('meta-llama/llama-3.1-8b-instruct'))!;
+    expect(tone.endpoints.map((e) => e.url)).toEqual(base.endpoints.map((e) => e.url));
+    const listed = (await (await fetch(`${base.endpoints[0]!.url}/v1/models`)).json()) as {
+      data: { id: string; parent?: string }[];
+    };
+    expect(listed.data).toContainEqual(
+      expect.objectContaining({ id: tone.id, parent: 'Meta-Llama/Llama-3.1-8B-Instruct' }),
+    );
     const embed = (await store.get('baai/bge-m3'))!;
     const res = await fetch(`${embed.endpoints[0]!.url}/v1/embeddings`, {
       method: 'POST',

@@ -99,6 +99,23 @@ export const queueSpecSchema = z.strictObject({
   maxWaitSeconds: z.number().int().min(1).max(3_600).optional(),
 });
 
+/** vLLM's --max-loras / --max-lora-rank: memory reserved at start, so the base's owner sizes it. */
+export const loraSpecSchema = z.strictObject({
+  maxLoras: z.number().int().min(1).max(256).optional(),
+  maxLoraRank: z.number().int().min(1).max(512).optional(),
+});
+
+/** A Model served as a LoRA adapter on another Model's engine pods (operator/adapters/plan.ts). */
+export const adapterSpecSchema = z.strictObject({
+  /** metadata.name of the base Model, in the same namespace. */
+  base: z
+    .string()
+    .regex(/^[a-z]([-a-z0-9]*[a-z0-9])?$/)
+    .max(57),
+  /** vLLM's lora_path: a Hugging Face repo id or a path the base's engine can read. */
+  source: z.string().min(1).max(1024),
+});
+
 export const engineSpecSchema = z.strictObject({
   type: z.enum(engineTypes),
   image: z.string().min(1).optional(),
@@ -160,6 +177,8 @@ export const engineSpecSchema = z.strictObject({
     .array(z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name such as images.example.com'))
     .max(64)
     .optional(),
+  /** This engine hosts LoRA adapter Models (spec.adapter) loaded at runtime (operator/adapters/). */
+  lora: loraSpecSchema.optional(),
 });
 export type EngineSpec = z.infer<typeof engineSpecSchema>;
 
@@ -174,6 +193,7 @@ export const modelSpecSchema = z.strictObject({
   /** The name the engine answers to (`model` in requests); defaults to id. */
   servedName: z.string().min(1).max(256).optional(),
   engine: engineSpecSchema.optional(),
+  adapter: adapterSpecSchema.optional(),
   external: z
     .strictObject({
       url: z

@@ -27,7 +27,7 @@ export {
 } from './model-spec.ts';
 
 export interface Condition {
-  type: 'Ready' | 'Progressing' | 'Degraded' | 'Scaling' | 'WeightsCached';
+  type: 'Ready' | 'Progressing' | 'Degraded' | 'Scaling' | 'WeightsCached' | 'AdapterLoaded';
   status: 'True' | 'False' | 'Unknown';
   reason: string;
   message: string;

@@ -31,11 +31,27 @@ const videoPriced = pricedAs('perSecond', [...tokenFields, 'perImage']);
 
 export const specRules: ModelRule[] = [
   {
-    cel: "has(self.engine) != has(self.external) || (!has(self.engine) && has(self.availability) && self.availability == 'comingSoon')",
+    cel: "has(self.adapter) || has(self.engine) != has(self.external) || (!has(self.engine) && has(self.availability) && self.availability == 'comingSoon')",
     message: 'set exactly one of spec.engine or spec.external (a comingSoon model may have neither)',
     holds: (s) =>
+      s.adapter !== undefined ||
       (s.engine === undefined) !== (s.external === undefined) ||
       (s.engine === undefined && s.availability === 'comingSoon'),
+  },
+  {
+    cel: '!has(self.adapter) || (!has(self.engine) && !has(self.external))',
+    message: "spec.adapter runs on its base's engine: no spec.engine or spec.external of its own",
+    holds: (s) => s.adapter === undefined || (s.engine === undefined && s.external === undefined),
+  },
+  {
+    cel: "!has(self.adapter) || self.kind == 'chat'",
+    message: 'spec.adapter (a LoRA adapter) applies to chat models only',
+    holds: (s) => s.adapter === undefined || s.kind === 'chat',
+  },
+  {
+    cel: "!has(self.engine) || !has(self.engine.lora) || self.engine.type in ['vllm', 'simulator']",
+    message: 'spec.engine.lora needs a vllm (or simulator) engine: only they load adapters at runtime',
+    holds: (s) => s.engine?.lora === undefined || s.engine.type === 'vllm' || s.engine.type === 'simulator',
   },
   {
     cel: `!(self.kind in ['chat', 'embedding']) || ${tokenPriced.cel}`,

@@ -23,6 +23,8 @@ export interface SimContext {
   prefixCache: PrefixCache;
   files: FileStore;
   videos: VideoJobs;
+  /** LoRA adapters loaded at runtime (/v1/load_lora_adapter): name → the path it was loaded from. */
+  adapters: Map<string, string>;
   /** Adds what a handler parsed of a multipart body to the request's entry in `received()`. */
   noteForm(req: IncomingMessage, form: ReceivedForm): void;
 }

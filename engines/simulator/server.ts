@@ -4,6 +4,7 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { handleLoadLora, handleUnloadLora } from './adapters.ts';
 import { handleChat } from './chat/handler.ts';
 import { handleTokenize } from './chat/tokenize.ts';
 import type { ReceivedForm, RouteHandler, SimContext } from './context.ts';
@@ -56,6 +57,8 @@ export interface Simulator {
   received(): ReceivedRequest[];
   /** Every video job it holds, oldest first: how often each was created (replays) and polled, by whom. */
   videoJobs(): SimVideoJob[];
+  /** LoRA adapters loaded at runtime, name → path, in load order. */
+  adapters(): Map<string, string>;
   /** The KV-event publisher (--kv-events-endpoint), null when off: its bound url and replay url. */
   kvEvents: KvEventPublisher | null;
 }
@@ -71,7 +74,7 @@ export interface SimVideoJob {
 const RECEIVED_LIMIT = 200;
 
 /** The routes vLLM itself serves: their errors take vLLM's shape (http.ts errorBody). */
-const VLLM_ROUTES = /^\/(v1\/chat\/completions|v1\/embeddings|tokenize)$/;
+const VLLM_ROUTES = /^\/(v1\/chat\/completions|v1\/embeddings|tokenize|v1\/(un)?load_lora_adapter)$/;
 
 // vLLM's fields (root: the weights it loaded; one permission entry), owned by the simulator.
 const modelEntry = (ctx: SimContext, id: string) => ({
@@ -100,8 +103,19 @@ const modelEntry = (ctx: SimContext, id: string) => ({
   ],
 });
 
+// A loaded adapter is listed as vLLM lists one: root its path, parent the base (the first model).
+const adapterEntry = (ctx: SimContext, name: string, path: string) => ({
+  ...modelEntry(ctx, name),
+  root: path,
+  parent: ctx.options.models[0] ?? null,
+});
+
 const handleModels: RouteHandler = async (ctx, _req, res) => {
-  sendJson(res, 200, { object: 'list', data: ctx.options.models.map((id) => modelEntry(ctx, id)) });
+  const adapters = [...ctx.adapters].map(([name, path]) => adapterEntry(ctx, name, path));
+  sendJson(res, 200, {
+    object: 'list',
+    data: [...ctx.options.models.map((id) => modelEntry(ctx, id)), ...adapters],
+  });
 };
 
 // Any id is served (the simulator accepts every model); ids may contain '/'.
@@ -129,6 +143,8 @@ const routes: Array<{ method: string; path: RegExp; handler: RouteHandler }> = [
   { method: 'GET', path: /^\/v1\/videos\/(?<id>[^/]+)\/content$/, handler: handleVideoContent },
   { method: 'GET', path: /^\/v1\/models$/, handler: handleModels },
   { method: 'GET', path: /^\/v1\/models\/(?<id>.+)$/, handler: handleModel },
+  { method: 'POST', path: /^\/v1\/load_lora_adapter$/, handler: handleLoadLora },
+  { method: 'POST', path: /^\/v1\/unload_lora_adapter$/, handler: handleUnloadLora },
   { method: 'GET', path: /^\/files\/(?<name>[0-9a-f]+\.[a-z0-9]+)$/, handler: handleFile },
   {
     // vLLM's (dev mode): empties the prefix cache, published as AllBlocksCleared.
@@ -186,6 +202,7 @@ export async function startSimulator(
     ),
     files: new FileStore(),
     videos: new VideoJobs(),
+    adapters: new Map(),
     noteForm: (req, form) => {
       const entry = entries.get(req);
       if (entry !== undefined) entry.form = form;
@@ -287,6 +304,7 @@ export async function startSimulator(
     },
     inFlight: () => inFlight,
     kvEvents,
+    adapters: () => new Map(ctx.adapters),
     setOptions(partial) {
       const next = { ...options, ...partial };
       validateOptions(next);

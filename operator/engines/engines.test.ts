@@ -52,6 +52,18 @@ describe('engine pod templates', () => {
     expect(args.filter((a) => a === '--tool-call-parser')).toHaveLength(1);
   });
 
+  it('vLLM: a base of adapter Models (engine.lora) loads LoRAs at runtime; without it, no LoRA flags', () => {
+    const plain = spec({ type: 'vllm' });
+    const c = engineTemplate(plain, plain.engine).container;
+    expect(c.args).not.toContain('--enable-lora');
+    expect(c.env?.map((e) => e.name)).not.toContain('VLLM_ALLOW_RUNTIME_LORA_UPDATING');
+    const base = spec({ type: 'vllm', lora: { maxLoras: 4, maxLoraRank: 16 } });
+    const b = engineTemplate(base, base.engine).container;
+    const at = b.args?.indexOf('--enable-lora') ?? -1;
+    expect(b.args?.slice(at, at + 5)).toEqual(['--enable-lora', '--max-loras', '4', '--max-lora-rank', '16']);
+    expect(b.env).toContainEqual({ name: 'VLLM_ALLOW_RUNTIME_LORA_UPDATING', value: 'True' });
+  });
+
   it.each([
     ['sglang', '--served-model-name', '/health'],
     ['tei', '--served-model-name', '/health'],

@@ -30,11 +30,22 @@ export function vllmTemplate(input: EngineInput): EngineTemplate {
   const domains = input.engine.allowedMediaDomains ?? [];
   if (domains.length > 0 && !hasFlag(user, '--allowed-media-domains'))
     args.push('--allowed-media-domains', ...domains);
+  // A base of adapter Models (spec.engine.lora, explicit rather than inferred from adapters naming
+  // it: these flags restart the pods and reserve GPU memory, so an adapter's author must not
+  // trigger them). Runtime loading is what lets an adapter come and go without a restart.
+  const lora = input.engine.lora;
+  if (lora && !hasFlag(user, '--enable-lora')) {
+    args.push('--enable-lora');
+    if (lora.maxLoras !== undefined) args.push('--max-loras', String(lora.maxLoras));
+    if (lora.maxLoraRank !== undefined) args.push('--max-lora-rank', String(lora.maxLoraRank));
+  }
   const { container, volumes } = gpuServerTemplate(input, {
     image: input.engine.image ?? vllmDefaults.image,
     args,
   });
   if (!(container.env ?? []).some((e) => e.name === 'VLLM_MEDIA_URL_ALLOW_REDIRECTS'))
     container.env = [...(container.env ?? []), { name: 'VLLM_MEDIA_URL_ALLOW_REDIRECTS', value: '0' }];
+  if (lora)
+    container.env = [...(container.env ?? []), { name: 'VLLM_ALLOW_RUNTIME_LORA_UPDATING', value: 'True' }];
   return { container, volumes };
 }

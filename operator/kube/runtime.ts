@@ -13,8 +13,8 @@ import type {
   V1Pod,
   V1Service,
 } from '@kubernetes/client-node';
-import { type NameClaim, takenAliases } from '../../core/catalogue/aliases.ts';
 import { catalogueKey } from '../../core/catalogue/entry.ts';
+import { adaptersOf, completeAdapterPlan } from '../adapters/reconcile.ts';
 import { applyPlan } from '../apply.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
 import { readyEndpoints } from '../entry.ts';
@@ -30,6 +30,7 @@ import { markDeletionCosts } from './deletion-cost.ts';
 import { ResilientInformer } from './informer.ts';
 import { LeaderElector } from './leader.ts';
 import type { LeaseTimings } from './leadership.ts';
+import { aliasesTaken, idOwner } from './name-claims.ts';
 import { ScaleWriter } from './scale-fence.ts';
 
 export interface KubernetesRuntimeOptions {
@@ -89,7 +90,11 @@ export class KubernetesRuntime implements Runtime {
       obj: { metadata?: { name?: string; namespace?: string } },
       name?: string | null,
     ) => {
-      if (name) this.queue.add(`${obj.metadata?.namespace ?? ''}/${name}`);
+      if (!name) return;
+      this.queue.add(`${obj.metadata?.namespace ?? ''}/${name}`);
+      // Adapters of this Model follow its pods (operator/adapters/): a new pod needs them loaded.
+      for (const a of adaptersOf(this.models.list(obj.metadata?.namespace), name))
+        this.queue.add(modelKey(a));
     };
     this.models = new ResilientInformer<KubeModel>(kube, {
       name: 'models',
@@ -100,7 +105,7 @@ export class KubernetesRuntime implements Runtime {
       onError,
       ...backoff,
       onChange: (model, event) => {
-        this.queue.add(modelKey(model));
+        enqueueOwner(model, model.metadata.name);
         // A deleted Model may free an id a duplicate was waiting for.
         if (event === 'delete') this.enqueueSameId(model);
         // Any Model's id or aliases may take or free an alias of another: re-plan those with aliases.
@@ -316,30 +321,6 @@ export class KubernetesRuntime implements Runtime {
     for (const m of this.models.list()) if (catalogueKey(m.spec.id) === id) this.queue.add(modelKey(m));
   }
 
-  /** The oldest live Model with this id owns it; returns that owner when it is not `model`. */
-  private idOwner(model: Model): string | undefined {
-    const id = catalogueKey(model.spec.id);
-    const created = (m: Model) => new Date(m.metadata.creationTimestamp ?? 0).getTime();
-    const rivals = this.models
-      .list()
-      .filter((m) => catalogueKey(m.spec.id) === id && !m.metadata.deletionTimestamp)
-      .sort((a, b) => created(a) - created(b) || modelKey(a).localeCompare(modelKey(b)));
-    const owner = rivals[0];
-    return owner && modelKey(owner) !== modelKey(model) ? modelSource(owner) : undefined;
-  }
-
-  /** Aliases of this Model an older Model holds, or another Model's id (the newer Model yields). */
-  private aliasesTaken(model: Model): NameClaim[] {
-    if (!model.spec.aliases?.length) return [];
-    const created = (m: Model) => new Date(m.metadata.creationTimestamp ?? 0).getTime();
-    const named = (m: Model) => ({ source: modelSource(m), id: m.spec.id, aliases: m.spec.aliases ?? [] });
-    const live = this.models.list().filter((m) => !m.metadata.deletionTimestamp);
-    const earlier = live.filter(
-      (m) => created(m) < created(model) || (created(m) === created(model) && modelKey(m) < modelKey(model)),
-    );
-    return takenAliases(named(model), earlier.map(named), live.map(named));
-  }
-
   private async reconcile(key: string): Promise<void> {
     if (!this.leader.isLeader || !this.cachesSynced) return;
     const [namespace, name] = key.split('/') as [string, string];
@@ -352,14 +333,15 @@ export class KubernetesRuntime implements Runtime {
     const end = this.deps.metrics?.reconcileSeconds.startTimer();
     const owned = ownedName(model);
     try {
-      const plan = planModel(
+      const base = model.spec.adapter && this.models.get(model.spec.adapter.base, namespace);
+      const planned = planModel(
         model,
         {
           deployment: this.deployments.get(owned, namespace) ?? null,
           serviceExists: this.services.get(owned, namespace) !== undefined,
           endpointSlices: this.slicesOf(model),
-          idClaimedBy: model.metadata.deletionTimestamp ? undefined : this.idOwner(model),
-          aliasesTaken: this.aliasesTaken(model),
+          idClaimedBy: model.metadata.deletionTimestamp ? undefined : idOwner(model, this.models.list()),
+          aliasesTaken: aliasesTaken(model, this.models.list()),
           now: new Date().toISOString(),
           autoscaling: this.scaling.get(key),
           pods: this.pods.list(namespace).filter((p) => p.metadata?.labels?.[MODEL_LABEL] === name),
@@ -369,6 +351,14 @@ export class KubernetesRuntime implements Runtime {
           },
         },
         this.options.fleet ?? emptyFleet,
+      );
+      const urls = base ? readyEndpoints(this.slicesOf(base)) : [];
+      const plan = await completeAdapterPlan(
+        model,
+        planned,
+        base || undefined,
+        urls,
+        new Date().toISOString(),
       );
       const result = await applyPlan(model, plan, { kube: this.kube, catalogue: this.deps.catalogue });
       if (result.catalogueChanged) this.deps.metrics?.catalogueWrites.inc();

@@ -8,6 +8,7 @@ import { join, relative } from 'node:path';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import type { NameClaim } from '../../core/catalogue/aliases.ts';
+import { completeAdapterPlan } from '../adapters/reconcile.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
 import { type Model, type ModelStatus, parseModel } from '../model.ts';
 import { desiredReplicas } from '../objects.ts';
@@ -325,7 +326,7 @@ export class LocalRuntime implements Runtime {
       ],
     }));
     const model = { ...m.model, status: m.status };
-    const plan = planModel(model, {
+    const planned = planModel(model, {
       deployment: null,
       serviceExists: false,
       endpointSlices: slices,
@@ -334,6 +335,12 @@ export class LocalRuntime implements Runtime {
       autoscaling: this.scaling.get(file),
       aliasesTaken: this.aliasesTaken.get(file) ?? [],
     });
+    // An adapter Model is loaded on its base's ready processes (operator/adapters/), by metadata.name.
+    const name = m.model.metadata.name;
+    const base = [...this.models.values()].find((b) => b.model.metadata.name === m.model.spec.adapter?.base);
+    const urls = base?.processes.filter((p) => p.ready).map((p) => p.url) ?? [];
+    const plan = await completeAdapterPlan(model, planned, base?.model, urls, new Date().toISOString());
+    for (const a of this.models.values()) if (a.model.spec.adapter?.base === name) this.queue.add(a.file);
     const action = plan.catalogue;
     let changed = false;
     if (action.action === 'put') changed = await this.deps.catalogue.put(action.entry);
@@ -361,6 +368,8 @@ export class LocalRuntime implements Runtime {
     if (!m) return;
     this.models.delete(file);
     this.scaling.delete(file);
+    for (const a of this.models.values())
+      if (a.model.spec.adapter?.base === m.model.metadata.name) this.queue.add(a.file);
     await Promise.all([...m.processes, ...m.outgoing].map((p) => p.stop()));
     if (await this.deps.catalogue.remove(m.model.spec.id, m.source)) this.deps.metrics?.catalogueWrites.inc();
     this.deps.log.info({ file: m.source, id: m.model.spec.id }, 'model file removed; engine stopped');

@@ -93,6 +93,13 @@ describe('helm lint and template', () => {
         .filter((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'mp-modelplane-engines')
         .map((o) => o.metadata.namespace),
     ).toEqual(['modelplane', 'models']);
+    // The proxy calls engines; the operator loads LoRA adapters onto them (docs/models.md#adapters).
+    expect(
+      find(allOn, 'NetworkPolicy', 'mp-modelplane-engines').spec.ingress[0].from.map(
+        (p: { podSelector: { matchLabels: Record<string, string> } }) =>
+          p.podSelector.matchLabels['app.kubernetes.io/component'],
+      ),
+    ).toEqual(['proxy', 'operator']);
     expect(allOn.filter((o) => o.kind === 'ServiceMonitor').map((o) => o.metadata.name)).toEqual([
       'mp-modelplane-proxy',
       'mp-modelplane-operator',

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
+import { applyLoads, loadedAdapters } from './apply.ts';
+import { type BasePod, planAdapter } from './plan.ts';
+
+let a: Simulator;
+let b: Simulator;
+beforeAll(async () => {
+  a = await startSimulator({ models: ['llama'] });
+  b = await startSimulator({ models: ['llama'] });
+});
+afterAll(async () => {
+  await a.close();
+  await b.close();
+});
+
+const spec = { base: 'llama', source: '/adapters/tone' };
+const observe = async (sims: Simulator[]): Promise<BasePod[]> =>
+  Promise.all(
+    sims.map(async (s, i) => ({
+      name: `pod-${i}`,
+      url: s.url,
+      ready: true,
+      terminating: false,
+      loaded: await loadedAdapters(s.url),
+    })),
+  );
+
+describe('adapter apply against the simulator', () => {
+  it('loads on every base pod, after which the plan reports it held everywhere and loads nothing', async () => {
+    const first = planAdapter('tone', spec, {
+      exists: true,
+      runtimeLoading: true,
+      pods: await observe([a, b]),
+    });
+    expect(first.load).toHaveLength(2);
+    expect(await applyLoads(first.load)).toEqual(new Map());
+    expect(a.adapters().get('tone')).toBe('/adapters/tone');
+
+    const second = planAdapter('tone', spec, {
+      exists: true,
+      runtimeLoading: true,
+      pods: await observe([a, b]),
+    });
+    expect(second).toMatchObject({ load: [], holders: ['pod-0', 'pod-1'], condition: { reason: 'Loaded' } });
+  });
+
+  it('treats an already-loaded answer as held and reports an unreachable pod as a failure', async () => {
+    const again = await applyLoads([
+      { pod: 'pod-0', url: a.url, body: { lora_name: 'tone', lora_path: '/adapters/tone' } },
+    ]);
+    expect(again).toEqual(new Map());
+    const closed = await startSimulator({ models: ['llama'] });
+    const url = closed.url;
+    await closed.close();
+    const failures = await applyLoads([{ pod: 'gone', url, body: { lora_name: 'tone', lora_path: 'x' } }]);
+    expect([...failures.keys()]).toEqual(['gone']);
+  });
+});

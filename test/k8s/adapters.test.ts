@@ -1,0 +1,165 @@
+// An adapter Model (spec.adapter) on a real kube-apiserver: its conditions while the base is
+// missing or cannot load adapters, then loaded at runtime on every ready base engine and catalogued
+// under its own id and prices with those engines as its endpoints. No kubelet here: the base's
+// EndpointSlices name two loopback simulators, which serve vLLM's runtime LoRA routes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CatalogueStore } from '../../core/catalogue/store.ts';
+import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
+import { loadedAdapters } from '../../operator/adapters/apply.ts';
+import { chatModel } from '../../operator/fixtures.ts';
+import type { Model } from '../../operator/model.ts';
+import { startRedis, type TestRedis } from '../helpers/redis.ts';
+import { startCluster, type TestCluster } from './cluster.ts';
+import {
+  apis,
+  createModel,
+  modelRef,
+  type OperatorReplica,
+  readModel,
+  readySlice,
+  startOperator,
+  waitUntil,
+} from './helpers.ts';
+
+let cluster: TestCluster;
+let redis: TestRedis;
+let store: CatalogueStore;
+let sims: Simulator[];
+let operator: OperatorReplica;
+const BASE_ID = 'Meta-Llama/Llama-3.1-8B-Instruct';
+const ADAPTER_ID = 'acme/llama-tone';
+
+beforeAll(async () => {
+  let a: Simulator;
+  let b: Simulator;
+  [cluster, redis, a, b] = await Promise.all([
+    startCluster(),
+    startRedis(),
+    startSimulator({ models: [BASE_ID], host: '127.0.0.1' }),
+    startSimulator({ models: [BASE_ID], host: '127.0.0.1' }),
+  ]);
+  sims = [a, b];
+  store = new CatalogueStore(redis.client());
+  operator = await startOperator(cluster, redis.client(), 'op-adapters');
+  await waitUntil('the operator to lead', async () => operator.runtime.leader.isLeader);
+}, 900_000);
+
+afterAll(async () => {
+  await operator?.stop();
+  await Promise.all([cluster?.stop(), redis?.stop(), ...(sims ?? []).map((s) => s.close())]);
+});
+
+const adapterCondition = async (name: string, reason: string) =>
+  waitUntil(`${name}: AdapterLoaded ${reason}`, async () => {
+    const m = await readModel(cluster, name);
+    return m.status?.conditions?.find((c) => c.type === 'AdapterLoaded' && c.reason === reason)
+      ? m
+      : undefined;
+  });
+
+describe('an adapter Model on a real kube-apiserver', () => {
+  it('with its base missing: AdapterLoaded False BaseMissing, Ready False, Degraded, catalogued with no endpoint', async () => {
+    await createModel(
+      cluster,
+      chatModel('tone', {
+        id: ADAPTER_ID,
+        engine: undefined,
+        adapter: { base: 'llama', source: '/adapters/tone' },
+        pricing: { USD: { input: '0.30', output: '1.20' } },
+      }),
+    );
+    const m = await adapterCondition('tone', 'BaseMissing');
+    const byType = (t: string) => m.status?.conditions?.find((c) => c.type === t);
+    expect(byType('AdapterLoaded')).toMatchObject({
+      status: 'False',
+      message: 'base model llama does not exist',
+    });
+    expect(byType('Ready')).toMatchObject({ status: 'False', reason: 'BaseMissing' });
+    expect(byType('Degraded')).toMatchObject({ status: 'True', reason: 'BaseMissing' });
+    // No Deployment or Service of its own.
+    await expect(
+      apis(cluster).apps.readNamespacedDeployment({ name: 'model-tone', namespace: 'default' }),
+    ).rejects.toThrow();
+    const entry = await waitUntil('catalogued', () => store.get(ADAPTER_ID));
+    expect(entry.endpoints).toEqual([]);
+  });
+
+  it('with a base whose engine has no lora: BaseCannotLoadAdapters, nothing loaded', async () => {
+    await createModel(cluster, chatModel('llama', { engine: { type: 'simulator' } }));
+    const { discovery } = apis(cluster);
+    const [a, b] = sims as [Simulator, Simulator];
+    await discovery.createNamespacedEndpointSlice({
+      namespace: 'default',
+      body: readySlice('model-llama', a.port),
+    });
+    const second = readySlice('model-llama', b.port);
+    second.metadata!.name = 'model-llama-test-2';
+    await discovery.createNamespacedEndpointSlice({ namespace: 'default', body: second });
+    await adapterCondition('tone', 'BaseCannotLoadAdapters');
+    expect(await loadedAdapters(a.url)).toEqual([]);
+  });
+
+  it('once the base allows runtime loading: loaded on both base engines, catalogued under its own id, prices and endpoints', async () => {
+    await apis(cluster).custom.patchNamespacedCustomObject({
+      ...modelRef('llama'),
+      body: [{ op: 'add', path: '/spec/engine/lora', value: { maxLoras: 4 } }],
+    });
+    const m: Model = await adapterCondition('tone', 'Loaded');
+    expect(m.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'True',
+      reason: 'AdapterLoaded',
+    });
+    expect(m.status?.readyReplicas).toBe(2);
+    for (const s of sims) expect(await loadedAdapters(s.url)).toEqual([ADAPTER_ID]);
+    const entry = await waitUntil('catalogued on both engines', async () => {
+      const e = await store.get(ADAPTER_ID);
+      return e && e.endpoints.length === 2 ? e : undefined;
+    });
+    expect(entry.endpoints.map((e) => e.url).sort()).toEqual(sims.map((s) => s.url).sort());
+    expect(entry.pricing.USD).toMatchObject({ input: '0.30', output: '1.20' });
+    expect(entry.source).toBe('Model/default/tone');
+    // The engine answers under the adapter's name, which is what the proxy sends as `model`.
+    const res = await fetch(`${sims[0]!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: ADAPTER_ID, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }),
+    });
+    expect(res.status).toBe(200);
+  });
+
+  it('an engine that restarted without the adapter gets it again when its pod comes back', async () => {
+    const [a] = sims as [Simulator];
+    // What a restarted engine looks like from outside: it lists no adapter.
+    await fetch(`${a.url}/v1/unload_lora_adapter`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ lora_name: ADAPTER_ID }),
+    });
+    expect(await loadedAdapters(a.url)).toEqual([]);
+    // ...and its pod going not ready and ready again rewrites the base's slice.
+    const { discovery } = apis(cluster);
+    const flip = async (ready: boolean) =>
+      discovery.patchNamespacedEndpointSlice({
+        name: 'model-llama-test',
+        namespace: 'default',
+        body: [{ op: 'replace', path: '/endpoints/0/conditions/ready', value: ready }],
+      });
+    await flip(false);
+    await waitUntil('the adapter published on one engine', async () => {
+      const e = await store.get(ADAPTER_ID);
+      return e && e.endpoints.length === 1 ? e : undefined;
+    });
+    await flip(true);
+    await waitUntil('reloaded on the engine that came back', async () => {
+      const held = await loadedAdapters(a.url);
+      const e = await store.get(ADAPTER_ID);
+      return held.includes(ADAPTER_ID) && e?.endpoints.length === 2;
+    });
+  });
+
+  it('deleting the adapter Model removes its catalogue entry and leaves the base', async () => {
+    await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('tone'));
+    await waitUntil('entry removed', async () => !(await store.get(ADAPTER_ID)));
+    expect(await store.get(BASE_ID.toLowerCase())).toBeTruthy();
+  });
+});
