@@ -2,10 +2,11 @@
 // import" table between the top-level folders (tests and benchmarks may import anything), no import
 // circle anywhere, and the proxy's rooms (routes declare and parse; a call's money is
 // proxy/calls/ and proxy/billing/ only).
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FAULTS } from '../../proxy/faults/faults.ts';
+import { SLOW_FIRST } from '../slow-first.ts';
 import { importCircles, importGraph, sourceFiles } from './imports.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -234,5 +235,9 @@ describe('layout', () => {
       .filter(([f, deps]) => !isTest(f) && deps.includes('proxy/media-urls.ts'))
       .map(([f]) => f);
     expect(policyUsers).toEqual([door]);
+  });
+
+  it('the slow-first test order names only test files that exist', () => {
+    for (const name of SLOW_FIRST) expect(existsSync(`${root}${name}`), name).toBe(true);
   });
 });
