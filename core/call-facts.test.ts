@@ -5,6 +5,7 @@ import { redisForFile } from '../test/helpers/redis-per-file.ts';
 import {
   callFacts,
   FACT_TTL_MS,
+  keysLastUsed,
   REFUSED_KEPT,
   recordCallFact,
   recordRefused,
@@ -16,18 +17,28 @@ const r = redisForFile();
 
 describe('call facts', () => {
   it("a call's facts by request id, expiring; an unknown id is absent", async () => {
-    await recordCallFact(r.redis, 'acf1', 'req_a', {
-      status: 200,
-      latencyMs: 812,
-      ttftMs: 95,
-      finishReason: 'stop',
-    });
-    await recordCallFact(r.redis, 'acf1', 'req_b', {
-      status: 499,
-      latencyMs: 40,
-      ttftMs: null,
-      finishReason: null,
-    });
+    await recordCallFact(
+      r.redis,
+      'acf1',
+      { requestId: 'req_a', keyId: 'k1' },
+      {
+        status: 200,
+        latencyMs: 812,
+        ttftMs: 95,
+        finishReason: 'stop',
+      },
+    );
+    await recordCallFact(
+      r.redis,
+      'acf1',
+      { requestId: 'req_b', keyId: 'k2' },
+      {
+        status: 499,
+        latencyMs: 40,
+        ttftMs: null,
+        finishReason: null,
+      },
+    );
     const got = await callFacts(r.redis, 'acf1', ['req_a', 'req_b', 'req_none', 'req_a']);
     expect(Object.fromEntries(got)).toEqual({
       req_a: { status: 200, latencyMs: 812, ttftMs: 95, finishReason: 'stop' },
@@ -36,6 +47,9 @@ describe('call facts', () => {
     const ttl = await r.redis.pttl(accountKeys('acf1').callFact('req_a'));
     expect(ttl).toBeGreaterThan(FACT_TTL_MS - 60_000);
     expect(ttl).toBeLessThanOrEqual(FACT_TTL_MS);
+    // Each key's last use, for the key table.
+    expect([...(await keysLastUsed(r.redis, 'acf1')).keys()].sort()).toEqual(['k1', 'k2']);
+    expect(Math.abs((await keysLastUsed(r.redis, 'acf1')).get('k1')! - Date.now())).toBeLessThan(60_000);
     // Another account's facts are not this one's.
     expect((await callFacts(r.redis, 'acf2', ['req_a'])).size).toBe(0);
     expect((await callFacts(r.redis, 'acf1', [])).size).toBe(0);

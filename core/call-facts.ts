@@ -45,14 +45,20 @@ export interface RefusedCall {
   route: string;
 }
 
+/** A delivered call's facts, and its key's last use (one round trip: the keys share a slot). */
 export async function recordCallFact(
   redis: Redis,
   accountId: string,
-  requestId: string,
+  call: { requestId: string; keyId: string },
   f: CallFact,
 ): Promise<void> {
+  const k = accountKeys(accountId);
   const value = JSON.stringify({ s: f.status, l: f.latencyMs, t: f.ttftMs, f: f.finishReason });
-  await redis.set(accountKeys(accountId).callFact(requestId), value, 'PX', FACT_TTL_MS);
+  await redis
+    .multi()
+    .set(k.callFact(call.requestId), value, 'PX', FACT_TTL_MS)
+    .hset(k.keyLastUsed, call.keyId, String(Date.now()))
+    .exec();
 }
 
 export async function recordRefused(
@@ -60,17 +66,25 @@ export async function recordRefused(
   accountId: string,
   r: Omit<RefusedCall, 'atMs'>,
 ): Promise<void> {
-  const key = accountKeys(accountId).refused;
+  const k = accountKeys(accountId);
+  const key = k.refused;
   const fields = ['req', r.requestId, 'st', String(r.status), 'code', r.code, 'lat', String(r.latencyMs)];
   fields.push('route', r.route);
   if (r.keyId !== null) fields.push('key', r.keyId);
   if (r.model !== null) fields.push('model', r.model);
   // One slot: on Redis Cluster too the two go in one round trip.
-  await redis
+  const m = redis
     .multi()
     .xadd(key, 'MAXLEN', '~', REFUSED_KEPT, '*', ...fields)
-    .pexpire(key, FACT_TTL_MS)
-    .exec();
+    .pexpire(key, FACT_TTL_MS);
+  if (r.keyId !== null) m.hset(k.keyLastUsed, r.keyId, String(Date.now()));
+  await m.exec();
+}
+
+/** When each key of the account last made a call (ms), delivered or refused; a key never used is absent. */
+export async function keysLastUsed(redis: Redis, accountId: string): Promise<Map<string, number>> {
+  const all = await redis.hgetall(accountKeys(accountId).keyLastUsed);
+  return new Map(Object.entries(all).map(([keyId, ms]) => [keyId, Number(ms)]));
 }
 
 /** The facts of these calls that are still kept (a call without any is absent). */

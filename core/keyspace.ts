@@ -85,6 +85,8 @@ export const accountKeys = (accountId: string) => {
     callFact: (requestId: string) => `${t}:fact:${requestId}`,
     /** stream of calls refused at the door (capped, expiring; core/call-facts.ts): nothing charged */
     refused: `${t}:refused`,
+    /** hash keyId → ms of the key's last call, delivered or refused (core/call-facts.ts) */
+    keyLastUsed: `${t}:key-last-used`,
   };
 };
 

@@ -82,11 +82,16 @@ function record(redis: Redis, request: FastifyRequest, reply: FastifyReply): voi
           model: namedModel(request.body),
           route: request.routeOptions.url ?? '',
         })
-      : recordCallFact(redis, principal.accountId, request.id, {
-          status,
-          latencyMs,
-          ttftMs: request.callTtftMs,
-          finishReason: request.callFinish,
-        });
+      : recordCallFact(
+          redis,
+          principal.accountId,
+          { requestId: request.id, keyId: principal.keyId },
+          {
+            status,
+            latencyMs,
+            ttftMs: request.callTtftMs,
+            finishReason: request.callFinish,
+          },
+        );
   written.catch((err: unknown) => request.log.warn({ err }, 'could not record the call for the console'));
 }
