@@ -68,7 +68,10 @@ export function ApiManagement({ me }: { me: Me }) {
         </button>
       </div>
       <ErrorLine error={error} />
-      <ScrollTable head={['Name', 'Key', 'Created Date', 'Actions']} id="keys-table">
+      <ScrollTable
+        head={['Name', 'Key', 'Created Date', 'Last Used', 'This Month', 'Actions']}
+        id="keys-table"
+      >
         {(keys ?? []).map((k) => (
           <tr key={k.id} data-key-id={k.id}>
             <td>
@@ -84,6 +87,10 @@ export function ApiManagement({ me }: { me: Me }) {
               <code className="masked">{k.key}</code>
             </td>
             <td>{date(k.createdAt)}</td>
+            <td data-testid="last-used">{k.lastUsedAt ? date(k.lastUsedAt) : 'Never'}</td>
+            <td data-testid="month-spend" className="num">
+              {money(k.monthSpend ?? '0', currency)}
+            </td>
             <td className="actions">
               {/* Members act only on keys they made (docs/security.md "Roles"); the server enforces it. */}
               {(owner || k.mine) && (
@@ -125,6 +132,11 @@ export function ApiManagement({ me }: { me: Me }) {
           </tr>
         ))}
       </ScrollTable>
+      {keys === null && !error && (
+        <p className="muted" data-testid="keys-loading">
+          Loading…
+        </p>
+      )}
       {keys !== null && keys.length === 0 && <p>No active keys. Generate one to call the API.</p>}
 
       <Snippets base={me.apiBaseUrl} />
