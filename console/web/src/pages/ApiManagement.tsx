@@ -5,7 +5,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { ApiError, api, type KeyRow, type Me } from '../api.ts';
 import { CopyButton } from '../copy.tsx';
 import { Dialog } from '../Dialog.tsx';
-import { date, money } from '../format.ts';
+import { date, decimalsOf, money } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { navigate } from '../router.tsx';
 import { Snippets } from '../Snippets.tsx';
@@ -30,6 +30,8 @@ export function ApiManagement({ me }: { me: Me }) {
   const reload = useCallback(async () => setKeys(await api.keys()), []);
   const currency = me.account.currency;
   const owner = me.account.role === 'owner';
+  /** One number of decimals for the month's spends: enough for the smallest (a cent's fraction too). */
+  const spendPlaces = decimalsOf((keys ?? []).map((k) => k.monthSpend));
 
   useEffect(() => {
     void (async () => {
@@ -89,7 +91,7 @@ export function ApiManagement({ me }: { me: Me }) {
             <td>{date(k.createdAt)}</td>
             <td data-testid="last-used">{k.lastUsedAt ? date(k.lastUsedAt) : 'Never'}</td>
             <td data-testid="month-spend" className="num">
-              {money(k.monthSpend ?? '0', currency)}
+              {money(k.monthSpend ?? '0', currency, spendPlaces)}
             </td>
             <td className="actions">
               {/* Members act only on keys they made (docs/security.md "Roles"); the server enforces it. */}
