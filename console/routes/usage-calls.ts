@@ -54,6 +54,14 @@ const refusal = z.object({
   cost: z.literal('0').describe('A refused call is never charged'),
 });
 
+/** A query's range: to defaults to now, from to 30 days before it; from after to is refused. */
+function rangeOf(q: { from?: number | undefined; to?: number | undefined }): { from: number; to: number } {
+  const to = q.to ?? Date.now();
+  const from = q.from ?? to - 30 * DAY_MS;
+  if (from > to) throw new ApiError('invalid_request', '`from` must not be after `to`', { param: 'from' });
+  return { from, to };
+}
+
 const requestParams = z.object({
   requestId: z
     .string()
@@ -180,10 +188,7 @@ export async function usageCallsRoutes(
       const journal = journalOrRefuse();
       const accountId = request.session!.accountId;
       const q = request.query as z.infer<typeof callsQuery>;
-      const to = q.to ?? Date.now();
-      const from = q.from ?? to - 30 * DAY_MS;
-      if (from > to)
-        throw new ApiError('invalid_request', '`from` must not be after `to`', { param: 'from' });
+      const { from, to } = rangeOf(q);
       const cursor = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
       if (cursor === null)
         throw new ApiError(
@@ -236,10 +241,7 @@ export async function usageCallsRoutes(
     async (request) => {
       const accountId = request.session!.accountId;
       const q = request.query as z.infer<typeof refusedQuery>;
-      const to = q.to ?? Date.now();
-      const from = q.from ?? to - 30 * DAY_MS;
-      if (from > to)
-        throw new ApiError('invalid_request', '`from` must not be after `to`', { param: 'from' });
+      const { from, to } = rangeOf(q);
       const [found, keys] = await Promise.all([
         refusedCalls(d.redis, accountId, {
           fromMs: from,

@@ -709,6 +709,38 @@ describe('Team', () => {
   }, 120_000);
 });
 
+/** A call as the proxy settles it (a hold, then its charge with the call's usage); its request id. */
+async function settleCall(
+  metering: Metering,
+  accountId: string,
+  keyId: string,
+  cost: number,
+): Promise<string> {
+  const requestId = newRequestId();
+  await metering.reserve({
+    accountId,
+    holdId: requestId,
+    min: 1,
+    max: 10_000_000,
+    ttlMs: 60_000,
+  });
+  await metering.settle({
+    accountId,
+    holdId: requestId,
+    cost,
+    usage: {
+      keyId,
+      model: 'Org/Chat-1',
+      kind: 'chat',
+      inputTokens: 12,
+      cachedTokens: 4,
+      outputTokens: 3,
+      requestId,
+    },
+  });
+  return requestId;
+}
+
 describe('Usage calls one by one (the durable journal)', () => {
   // A console with a journal on a real PostgreSQL (the platform above runs without one, as the
   // page must too): calls settled and refunded as the proxy and the video worker write them.
@@ -731,31 +763,7 @@ describe('Usage calls one by one (the durable journal)', () => {
     await metering.topUp({ accountId: owner.accountId, topUpId: 'seed', amount: 5_000_000_000 });
     const { key: kept } = await c.keys.create(owner.accountId, { name: 'kept key', createdBy: owner.userId });
     const { key: gone } = await c.keys.create(owner.accountId, { name: 'gone key', createdBy: owner.userId });
-    const settle = async (keyId: string, cost: number) => {
-      const requestId = newRequestId();
-      await metering.reserve({
-        accountId: owner.accountId,
-        holdId: requestId,
-        min: 1,
-        max: 10_000_000,
-        ttlMs: 60_000,
-      });
-      await metering.settle({
-        accountId: owner.accountId,
-        holdId: requestId,
-        cost,
-        usage: {
-          keyId,
-          model: 'Org/Chat-1',
-          kind: 'chat',
-          inputTokens: 12,
-          cachedTokens: 4,
-          outputTokens: 3,
-          requestId,
-        },
-      });
-      return requestId;
-    };
+    const settle = (keyId: string, cost: number) => settleCall(metering, owner.accountId, keyId, cost);
     const goneCall = await settle(gone.id, 2_500_000);
     const refunded = await settle(kept.id, 4_000_000);
     await metering.refund({
@@ -864,20 +872,7 @@ describe('Usage calls one by one (the durable journal)', () => {
     await metering.topUp({ accountId: owner.accountId, topUpId: 'seed', amount: 1_000_000_000 });
     const { key } = await c.keys.create(owner.accountId, { name: 'used key', createdBy: owner.userId });
     await c.keys.create(owner.accountId, { name: 'idle key', createdBy: owner.userId });
-    const requestId = newRequestId();
-    await metering.reserve({
-      accountId: owner.accountId,
-      holdId: requestId,
-      min: 1,
-      max: 10_000_000,
-      ttlMs: 60_000,
-    });
-    await metering.settle({
-      accountId: owner.accountId,
-      holdId: requestId,
-      cost: 3_000_000,
-      usage: { keyId: key.id, model: 'Org/Chat-1', kind: 'chat', inputTokens: 9, outputTokens: 5, requestId },
-    });
+    const requestId = await settleCall(metering, owner.accountId, key.id, 3_000_000);
     // As the proxy records them when the responses end (proxy/plugins/call-facts.ts).
     await recordCallFact(
       c.redis,
@@ -895,7 +890,9 @@ describe('Usage calls one by one (the durable journal)', () => {
       model: 'Org/Chat-1',
       route: '/v1/chat/completions',
     });
-    const p = await context.newPage();
+    // A context of its own: the one above is signed in as another account.
+    const own = await newContext();
+    const p = await own.newPage();
     await p.goto(`${c.origin}/usage`);
     await p.getByLabel('Email').fill(owner.email);
     await p.getByLabel('Password').fill(HARNESS_PASSWORD);
@@ -952,7 +949,7 @@ describe('Usage calls one by one (the durable journal)', () => {
     expect(await keyRow('used key').getByTestId('last-used').textContent()).not.toBe('Never');
     expect(await keyRow('idle key').getByTestId('last-used').textContent()).toBe('Never');
     expect(await keyRow('idle key').getByTestId('month-spend').textContent()).toBe('0.000 USD');
-    await p.close();
+    await own.close();
     await expectLedgerClean(c.redis, [owner.accountId], 5_000, db.journal);
   });
 
