@@ -139,7 +139,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       await api.register(sessionRoutes, { config, users, accounts, team, sessions, throttle, usageHistory });
       const me = meView({ config, users, accounts, team, usageHistory });
       await api.register(invitationRoutes, { config, accounts, users, team, sessions, throttle, me });
-      await api.register(keysRoutes, { keys });
+      await api.register(keysRoutes, { keys, redis });
       await api.register(keyLimitsRoutes, { keys, accounts });
       await api.register(accountRoutes, {
         redis,

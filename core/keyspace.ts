@@ -81,6 +81,12 @@ export const accountKeys = (accountId: string) => {
     serviceCharge: (chargeId: string) => `${t}:svc:charge:${chargeId}`,
     /** hash: one service ledger refund (amount, the charge, description) */
     serviceRefund: (refundId: string) => `${t}:svc:refund:${refundId}`,
+    /** string per call (expiring, core/call-facts.ts): its status, latency, TTFT and finish reason */
+    callFact: (requestId: string) => `${t}:fact:${requestId}`,
+    /** stream of calls refused at the door (capped, expiring; core/call-facts.ts): nothing charged */
+    refused: `${t}:refused`,
+    /** hash keyId → ms of the key's last call, delivered or refused (core/call-facts.ts) */
+    keyLastUsed: `${t}:key-last-used`,
   };
 };
 

@@ -35,6 +35,7 @@ import { createProxyMetrics, metricsPlugin } from './metrics/metrics.ts';
 import { type MetricsServer, metricsServer } from './metrics/metrics-server.ts';
 import { registerRedisReachable } from './metrics/redis-reachable.ts';
 import { authPlugin } from './plugins/auth.ts';
+import { callFactsPlugin } from './plugins/call-facts.ts';
 import { corsPlugin } from './plugins/cors.ts';
 import { writeStallPlugin } from './plugins/write-stall.ts';
 import { lazyChildLogger, requestForLog } from './request-logger.ts';
@@ -242,6 +243,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
         if (refused !== null) throw refused;
       });
       await api.register(authPlugin, { keyCache, retired: new RetiredKeys(deps.redis) });
+      await api.register(callFactsPlugin, { redis: deps.redis }); // issue 37: status, latency, refusals
       await api.register(modelsRoutes, { ctx });
       await api.register(chatRoutes, { ctx });
       await api.register(embeddingsRoutes, { ctx });

@@ -2,9 +2,11 @@
 // session's account — an id from another account is simply not found.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { keysLastUsed } from '../../core/call-facts.ts';
 import { invalidRequest } from '../../core/errors.ts';
 import { type ApiKeyRecord, type ApiKeys, MAX_KEY_NAME_LENGTH } from '../../core/keys/index.ts';
 import { formatNano, parseDecimalToNano } from '../../core/money.ts';
+import type { Redis } from '../../core/redis-client.ts';
 import { assertMayManageKey, type KeyAction } from '../key-permissions.ts';
 import { requireSession } from '../plugins/session.ts';
 
@@ -20,6 +22,10 @@ const keyView = z.object({
     .enum(['day', 'week', 'month'])
     .describe("The spend limit's window: UTC day, ISO week or UTC month (issue 34)"),
   windowSpend: z.string().describe("The key's spend in its window's current period, in the account currency"),
+  lastUsedAt: z
+    .string()
+    .nullable()
+    .describe('ISO 8601: when the key last made a call (delivered or refused); null: none recorded'),
   mine: z
     .boolean()
     .describe('Made by the signed-in user: a member reveals, rotates, deletes and limits only these'),
@@ -45,7 +51,13 @@ export function parseLimit(value: string | null | undefined): number | null {
 const withSecret = z.object({ key: keyView, secret: z.string().describe('Shown once') });
 const keyParams = z.object({ id: z.string().min(1).max(64) });
 
-const view = (k: ApiKeyRecord, userId: string, spent = 0, windowSpent = spent) => ({
+const view = (
+  k: ApiKeyRecord,
+  userId: string,
+  spent = 0,
+  windowSpent = spent,
+  lastUsedMs: number | undefined = undefined,
+) => ({
   id: k.id,
   name: k.name,
   key: `sk-…${k.last4}`,
@@ -55,10 +67,11 @@ const view = (k: ApiKeyRecord, userId: string, spent = 0, windowSpent = spent) =
   monthSpend: formatNano(spent),
   spendWindow: k.spendWindow,
   windowSpend: formatNano(windowSpent),
+  lastUsedAt: lastUsedMs === undefined ? null : new Date(lastUsedMs).toISOString(),
   mine: k.createdBy !== null && k.createdBy === userId,
 });
 
-export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) {
+export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys; redis: Redis }) {
   const { keys } = opts;
   app.addHook('onRequest', requireSession);
   const account = (r: { session: { accountId: string } | null }) => r.session!.accountId;
@@ -79,13 +92,19 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
     },
     async (request) => {
       const list = await keys.list(account(request));
-      const spent = await keys.monthSpend(
-        account(request),
-        list.map((k) => k.id),
-      );
-      const inWindow = await keys.windowSpend(account(request), list);
+      // Every key's spend and last use in this one request (the table asks once, not per key).
+      const [spent, inWindow, lastUsed] = await Promise.all([
+        keys.monthSpend(
+          account(request),
+          list.map((k) => k.id),
+        ),
+        keys.windowSpend(account(request), list),
+        keysLastUsed(opts.redis, account(request)),
+      ]);
       return {
-        data: list.map((k) => view(k, me(request), spent.get(k.id) ?? 0, inWindow.get(k.id) ?? 0)),
+        data: list.map((k) =>
+          view(k, me(request), spent.get(k.id) ?? 0, inWindow.get(k.id) ?? 0, lastUsed.get(k.id)),
+        ),
       };
     },
   );

@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Accounts } from '../../core/accounts.ts';
+import { type CallFact, callFacts, refusedCalls } from '../../core/call-facts.ts';
 import { ApiError } from '../../core/errors.ts';
 import { callPage, decodeCursor } from '../../core/journal/call-pages.ts';
 import { type Journal, requestHistory } from '../../core/journal/index.ts';
@@ -32,6 +33,34 @@ const callsQuery = z.object({
     .optional()
     .describe("The previous page's nextCursor: the calls after its last one"),
 });
+
+const refusedQuery = z.object({
+  from: z.coerce.number().int().min(0).optional().describe('ms since the epoch; default 30 days before `to`'),
+  to: z.coerce.number().int().min(0).optional().describe('ms since the epoch (exclusive); default now'),
+  keyId: z.string().max(64).optional().describe('Only this key'),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+const refusal = z.object({
+  requestId: z.string(),
+  at: z.string().describe('ISO 8601'),
+  status: z.number().describe('The HTTP status the client got'),
+  code: z.string().describe("The error catalogue's code: invalid_request, insufficient_quota, …"),
+  latencyMs: z.number(),
+  keyId: z.string().nullable(),
+  keyName: z.string().nullable(),
+  model: z.string().nullable().describe('The model the request named'),
+  route: z.string().describe('The API route called, e.g. /v1/chat/completions'),
+  cost: z.literal('0').describe('A refused call is never charged'),
+});
+
+/** A query's range: to defaults to now, from to 30 days before it; from after to is refused. */
+function rangeOf(q: { from?: number | undefined; to?: number | undefined }): { from: number; to: number } {
+  const to = q.to ?? Date.now();
+  const from = q.from ?? to - 30 * DAY_MS;
+  if (from > to) throw new ApiError('invalid_request', '`from` must not be after `to`', { param: 'from' });
+  return { from, to };
+}
 
 const requestParams = z.object({
   requestId: z
@@ -65,6 +94,13 @@ const transfer = z.object({
   currency: z.string().nullable(),
   refundOf: z.string().nullable().describe('Refunds: the transfer id of the charge refunded'),
   reason: z.string().nullable().describe('Voids: why the hold was given back'),
+  status: z
+    .number()
+    .nullable()
+    .describe('Charges: the HTTP status the client got (499: it left first); null when not kept (30 days)'),
+  latencyMs: z.number().nullable().describe('Charges: from the request to the end of its response'),
+  ttftMs: z.number().nullable().describe('Streams: from the request to its first token'),
+  finishReason: z.string().nullable().describe("The engine's finish_reason: stop, length, tool_calls, …"),
 });
 type Transfer = z.infer<typeof transfer>;
 
@@ -83,14 +119,14 @@ export async function usageCallsRoutes(
   /** The account's keys (deleted ones too) and currency, to name each call's key as it is now. */
   async function viewer(
     accountId: string,
-  ): Promise<{ currency: string | null; view: (e: UsageEntry) => Transfer }> {
+  ): Promise<{ currency: string | null; view: (e: UsageEntry, fact?: CallFact) => Transfer }> {
     const [keys, account] = await Promise.all([
       d.keys.list(accountId, { includeDeleted: true }),
       d.accounts.get(accountId),
     ]);
     const byId = new Map<string, ApiKeyRecord>(keys.map((k) => [k.id, k]));
     const currency = account?.currency ?? null;
-    const view = (e: UsageEntry): Transfer => {
+    const view = (e: UsageEntry, fact?: CallFact): Transfer => {
       const key = e.keyId === null ? undefined : byId.get(e.keyId);
       const rotatedSince = key?.rotatedAt != null && Date.parse(key.rotatedAt) > e.atMs;
       return {
@@ -120,6 +156,10 @@ export async function usageCallsRoutes(
         currency,
         refundOf: e.refundOf,
         reason: e.reason,
+        status: fact?.status ?? null,
+        latencyMs: fact?.latencyMs ?? null,
+        ttftMs: fact?.ttftMs ?? null,
+        finishReason: fact?.finishReason ?? null,
       };
     };
     return { currency, view };
@@ -148,10 +188,7 @@ export async function usageCallsRoutes(
       const journal = journalOrRefuse();
       const accountId = request.session!.accountId;
       const q = request.query as z.infer<typeof callsQuery>;
-      const to = q.to ?? Date.now();
-      const from = q.from ?? to - 30 * DAY_MS;
-      if (from > to)
-        throw new ApiError('invalid_request', '`from` must not be after `to`', { param: 'from' });
+      const { from, to } = rangeOf(q);
       const cursor = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
       if (cursor === null)
         throw new ApiError(
@@ -172,7 +209,63 @@ export async function usageCallsRoutes(
         }),
         viewer(accountId),
       ]);
-      return { currency, data: page.entries.map(view), nextCursor: page.next };
+      const facts = await factsOf(accountId, page.entries);
+      return {
+        currency,
+        data: page.entries.map((e) => view(e, factOf(facts, e))),
+        nextCursor: page.next,
+      };
+    },
+  );
+
+  /** The facts (status, latency, …) kept of these entries' calls (core/call-facts.ts). */
+  const factsOf = (accountId: string, entries: readonly UsageEntry[]) =>
+    callFacts(
+      d.redis,
+      accountId,
+      entries.flatMap((e) => (e.type === 'charge' && e.requestId !== null ? [e.requestId] : [])),
+    );
+  const factOf = (facts: Map<string, CallFact>, e: UsageEntry) =>
+    e.type === 'charge' && e.requestId !== null ? facts.get(e.requestId) : undefined;
+
+  app.get(
+    '/usage/refused',
+    {
+      schema: {
+        summary:
+          'Calls refused at the door (an error status once the key was known), newest first: never charged; the newest ~1000 of 30 days are kept',
+        querystring: refusedQuery,
+        response: { 200: z.object({ data: z.array(refusal) }) },
+      },
+    },
+    async (request) => {
+      const accountId = request.session!.accountId;
+      const q = request.query as z.infer<typeof refusedQuery>;
+      const { from, to } = rangeOf(q);
+      const [found, keys] = await Promise.all([
+        refusedCalls(d.redis, accountId, {
+          fromMs: from,
+          toMs: to,
+          limit: q.limit,
+          ...(q.keyId ? { keyId: q.keyId } : {}),
+        }),
+        d.keys.list(accountId, { includeDeleted: true }),
+      ]);
+      const names = new Map(keys.map((k) => [k.id, k.name]));
+      return {
+        data: found.map((r) => ({
+          requestId: r.requestId,
+          at: new Date(r.atMs).toISOString(),
+          status: r.status,
+          code: r.code,
+          latencyMs: r.latencyMs,
+          keyId: r.keyId,
+          keyName: r.keyId === null ? null : (names.get(r.keyId) ?? null),
+          model: r.model,
+          route: r.route,
+          cost: '0',
+        })),
+      };
     },
   );
 
@@ -205,7 +298,8 @@ export async function usageCallsRoutes(
         throw new ApiError('not_found', `No call of this account has the request id '${requestId}'.`, {
           param: 'requestId',
         });
-      return { requestId, currency, transfers: entries.map(view) };
+      const facts = await factsOf(accountId, entries);
+      return { requestId, currency, transfers: entries.map((e) => view(e, factOf(facts, e))) };
     },
   );
 }

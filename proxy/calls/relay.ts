@@ -29,6 +29,7 @@ import type { TextUsage } from '../usage.ts';
 import type { EarlyHead } from './early-head.ts';
 import { parseChunk, type StreamStart } from './engine-stream.ts';
 import { openEventStream } from './event-stream.ts';
+import { LastFrames } from './finish-reason.ts';
 
 export interface RelayArgs {
   start: StreamStart;
@@ -56,12 +57,16 @@ export async function relay(
   const pending = out.pending;
 
   const usage = new StreamUsage(start.first);
+  // Its finish reason is read once, at its end, from the last frames (./finish-reason.ts).
+  const last = new LastFrames();
   const frame = (ev: SseEvent, parsed?: Record<string, unknown>): void => {
     const fast = ev instanceof DataBlockEvent ? tr.fast(ev.block, pending) : undefined;
     if (fast !== undefined) {
+      last.add((ev as DataBlockEvent).block);
       usage.read((ev as DataBlockEvent).block, fast);
       return;
     }
+    last.add(ev.data);
     const chunk = parsed ?? parseChunk(ev.data);
     if (chunk.error !== undefined) throw new Error(`engine error frame: ${JSON.stringify(chunk.error)}`);
     usage.parsed(chunk);
@@ -95,6 +100,7 @@ export async function relay(
     out.done();
   }
   abort.dispose();
+  request.callFinish = last.finishReason();
 
   // Charged for what was generated; the last bytes leave once the settlement is in the journal,
   // and a dialect that reports usage at the end reports exactly the usage billed.
@@ -282,6 +288,7 @@ function observeFirstFrame(
   const ttfbMs = reply.elapsedTime;
   const engineTtfbMs = start.firstAt - start.call.sentAt;
   request.observedTtfb = true;
+  request.callTtftMs = Math.round(ttfbMs);
   ctx.metrics.ttfb.observe({ route, model: request.metricModel }, ttfbMs / 1000);
   ctx.metrics.overhead.observe({ route }, Math.max(0, ttfbMs - engineTtfbMs) / 1000);
 }

@@ -20,6 +20,7 @@ import type { RequestTrace } from '../tracing/tracing.ts';
 import { outputThatFits, promptTextBytes, tokensAtLeast } from './context-fit.ts';
 import { EarlyHead } from './early-head.ts';
 import { firstStreamEvent, type StreamStart } from './engine-stream.ts';
+import { finishReasonIn } from './finish-reason.ts';
 import { meteredCall, type Quote } from './metered.ts';
 import { relay } from './relay.ts';
 import type { AdmittedPrompt, OutputBound } from './text-door.ts';
@@ -190,6 +191,7 @@ function wholeCall<A>(
         dialect,
       ),
     bill: (result, charge) => {
+      request.callFinish = result.finish;
       const reported =
         usageFromEngine(result.usage) ??
         estimatedUsage(t.request.promptBytes, estimateTokens(dialect.outputBytes(result.answer)));
@@ -207,9 +209,10 @@ function wholeCall<A>(
 async function readAnswer<A>(
   call: EngineCall,
   dialect: TextDialect<A>,
-): Promise<{ answer: A; usage: unknown }> {
+): Promise<{ answer: A; usage: unknown; finish: string | null }> {
   try {
-    return dialect.read(await call.body.bytes());
+    const bytes = await call.body.bytes();
+    return { ...dialect.read(bytes), finish: finishReasonIn(bytes) };
   } catch (err) {
     throw new ApiError('server_error', 'The engine sent an unreadable response.', { cause: err });
   } finally {

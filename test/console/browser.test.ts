@@ -15,6 +15,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleModelIds, type Platform } from '../../cli/platform.ts';
 import { Metering } from '../../core/billing/index.ts';
+import { recordCallFact, recordRefused } from '../../core/call-facts.ts';
 import { newRequestId } from '../../core/ids.ts';
 import { Archiver } from '../../core/journal/index.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
@@ -708,6 +709,38 @@ describe('Team', () => {
   }, 120_000);
 });
 
+/** A call as the proxy settles it (a hold, then its charge with the call's usage); its request id. */
+async function settleCall(
+  metering: Metering,
+  accountId: string,
+  keyId: string,
+  cost: number,
+): Promise<string> {
+  const requestId = newRequestId();
+  await metering.reserve({
+    accountId,
+    holdId: requestId,
+    min: 1,
+    max: 10_000_000,
+    ttlMs: 60_000,
+  });
+  await metering.settle({
+    accountId,
+    holdId: requestId,
+    cost,
+    usage: {
+      keyId,
+      model: 'Org/Chat-1',
+      kind: 'chat',
+      inputTokens: 12,
+      cachedTokens: 4,
+      outputTokens: 3,
+      requestId,
+    },
+  });
+  return requestId;
+}
+
 describe('Usage calls one by one (the durable journal)', () => {
   // A console with a journal on a real PostgreSQL (the platform above runs without one, as the
   // page must too): calls settled and refunded as the proxy and the video worker write them.
@@ -730,31 +763,7 @@ describe('Usage calls one by one (the durable journal)', () => {
     await metering.topUp({ accountId: owner.accountId, topUpId: 'seed', amount: 5_000_000_000 });
     const { key: kept } = await c.keys.create(owner.accountId, { name: 'kept key', createdBy: owner.userId });
     const { key: gone } = await c.keys.create(owner.accountId, { name: 'gone key', createdBy: owner.userId });
-    const settle = async (keyId: string, cost: number) => {
-      const requestId = newRequestId();
-      await metering.reserve({
-        accountId: owner.accountId,
-        holdId: requestId,
-        min: 1,
-        max: 10_000_000,
-        ttlMs: 60_000,
-      });
-      await metering.settle({
-        accountId: owner.accountId,
-        holdId: requestId,
-        cost,
-        usage: {
-          keyId,
-          model: 'Org/Chat-1',
-          kind: 'chat',
-          inputTokens: 12,
-          cachedTokens: 4,
-          outputTokens: 3,
-          requestId,
-        },
-      });
-      return requestId;
-    };
+    const settle = (keyId: string, cost: number) => settleCall(metering, owner.accountId, keyId, cost);
     const goneCall = await settle(gone.id, 2_500_000);
     const refunded = await settle(kept.id, 4_000_000);
     await metering.refund({
@@ -785,9 +794,10 @@ describe('Usage calls one by one (the durable journal)', () => {
       'gone key (deleted)',
       'Org/Chat-1',
       '12 in · 4 cached · 3 out',
+      '—', // how it ended: not recorded for a call settled outside the proxy
       '0.0025 USD',
     ]);
-    // Issue 37 item 7: six columns fit the page at 1440 px, the amount in view (thirteen scrolled sideways).
+    // Issue 37 item 7: seven columns fit the page at 1440 px, the amount in view (thirteen scrolled sideways).
     await page.setViewportSize(DESKTOP);
     const fit = await page.locator('#calls-table').evaluate((e) => ({
       scroll: e.scrollWidth,
@@ -853,6 +863,93 @@ describe('Usage calls one by one (the durable journal)', () => {
     await expect.poll(() => calls.count(), POLL).toBe(54);
     await expect(page.getByRole('button', { name: 'Load more' }).count()).resolves.toBe(0);
     expect(await calls.filter({ hasText: goneCall }).count()).toBe(1);
+    await expectLedgerClean(c.redis, [owner.accountId], 5_000, db.journal);
+  });
+
+  it('issue 37 item 7: how each call ended, in its row and its dialog; refused calls at zero cost; the key table’s last use and month spend', async () => {
+    const owner = await c.newOwner('Facts Co');
+    const metering = new Metering(c.redis);
+    await metering.topUp({ accountId: owner.accountId, topUpId: 'seed', amount: 1_000_000_000 });
+    const { key } = await c.keys.create(owner.accountId, { name: 'used key', createdBy: owner.userId });
+    await c.keys.create(owner.accountId, { name: 'idle key', createdBy: owner.userId });
+    const requestId = await settleCall(metering, owner.accountId, key.id, 3_000_000);
+    // As the proxy records them when the responses end (proxy/plugins/call-facts.ts).
+    await recordCallFact(
+      c.redis,
+      owner.accountId,
+      { requestId, keyId: key.id },
+      { status: 200, latencyMs: 1830, ttftMs: 212, finishReason: 'length' },
+    );
+    const refusedId = newRequestId();
+    await recordRefused(c.redis, owner.accountId, {
+      requestId: refusedId,
+      status: 400,
+      code: 'invalid_request',
+      latencyMs: 3,
+      keyId: key.id,
+      model: 'Org/Chat-1',
+      route: '/v1/chat/completions',
+    });
+    // A context of its own: the one above is signed in as another account.
+    const own = await newContext();
+    const p = await own.newPage();
+    await p.goto(`${c.origin}/usage`);
+    await p.getByLabel('Email').fill(owner.email);
+    await p.getByLabel('Password').fill(HARNESS_PASSWORD);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    const row = p.locator('#calls-table tbody tr').filter({ hasText: requestId });
+    await expect
+      .poll(() => row.getByTestId('call-result').textContent(), POLL)
+      .toBe('200 · length1.83 s · first token 212 ms');
+    // Still fits at desktop width with the amount in view.
+    const fit = await p
+      .locator('#calls-table')
+      .evaluate((e) => ({ scroll: e.scrollWidth, client: e.clientWidth }));
+    expect(fit.scroll).toBeLessThanOrEqual(fit.client);
+    await row.getByRole('button', { name: requestId }).click();
+    const figures = dialog(p).getByTestId('call-figures');
+    await expect
+      .poll(() => figures.locator('div').allTextContents(), POLL)
+      .toEqual(
+        expect.arrayContaining([
+          'HTTP status200',
+          'Finish reasonlength',
+          'Latency1.83 s',
+          'Time to first token212 ms',
+        ]),
+      );
+    await p.keyboard.press('Escape');
+    await expect.poll(() => dialog(p).count(), POLL).toBe(0);
+
+    // Refused calls: their own view, never charged; a row opens what was kept of it.
+    await p.getByLabel('Show').selectOption('refused');
+    const refused = p.getByTestId('refused-row');
+    await expect.poll(() => refused.count(), POLL).toBe(1);
+    expect(await refused.locator('td').allTextContents()).toEqual([
+      expect.any(String),
+      refusedId,
+      'used key',
+      'Org/Chat-1',
+      '400 invalid_request',
+      '0',
+    ]);
+    await refused.getByRole('button', { name: refusedId }).click();
+    await expect
+      .poll(() => dialog(p).getByTestId('refused-figures').locator('div').allTextContents(), POLL)
+      .toEqual(expect.arrayContaining(['Error codeinvalid_request', 'Route/v1/chat/completions']));
+    await shoot(p, 'usage-refused');
+    await dialog(p).getByRole('button', { name: 'Close' }).click();
+
+    // The key table: every key's last use and this month's spend.
+    await p.goto(`${c.origin}/api`);
+    const keyRow = (name: string) => p.locator('#keys-table tbody tr').filter({ hasText: name });
+    await expect
+      .poll(() => keyRow('used key').getByTestId('month-spend').textContent(), POLL)
+      .toBe('0.003 USD');
+    expect(await keyRow('used key').getByTestId('last-used').textContent()).not.toBe('Never');
+    expect(await keyRow('idle key').getByTestId('last-used').textContent()).toBe('Never');
+    expect(await keyRow('idle key').getByTestId('month-spend').textContent()).toBe('0.000 USD');
+    await own.close();
     await expectLedgerClean(c.redis, [owner.accountId], 5_000, db.journal);
   });
 

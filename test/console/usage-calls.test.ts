@@ -5,6 +5,7 @@
 // console without a journal that says usage history needs one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metering } from '../../core/billing/index.ts';
+import { recordCallFact, recordRefused } from '../../core/call-facts.ts';
 import { newRequestId } from '../../core/ids.ts';
 import { Archiver } from '../../core/journal/index.ts';
 import { accountKeys } from '../../core/keyspace.ts';
@@ -230,5 +231,75 @@ describe('without a journal', () => {
       expect(body.error.code).toBe('not_found');
       expect(body.error.message).toMatch(/needs the durable journal.*DATABASE_URL/);
     }
+  });
+});
+
+describe('what a call did besides its money (issue 37 item 7)', () => {
+  it('BILL-6 each charge with its status, latency, TTFT and finish reason; refusals listed at zero cost; each key’s last use', async () => {
+    const owner = await c.newOwner('Facts');
+    const s = await c.session(owner);
+    const metering = new Metering(c.redis);
+    await metering.topUp({ accountId: owner.accountId, topUpId: 'seed', amount: 1_000_000_000 });
+    const { key } = await c.keys.create(owner.accountId, { name: 'main', createdBy: owner.userId });
+    const { key: idle } = await c.keys.create(owner.accountId, { name: 'idle', createdBy: owner.userId });
+    const streamed = await call(metering, owner, key.id, 2_000_000);
+    const unknown = await call(metering, owner, key.id, 1_000_000);
+    // As the proxy records them when each response ends (proxy/plugins/call-facts.ts).
+    await recordCallFact(
+      c.redis,
+      owner.accountId,
+      { requestId: streamed, keyId: key.id },
+      { status: 200, latencyMs: 1234, ttftMs: 87, finishReason: 'length' },
+    );
+    const refusedId = newRequestId();
+    await recordRefused(c.redis, owner.accountId, {
+      requestId: refusedId,
+      status: 429,
+      code: 'insufficient_quota',
+      latencyMs: 4,
+      keyId: key.id,
+      model: 'Org/Chat-1',
+      route: '/v1/chat/completions',
+    });
+    const before = await metering.balance(owner.accountId);
+
+    const page = await c.json<Page>(s, 'GET', '/usage/calls');
+    const row = (id: string) =>
+      page.data.find((t) => t.requestId === id) as Transfer & Record<string, unknown>;
+    expect(row(streamed)).toMatchObject({ status: 200, latencyMs: 1234, ttftMs: 87, finishReason: 'length' });
+    // A call whose facts are not kept (recorded before, or lost): its money as ever, the rest null.
+    expect(row(unknown)).toMatchObject({ cost: '0.001', status: null, latencyMs: null, finishReason: null });
+    const one = await c.json<{ transfers: Record<string, unknown>[] }>(s, 'GET', `/usage/calls/${streamed}`);
+    expect(one.transfers[0]).toMatchObject({ ttftMs: 87, finishReason: 'length' });
+
+    const refused = await c.json<{ data: Record<string, unknown>[] }>(s, 'GET', '/usage/refused');
+    expect(refused.data).toEqual([
+      expect.objectContaining({
+        requestId: refusedId,
+        status: 429,
+        code: 'insufficient_quota',
+        keyId: key.id,
+        keyName: 'main',
+        model: 'Org/Chat-1',
+        cost: '0',
+      }),
+    ]);
+    expect((await c.json<{ data: unknown[] }>(s, 'GET', `/usage/refused?keyId=${idle.id}`)).data).toEqual([]);
+    const other = await c.session(await c.newOwner('Not theirs'));
+    expect((await c.json<{ data: unknown[] }>(other, 'GET', '/usage/refused')).data).toEqual([]);
+
+    // The key table: last use and this month's spend of every key, in one request.
+    const keys = await c.json<{ data: { id: string; lastUsedAt: string | null; monthSpend: string }[] }>(
+      s,
+      'GET',
+      '/keys',
+    );
+    const used = keys.data.find((k) => k.id === key.id)!;
+    expect(Math.abs(Date.parse(used.lastUsedAt!) - Date.now())).toBeLessThan(60_000);
+    expect(used.monthSpend).toBe('0.003');
+    expect(keys.data.find((k) => k.id === idle.id)).toMatchObject({ lastUsedAt: null, monthSpend: '0' });
+    // Reading all that moved no money.
+    expect(await metering.balance(owner.accountId)).toEqual(before);
+    await expectLedgerClean(c.redis, [owner.accountId], 5_000, db.journal);
   });
 });

@@ -26,6 +26,8 @@ export interface KeyRow {
   windowSpend?: string;
   /** Made by the signed-in user (a member acts only on these). */
   mine?: boolean;
+  /** When the key last made a call; null: none recorded. */
+  lastUsedAt?: string | null;
 }
 
 export type BudgetWindow = 'day' | 'week' | 'month';
@@ -85,6 +87,25 @@ export interface CallTransfer {
   currency: string | null;
   refundOf: string | null;
   reason: string | null;
+  /** What the call did besides its money (issue 37 item 7); null when not kept (30 days). */
+  status?: number | null;
+  latencyMs?: number | null;
+  ttftMs?: number | null;
+  finishReason?: string | null;
+}
+
+/** A call refused at the door: never charged (GET /api/usage/refused). */
+export interface RefusedCall {
+  requestId: string;
+  at: string;
+  status: number;
+  code: string;
+  latencyMs: number;
+  keyId: string | null;
+  keyName: string | null;
+  model: string | null;
+  route: string;
+  cost: '0';
 }
 
 export interface CallsQuery {
@@ -259,6 +280,8 @@ export const api = {
 
   usage: (q: UsageQuery) =>
     call<{ currency: string | null; rows: UsageRow[] }>('GET', `/usage?${usageQueryString(q)}`),
+  refused: (q: Omit<CallsQuery, 'cursor'>) =>
+    call<{ data: RefusedCall[] }>('GET', `/usage/refused?${query({ ...q })}`),
   calls: (q: CallsQuery) =>
     call<{ currency: string | null; data: CallTransfer[]; nextCursor: string | null }>(
       'GET',

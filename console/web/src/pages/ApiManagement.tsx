@@ -5,7 +5,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { ApiError, api, type KeyRow, type Me } from '../api.ts';
 import { CopyButton } from '../copy.tsx';
 import { Dialog } from '../Dialog.tsx';
-import { date, money } from '../format.ts';
+import { date, decimalsOf, money } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { navigate } from '../router.tsx';
 import { Snippets } from '../Snippets.tsx';
@@ -30,6 +30,8 @@ export function ApiManagement({ me }: { me: Me }) {
   const reload = useCallback(async () => setKeys(await api.keys()), []);
   const currency = me.account.currency;
   const owner = me.account.role === 'owner';
+  /** One number of decimals for the month's spends: enough for the smallest (a cent's fraction too). */
+  const spendPlaces = decimalsOf((keys ?? []).map((k) => k.monthSpend));
 
   useEffect(() => {
     void (async () => {
@@ -68,7 +70,10 @@ export function ApiManagement({ me }: { me: Me }) {
         </button>
       </div>
       <ErrorLine error={error} />
-      <ScrollTable head={['Name', 'Key', 'Created Date', 'Actions']} id="keys-table">
+      <ScrollTable
+        head={['Name', 'Key', 'Created Date', 'Last Used', 'This Month', 'Actions']}
+        id="keys-table"
+      >
         {(keys ?? []).map((k) => (
           <tr key={k.id} data-key-id={k.id}>
             <td>
@@ -84,6 +89,10 @@ export function ApiManagement({ me }: { me: Me }) {
               <code className="masked">{k.key}</code>
             </td>
             <td>{date(k.createdAt)}</td>
+            <td data-testid="last-used">{k.lastUsedAt ? date(k.lastUsedAt) : 'Never'}</td>
+            <td data-testid="month-spend" className="num">
+              {money(k.monthSpend ?? '0', currency, spendPlaces)}
+            </td>
             <td className="actions">
               {/* Members act only on keys they made (docs/security.md "Roles"); the server enforces it. */}
               {(owner || k.mine) && (
@@ -125,6 +134,11 @@ export function ApiManagement({ me }: { me: Me }) {
           </tr>
         ))}
       </ScrollTable>
+      {keys === null && !error && (
+        <p className="muted" data-testid="keys-loading">
+          Loading…
+        </p>
+      )}
       {keys !== null && keys.length === 0 && <p>No active keys. Generate one to call the API.</p>}
 
       <Snippets base={me.apiBaseUrl} />

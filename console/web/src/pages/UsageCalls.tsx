@@ -4,19 +4,21 @@
 // the server says so and this says it instead of a table.
 import { useEffect, useState } from 'react';
 import { ApiError, api, type CallTransfer } from '../api.ts';
+import { Dialog } from '../Dialog.tsx';
 import { count, money } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { navigate, useLocation } from '../router.tsx';
+import { duration, UsageRefused } from './UsageRefused.tsx';
 
 const PAGE = 50;
 /** Said without a journal (the server's 404 for these routes says the same). */
 const NO_JOURNAL =
   'Usage history call by call needs the durable journal: this console runs without one (DATABASE_URL is not set). The daily figures above are complete.';
 /**
- * Six columns, so the table fits the page at desktop width with the amount in view (issue 37 item 7:
- * thirteen scrolled sideways); a call's every figure is in its lookup (RequestLookup).
+ * Seven columns, so the table fits the page at desktop width with the amount in view (issue 37 item 7:
+ * thirteen scrolled sideways); a call's every figure is in its dialog (RequestLookup).
  */
-const HEAD = ['Time (UTC)', 'Request id', 'Key', 'Model', 'Usage', 'Charged'] as const;
+const HEAD = ['Time (UTC)', 'Request id', 'Key', 'Model', 'Usage', 'Result', 'Charged'] as const;
 
 /** The key as it is now: a deleted key, or a call made with a secret since rotated, says so. */
 function keyLabel(t: CallTransfer): string {
@@ -54,6 +56,25 @@ function typeLabel(t: CallTransfer): string {
   return t.type;
 }
 
+/** How the call ended: its status and finish reason, then how long it took (a stream: to its first token too). */
+function Result({ t }: { t: CallTransfer }) {
+  if (t.type !== 'charge' || t.status == null) return <>—</>;
+  const ok = t.status < 400;
+  return (
+    <>
+      <span className={ok ? undefined : 'error'}>
+        {t.status === 499 ? 'client left' : t.status}
+        {t.finishReason ? ` · ${t.finishReason}` : ''}
+      </span>
+      <br />
+      <span className="muted small">
+        {duration(t.latencyMs ?? null)}
+        {t.ttftMs != null ? ` · first token ${duration(t.ttftMs)}` : ''}
+      </span>
+    </>
+  );
+}
+
 /** What it did to the balance: a refund gives back, a void moves nothing (the hold was never charged). */
 const charged = (t: CallTransfer) =>
   t.type === 'charge' ? money(t.amount, null) : t.type === 'refund' ? `−${money(t.amount, null)}` : '—';
@@ -74,6 +95,9 @@ function CallRow({ t, lookup }: { t: CallTransfer; lookup?: (requestId: string) 
       <td data-testid="call-key">{keyLabel(t)}</td>
       <td className="model">{t.model ?? '—'}</td>
       <td data-testid="call-usage">{usageLabel(t)}</td>
+      <td data-testid="call-result">
+        <Result t={t} />
+      </td>
       <td data-testid="call-amount" className="num">
         {charged(t)}
         {t.currency ? ` ${t.currency}` : ''}
@@ -98,6 +122,8 @@ export function UsageCalls(props: {
   const [error, setError] = useState('');
   const [loading, setLoading] = useState(false);
   const [requestId, setRequestId] = useState(looked);
+  /** Charged calls (the journal), or those refused at the door (never charged). */
+  const [show, setShow] = useState<'charged' | 'refused'>('charged');
   const range = { from: props.from, to: props.to + 1, ...(props.keyId ? { keyId: props.keyId } : {}) };
 
   /** The journal is missing (404 on the list): the page says why there is no table. */
@@ -170,23 +196,41 @@ export function UsageCalls(props: {
               />
             </label>
             <button type="submit">Look up</button>
+            <label className="inline">
+              Show
+              <select
+                name="show"
+                value={show}
+                onChange={(e) => setShow(e.target.value as 'charged' | 'refused')}
+              >
+                <option value="charged">Charged calls</option>
+                <option value="refused">Refused calls</option>
+              </select>
+            </label>
           </form>
           {looked && <RequestLookup requestId={looked} onClose={() => lookup('')} />}
-          <p className="muted small">
-            Newest first, from the journal, which keeps every call forever — calls of deleted keys included.
-          </p>
-          <ErrorLine error={error} />
-          <ScrollTable head={HEAD} caption="Calls one by one" id="calls-table">
-            {(calls ?? []).map((t) => (
-              <CallRow key={`${t.id}`} t={t} lookup={lookup} />
-            ))}
-          </ScrollTable>
-          {calls !== null && calls.length === 0 && <p data-testid="no-calls">No calls in this range.</p>}
-          {calls === null && !error && <p className="muted">Loading…</p>}
-          {next !== null && (
-            <button type="button" onClick={() => void more()} disabled={loading}>
-              {loading ? 'Loading…' : 'Load more'}
-            </button>
+          {show === 'refused' ? (
+            <UsageRefused {...range} valid={props.valid} />
+          ) : (
+            <>
+              <p className="muted small">
+                Newest first, from the journal, which keeps every call forever — calls of deleted keys
+                included. Status, latency and finish reason are kept 30 days.
+              </p>
+              <ErrorLine error={error} />
+              <ScrollTable head={HEAD} caption="Calls one by one" id="calls-table">
+                {(calls ?? []).map((t) => (
+                  <CallRow key={`${t.id}`} t={t} lookup={lookup} />
+                ))}
+              </ScrollTable>
+              {calls !== null && calls.length === 0 && <p data-testid="no-calls">No calls in this range.</p>}
+              {calls === null && !error && <p className="muted">Loading…</p>}
+              {next !== null && (
+                <button type="button" onClick={() => void more()} disabled={loading}>
+                  {loading ? 'Loading…' : 'Load more'}
+                </button>
+              )}
+            </>
           )}
         </>
       )}
@@ -207,26 +251,25 @@ function RequestLookup(props: { requestId: string; onClose: () => void }) {
       .catch((err: Error) => setError(err.message));
   }, [props.requestId]);
   return (
-    <section aria-labelledby="lookup-heading" data-testid="request-lookup">
-      <h3 id="lookup-heading">
-        Request {props.requestId}{' '}
+    <Dialog title={`Request ${props.requestId}`} onClose={props.onClose} wide>
+      <div data-testid="request-lookup">
         <button type="button" className="link" onClick={props.onClose}>
           Close
         </button>
-      </h3>
-      <ErrorLine error={error} />
-      {transfers === null && !error && <p className="muted">Loading…</p>}
-      {transfers !== null && (
-        <ScrollTable head={HEAD} caption={`Transfers of ${props.requestId}`}>
-          {transfers.map((t) => (
-            <CallRow key={t.id} t={t} />
-          ))}
-        </ScrollTable>
-      )}
-      {transfers?.map((t) => (
-        <Figures key={t.id} t={t} />
-      ))}
-    </section>
+        <ErrorLine error={error} />
+        {transfers === null && !error && <p className="muted">Loading…</p>}
+        {transfers !== null && (
+          <ScrollTable head={HEAD} caption={`Transfers of ${props.requestId}`}>
+            {transfers.map((t) => (
+              <CallRow key={t.id} t={t} />
+            ))}
+          </ScrollTable>
+        )}
+        {transfers?.map((t) => (
+          <Figures key={t.id} t={t} />
+        ))}
+      </div>
+    </Dialog>
   );
 }
 
@@ -246,6 +289,14 @@ function Figures({ t }: { t: CallTransfer }) {
     ['Cost', t.cost === null ? '—' : money(t.cost, null)],
     ['Charged', charged(t)],
     ['Currency', t.currency ?? '—'],
+    ...(t.type === 'charge'
+      ? ([
+          ['HTTP status', t.status == null ? '—' : String(t.status)],
+          ['Finish reason', t.finishReason ?? '—'],
+          ['Latency', duration(t.latencyMs ?? null)],
+          ['Time to first token', duration(t.ttftMs ?? null)],
+        ] as [string, string][])
+      : []),
     ...(t.refundOf ? ([['Refund of', t.refundOf]] as [string, string][]) : []),
     ...(t.reason ? ([['Reason', t.reason]] as [string, string][]) : []),
   ];
