@@ -1,29 +1,26 @@
-// When a batch line may start (docs/batches.md "Idle capacity"): batch lines are the lowest
-// priority, admitted only while the model's interactive calls are few — fewer than
-// BATCH_IDLE_BELOW in flight per endpoint — and at most BATCH_CONCURRENCY lines at once. The signal
-// is this replica's own in-flight count per endpoint (the endpoint picker's), less the batch's own
-// lines: the runner is one leader, and interactive load spreads evenly over the replicas. A
-// fleet-wide demand signal (per-model queues in Redis) can replace `interactive` here alone.
-import type { CatalogueEntry } from '../../core/catalogue/index.ts';
-import type { EndpointPicker } from '../engine/picker.ts';
-
+// How many batch lines of a model may run now (docs/batches.md "Idle capacity"). Batch lines are
+// the lowest priority: on an idle model they fill BATCH_CONCURRENCY slots; each interactive call of
+// the model, anywhere in the fleet, takes one of those slots back (the runner preempts a line above
+// the room at once, so the call does not wait behind it in the engine); and at BATCH_IDLE_BELOW
+// interactive calls per endpoint the model counts as busy and no line runs. BATCH_CONCURRENCY is
+// meant to be at most the fleet's engine slots, so lines plus interactive calls never queue in an
+// engine. A line preempted has written no result: it runs again later, billed once.
 export interface GateLimits {
   idleBelow: number;
   concurrency: number;
 }
 
-/** Pure: may one more line start, given the load now. */
+/** Pure: the lines that may run, given the interactive calls of the model now (fleet-wide). */
+export function lineRoom(load: { interactive: number; endpoints: number }, limits: GateLimits): number {
+  const busyAt = limits.idleBelow * Math.max(1, load.endpoints);
+  if (load.interactive >= busyAt) return 0;
+  return Math.floor((limits.concurrency * (busyAt - load.interactive)) / busyAt);
+}
+
+/** Pure: may one more line start. */
 export function mayAdmit(
   load: { interactive: number; lines: number; endpoints: number },
   limits: GateLimits,
 ): boolean {
-  if (load.lines >= limits.concurrency) return false;
-  return load.interactive < limits.idleBelow * Math.max(1, load.endpoints);
-}
-
-/** Interactive calls in flight on the model's endpoints from this replica (its batch lines not counted). */
-export function interactiveInFlight(picker: EndpointPicker, entry: CatalogueEntry, lines: number): number {
-  let total = 0;
-  for (const e of entry.endpoints) total += picker.inFlight(e.url);
-  return Math.max(0, total - lines);
+  return load.lines < lineRoom(load, limits);
 }
