@@ -47,7 +47,10 @@ export class InteractiveLoad {
  * or unknown name gives the id or undefined, and an unknown model is not counted).
  */
 export const interactiveLoadPlugin = fp(
-  async (app: FastifyInstance, opts: { load: InteractiveLoad; resolve: (model: string) => string | undefined }) => {
+  async (
+    app: FastifyInstance,
+    opts: { load: InteractiveLoad; resolve: (model: string) => string | undefined },
+  ) => {
     app.addHook('preHandler', async (request: FastifyRequest, reply) => {
       if (request.batchLine !== null && request.batchLine !== undefined) return;
       const named = (request.body as { model?: unknown } | null | undefined)?.model;

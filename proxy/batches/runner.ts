@@ -9,25 +9,25 @@
 //   once; a result written and not yet billed is billed when the batch finalizes (./finalize.ts).
 // Lines are admitted only into idle capacity (./idle-gate.ts): the interactive calls of the model
 // are this replica's, counted live at the door (./interactive.ts), plus the other replicas' from the
-// fleet-wide demand (core/demand.ts, read each tick). An interactive call arriving while the lines
-// fill the room preempts the newest line at once (its engine call is cancelled, it wrote no result,
-// so it runs again later); one leaving lets lines in again. Cancelling or expiry stops admission;
+// fleet-wide demand (core/demand.ts, read each tick). An interactive call arriving when lines hold
+// the slots it needs preempts the newest line at once (its engine call is cancelled, it wrote no
+// result, so it runs again later); one leaving lets lines in again. Cancelling or expiry stops admission;
 // lines already running finish and are billed, and the batch finalizes once none runs.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { BatchFiles } from '../../core/batch-files.ts';
 import { type Batches, finalStatuses } from '../../core/batches.ts';
 import { batchTokenPrice, type LeaseMetering } from '../../core/billing/index.ts';
 import { priceFor } from '../../core/catalogue/index.ts';
-import type { ApiKeys } from '../../core/keys/index.ts';
 import type { DemandStore } from '../../core/demand.ts';
+import type { ApiKeys } from '../../core/keys/index.ts';
 import type { RecordFields } from '../../core/listed-records.ts';
 import type { Redis } from '../../core/redis-client.ts';
 import { RedisLock } from '../../core/redis-lock.ts';
 import type { ObjectStore } from '../../core/storage/store.ts';
+import { type LineTicket, linePreempted } from '../billing/batch-line-charge.ts';
 import type { ProxyContext } from '../context.ts';
 import { finalizeBatch, settleLine } from './finalize.ts';
-import { type LineTicket, linePreempted } from '../billing/batch-line-charge.ts';
-import { lineRoom, mayAdmit } from './idle-gate.ts';
+import { mayAdmit, slotRoom } from './idle-gate.ts';
 import type { InteractiveLoad } from './interactive.ts';
 import { BATCH_LEASE_TTL_MS, batchLeaseId, linesKey, type StoredLine } from './keys.ts';
 import type { LineTickets } from './line-tickets.ts';
@@ -76,7 +76,7 @@ export class BatchRunner {
   constructor(private readonly d: RunnerDeps) {
     this.lock = new RedisLock(d.redis, 'mp:batches:runner', d.ctx.config.BATCH_LOCK_MS);
     this.unlisten = d.interactive.listen((model, arrived) => {
-      if (arrived && process.env.NOPREEMPT === undefined) this.preempt(model);
+      if (arrived) this.preempt(model);
       else for (const r of this.running.values()) if (this.modelOf(r) === model) this.admitAgain(r);
     });
   }
@@ -150,7 +150,10 @@ export class BatchRunner {
   }
 
   private limits() {
-    return { idleBelow: this.d.ctx.config.BATCH_IDLE_BELOW, concurrency: this.d.ctx.config.BATCH_CONCURRENCY };
+    return {
+      idleBelow: this.d.ctx.config.BATCH_IDLE_BELOW,
+      concurrency: this.d.ctx.config.BATCH_CONCURRENCY,
+    };
   }
 
   /** Gives slots back to interactive calls: the newest lines above the room are cancelled. */
@@ -158,7 +161,7 @@ export class BatchRunner {
     const live: LineTicket[] = [];
     for (const r of this.running.values())
       if (this.modelOf(r) === model) for (const t of r.live.values()) if (!t.preempted) live.push(t);
-    const excess = live.length - lineRoom(this.loadOf(model), this.limits());
+    const excess = live.length - slotRoom(this.loadOf(model), this.limits());
     if (excess <= 0) return;
     for (const t of live.slice(live.length - excess)) {
       t.preempted = true;

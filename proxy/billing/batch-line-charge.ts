@@ -23,7 +23,9 @@ export interface LineTicket {
 
 /** Why a preempted line's call ended: it is run again, never written as an error. */
 export const linePreempted = () =>
-  new ApiError('model_overloaded', 'This batch line gave its slot to an interactive call.', { retryAfterS: 1 });
+  new ApiError('model_overloaded', 'This batch line gave its slot to an interactive call.', {
+    retryAfterS: 1,
+  });
 
 declare module 'fastify' {
   interface FastifyRequest {
