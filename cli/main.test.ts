@@ -123,6 +123,14 @@ describe('modelplane CLI', () => {
       monthSpend: '1.25',
     });
     expect(await redis.client().hget(accountKeys(acct.id).key(created.id), 'spendLimit')).toBe('2500000000');
+    // A window (issue 34): the key's spend today is what its daily limit counts.
+    expect(await json('keys', 'limit', acct.id, created.id, '2', '--window', 'day')).toMatchObject({
+      spendLimit: '2',
+      spendWindow: 'day',
+      windowSpend: '1.25',
+    });
+    expect(await run('keys', 'limit', acct.id, created.id, '2', '--window', 'fortnight')).toBe(2);
+    expect(err.join('\n')).toMatch(/--window must be one of day, week, month/);
     expect(await json('keys', 'limit', acct.id, created.id, 'none')).toMatchObject({ spendLimit: null });
     expect(await run('keys', 'limit', acct.id, created.id, 'lots')).toBe(2);
     expect(err.join('\n')).toMatch(/<amount\|none>/);

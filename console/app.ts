@@ -26,8 +26,10 @@ import {
 import { sessionPlugin } from './plugins/session.ts';
 import { consoleRequestForLog } from './request-log.ts';
 import { accountRoutes } from './routes/account.ts';
+import { balanceAlertRoutes } from './routes/balance-alert.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { invitationRoutes } from './routes/invitations.ts';
+import { keyLimitsRoutes } from './routes/key-limits.ts';
 import { keysRoutes } from './routes/keys.ts';
 import { ledgerApiRoutes } from './routes/ledger-api.ts';
 import { appNotFoundPage, pageRoutes } from './routes/pages.ts';
@@ -130,6 +132,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       const me = meView({ config, users, accounts, team, usageHistory });
       await api.register(invitationRoutes, { config, accounts, users, team, sessions, throttle, me });
       await api.register(keysRoutes, { keys });
+      await api.register(keyLimitsRoutes, { keys, accounts });
       await api.register(accountRoutes, {
         redis,
         accounts,
@@ -140,6 +143,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       await api.register(usageCallsRoutes, { redis, journal: deps.journal, keys, accounts });
       await api.register(profileRoutes, { accounts, users });
       await api.register(teamRoutes, { config, team, users });
+      await api.register(balanceAlertRoutes, { redis, accounts, metering });
       await api.register(billingRoutes, {
         redis,
         accounts,

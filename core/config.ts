@@ -70,8 +70,10 @@ const schema = z.object({
   PROXY_AFFINITY_LOAD_FACTOR: z.coerce.number().min(1).default(1.25),
   /**
    * Prefix-cache routing (docs/routing.md): endpoints are scored by expected time to first token =
-   * uncached prompt tokens × PROXY_ROUTING_PREFILL_US_PER_TOKEN + in-flight requests ×
-   * PROXY_ROUTING_LOAD_MS, from the engines' KV events; off: the picker alone.
+   * uncached prompt tokens × PROXY_ROUTING_PREFILL_US_PER_TOKEN + requests ahead ×
+   * PROXY_ROUTING_LOAD_MS (+ the engines' own waiting queue and KV-cache usage from /metrics,
+   * scraped every PROXY_ROUTING_METRICS_MS, trusted for PROXY_ROUTING_METRICS_STALE_MS), from the
+   * engines' KV events; off: the picker alone.
    */
   PROXY_ROUTING_KV_EVENTS: z
     .enum(['true', 'false', '1', '0'])
@@ -79,6 +81,11 @@ const schema = z.object({
     .transform((v) => v === 'true' || v === '1'),
   PROXY_ROUTING_PREFILL_US_PER_TOKEN: z.coerce.number().min(0).default(100),
   PROXY_ROUTING_LOAD_MS: z.coerce.number().min(0).default(100),
+  PROXY_ROUTING_WAITING_MS: z.coerce.number().min(0).default(100),
+  PROXY_ROUTING_KV_FULL_MS: z.coerce.number().min(0).default(100),
+  /** 0: the engines' /metrics are not scraped (this replica's in-flight count alone). */
+  PROXY_ROUTING_METRICS_MS: z.coerce.number().int().min(0).default(200),
+  PROXY_ROUTING_METRICS_STALE_MS: z.coerce.number().int().positive().default(1_000),
   /** Blocks the index keeps per model (each a few hundred bytes with its holders). */
   PROXY_ROUTING_INDEX_BLOCKS: z.coerce.number().int().positive().default(1_000_000),
   /**

@@ -49,6 +49,11 @@ export interface ApiErrorOptions {
   shouldRetry?: boolean;
   /** Seconds to wait before retrying (the `Retry-After` header), for failures that will pass. */
   retryAfterS?: number;
+  /**
+   * Fields the error body carries beside message, type and code, for a client to act on (a key's
+   * budget: `limit_source`, `limit_window`, `resets_at`). Every dialect renders them.
+   */
+  details?: Readonly<Record<string, string>>;
   cause?: unknown;
 }
 
@@ -59,6 +64,7 @@ export class ApiError extends Error {
   readonly param: string | null;
   readonly shouldRetry: boolean | undefined;
   readonly retryAfterS: number | undefined;
+  readonly details: Readonly<Record<string, string>> | undefined;
 
   constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -69,6 +75,7 @@ export class ApiError extends Error {
     this.param = options.param ?? null;
     this.shouldRetry = options.shouldRetry ?? (code === 'insufficient_quota' ? false : undefined);
     this.retryAfterS = options.retryAfterS;
+    this.details = options.details;
   }
 }
 
@@ -105,20 +112,33 @@ export const insufficientQuota = () =>
     'Your credit balance is too low for this request. Top up credits in the console billing page. This is not a rate limit.',
   );
 
+const BUDGET_WORDS = {
+  day: { limit: 'daily', spent: 'today' },
+  week: { limit: 'weekly', spent: 'this week' },
+  month: { limit: 'monthly', spent: 'this month' },
+} as const;
+
 /**
- * The key's monthly spend limit cannot cover the call (the balance could): its message names the
- * limit, so whoever holds this key knows it was this key's cap, not the account's credit. Amounts
- * in nano-units of `currency`; `held` is what the key's running calls hold.
+ * A key's spend limit (its budget for a UTC day, week or month) cannot cover the call, while the
+ * balance could: the message names the key's limit, so whoever holds this key knows it was this
+ * key's cap, not the account's credit. Amounts in nano-units of `currency`; `held` is what the
+ * key's running calls hold. Still `insufficient_quota` (money, not throughput: x-should-retry
+ * false, as no retry within the period can pass), with the period's end in the body (`resets_at`,
+ * RFC 3339 UTC) and whose budget it was (`limit_source`), as OpenRouter's budgets answer, so a
+ * client can wait for the reset or switch keys.
  */
 export const keySpendLimitReached = (
-  k: { limit: number; spent: number; held: number },
+  k: { limit: number; spent: number; held: number; window: keyof typeof BUDGET_WORDS; resetsAt: number },
   currency: string | null,
 ) => {
   const unit = currency === null ? '' : ` ${currency}`;
   const running = k.held > 0 ? `, ${displayNano(k.held)}${unit} held by its calls in progress` : '';
+  const words = BUDGET_WORDS[k.window];
+  const resetsAt = new Date(k.resetsAt).toISOString().replace('.000Z', 'Z');
   return new ApiError(
     'insufficient_quota',
-    `This API key's monthly spend limit of ${displayNano(k.limit)}${unit} is reached (${displayNano(k.spent)}${unit} spent this month${running}). Raise the key's limit in the console, or use another key.`,
+    `This API key's ${words.limit} spend limit of ${displayNano(k.limit)}${unit} is reached (${displayNano(k.spent)}${unit} spent ${words.spent}${running}). It resets at ${resetsAt}. Raise the key's limit in the console, or use another key.`,
+    { details: { limit_source: 'key', limit_window: k.window, resets_at: resetsAt } },
   );
 };
 

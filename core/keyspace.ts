@@ -28,6 +28,8 @@ export const accountKeys = (accountId: string) => {
     refunded: (opId: string) => `${t}:refunded:${opId}`,
     /** stream of every charge, refund, top-up and void: the audit trail (the ledger) */
     usage: `${t}:usage`,
+    /** string: the console's low-balance alert, in nano-units of the account currency (console/routes/balance-alert.ts) */
+    balanceAlert: `${t}:balance-alert`,
     /** hash per hour bucket: `<keyId>|<model>|<metric>` → integer */
     rollup: (hourBucket: string) => `${t}:rollup:${hourBucket}`,
     /** zset of hour buckets that have rollups (score = hour start ms) */

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { redisForFile } from '../test/helpers/redis-per-file.ts';
 import { Accounts } from './accounts.ts';
-import { spendMonth } from './billing/key-spend.ts';
+import { spendMonth, spendPeriod } from './billing/key-spend.ts';
 import { LeaseMetering } from './billing/leases.ts';
 import { Metering } from './billing/metering.ts';
 import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
@@ -109,25 +109,28 @@ describe('ledger check', () => {
     expect(problems).toHaveLength(4);
   });
 
-  it("names a key's month spend that is not its charges − refunds, a key's held that is not its holds, a key hold that is gone", async () => {
+  it("names a key's spend in a month or a day (a budget's period) that is not its charges − refunds, a key's held that is not its holds, a key hold that is gone", async () => {
     const { accountId, m } = await busyAccount();
     const k = accountKeys(accountId);
     await r.redis.hset(k.key('key_cap'), 'spendLimit', '10000');
     await m.reserve({ accountId, holdId: 'req_cap', min: 1, max: 400, ttlMs: 60_000, keyId: 'key_cap' });
     expect((await checkAccountLedger(r.redis, accountId, { toleranceMs: 0 })).problems).toEqual([]);
     const month = spendMonth(Date.now());
+    const day = spendPeriod('day', Date.now());
     await r.redis.hincrby(k.keySpend, `spent:key_1:${month}`, 7);
+    await r.redis.hincrby(k.keySpend, `spent:key_1:${day}`, -5);
     await r.redis.hincrby(k.keySpend, 'held:key_cap', 1);
     await r.redis.hset(k.keySpend, 'h:req_gone', 'key_cap');
     const { problems } = await checkAccountLedger(r.redis, accountId, { toleranceMs: 0 });
     expect(problems).toEqual(
       expect.arrayContaining([
-        `key key_1 spent 307 in ${month}, but its charges − refunds in the usage stream that month are 300`,
+        `key key_1 spent 307 in ${month}, but its charges − refunds in the usage stream in that period are 300`,
+        `key key_1 spent 295 in ${day}, but its charges − refunds in the usage stream in that period are 300`,
         'key key_cap holds 401, but the open holds filed under it sum to 400',
         'hold req_gone is gone, but it is still filed under key key_cap',
       ]),
     );
-    expect(problems).toHaveLength(3);
+    expect(problems).toHaveLength(4);
   });
 
   it('names refunds beyond their charge (written around the refund script)', async () => {

@@ -7,7 +7,7 @@
 // open holds, with no hold filed under a key after it is gone.
 // `ledgerOfRequest` finds one call's entries (`modelplane ledger show`).
 
-import { spendMonth } from './billing/key-spend.ts';
+import { spendPeriods } from './billing/key-spend.ts';
 import { ARCHIVER_GROUP } from './journal/archiver.ts';
 import type { Journal } from './journal/journal.ts';
 import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
@@ -121,8 +121,7 @@ export async function checkAccountLedger(
       else if (e.type === 'refund' && e.refundOf !== null)
         refunded.set(e.refundOf, (refunded.get(e.refundOf) ?? 0) + e.amount);
       if (e.keyId !== null && (e.type === 'charge' || e.type === 'refund')) {
-        const km = `${e.keyId}:${spendMonth(e.atMs)}`;
-        keyMonths.set(km, (keyMonths.get(km) ?? 0) + (e.type === 'charge' ? e.amount : -e.amount));
+        addKeySpend(keyMonths, e.keyId, e.atMs, e.type === 'charge' ? e.amount : -e.amount);
       }
     }
   }
@@ -142,8 +141,7 @@ export async function checkAccountLedger(
     for (const o of streamOps) {
       if (j.archived.has(o.opId) || o.keyId === null || (o.type !== 'charge' && o.type !== 'refund'))
         continue;
-      const km = `${o.keyId}:${spendMonth(o.atMs)}`;
-      keyMonths.set(km, (keyMonths.get(km) ?? 0) + (o.type === 'charge' ? o.amount : -o.amount));
+      addKeySpend(keyMonths, o.keyId, o.atMs, o.type === 'charge' ? o.amount : -o.amount);
     }
   }
   for (const [of, amount] of refunded) {
@@ -275,6 +273,14 @@ async function streamInfo(
  * the stream (a missing field is 0), `held:` the sum of the holds filed under the key with `h:`,
  * and every `h:` names a hold that is still open.
  */
+/** A key's charge or refund counts in each period it falls in (month, day, week), as the scripts count it. */
+function addKeySpend(into: Map<string, number>, keyId: string, atMs: number, amount: number): void {
+  for (const p of spendPeriods(atMs).split('|')) {
+    const kp = `${keyId}:${p}`;
+    into.set(kp, (into.get(kp) ?? 0) + amount);
+  }
+}
+
 function keySpendProblems(
   raw: Record<string, string>,
   streamMonths: ReadonlyMap<string, number>,
@@ -304,7 +310,7 @@ function keySpendProblems(
     if (recorded !== summed) {
       const sep = km.lastIndexOf(':');
       problems.push(
-        `key ${km.slice(0, sep)} spent ${recorded} in ${km.slice(sep + 1)}, but its charges − refunds in the usage stream that month are ${summed}`,
+        `key ${km.slice(0, sep)} spent ${recorded} in ${km.slice(sep + 1)}, but its charges − refunds in the usage stream in that period are ${summed}`,
       );
     }
   }

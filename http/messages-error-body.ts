@@ -6,7 +6,7 @@ import type { ApiError } from '../core/errors.ts';
 
 export interface MessagesErrorBody {
   type: 'error';
-  error: { type: string; message: string; code: string };
+  error: { type: string; message: string; code: string; [detail: string]: unknown };
   request_id: string;
 }
 
@@ -35,7 +35,7 @@ export function anthropicErrorType(status: number): string {
 export function messagesErrorBody(err: ApiError, requestId: string): MessagesErrorBody {
   return {
     type: 'error',
-    error: { type: anthropicErrorType(err.status), message: err.message, code: err.code },
+    error: { type: anthropicErrorType(err.status), message: err.message, code: err.code, ...err.details },
     request_id: requestId,
   };
 }

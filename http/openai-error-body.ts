@@ -4,9 +4,12 @@
 import type { ApiError } from '../core/errors.ts';
 
 export interface OpenAiErrorBody {
-  error: { message: string; type: string; param: string | null; code: string };
+  error: { message: string; type: string; param: string | null; code: string; [detail: string]: unknown };
 }
 
+/** The error's details (a budget's limit_source, resets_at, …) ride beside its code. */
 export function openAiErrorBody(err: ApiError): OpenAiErrorBody {
-  return { error: { message: err.message, type: err.type, param: err.param, code: err.code } };
+  return {
+    error: { message: err.message, type: err.type, param: err.param, code: err.code, ...err.details },
+  };
 }

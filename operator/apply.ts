@@ -31,6 +31,10 @@ export async function applyPlan(model: Model, plan: Plan, deps: ApplyDeps): Prom
       isNotFound,
     );
   }
+  if (plan.weights.claim) await deps.kube.apply(plan.weights.claim);
+  for (const job of plan.weights.jobs) await deps.kube.apply(job);
+  for (const job of plan.weights.removeJobs)
+    await deps.kube.remove('batch/v1', 'Job', namespace, job, 'Foreground');
   if (plan.deployment) await deps.kube.apply(plan.deployment);
   if (plan.service) await deps.kube.apply(plan.service);
   for (const stale of plan.remove) {

@@ -25,7 +25,7 @@ describe('Model CRD', () => {
     );
   });
 
-  it('has the printer columns ID, Kind, Ready, Replicas, Available, Demand, Profile, Problem and Scaling (-o wide), Age and the status and scale subresources', () => {
+  it('has the printer columns ID, Kind, Ready, Replicas, Available, Demand, Profile, Weights, Problem and Scaling (-o wide), Age and the status and scale subresources', () => {
     const v = modelCrd().spec.versions[0]!;
     expect(v.additionalPrinterColumns.map((c) => c.name)).toEqual([
       'ID',
@@ -35,6 +35,7 @@ describe('Model CRD', () => {
       'Available',
       'Demand',
       'Profile',
+      'Weights',
       'Problem',
       'Scaling',
       'Age',

@@ -5,8 +5,10 @@
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { availabilities, modelKinds } from '../core/catalogue/entry.ts';
+import { aliasesProperty } from './crd-aliases.ts';
 import { engineScalingProperties } from './crd-scaling.ts';
-import { int, type Schema, str } from './crd-schema.ts';
+import { int, named, ref, type Schema, str } from './crd-schema.ts';
+import { engineWeightsProperties, weightsColumn } from './crd-weights.ts';
 import { DECIMAL_PATTERN, engineTypes, GROUP, ID_PATTERN, PLURAL, VERSION } from './model.ts';
 import { INT_OR_PERCENT_PATTERN, RESOURCE_PROFILE_PATTERN } from './model-spec.ts';
 import { idImmutableRule, nameRule, specRules } from './rules.ts';
@@ -35,22 +37,6 @@ const price: Schema = {
   },
 };
 
-const ref = (what: string): Schema => ({
-  type: 'object',
-  required: ['name', 'key'],
-  description: `A key of a ${what} in the Model's namespace.`,
-  properties: {
-    name: str({ minLength: 1, maxLength: 253 }),
-    key: str({ minLength: 1, maxLength: 253 }),
-    optional: { type: 'boolean' },
-  },
-});
-const named = (what: string): Schema => ({
-  type: 'object',
-  required: ['name'],
-  description: `Every key of a ${what} in the Model's namespace.`,
-  properties: { name: str({ minLength: 1, maxLength: 253 }), optional: { type: 'boolean' } },
-});
 // A structural schema allows int-or-string only as this exact anyOf; the bounds go in CEL.
 const intOrPercent: Schema = {
   'x-kubernetes-int-or-string': true,
@@ -177,6 +163,7 @@ const engine: Schema = {
       properties: { maxSurge: intOrPercent, maxUnavailable: intOrPercent },
     },
     ...engineScalingProperties,
+    ...engineWeightsProperties,
     allowedMediaDomains: {
       type: 'array',
       maxItems: 64,
@@ -199,6 +186,7 @@ const spec: Schema = {
       'x-kubernetes-validations': [{ rule: idImmutableRule.cel, message: idImmutableRule.message }],
     }),
     kind: str({ enum: [...modelKinds] }),
+    aliases: aliasesProperty,
     servedName: str({
       description: 'Name the engine answers to; defaults to id.',
       minLength: 1,
@@ -356,6 +344,7 @@ export function modelCrd() {
             { name: 'Available', type: 'integer', jsonPath: '.status.readyReplicas' },
             { name: 'Demand', type: 'integer', jsonPath: '.status.autoscaling.demand' },
             { name: 'Profile', type: 'string', jsonPath: '.spec.engine.resourceProfile' },
+            weightsColumn,
             {
               name: 'Problem',
               type: 'string',

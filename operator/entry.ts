@@ -62,6 +62,7 @@ export function catalogueEntryFor(
   return {
     id: s.id,
     kind: s.kind,
+    ...(s.aliases?.length ? { aliases: s.aliases } : {}),
     ...(s.servedName ? { servedName: s.servedName } : {}),
     ...(s.contextLength ? { contextLength: s.contextLength } : {}),
     ...(s.maxOutputTokens ? { maxOutputTokens: s.maxOutputTokens } : {}),

@@ -90,6 +90,36 @@ export const invalidModels: InvalidCase[] = [
     spec: { contextLength: 1000, maxOutputTokens: 2000 },
     message: 'spec.maxOutputTokens must not exceed spec.contextLength',
   },
+  {
+    name: 'weights from two sources',
+    spec: {
+      engine: {
+        type: 'vllm',
+        weights: { source: { huggingFace: { repo: 'a/b' }, pvc: { claimName: 'w' } }, cacheProfile: 'nfs' },
+      },
+    },
+    message: 'spec.engine.weights.source needs exactly one of huggingFace, pvc or s3',
+  },
+  {
+    name: 'weights and engine.model',
+    spec: { engine: { type: 'vllm', model: 'a/b', weights: { source: { huggingFace: { repo: 'a/b' } } } } },
+    message: 'set spec.engine.model or spec.engine.weights, not both',
+  },
+  {
+    name: 's3 weights without a cache profile',
+    spec: {
+      engine: {
+        type: 'vllm',
+        weights: { source: { s3: { url: 's3://bucket/w', credentialsSecret: { name: 'c' } } } },
+      },
+    },
+    message: 'weights from s3 need spec.engine.weights.cacheProfile',
+  },
+  {
+    name: 'llama.cpp weights from a claim without a file',
+    spec: { engine: { type: 'llamacpp', weights: { source: { pvc: { claimName: 'w' } } } } },
+    message: 'llama.cpp loads one GGUF file',
+  },
 ];
 
 /** A valid chat model with `spec` merged over it (undefined removes a field). */

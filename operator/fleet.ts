@@ -38,15 +38,64 @@ export const podDefaultsSchema = z.strictObject({
 });
 export type PodDefaults = z.infer<typeof podDefaultsSchema>;
 
+/**
+ * Where a cache profile keeps weights (after KubeAI's cacheProfiles.sharedFilesystem): a
+ * ReadWriteMany claim, either one the admin made (claimName, in each Model's namespace) or one the
+ * operator makes per namespace (`models-cache-<profile>`) from a storage class or a volume.
+ */
+/**
+ * Where a profile's loader (and evicting) Jobs run: CPU work that needs the cache volume and the
+ * network, not a GPU. By default the scheduler picks any node; where only some nodes reach the
+ * storage (or every node is tainted), the admin says which, as for engines.
+ */
+export const loaderPlacementSchema = z.strictObject({
+  nodeSelector: z.record(z.string(), z.string()).optional(),
+  affinity: kubeObject.optional(),
+  tolerations: z.array(kubeObject).optional(),
+  priorityClassName: z.string().min(1).optional(),
+  requests: quantities.optional(),
+  limits: quantities.optional(),
+});
+export type LoaderPlacement = z.infer<typeof loaderPlacementSchema>;
+
+export const cacheProfileSchema = z.strictObject({
+  loader: loaderPlacementSchema.optional(),
+  sharedFilesystem: z
+    .strictObject({
+      claimName: z.string().min(1).max(253).optional(),
+      storageClassName: z.string().min(1).max(253).optional(),
+      persistentVolumeName: z.string().min(1).max(253).optional(),
+      /** The claim's request when the operator makes it. */
+      size: quantity.default('1Ti'),
+    })
+    .refine(
+      (f) =>
+        (f.claimName === undefined) !==
+        (f.storageClassName === undefined && f.persistentVolumeName === undefined),
+      'claimName, or storageClassName / persistentVolumeName (not both)',
+    ),
+});
+export type CacheProfile = z.infer<typeof cacheProfileSchema>;
+
 export const fleetConfigSchema = z.strictObject({
   resourceProfiles: z
     .record(z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/), resourceProfileSchema)
     .default({}),
   podDefaults: podDefaultsSchema.default({}),
+  cacheProfiles: z
+    .record(z.string().regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/), cacheProfileSchema)
+    .default({}),
+  /** The image of weight loader Jobs: the operator's own (it holds operator/weights/loader.ts). */
+  weightsLoader: z.strictObject({ image: z.string().min(1).optional() }).default({}),
 });
 export type FleetConfig = z.infer<typeof fleetConfigSchema>;
 
-export const emptyFleet: FleetConfig = { resourceProfiles: {}, podDefaults: {} };
+export const emptyFleet: FleetConfig = {
+  resourceProfiles: {},
+  podDefaults: {},
+  cacheProfiles: {},
+  weightsLoader: {},
+};
 
 export function parseFleetConfig(input: unknown): FleetConfig {
   const parsed = fleetConfigSchema.safeParse(input ?? {});

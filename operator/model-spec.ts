@@ -1,8 +1,10 @@
 // A Model's spec as zod sees it (mirroring the CRD's OpenAPI schema), on its own so that the
 // cross-field rules (./rules.ts) and the resource around it (./model.ts) can both read it.
 import { z } from 'zod';
+import { ALIAS_PATTERN } from '../core/catalogue/aliases.ts';
 import { availabilities, modelKinds } from '../core/catalogue/entry.ts';
 import { isDecimalString } from '../core/money.ts';
+import { weightsSpecSchema } from './weights/spec.ts';
 
 export const engineTypes = ['vllm', 'sglang', 'tei', 'llamacpp', 'simulator', 'custom'] as const;
 export type EngineType = (typeof engineTypes)[number];
@@ -140,6 +142,8 @@ export const engineSpecSchema = z.strictObject({
    * --shutdown-timeout); the pod's termination grace covers it (operator/drain.ts).
    */
   drainSeconds: z.number().int().min(0).max(3600).optional(),
+  /** Where the weights come from and whether they are loaded once onto a cache (operator/weights/). */
+  weights: weightsSpecSchema.optional(),
   /** The size limit of the volume the engine downloads its weights into (operator/scratch.ts). */
   scratchSize: z
     .string()
@@ -162,6 +166,11 @@ export type EngineSpec = z.infer<typeof engineSpecSchema>;
 export const modelSpecSchema = z.strictObject({
   id: z.string().min(1).max(256).regex(new RegExp(ID_PATTERN)),
   kind: z.enum(modelKinds),
+  /** Other names that resolve to this model: exact, or a prefix ending in `*` (core/catalogue/aliases.ts). */
+  aliases: z
+    .array(z.string().min(1).max(256).regex(new RegExp(ALIAS_PATTERN)))
+    .max(32)
+    .optional(),
   /** The name the engine answers to (`model` in requests); defaults to id. */
   servedName: z.string().min(1).max(256).optional(),
   engine: engineSpecSchema.optional(),

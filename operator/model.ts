@@ -27,7 +27,7 @@ export {
 } from './model-spec.ts';
 
 export interface Condition {
-  type: 'Ready' | 'Progressing' | 'Degraded' | 'Scaling';
+  type: 'Ready' | 'Progressing' | 'Degraded' | 'Scaling' | 'WeightsCached';
   status: 'True' | 'False' | 'Unknown';
   reason: string;
   message: string;
@@ -70,6 +70,7 @@ export interface ModelMetadata {
   creationTimestamp?: string | Date;
   deletionTimestamp?: string | Date;
   finalizers?: string[];
+  annotations?: Record<string, string>;
 }
 
 export interface Model {

@@ -6,6 +6,7 @@ import { enginePort, engineTemplate } from './engines/index.ts';
 import { API_VERSION, type EngineSpec, type Model } from './model.ts';
 import type { Placement } from './placement.ts';
 import { withScratch } from './scratch.ts';
+import type { EngineWeights } from './weights/engine.ts';
 
 export const MODEL_LABEL = 'modelplane.dev/model';
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'modelplane-operator' } as const;
@@ -51,9 +52,23 @@ function metadata(model: Model) {
   };
 }
 
-export function deploymentFor(model: Model, engine: EngineSpec, placement?: Placement): V1Deployment {
-  const { container, volumes: own } = engineTemplate(model.spec, engine, placement);
-  const volumes = withScratch(engine, container, own ?? []);
+export function deploymentFor(
+  model: Model,
+  engine: EngineSpec,
+  placement?: Placement,
+  weights?: EngineWeights | null,
+): V1Deployment {
+  const { container, volumes: own } = engineTemplate(model.spec, engine, placement, weights);
+  const volumes = withScratch(engine, container, [...(own ?? []), ...(weights?.volumes ?? [])]);
+  if (weights) {
+    container.volumeMounts = [...(container.volumeMounts ?? []), ...weights.mounts];
+    // A custom image finds its weights here too.
+    container.env = [
+      ...(container.env ?? []),
+      ...weights.env,
+      { name: 'MODELPLANE_WEIGHTS', value: weights.ref },
+    ];
+  }
   const meta = metadata(model);
   const drain = drainFor(engine);
   // The pod keeps serving while its removal reaches every proxy (drain.ts).

@@ -209,3 +209,30 @@ describe('planModel', () => {
     expect(cond(ready, 'Ready')?.lastTransitionTime).toBe(now);
   });
 });
+
+describe('planModel: aliases (issue 30)', () => {
+  it('catalogues every alias when none is taken', () => {
+    const plan = planModel(
+      model({ aliases: ['claude-haiku-*', 'gpt-5'] }),
+      observed({ endpointSlices: [slice([true])] }),
+    );
+    if (plan.catalogue.action !== 'put') throw new Error('expected a put');
+    expect(plan.catalogue.entry.aliases).toEqual(['claude-haiku-*', 'gpt-5']);
+    expect(cond(plan, 'Degraded')).toMatchObject({ status: 'False' });
+  });
+
+  it('leaves a taken alias out, still serves the model, and says which and who holds it (Degraded AliasConflict)', () => {
+    const plan = planModel(
+      model({ aliases: ['claude-haiku-*', 'gpt-5'] }),
+      observed({
+        endpointSlices: [slice([true])],
+        aliasesTaken: [{ alias: 'gpt-5', heldBy: 'Model/default/gpt', as: 'id' }],
+      }),
+    );
+    if (plan.catalogue.action !== 'put') throw new Error('expected a put');
+    expect(plan.catalogue.entry.aliases).toEqual(['claude-haiku-*']);
+    expect(cond(plan, 'Ready')).toMatchObject({ status: 'True' });
+    expect(cond(plan, 'Degraded')).toMatchObject({ status: 'True', reason: 'AliasConflict' });
+    expect(cond(plan, 'Degraded')?.message).toContain('gpt-5 (the id of Model/default/gpt)');
+  });
+});

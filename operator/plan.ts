@@ -2,6 +2,7 @@
 // what we observed to everything that should be true, with human-readable reasons. No I/O here;
 // apply.ts executes the plan and tests run it with no cluster.
 import type { V1Deployment, V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { NameClaim } from '../core/catalogue/aliases.ts';
 import type { CatalogueEntryInput } from '../core/catalogue/entry.ts';
 import { catalogueEntryFor, readyEndpoints } from './entry.ts';
 import { emptyFleet, type FleetConfig } from './fleet.ts';
@@ -11,6 +12,7 @@ import { deploymentFor, desiredReplicas, ownedName, selectorString, serviceFor }
 import { placementFor } from './placement.ts';
 import { placementProblem } from './pod-problems.ts';
 import { type ConditionInput, condition, withTransitions } from './status.ts';
+import { planWeights, type WeightsObserved, type WeightsPlan } from './weights/plan.ts';
 
 export interface Observed {
   /** The Deployment `model-<name>` if it exists. */
@@ -20,6 +22,8 @@ export interface Observed {
   endpointSlices: readonly V1EndpointSlice[];
   /** Another Model that catalogued this id first (ids are unique case-insensitively). */
   idClaimedBy?: string | undefined;
+  /** Aliases of this Model another Model holds (core/catalogue/aliases.ts takenAliases): not catalogued. */
+  aliasesTaken?: readonly NameClaim[];
   /** ISO time for conditions that change now. */
   now: string;
   /** Catalogue `source` of this Model; the local runtime names the file. Default Model/<ns>/<name>. */
@@ -28,6 +32,8 @@ export interface Observed {
   pods?: readonly V1Pod[];
   /** The scaler's newest decision for this Model (operator/autoscale/), for its status. */
   autoscaling?: { status: AutoscalingStatus; condition: ConditionInput } | undefined;
+  /** The Model's loader and evictor Jobs (operator/weights/). */
+  weights?: WeightsObserved;
 }
 
 export type CatalogueAction =
@@ -45,6 +51,8 @@ export interface Plan {
   /** null: leave status alone (the Model is going away). */
   status: ModelStatus | null;
   reasons: string[];
+  /** The weights cache's claim and Jobs (operator/weights/plan.ts). */
+  weights: WeightsPlan;
 }
 
 export function planModel(model: Model, observed: Observed, fleet: FleetConfig = emptyFleet): Plan {
@@ -53,11 +61,15 @@ export function planModel(model: Model, observed: Observed, fleet: FleetConfig =
   const reasons: string[] = [];
   const remove: Plan['remove'] = [];
   const name = ownedName(model);
+  const weights = planWeights(model, fleet, observed.weights ?? { loadJob: null, evictJob: null });
+  reasons.push(...weights.reasons);
 
   if (model.metadata.deletionTimestamp) {
     reasons.push(`${source} is being deleted: remove its catalogue entry, then the finalizer`);
     return {
-      finalizer: hasFinalizer ? 'remove' : 'none',
+      weights,
+      // The finalizer also waits for the weights' eviction (weights/plan.ts).
+      finalizer: hasFinalizer && weights.evicted ? 'remove' : 'none',
       deployment: null,
       service: null,
       remove,
@@ -78,11 +90,15 @@ export function planModel(model: Model, observed: Observed, fleet: FleetConfig =
   }
   const placed = engine ? placementFor(engine, fleet) : undefined;
   // An unknown profile leaves a running Deployment as it is: better the old pods than none.
-  const deployment = engine && placed?.ok ? deploymentFor(model, engine, placed.placement) : null;
+  // Held back while the weights load, unless it already runs (better the old pods than none).
+  const held = weights.hold && !observed.deployment;
+  const deployment =
+    engine && placed?.ok && !held ? deploymentFor(model, engine, placed.placement, weights.engine) : null;
   const service = engine ? serviceFor(model, engine) : null;
   if (deployment) reasons.push(`apply Deployment ${name} with ${deployment.spec?.replicas} replica(s)`);
   if (placed && !placed.ok) reasons.push(`${placed.message}: the Deployment is left as it is`);
   const problem = placementProblem(placed, observed.pods ?? []);
+  const aliasProblem = aliasConflict(observed.aliasesTaken ?? []);
 
   const endpoints = model.spec.external ? [model.spec.external.url] : readyEndpoints(observed.endpointSlices);
   const decision = decide(model, observed, endpoints, source);
@@ -101,8 +117,10 @@ export function planModel(model: Model, observed: Observed, fleet: FleetConfig =
       [
         ...decision
           .conditions(wanted)
-          .map((c) => (problem && c.type === 'Degraded' && c.status === 'False' ? problem : c)),
+          .map((c) => (problem && c.type === 'Degraded' && c.status === 'False' ? problem : c))
+          .map((c) => (aliasProblem && c.type === 'Degraded' && c.status === 'False' ? aliasProblem : c)),
         ...(scaling?.condition ? [scaling.condition] : []),
+        ...(weights.condition ? [weights.condition] : []),
       ],
       model.status?.conditions,
       observed.now,
@@ -110,7 +128,14 @@ export function planModel(model: Model, observed: Observed, fleet: FleetConfig =
     ),
   };
   if (status.observedGeneration === undefined) delete status.observedGeneration;
-  return { finalizer, deployment, service, remove, catalogue: decision.catalogue, status, reasons };
+  return { finalizer, deployment, service, remove, catalogue: decision.catalogue, status, reasons, weights };
+}
+
+/** Degraded=True AliasConflict naming each alias left out and who holds it (null: none). */
+function aliasConflict(taken: readonly NameClaim[]): ConditionInput | null {
+  if (taken.length === 0) return null;
+  const each = taken.map((t) => `${t.alias} (the ${t.as} of ${t.heldBy})`).join(', ');
+  return condition('Degraded', true, 'AliasConflict', `aliases not catalogued, already taken: ${each}`);
 }
 
 /**
@@ -147,10 +172,12 @@ interface Decision {
 /** Whether the model is catalogued now, and the conditions that explain it. */
 function decide(model: Model, observed: Observed, endpoints: string[], source: string): Decision {
   const kv = kvEventAddresses(observed.endpointSlices, model.spec.servedName ?? model.spec.id);
-  const put = (): CatalogueAction => ({
-    action: 'put',
-    entry: catalogueEntryFor(model, endpoints, source, kv),
-  });
+  const taken = new Set((observed.aliasesTaken ?? []).map((t) => t.alias));
+  const put = (): CatalogueAction => {
+    const entry = catalogueEntryFor(model, endpoints, source, kv);
+    if (taken.size === 0) return { action: 'put', entry };
+    return { action: 'put', entry: { ...entry, aliases: entry.aliases?.filter((a) => !taken.has(a)) } };
+  };
   const stable = (ready: boolean, reason: string, message: string) => () => [
     condition('Ready', ready, reason, message),
     condition('Progressing', false, 'Stable', 'nothing to roll out'),

@@ -105,6 +105,34 @@ export const specRules: ModelRule[] = [
     holds: (s) => s.engine?.type !== 'custom' || s.engine.image !== undefined,
   },
   {
+    cel: '!has(self.engine) || !has(self.engine.weights) || [has(self.engine.weights.source.huggingFace), has(self.engine.weights.source.pvc), has(self.engine.weights.source.s3)].filter(x, x).size() == 1',
+    message: 'spec.engine.weights.source needs exactly one of huggingFace, pvc or s3',
+    holds: (s) => {
+      const src = s.engine?.weights?.source;
+      return !src || [src.huggingFace, src.pvc, src.s3].filter((x) => x !== undefined).length === 1;
+    },
+  },
+  {
+    cel: '!has(self.engine) || !has(self.engine.weights) || !has(self.engine.model)',
+    message: 'set spec.engine.model or spec.engine.weights, not both (weights names the source)',
+    holds: (s) => s.engine?.weights === undefined || s.engine.model === undefined,
+  },
+  {
+    cel: '!has(self.engine) || !has(self.engine.weights) || !has(self.engine.weights.source.s3) || has(self.engine.weights.cacheProfile)',
+    message:
+      'weights from s3 need spec.engine.weights.cacheProfile (a loader Job copies them onto the cache)',
+    holds: (s) => s.engine?.weights?.source.s3 === undefined || s.engine.weights.cacheProfile !== undefined,
+  },
+  {
+    cel: "!has(self.engine) || self.engine.type != 'llamacpp' || !has(self.engine.weights) || has(self.engine.weights.source.huggingFace) || has(self.engine.weights.file)",
+    message: 'llama.cpp loads one GGUF file: weights from a pvc or s3 need spec.engine.weights.file',
+    holds: (s) =>
+      s.engine?.type !== 'llamacpp' ||
+      s.engine.weights === undefined ||
+      s.engine.weights.source.huggingFace !== undefined ||
+      s.engine.weights.file !== undefined,
+  },
+  {
     cel: '!has(self.maxOutputTokens) || !has(self.contextLength) || self.maxOutputTokens <= self.contextLength',
     message: 'spec.maxOutputTokens must not exceed spec.contextLength',
     holds: (s) =>
@@ -120,6 +148,11 @@ export const nameRule = {
   message:
     'metadata.name must be a DNS label of at most 57 characters (lower case, digits, -; starting with a letter)',
   holds: (name: string) => name.length <= 57 && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(name),
+};
+
+export const weightsImmutableRule = {
+  cel: 'self == oldSelf',
+  message: 'spec.engine.weights is immutable (the cache is keyed by the Model): create a new Model',
 };
 
 export const idImmutableRule = {

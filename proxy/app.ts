@@ -168,7 +168,8 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   });
   const signer = new UrlSigner(config.kek);
   const mediaStore = deps.store ?? (await createObjectStore(config, signer));
-  const routing = prefixRouting(config, deps.catalogue, app.log);
+  const picker = new EndpointPicker(health, { loadFactor: config.PROXY_AFFINITY_LOAD_FACTOR });
+  const routing = prefixRouting(config, deps.catalogue, app.log, (url) => picker.inFlight(url));
   const ctx: ProxyContext = {
     config,
     catalogue: deps.catalogue,
@@ -178,7 +179,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
     engine: {
       client,
       health,
-      picker: new EndpointPicker(health, { loadFactor: config.PROXY_AFFINITY_LOAD_FACTOR }),
+      picker,
       ...(routing ? { routing } : {}),
       metrics,
       attempts: config.PROXY_ENGINE_ATTEMPTS,

@@ -5,22 +5,14 @@
 //   npx tsx bench/metering/outbox.ts     (part of `make bench`; ~10 s; the journal on this repo's disk)
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { UsageRecord } from '../../core/billing/index.ts';
 import { SettlementJournal } from '../../proxy/billing/settlement-journal.ts';
 import { root } from '../proxy/stack.ts';
+import { benchUsage } from './usage-fixture.ts';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 200_000);
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 500);
 
-const usage: UsageRecord = {
-  keyId: 'key_0123456789abcdef',
-  model: 'Meta-Llama/Llama-3.1-8B-Instruct',
-  kind: 'chat',
-  inputTokens: 1_234,
-  cachedTokens: 512,
-  outputTokens: 321,
-  requestId: 'req_0123456789abcdef01234567',
-};
+const usage = benchUsage(512);
 
 function main(): Promise<void> {
   mkdirSync(join(root, 'bench', 'out'), { recursive: true });

@@ -5,22 +5,14 @@
 //   npx tsx bench/metering/progress.ts     (~5 s; the journal on this repo's disk)
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { UsageRecord } from '../../core/billing/index.ts';
 import { SettlementJournal } from '../../proxy/billing/settlement-journal.ts';
 import { root } from '../proxy/stack.ts';
+import { benchUsage } from './usage-fixture.ts';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 200);
 const INTERVALS = Number(process.env.BENCH_INTERVALS ?? 2_000);
 
-const usage: UsageRecord = {
-  keyId: 'key_0123456789abcdef',
-  model: 'Meta-Llama/Llama-3.1-8B-Instruct',
-  kind: 'chat',
-  inputTokens: 1_234,
-  cachedTokens: 0,
-  outputTokens: 321,
-  requestId: 'req_0123456789abcdef01234567',
-};
+const usage = benchUsage(0);
 const line = (i: number, cost: number) => ({
   accountId: 'acct_0123456789abcdef',
   leaseId: 'lease_0123456789abcdef',

@@ -62,6 +62,7 @@ async function runPolicy(policy: Policy, w: Workload) {
   const entry: CatalogueEntry = {
     id: MODEL,
     kind: 'chat',
+    aliases: [],
     pricing: {},
     availability: 'available',
     region: 'global',
@@ -77,7 +78,7 @@ async function runPolicy(policy: Policy, w: Workload) {
   };
   const picker = new EndpointPicker(new EngineHealth({ cooldownMs: 5_000 }), { loadFactor: 1.25 });
   const routing = new PrefixRouting({
-    weights: { prefillUsPerToken: 40, loadMs: 30 },
+    weights: { prefillUsPerToken: 40, loadMs: 30, waitingMs: 30, kvFullMs: 0 },
     maxBlocksPerModel: 1_000_000,
     log: { warn: () => {} },
   });

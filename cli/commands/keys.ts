@@ -1,5 +1,10 @@
 import { readFileSync } from 'node:fs';
-import type { RateLimits } from '../../core/billing/index.ts';
+import {
+  BUDGET_WINDOWS,
+  type BudgetWindow,
+  isBudgetWindow,
+  type RateLimits,
+} from '../../core/billing/index.ts';
 import { invalidRequest } from '../../core/errors.ts';
 import type { ApiKeyRecord } from '../../core/keys/index.ts';
 import { maskSecret } from '../../core/keys/index.ts';
@@ -8,14 +13,24 @@ import { amount, optional, positionals, required } from '../args.ts';
 import { requireAccount } from '../context.ts';
 import type { Command } from './types.ts';
 
-const row = (k: ApiKeyRecord, monthSpend?: number) =>
-  `${k.id}  ${k.name.padEnd(20)}  ${maskSecret(k.last4)}  ${k.createdAt.slice(0, 10)}  ${k.status}${k.format === 'legacy' ? ' (legacy)' : ''}${k.spendLimit === null ? '' : `  limit=${formatNano(k.spendLimit)}/month`}${monthSpend === undefined ? '' : `  spent this month=${formatNano(monthSpend)}`}`;
+const PERIOD_WORDS = { day: 'today', week: 'this week', month: 'this month' } as const;
+
+const row = (k: ApiKeyRecord, windowSpend?: number) =>
+  `${k.id}  ${k.name.padEnd(20)}  ${maskSecret(k.last4)}  ${k.createdAt.slice(0, 10)}  ${k.status}${k.format === 'legacy' ? ' (legacy)' : ''}${k.spendLimit === null ? '' : `  limit=${formatNano(k.spendLimit)}/${k.spendWindow}`}${windowSpend === undefined ? '' : `  spent ${PERIOD_WORDS[k.spendWindow]}=${formatNano(windowSpend)}`}`;
 
 /** A key as --json prints it: money as decimal strings of the account currency, like balances. */
 const view = (k: ApiKeyRecord) => ({
   ...k,
   spendLimit: k.spendLimit === null ? null : formatNano(k.spendLimit),
 });
+
+/** --window: the spend limit's window (UTC day, ISO week, UTC month), or undefined to keep it. */
+function windowArg(value: string | undefined): BudgetWindow | undefined {
+  if (value === undefined) return undefined;
+  if (!isBudgetWindow(value))
+    throw invalidRequest(`--window must be one of ${BUDGET_WINDOWS.join(', ')}`, 'window');
+  return value;
+}
 
 /** `<amount>` in the account currency, or `none` for no limit (null). */
 const spendLimitArg = (value: string, what: string): number | null =>
@@ -40,21 +55,29 @@ export const keyCommands: Command[] = [
   {
     name: 'keys create',
     writes: true,
-    usage: 'keys create <accountId> --name <name> [--created-by <userId>] [--spend-limit <amount>]',
+    usage:
+      'keys create <accountId> --name <name> [--created-by <userId>] [--spend-limit <amount>] [--window day|week|month]',
     summary:
-      'create an API key, optionally with a monthly spend limit in the account currency; the secret is printed once',
-    flags: { name: { type: 'string' }, 'created-by': { type: 'string' }, 'spend-limit': { type: 'string' } },
+      'create an API key, optionally with a spend limit in the account currency per UTC month (or --window day or week); the secret is printed once',
+    flags: {
+      name: { type: 'string' },
+      'created-by': { type: 'string' },
+      'spend-limit': { type: 'string' },
+      window: { type: 'string' },
+    },
     prepare(p) {
       const [accountId] = positionals(p, 'accountId');
       const name = required(p, 'name');
       const createdBy = optional(p, 'created-by');
       const limitArg = optional(p, 'spend-limit');
       const spendLimit = limitArg === undefined ? null : spendLimitArg(limitArg, '--spend-limit');
+      const spendWindow = windowArg(optional(p, 'window'));
       return async (ctx) => {
         await requireAccount(ctx, accountId);
         const { key, secret } = await ctx.keys.create(accountId, {
           name,
           spendLimit,
+          ...(spendWindow ? { spendWindow } : {}),
           ...(createdBy ? { createdBy } : {}),
         });
         ctx.print(`${row(key)}\nsecret (shown once): ${secret}`, { ...view(key), secret });
@@ -64,17 +87,22 @@ export const keyCommands: Command[] = [
   {
     name: 'keys limit',
     writes: true,
-    usage: 'keys limit <accountId> <keyId> <amount|none>',
+    usage: 'keys limit <accountId> <keyId> <amount|none> [--window day|week|month]',
     summary:
-      "set a key's monthly spend limit in the account currency (this month's spend so far counts), or remove it with none",
-    flags: {},
+      "set a key's spend limit in the account currency per its window (UTC day, ISO week or UTC month; the window's spend so far counts; --window changes it, else it stays), or remove it with none",
+    flags: { window: { type: 'string' } },
     prepare(p) {
       const [accountId, keyId, value] = positionals(p, 'accountId', 'keyId', 'amount|none');
       const spendLimit = spendLimitArg(value, '<amount|none>');
+      const spendWindow = windowArg(optional(p, 'window'));
       return async (ctx) => {
-        const key = await ctx.keys.setSpendLimit(accountId, keyId, spendLimit);
-        const spent = (await ctx.keys.monthSpend(accountId, [keyId])).get(keyId) ?? 0;
-        ctx.print(row(key, spent), { ...view(key), monthSpend: formatNano(spent) });
+        const key = await ctx.keys.setSpendLimit(accountId, keyId, spendLimit, spendWindow);
+        const spent = (await ctx.keys.windowSpend(accountId, [key])).get(keyId) ?? 0;
+        ctx.print(row(key, spent), {
+          ...view(key),
+          monthSpend: formatNano((await ctx.keys.monthSpend(accountId, [keyId])).get(keyId) ?? 0),
+          windowSpend: formatNano(spent),
+        });
       };
     },
   },

@@ -16,18 +16,22 @@ const keyView = z.object({
   rotatedAt: z.string().nullable(),
   spendLimit: z.string().nullable().describe('Monthly spend limit in the account currency; null: none'),
   monthSpend: z.string().describe("The key's spend this calendar month (UTC), in the account currency"),
+  spendWindow: z
+    .enum(['day', 'week', 'month'])
+    .describe("The spend limit's window: UTC day, ISO week or UTC month (issue 34)"),
+  windowSpend: z.string().describe("The key's spend in its window's current period, in the account currency"),
   mine: z
     .boolean()
     .describe('Made by the signed-in user: a member reveals, rotates, deletes and limits only these'),
 });
 /** A limit as typed: a decimal amount of the account currency, or null for none. */
-const spendLimitField = z
+export const spendLimitField = z
   .string()
   .max(40)
   .nullable()
   .describe('A decimal amount of the account currency, e.g. "25" or "7.50"; null: no limit');
 
-function parseLimit(value: string | null | undefined): number | null {
+export function parseLimit(value: string | null | undefined): number | null {
   if (value === null || value === undefined || value.trim() === '') return null;
   try {
     return parseDecimalToNano(value.trim());
@@ -41,7 +45,7 @@ function parseLimit(value: string | null | undefined): number | null {
 const withSecret = z.object({ key: keyView, secret: z.string().describe('Shown once') });
 const keyParams = z.object({ id: z.string().min(1).max(64) });
 
-const view = (k: ApiKeyRecord, userId: string, spent = 0) => ({
+const view = (k: ApiKeyRecord, userId: string, spent = 0, windowSpent = spent) => ({
   id: k.id,
   name: k.name,
   key: `sk-…${k.last4}`,
@@ -49,6 +53,8 @@ const view = (k: ApiKeyRecord, userId: string, spent = 0) => ({
   rotatedAt: k.rotatedAt,
   spendLimit: k.spendLimit === null ? null : formatNano(k.spendLimit),
   monthSpend: formatNano(spent),
+  spendWindow: k.spendWindow,
+  windowSpend: formatNano(windowSpent),
   mine: k.createdBy !== null && k.createdBy === userId,
 });
 
@@ -77,7 +83,10 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
         account(request),
         list.map((k) => k.id),
       );
-      return { data: list.map((k) => view(k, me(request), spent.get(k.id) ?? 0)) };
+      const inWindow = await keys.windowSpend(account(request), list);
+      return {
+        data: list.map((k) => view(k, me(request), spent.get(k.id) ?? 0, inWindow.get(k.id) ?? 0)),
+      };
     },
   );
 
@@ -162,7 +171,8 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys }) 
       await mayManage(request, 'limit', limit);
       const key = await keys.setSpendLimit(account(request), id, limit);
       const spent = await keys.monthSpend(account(request), [id]);
-      return { key: view(key, me(request), spent.get(id) ?? 0) };
+      const inWindow = await keys.windowSpend(account(request), [key]);
+      return { key: view(key, me(request), spent.get(id) ?? 0, inWindow.get(id) ?? 0) };
     },
   );
 

@@ -1,5 +1,17 @@
 export { batchTokenPrice } from './batch-price.ts';
-export { type KeySpend, keyMonthSpend, spendMonth, spentField } from './key-spend.ts';
+export {
+  BUDGET_WINDOWS,
+  type BudgetWindow,
+  budgetResetsAt,
+  isBudgetWindow,
+  type KeySpend,
+  keyMonthSpend,
+  keyWindowSpend,
+  spendMonth,
+  spendPeriod,
+  spendPeriods,
+  spentField,
+} from './key-spend.ts';
 export { LeaseMetering, type LeaseSettleRecord, type LeaseSettleResult } from './leases.ts';
 export {
   type ChargeResult,

@@ -6,7 +6,7 @@
 
 import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
 import type { Redis } from '../redis-client.ts';
-import { spendMonth } from './key-spend.ts';
+import { spendPeriods } from './key-spend.ts';
 import type { Voided } from './metering.ts';
 import { nano, ttl, type UsageRecord, usageArgs } from './script-args.ts';
 import { scripts } from './scripts.ts';
@@ -117,7 +117,7 @@ export class LeaseMetering {
       this.settleDoneTtlMs,
       a.ttlMs,
       a.records.length,
-      spendMonth(now),
+      spendPeriods(now),
     ];
     for (const rec of a.records) {
       nano('cost', rec.cost);

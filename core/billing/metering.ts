@@ -6,7 +6,7 @@ import { ApiError } from '../errors.ts';
 import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
 import type { Redis } from '../redis-client.ts';
-import { type KeySpend, spendMonth } from './key-spend.ts';
+import { budgetResetsAt, budgetWindowOf, type KeySpend, spendPeriods } from './key-spend.ts';
 import { type RateRefusal, refusalAt, type WindowsState, windowsAt } from './rate-limits.ts';
 import { nano, ttl, type UsageRecord, usageArgs } from './script-args.ts';
 import { scripts } from './scripts.ts';
@@ -130,6 +130,7 @@ export class Metering {
     const member = dueMember(a.accountId, a.holdId);
     const indexed = this.redis.zadd(globalKeys.holdsDue(a.accountId), Date.now() + a.ttlMs, member);
     const keyId = a.keyId ?? '';
+    const now = this.now();
     const reserved = scripts.reserve.run(
       this.redis,
       [k.account, k.holds, k.holdExpiry, k.done(`settle:${a.holdId}`), k.usage, k.keySpend, k.key(keyId)],
@@ -140,7 +141,7 @@ export class Metering {
         a.ttlMs,
         RESERVE_SWEEP_LIMIT,
         keyId,
-        spendMonth(this.now()),
+        spendPeriods(now),
         a.tokens?.input ?? 0,
         a.tokens?.output ?? 0,
       ],
@@ -152,15 +153,15 @@ export class Metering {
         held: r[1]!,
         available: r[2]!,
         voided: { holds: r[3]!, leases: r[4]! },
-        keyLimit: r[5] === 1 ? keySpendAt(r, 6) : null,
-        windows: windowsAt(r, 9),
+        keyLimit: r[5] === 1 ? keySpendAt(r, 6, now) : null,
+        windows: windowsAt(r, 10),
       };
     this.unindex(a.accountId, a.holdId);
     return {
       ok: false,
       available: r[1]!,
       voided: { holds: r[2]!, leases: r[3]! },
-      keyLimit: r[0] === 2 ? keySpendAt(r, 4) : null,
+      keyLimit: r[0] === 2 ? keySpendAt(r, 4, now) : null,
       rateLimit: r[0] === 3 ? refusalAt(r, 4) : null,
     };
   }
@@ -199,7 +200,7 @@ export class Metering {
         k.rollupHours,
         k.keySpend,
       ],
-      [a.holdId, a.cost, now, hour, this.settleDoneTtlMs, ...usageArgs(a.usage), spendMonth(now)],
+      [a.holdId, a.cost, now, hour, this.settleDoneTtlMs, ...usageArgs(a.usage), spendPeriods(now)],
     )) as number[];
     this.unindex(a.accountId, a.holdId);
     return { charged: r[0]!, balance: r[1]!, duplicate: r[2] === 1, short: r[3]! };
@@ -259,7 +260,7 @@ export class Metering {
       hour,
       this.ledgerDoneTtlMs,
       ...usageArgs(a.usage),
-      spendMonth(now),
+      spendPeriods(now),
     ];
     if (a.record) {
       keys.push(a.record.key, a.record.index);
@@ -272,7 +273,7 @@ export class Metering {
       charged: r[1]!,
       balance: r[2]!,
       duplicate: r[3] === 1,
-      keyLimit: r[0] === 2 ? keySpendAt(r, 4) : null,
+      keyLimit: r[0] === 2 ? keySpendAt(r, 4, now) : null,
     };
   }
 
@@ -315,7 +316,7 @@ export class Metering {
       this.ledgerDoneTtlMs,
       ...usageArgs(a.usage),
       a.of,
-      spendMonth(now),
+      spendPeriods(now),
     ];
     if (a.record) {
       keys.push(a.record.key);
@@ -365,8 +366,10 @@ export class Metering {
 }
 
 /** A script's limit, spent, held triple from index `i` of its reply. */
-function keySpendAt(r: readonly number[], i: number): KeySpend {
-  return { limit: r[i]!, spent: r[i + 1]!, held: r[i + 2]! };
+/** A key's standing in a script's reply from `i` (limit, spent, held, window), at report time `now`. */
+function keySpendAt(r: readonly number[], i: number, now: number): KeySpend {
+  const window = budgetWindowOf(r[i + 3]!);
+  return { limit: r[i]!, spent: r[i + 1]!, held: r[i + 2]!, window, resetsAt: budgetResetsAt(window, now) };
 }
 
 /** The ledger scripts' refusals, as errors a caller can act on. */

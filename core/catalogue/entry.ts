@@ -85,6 +85,11 @@ export const catalogueEntrySchema = z.object({
   /** Canonical spelling; may contain `/`. Lookup is case-insensitive. */
   id: z.string().min(1).max(256),
   kind: z.enum(modelKinds),
+  /**
+   * Other names that resolve to this entry: exact, or a prefix ending in `*` (core/catalogue/aliases.ts).
+   * The call is billed, recorded and answered under `id`.
+   */
+  aliases: z.array(z.string().min(1).max(256)).max(32).default([]),
   /** The model name the engine expects in `model` (vLLM --served-model-name). Defaults to id. */
   servedName: z.string().optional(),
   contextLength: z.number().int().positive().optional(),

@@ -1,3 +1,4 @@
+export * from './aliases.ts';
 export * from './entry.ts';
 export * from './fence.ts';
 export * from './snapshot.ts';

@@ -3,6 +3,7 @@
 
 import { channels } from '../keyspace.ts';
 import { offMessage, onMessage, type Redis, subscribe } from '../redis-client.ts';
+import { NameIndex } from './aliases.ts';
 import { type CatalogueEntry, catalogueKey } from './entry.ts';
 import { CatalogueStore } from './store.ts';
 
@@ -15,6 +16,7 @@ export interface CatalogueSnapshotOptions {
 
 export class CatalogueSnapshot {
   private entries = new Map<string, CatalogueEntry>();
+  private names = new NameIndex([]);
   private timer: NodeJS.Timeout | undefined;
   private loadedOnce = false;
   private readonly store: CatalogueStore;
@@ -58,6 +60,7 @@ export class CatalogueSnapshot {
     try {
       const list = await this.store.list();
       this.entries = new Map(list.map((e) => [catalogueKey(e.id), e]));
+      this.names = new NameIndex(list);
       this.loadedOnce = true;
       for (const l of this.listeners) l();
     } catch (err) {
@@ -65,9 +68,17 @@ export class CatalogueSnapshot {
     }
   }
 
-  /** Case-insensitive lookup; the entry carries the canonical spelling. */
+  /**
+   * Case-insensitive lookup of an id or an alias; the entry carries the canonical spelling, which
+   * is the id the call is billed and answered under.
+   */
   get(id: string): CatalogueEntry | undefined {
-    return this.entries.get(catalogueKey(id));
+    return this.names.resolve(id);
+  }
+
+  /** Exact aliases and the entries they resolve to (GET /v1/models lists them). */
+  aliases(): { alias: string; entry: CatalogueEntry }[] {
+    return this.names.listedAliases();
   }
 
   all(): CatalogueEntry[] {

@@ -292,14 +292,21 @@ export class Journal {
     return r.rows.map(recordOf);
   }
 
-  /** Charges − refunds per `<keyId>:<YYYYMM>` (UTC) of the archived entries, as the keys' spend counts them. */
+  /** Charges − refunds per `<keyId>:<period>` (UTC month, day, ISO week) of the archived entries, as the keys' spend counts them. */
   async keyMonths(accountId: string): Promise<Map<string, number>> {
+    // Each key's spend per UTC month, day and ISO week (named by its Monday), as key-spend.ts
+    // spendPeriods names the periods the scripts count in.
     const r = await this.pool.query<{ k: string; s: string }>(
-      `select key_id || ':' || to_char(to_timestamp(at_ms / 1000.0) at time zone 'UTC', 'YYYYMM') as k,
-              sum(case when kind = 'charge' then amount else -amount end) as s
-       from transfers where account_id = $1 and key_id is not null and kind in ('charge', 'refund')
-         and stream_ms is not null
-       group by 1`,
+      `with t as (
+         select key_id, to_timestamp(at_ms / 1000.0) at time zone 'UTC' as at,
+                case when kind = 'charge' then amount else -amount end as v
+         from transfers where account_id = $1 and key_id is not null and kind in ('charge', 'refund')
+           and stream_ms is not null)
+       select key_id || ':' || to_char(at, 'YYYYMM') as k, sum(v) as s from t group by 1
+       union all
+       select key_id || ':' || to_char(at, 'YYYYMMDD'), sum(v) from t group by 1
+       union all
+       select key_id || ':w' || to_char(date_trunc('week', at), 'YYYYMMDD'), sum(v) from t group by 1`,
       [accountId],
     );
     return new Map(r.rows.map((x) => [x.k, Number(x.s)]));

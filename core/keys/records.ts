@@ -4,6 +4,12 @@
 
 import { announce } from '../announce.ts';
 import {
+  BUDGET_WINDOWS,
+  type BudgetWindow,
+  DEFAULT_BUDGET_WINDOW,
+  isBudgetWindow,
+} from '../billing/key-spend.ts';
+import {
   parseRateLimits,
   RATE_LIMIT_FIELDS,
   RATE_LIMIT_NAMES,
@@ -31,6 +37,11 @@ export interface ApiKeyRecord {
    * with it may be charged per UTC calendar month, enforced by the metering scripts.
    */
   spendLimit: number | null;
+  /**
+   * The period the spend limit counts over and resets after (issue 34): a UTC day, an ISO week
+   * from Monday 00:00 UTC, or a UTC calendar month (the default, and every limit set before).
+   */
+  spendWindow: BudgetWindow;
   /** The key's own rate limits (issue 34); an unset one falls back to the account's default. */
   rateLimits: RateLimits;
 }
@@ -83,6 +94,13 @@ export function validateSpendLimit(limit: unknown): number | null {
   return limit;
 }
 
+/** A spend limit's window as set: day, week or month. */
+export function validateSpendWindow(window: unknown): BudgetWindow {
+  if (!isBudgetWindow(window))
+    throw invalidRequest(`spendWindow must be one of ${BUDGET_WINDOWS.join(', ')}`, 'spendWindow');
+  return window;
+}
+
 /** A stored spendLimit field → the limit (absent or unreadable = none). */
 export function parseSpendLimit(v: string | null | undefined): number | null {
   if (v === null || v === undefined || v === '') return null;
@@ -105,6 +123,7 @@ export function parseKeyRecord(h: Record<string, string>): ApiKeyRecord | null {
     rotatedAt: h.rotatedAt || null,
     deletedAt: h.deletedAt || null,
     spendLimit: parseSpendLimit(h.spendLimit),
+    spendWindow: isBudgetWindow(h.spendWindow) ? h.spendWindow : DEFAULT_BUDGET_WINDOW,
     rateLimits: parseRateLimits(RATE_LIMIT_HASH_FIELDS.map((f) => h[f])),
   };
 }

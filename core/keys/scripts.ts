@@ -46,18 +46,21 @@ return {'ok', cur[2]}
 `);
 
 /**
- * KEYS: key hash. ARGV: the spend limit (nano) or '' to remove it.
+ * KEYS: key hash. ARGV: the spend limit (nano) or '' to remove it (and its window); the window
+ * (day, week, month) or '' to keep the stored one.
  * Returns {'ok', secretHash} or {'not_found'} (no such key, or deleted). The reserve and charge
- * scripts read the limit from this field, so it binds the next reserve the moment this commits;
- * the hash names the cached lookups that proxies drop (they choose the call's hold path by it).
+ * scripts read the limit and window from these fields, so they bind the next reserve the moment
+ * this commits; the hash names the cached lookups that proxies drop (they choose the call's hold
+ * path by it).
  */
 export const setSpendLimitScript = new LuaScript(`
 local cur = redis.call('HMGET', KEYS[1], 'status', 'hash')
 if cur[1] ~= 'active' then return {'not_found'} end
 if ARGV[1] == '' then
-  redis.call('HDEL', KEYS[1], 'spendLimit')
+  redis.call('HDEL', KEYS[1], 'spendLimit', 'spendWindow')
 else
   redis.call('HSET', KEYS[1], 'spendLimit', ARGV[1])
+  if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'spendWindow', ARGV[2]) end
 end
 return {'ok', cur[2]}
 `);

@@ -10,7 +10,12 @@
 //   right after and the invalidation is published.
 
 import { announce } from '../announce.ts';
-import { keyMonthSpend } from '../billing/key-spend.ts';
+import {
+  type BudgetWindow,
+  DEFAULT_BUDGET_WINDOW,
+  keyMonthSpend,
+  keyWindowSpend,
+} from '../billing/key-spend.ts';
 import {
   NO_RATE_LIMITS,
   parseRateLimits,
@@ -34,6 +39,7 @@ import {
   softDeleteKey,
   validateKeyName,
   validateSpendLimit,
+  validateSpendWindow,
 } from './records.ts';
 import { createKeyScript, rotateKeyScript, setRateLimitsScript, setSpendLimitScript } from './scripts.ts';
 import {
@@ -61,6 +67,7 @@ interface InsertInput {
   /** Only when the account has never had a key (ensureDefaultKey). */
   onlyIfFirst: boolean;
   spendLimit?: unknown;
+  spendWindow?: unknown;
 }
 
 const keyNotFound = (keyId: string) => new ApiError('not_found', `No API key '${keyId}' in this account.`);
@@ -86,11 +93,17 @@ export class ApiKeys {
 
   /**
    * Generate New Key. The secret is returned once here and otherwise only by show(). `spendLimit`
-   * (nano per UTC calendar month, null or absent = none) caps what calls made with it are charged.
+   * (nano per `spendWindow`, a UTC calendar month unless it says day or week; null or absent =
+   * none) caps what calls made with it are charged.
    */
   async create(
     accountId: string,
-    input: { name: string; createdBy?: string | null; spendLimit?: number | null },
+    input: {
+      name: string;
+      createdBy?: string | null;
+      spendLimit?: number | null;
+      spendWindow?: BudgetWindow;
+    },
   ): Promise<{ key: ApiKeyRecord; secret: string }> {
     const secret = generateSecret(this.brand);
     const key = await this.insert(accountId, {
@@ -99,21 +112,30 @@ export class ApiKeys {
       secret,
       onlyIfFirst: false,
       spendLimit: input.spendLimit ?? null,
+      spendWindow: input.spendWindow ?? DEFAULT_BUDGET_WINDOW,
     });
     return { key: key!, secret };
   }
 
   /**
-   * Sets (nano per UTC calendar month) or removes (null) an active key's monthly spend limit. The
-   * month's earlier spend counts at once (every key's spend is kept, limited or not). Proxies drop
-   * their cached lookup of the key, so the next call sees the change; calls already running go on.
+   * Sets (nano per window) or removes (null, with its window) an active key's spend limit; the
+   * window (a UTC day, ISO week or UTC month) is set with it, or stays as it was when not given (a
+   * month for a key that never had one). The period's earlier spend counts at once (every key's
+   * spend is kept in every period, limited or not). Proxies drop their cached lookup of the key, so
+   * the next call sees the change; calls already running go on.
    */
-  async setSpendLimit(accountId: string, keyId: string, spendLimit: number | null): Promise<ApiKeyRecord> {
+  async setSpendLimit(
+    accountId: string,
+    keyId: string,
+    spendLimit: number | null,
+    spendWindow?: BudgetWindow,
+  ): Promise<ApiKeyRecord> {
     const limit = validateSpendLimit(spendLimit);
+    const window = spendWindow === undefined ? '' : validateSpendWindow(spendWindow);
     const result = (await setSpendLimitScript.run(
       this.redis,
       [accountKeys(accountId).key(keyId)],
-      [limit === null ? '' : limit],
+      [limit === null ? '' : limit, window],
     )) as [string, string?];
     if (result[0] !== 'ok') throw keyNotFound(keyId);
     if (result[1]) await announce(this.redis, channels.keyChanged, result[1]);
@@ -144,6 +166,20 @@ export class ApiKeys {
   /** Each key's net spend in the UTC calendar month of `nowMs` (nano), for the keys table. */
   monthSpend(accountId: string, keyIds: readonly string[], nowMs?: number): Promise<Map<string, number>> {
     return keyMonthSpend(this.redis, accountId, keyIds, nowMs);
+  }
+
+  /** Each key's net spend in the current period of its spend limit's window at `nowMs` (nano). */
+  windowSpend(
+    accountId: string,
+    keys: readonly { id: string; spendWindow: BudgetWindow }[],
+    nowMs?: number,
+  ): Promise<Map<string, number>> {
+    return keyWindowSpend(
+      this.redis,
+      accountId,
+      keys.map((k) => ({ id: k.id, window: k.spendWindow })),
+      nowMs,
+    );
   }
 
   /** Registers a secret issued elsewhere (e.g. `sk-abc...` from another gateway) so it keeps working (KEY-9). */
@@ -273,6 +309,7 @@ export class ApiKeys {
   private async insert(accountId: string, input: InsertInput): Promise<ApiKeyRecord | null> {
     const { name, nameKey } = validateKeyName(input.name);
     const spendLimit = validateSpendLimit(input.spendLimit ?? null);
+    const spendWindow = validateSpendWindow(input.spendWindow ?? DEFAULT_BUDGET_WINDOW);
     const k = accountKeys(accountId);
     const keyId = newId('key');
     const hash = hashSecret(input.secret);
@@ -288,6 +325,7 @@ export class ApiKeys {
       rotatedAt: null,
       deletedAt: null,
       spendLimit,
+      spendWindow,
       rateLimits: NO_RATE_LIMITS,
     };
     const fields: Record<string, string> = {
@@ -304,6 +342,7 @@ export class ApiKeys {
     };
     if (record.createdBy) fields.createdBy = record.createdBy;
     if (spendLimit !== null) fields.spendLimit = String(spendLimit);
+    if (spendLimit !== null && spendWindow !== DEFAULT_BUDGET_WINDOW) fields.spendWindow = spendWindow;
     await this.claimLookup(hash, `${accountId}:${keyId}`);
     let outcome: unknown;
     try {

@@ -38,6 +38,11 @@ export interface ScalerDeps {
   isLeader(): boolean;
   targets(): ScaleTarget[];
   setReplicas(target: ScaleTarget, replicas: number): Promise<void>;
+  /**
+   * Fences the Model's replicas for this leader's term before anything else (Kubernetes:
+   * kube/scale-fence.ts), so a deposed leader cannot scale a Model this term never had to.
+   */
+  claim?(target: ScaleTarget): Promise<void>;
   /** The decision for the Model's status (the runtime re-plans the Model with it). */
   decided(key: string, result: { status: AutoscalingStatus; condition: ConditionInput }): void;
   engineLoad?: (endpoints: string[]) => Promise<EngineLoad | null>;
@@ -113,6 +118,9 @@ export class Scaler {
         const policy = autoscalePolicy(t.model.spec.engine);
         if (policy === null || t.model.metadata.deletionTimestamp) return;
         seen.add(t.key);
+        await this.deps
+          .claim?.(t)
+          .catch((err: unknown) => this.deps.log.warn({ err, model: t.key }, 'scale claim failed'));
         const demand = byModel.get(t.model.spec.id) ?? noDemand();
         const engine =
           t.endpoints.length > 0 ? await (this.deps.engineLoad ?? scrapeEngineLoad)(t.endpoints) : null;
@@ -183,7 +191,7 @@ export class Scaler {
  */
 export function runtimeScaler(
   deps: { demand?: DemandStore | undefined; log: Logger; metrics?: { registry: Registry } | undefined },
-  runtime: Pick<ScalerDeps, 'isLeader' | 'targets' | 'setReplicas' | 'decided'>,
+  runtime: Pick<ScalerDeps, 'isLeader' | 'targets' | 'setReplicas' | 'decided' | 'claim'>,
 ): Scaler | undefined {
   if (deps.demand === undefined) return undefined;
   return new Scaler({

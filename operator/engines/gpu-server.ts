@@ -25,6 +25,8 @@ export function gpuServerArgs(input: EngineInput, flags: GpuServerFlags, extra: 
   const user = input.engine.args ?? [];
   const args = [flags.model, input.weights, '--served-model-name', input.servedName, '--host', '0.0.0.0'];
   args.push('--port', String(input.port), ...extra);
+  // Both servers download with huggingface_hub and take its revision under this flag.
+  if (input.revision && !hasFlag(user, '--revision')) args.push('--revision', input.revision);
   if (input.spec.contextLength && !hasFlag(user, flags.contextLength))
     args.push(flags.contextLength, String(input.spec.contextLength));
   if (input.gpus > 1 && !hasFlag(user, flags.tensorParallel))

@@ -3,6 +3,7 @@
 import { drainFor } from '../drain.ts';
 import type { EngineSpec, EngineType, ModelSpec } from '../model.ts';
 import type { Placement } from '../placement.ts';
+import type { EngineWeights } from '../weights/engine.ts';
 import { customDefaults, customTemplate } from './custom.ts';
 import { llamacppDefaults, llamacppTemplate } from './llamacpp.ts';
 import { sglangDefaults, sglangTemplate } from './sglang.ts';
@@ -38,13 +39,20 @@ export function enginePort(engine: EngineSpec): number {
   return engine.port ?? engineFor(engine.type).defaults.port;
 }
 
-export function engineTemplate(spec: ModelSpec, engine: EngineSpec, placement?: Placement): EngineTemplate {
+export function engineTemplate(
+  spec: ModelSpec,
+  engine: EngineSpec,
+  placement?: Placement,
+  weights?: EngineWeights | null,
+): EngineTemplate {
   const { defaults, template } = engineFor(engine.type);
   const made = template({
     spec,
     engine,
     servedName: spec.servedName ?? spec.id,
-    weights: engine.model ?? spec.id,
+    weights: weights?.ref ?? engine.model ?? spec.id,
+    ...(weights?.local ? { localWeights: true } : {}),
+    ...(weights?.revision ? { revision: weights.revision } : {}),
     port: engine.port ?? defaults.port,
     // A profile grants the GPUs (and so the tensor parallelism); without one, engine.gpus.
     gpus: placement?.profile ? (placement.gpus ?? 0) : (engine.gpus ?? defaults.gpus),

@@ -17,7 +17,9 @@ const cudaImage = 'ghcr.io/ggml-org/llama.cpp:server-cuda';
 
 export function llamacppTemplate(input: EngineInput): EngineTemplate {
   const user = input.engine.args ?? [];
-  const source = hasFlag(user, '-m') || hasFlag(user, '--model') ? [] : ['--hf-repo', input.weights];
+  const own = hasFlag(user, '-m') || hasFlag(user, '--model');
+  // A cached or mounted GGUF file is opened in place; a repo is downloaded (into the scratch volume).
+  const source = own ? [] : input.localWeights ? ['--model', input.weights] : ['--hf-repo', input.weights];
   const args = [...source, '--alias', input.servedName, '--host', '0.0.0.0', '--port', String(input.port)];
   if (input.spec.contextLength && !hasFlag(user, '-c') && !hasFlag(user, '--ctx-size')) {
     args.push('--ctx-size', String(input.spec.contextLength));

@@ -17,6 +17,7 @@ const cpuImage = 'ghcr.io/huggingface/text-embeddings-inference:cpu-1.8';
 export function teiTemplate(input: EngineInput): EngineTemplate {
   const args = ['--model-id', input.weights, '--served-model-name', input.servedName];
   args.push('--hostname', '0.0.0.0', '--port', String(input.port));
+  if (input.revision) args.push('--revision', input.revision);
   return {
     container: engineContainer(input, {
       image: input.engine.image ?? (input.gpus > 0 ? teiDefaults.image : cpuImage),

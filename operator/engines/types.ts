@@ -9,8 +9,12 @@ export interface EngineInput {
   engine: EngineSpec;
   /** What the engine must answer to in `model` (vLLM --served-model-name). */
   servedName: string;
-  /** Weights to load: engine.model, defaulting to spec.id. */
+  /** Weights to load: a local path (cached or mounted weights), else engine.model or the repo, defaulting to spec.id. */
   weights: string;
+  /** `weights` is a path inside the pod, not a repo to download (operator/weights/). */
+  localWeights?: boolean;
+  /** The Hugging Face revision to download (a branch, tag or commit). */
+  revision?: string;
   port: number;
   gpus: number;
   /** Where the pods go and what a profile grants them (operator/placement.ts). */

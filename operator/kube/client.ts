@@ -133,7 +133,13 @@ export class KubeClient {
   }
 
   /** Deletes in the background (dependents follow through the garbage collector). 404 is success. */
-  async remove(apiVersion: string, kind: string, namespace: string, name: string): Promise<void> {
+  async remove(
+    apiVersion: string,
+    kind: string,
+    namespace: string,
+    name: string,
+    propagation: 'Background' | 'Foreground' = 'Background',
+  ): Promise<void> {
     try {
       await this.objects.delete(
         { apiVersion, kind, metadata: { name, namespace } },
@@ -141,7 +147,7 @@ export class KubeClient {
         undefined,
         undefined,
         undefined,
-        'Background',
+        propagation,
       );
     } catch (err) {
       if (!isNotFound(err)) throw err;
@@ -164,20 +170,30 @@ export class KubeClient {
 
   /**
    * Writes the Model's replicas through its scale subresource, as `kubectl scale` and an HPA do:
-   * the one field the scaler owns, so it never races the status or the spec's other fields.
+   * the one field the scaler owns, so it never races the status or the spec's other fields. The
+   * resourceVersion read makes it conditional: a Model written since gives 409 (scale-fence.ts).
    */
   async scaleModel(model: Model, replicas: number): Promise<void> {
     await this.custom.patchNamespacedCustomObjectScale(
       {
-        group: GROUP,
-        version: VERSION,
-        plural: PLURAL,
-        namespace: ns(model),
-        name: model.metadata.name,
-        body: { spec: { replicas } },
+        ...modelPath(model),
+        body: { metadata: { resourceVersion: model.metadata.resourceVersion }, spec: { replicas } },
       },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
+  }
+
+  /** Sets annotations on the Model, conditional on the resourceVersion read (409 if it moved). */
+  async annotateModel(model: Model, annotations: Record<string, string>): Promise<Model> {
+    const body = { metadata: { resourceVersion: model.metadata.resourceVersion, annotations } };
+    return (await this.custom.patchNamespacedCustomObject(
+      { ...modelPath(model), body },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )) as Model;
+  }
+
+  async readModel(model: Model): Promise<Model> {
+    return (await this.custom.getNamespacedCustomObject(modelPath(model))) as Model;
   }
 
   async setFinalizers(model: Model, finalizers: string[]): Promise<void> {
@@ -197,3 +213,10 @@ export class KubeClient {
 }
 
 const ns = (model: Model) => model.metadata.namespace ?? 'default';
+const modelPath = (model: Model) => ({
+  group: GROUP,
+  version: VERSION,
+  plural: PLURAL,
+  namespace: ns(model),
+  name: model.metadata.name,
+});

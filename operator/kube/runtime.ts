@@ -2,15 +2,18 @@
 // time per key. Followers keep their caches warm so a takeover starts reconciling at once.
 // A replica campaigns only once every informer has listed: a leader with a partial cache would
 // plan from it (a GPU model with no endpoints, a Ready condition flipped). Each term's number fences
-// the catalogue (catalogue-writer.ts): the writer holds it while leading and drops it on step-down.
+// the catalogue (catalogue-writer.ts) and the scaler's replicas (scale-fence.ts): the writers hold
+// it while leading and drop it on step-down.
 import { hostname } from 'node:os';
 import type {
   KubernetesObject,
   V1Deployment,
   V1EndpointSlice,
+  V1Job,
   V1Pod,
   V1Service,
 } from '@kubernetes/client-node';
+import { type NameClaim, takenAliases } from '../../core/catalogue/aliases.ts';
 import { catalogueKey } from '../../core/catalogue/entry.ts';
 import { applyPlan } from '../apply.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
@@ -21,10 +24,13 @@ import { desiredReplicas, MANAGED_BY, MODEL_LABEL, modelNameFromOwned, ownedName
 import { type Observed, planModel } from '../plan.ts';
 import { KeyedQueue } from '../queue.ts';
 import type { Runtime, RuntimeDeps } from '../runtime.ts';
+import { evictJobName, loadJobName, WEIGHTS_LABEL } from '../weights/objects.ts';
 import { describeError, type KubeClient } from './client.ts';
+import { markDeletionCosts } from './deletion-cost.ts';
 import { ResilientInformer } from './informer.ts';
 import { LeaderElector } from './leader.ts';
 import type { LeaseTimings } from './leadership.ts';
+import { ScaleWriter } from './scale-fence.ts';
 
 export interface KubernetesRuntimeOptions {
   /** Watch one namespace; all namespaces when unset. */
@@ -57,6 +63,7 @@ export class KubernetesRuntime implements Runtime {
   private readonly services: ResilientInformer<V1Service>;
   private readonly slices: ResilientInformer<V1EndpointSlice>;
   private readonly pods: ResilientInformer<V1Pod>;
+  private readonly jobs: ResilientInformer<V1Job>;
   readonly leader: LeaderElector;
   private readonly queue: KeyedQueue;
   private resyncTimer: NodeJS.Timeout | undefined;
@@ -64,6 +71,8 @@ export class KubernetesRuntime implements Runtime {
   /** The leader's scaler (when the proxies' demand is at hand), and its newest decision per Model. */
   private scaler: Scaler | undefined;
   private readonly scaling = new Map<string, Observed['autoscaling']>();
+  /** The scaler's writes of replicas, fenced by the term as the catalogue's are. */
+  readonly scaleWriter: ScaleWriter;
   /** Resolves once the caches listed and the election began (or the runtime stopped first). */
   campaigning: Promise<void> = Promise.resolve();
 
@@ -94,6 +103,8 @@ export class KubernetesRuntime implements Runtime {
         this.queue.add(modelKey(model));
         // A deleted Model may free an id a duplicate was waiting for.
         if (event === 'delete') this.enqueueSameId(model);
+        // Any Model's id or aliases may take or free an alias of another: re-plan those with aliases.
+        for (const m of this.models.list()) if (m.spec.aliases?.length) this.queue.add(modelKey(m));
       },
     });
     this.deployments = new ResilientInformer<V1Deployment>(kube, {
@@ -144,6 +155,18 @@ export class KubernetesRuntime implements Runtime {
       ...backoff,
       onChange: (p) => enqueueOwner(p, p.metadata?.labels?.[MODEL_LABEL]),
     });
+    // Weight loader and evictor Jobs (operator/weights/): their state is the WeightsCached condition.
+    this.jobs = new ResilientInformer<V1Job>(kube, {
+      name: 'jobs',
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      path: path('apis/batch/v1', 'jobs'),
+      namespace: ns,
+      labelSelector: `${WEIGHTS_LABEL},${managedSelector}`,
+      onError,
+      ...backoff,
+      onChange: (j) => enqueueOwner(j, j.metadata?.labels?.[WEIGHTS_LABEL]),
+    });
     this.queue = new KeyedQueue((key) => this.reconcile(key), {
       onError: (key, err, attempt) => {
         deps.metrics?.reconcileErrors.inc();
@@ -153,6 +176,7 @@ export class KubernetesRuntime implements Runtime {
         );
       },
     });
+    this.scaleWriter = new ScaleWriter(kube);
     this.leader = new LeaderElector(kube, {
       namespace: options.leaseNamespace,
       name: options.leaseName ?? 'modelplane-operator',
@@ -162,6 +186,7 @@ export class KubernetesRuntime implements Runtime {
       termFloor: () => deps.catalogue.newestTerm(),
       onStartedLeading: (term) => {
         deps.metrics?.leader.set(1);
+        this.scaleWriter.lead(term);
         deps.log.info({ term }, 'became leader; fencing the catalogue, then reconciling every Model');
         deps.catalogue
           .lead(term)
@@ -174,6 +199,7 @@ export class KubernetesRuntime implements Runtime {
       },
       onStoppedLeading: () => {
         deps.catalogue.follow();
+        this.scaleWriter.follow();
         deps.metrics?.leader.set(0);
         deps.log.info('not the leader any more; reconciles and catalogue writes stopped');
       },
@@ -190,10 +216,7 @@ export class KubernetesRuntime implements Runtime {
           .list()
           .filter((m) => m.spec.engine?.autoscaling !== undefined)
           .map((m) => {
-            const owned = ownedName(m);
-            const slices = this.slices
-              .list(m.metadata.namespace)
-              .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned);
+            const slices = this.slicesOf(m);
             return {
               key: modelKey(m),
               model: m,
@@ -201,7 +224,17 @@ export class KubernetesRuntime implements Runtime {
               endpoints: readyEndpoints(slices),
             };
           }),
-      setReplicas: (t, replicas) => this.kube.scaleModel(t.model, replicas),
+      setReplicas: async (t, replicas) => {
+        // Lowering: the idlest pods first (deletion-cost.ts); a failure there only loses the order.
+        if (replicas < t.current) {
+          const namespace = t.model.metadata.namespace ?? 'default';
+          await markDeletionCosts(this.kube, namespace, this.slicesOf(t.model)).catch((err: unknown) =>
+            this.deps.log.warn({ model: t.key, err: describeError(err) }, 'pod deletion costs not set'),
+          );
+        }
+        await this.scaleWriter.scale(t.model, replicas);
+      },
+      claim: (t) => this.scaleWriter.claim(t.model),
       decided: (key, result) => {
         this.scaling.set(key, result);
         this.queue.add(key);
@@ -210,8 +243,16 @@ export class KubernetesRuntime implements Runtime {
     this.scaler?.start(this.deps.scaleIntervalMs ?? 2_000);
   }
 
+  /** The Model's EndpointSlices, from the cache. */
+  private slicesOf(m: Model): V1EndpointSlice[] {
+    const owned = ownedName(m);
+    return this.slices
+      .list(m.metadata.namespace)
+      .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned);
+  }
+
   private get informers() {
-    return [this.models, this.deployments, this.services, this.slices, this.pods];
+    return [this.models, this.deployments, this.services, this.slices, this.pods, this.jobs];
   }
 
   private get cachesSynced(): boolean {
@@ -287,6 +328,18 @@ export class KubernetesRuntime implements Runtime {
     return owner && modelKey(owner) !== modelKey(model) ? modelSource(owner) : undefined;
   }
 
+  /** Aliases of this Model an older Model holds, or another Model's id (the newer Model yields). */
+  private aliasesTaken(model: Model): NameClaim[] {
+    if (!model.spec.aliases?.length) return [];
+    const created = (m: Model) => new Date(m.metadata.creationTimestamp ?? 0).getTime();
+    const named = (m: Model) => ({ source: modelSource(m), id: m.spec.id, aliases: m.spec.aliases ?? [] });
+    const live = this.models.list().filter((m) => !m.metadata.deletionTimestamp);
+    const earlier = live.filter(
+      (m) => created(m) < created(model) || (created(m) === created(model) && modelKey(m) < modelKey(model)),
+    );
+    return takenAliases(named(model), earlier.map(named), live.map(named));
+  }
+
   private async reconcile(key: string): Promise<void> {
     if (!this.leader.isLeader || !this.cachesSynced) return;
     const [namespace, name] = key.split('/') as [string, string];
@@ -304,13 +357,16 @@ export class KubernetesRuntime implements Runtime {
         {
           deployment: this.deployments.get(owned, namespace) ?? null,
           serviceExists: this.services.get(owned, namespace) !== undefined,
-          endpointSlices: this.slices
-            .list(namespace)
-            .filter((s) => s.metadata?.labels?.['kubernetes.io/service-name'] === owned),
+          endpointSlices: this.slicesOf(model),
           idClaimedBy: model.metadata.deletionTimestamp ? undefined : this.idOwner(model),
+          aliasesTaken: this.aliasesTaken(model),
           now: new Date().toISOString(),
           autoscaling: this.scaling.get(key),
           pods: this.pods.list(namespace).filter((p) => p.metadata?.labels?.[MODEL_LABEL] === name),
+          weights: {
+            loadJob: this.jobs.get(loadJobName(model), namespace) ?? null,
+            evictJob: this.jobs.get(evictJobName(model), namespace) ?? null,
+          },
         },
         this.options.fleet ?? emptyFleet,
       );

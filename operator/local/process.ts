@@ -57,7 +57,8 @@ export class EngineProcess {
     this.probe();
   }
 
-  async stop(): Promise<void> {
+  /** SIGTERM, then SIGKILL after `graceMs` (a draining engine gets its drain time). */
+  async stop(graceMs = 5_000): Promise<void> {
     this.stopped = true;
     clearTimeout(this.restartTimer);
     clearTimeout(this.probeTimer);
@@ -66,7 +67,7 @@ export class EngineProcess {
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill('SIGTERM');
-    const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    const force = setTimeout(() => child.kill('SIGKILL'), graceMs);
     await exited;
     clearTimeout(force);
   }

@@ -142,6 +142,27 @@ describe('local runtime', () => {
     );
     expect(runtime.engine(file)).toBeUndefined();
   });
+
+  it('catalogues aliases; a later file yields an alias an earlier file holds or another id, and gets it back when freed', async () => {
+    const soon = (name: string, id: string, aliases: string[]) =>
+      withSpec(chatModel(name), { id, engine: undefined, availability: 'comingSoon', aliases });
+    const first = write('alias-a.yaml', soon('alias-a', 'Acme/Alias-A', ['claude-haiku-*', 'shared']));
+    const second = write('alias-b.yaml', soon('alias-b', 'Acme/Alias-B', ['Shared', 'acme/soon', 'own']));
+    await waitFor('aliases catalogued', async () => {
+      const [a, b] = await Promise.all([store.get('acme/alias-a'), store.get('acme/alias-b')]);
+      return a?.aliases.join() === 'claude-haiku-*,shared' && b?.aliases.join() === 'own';
+    });
+    const conflict = [...runtime.conditions()].flat().find((c) => c?.reason === 'AliasConflict');
+    expect(conflict?.message).toContain('Shared (the alias of local:');
+    expect(conflict?.message).toContain('acme/soon (the id of local:');
+    unlinkSync(first);
+    await waitFor(
+      'the freed alias',
+      async () => (await store.get('acme/alias-b'))?.aliases.join() === 'Shared,own',
+    );
+    unlinkSync(second);
+    await waitFor('entry gone', async () => (await store.get('acme/alias-b')) === null);
+  });
 });
 
 // The local runtime follows the scaler (issue 32 item 5, what `make dev` shows): a Model at

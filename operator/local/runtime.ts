@@ -7,15 +7,19 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { freePort } from '../../core/free-port.ts';
+import type { NameClaim } from '../../core/catalogue/aliases.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
 import { type Model, type ModelStatus, parseModel } from '../model.ts';
 import { desiredReplicas } from '../objects.ts';
 import { type Observed, planModel } from '../plan.ts';
 import { KeyedQueue } from '../queue.ts';
 import type { Runtime, RuntimeDeps } from '../runtime.ts';
-import { canonical } from '../status.ts';
+import { claimAliasesByFile } from './alias-claims.ts';
+import { processSpecFor } from './engine-command.ts';
 import { EngineProcess } from './process.ts';
+import { processKey } from './process-key.ts';
+import { leastLoaded, Retiring } from './retiring.ts';
+import { rolledOut, startRollout } from './rollout.ts';
 
 export interface LocalRuntimeOptions {
   dir: string;
@@ -23,6 +27,8 @@ export interface LocalRuntimeOptions {
   cwd: string;
   host?: string;
   rescanMs?: number;
+  /** How long a removed process keeps serving before SIGTERM: the catalogue's change reaching the proxies. */
+  propagationMs?: number;
 }
 
 interface LocalModel {
@@ -33,6 +39,8 @@ interface LocalModel {
   engineKey: string;
   /** Its engine processes, one per replica (spec.engine.replicas, or the scaler's count). */
   processes: EngineProcess[];
+  /** An earlier engine's processes, serving until the new ones are all ready (rollout.ts). */
+  outgoing: EngineProcess[];
   /** The scaler's replicas for an autoscaled Model (the file is the admin's; this is ours). */
   scaled?: number | undefined;
   status?: ModelStatus | undefined;
@@ -49,11 +57,16 @@ export class LocalRuntime implements Runtime {
   /** The scaler (when the proxies' demand is at hand), and its newest decision per file. */
   private scaler: Scaler | undefined;
   private readonly scaling = new Map<string, Observed['autoscaling']>();
+  /** Per file: its aliases an earlier file (in name order) or another file's id holds. */
+  private aliasesTaken = new Map<string, NameClaim[]>();
+  /** Processes a scale-down is draining. */
+  private readonly retiring: Retiring;
 
   constructor(
     private readonly deps: RuntimeDeps,
     private readonly options: LocalRuntimeOptions,
   ) {
+    this.retiring = new Retiring(options.propagationMs ?? 1_000);
     this.queue = new KeyedQueue((key) => this.work(key), {
       concurrency: 1,
       onError: (key, err) => deps.log.warn({ key, err }, 'local runtime'),
@@ -114,7 +127,10 @@ export class LocalRuntime implements Runtime {
     clearInterval(this.timer);
     this.queue.stop();
     await this.scaler?.stop();
-    await Promise.all([...this.models.values()].flatMap((m) => m.processes.map((p) => p.stop())));
+    await Promise.all(
+      [...this.models.values()].flatMap((m) => [...m.processes, ...m.outgoing].map((p) => p.stop())),
+    );
+    await this.retiring.stop();
   }
 
   idle(): Promise<void> {
@@ -167,8 +183,16 @@ export class LocalRuntime implements Runtime {
       if (this.models.get(file)?.raw !== read.raw) await this.activate(file, read.raw, read.model);
     }
     for (const file of [...this.models.keys()]) if (!keep.has(file)) await this.forget(file);
+    this.claimAliases([...keep]);
     if (!this.scanned) await this.removeVanished();
     this.scanned = true;
+  }
+
+  /** Files are ranked by name, as ids are: a later file yields an alias an earlier one holds. */
+  private claimAliases(files: readonly string[]): void {
+    const { taken, changed } = claimAliasesByFile(files, (f) => this.models.get(f)!, this.aliasesTaken);
+    this.aliasesTaken = taken;
+    for (const file of changed) this.queue.add(file);
   }
 
   /** The file's Model; an unreadable or invalid file keeps the last good version running. */
@@ -209,7 +233,7 @@ export class LocalRuntime implements Runtime {
   private async activate(file: string, raw: string, model: Model): Promise<void> {
     const previous = this.models.get(file);
     const source = `local:${relative(this.options.cwd, file)}`;
-    const engineKey = canonical(model.spec.engine ?? null);
+    const engineKey = processKey(model);
     const entry: LocalModel = {
       file,
       source,
@@ -217,13 +241,18 @@ export class LocalRuntime implements Runtime {
       model,
       engineKey,
       processes: previous?.processes ?? [],
+      outgoing: previous?.outgoing ?? [],
       scaled: model.spec.engine?.autoscaling ? previous?.scaled : undefined,
     };
     if (previous && previous.model.spec.id.toLowerCase() !== model.spec.id.toLowerCase()) {
       await this.deps.catalogue.remove(previous.model.spec.id, previous.source);
     }
     if (previous && previous.engineKey !== engineKey) {
-      await Promise.all(previous.processes.map((p) => p.stop()));
+      // A new engine: a rollout with a surge (rollout.ts). The old processes that serve keep
+      // serving until the new ones (started on other ports) are all ready.
+      const { outgoing, useless } = startRollout(previous);
+      for (const p of useless) this.retiring.retire(p, previous.model.spec.engine!);
+      entry.outgoing = outgoing;
       entry.processes = [];
     }
     this.models.set(file, entry);
@@ -232,51 +261,15 @@ export class LocalRuntime implements Runtime {
   }
 
   private async startEngine(m: LocalModel): Promise<EngineProcess | undefined> {
-    const engine = m.model.spec.engine;
-    if (!engine) return undefined;
-    const host = this.options.host ?? '127.0.0.1';
-    const port = await freePort(host);
-    const fill = (s: string) => s.replaceAll('{port}', String(port)).replaceAll('{host}', host);
-    let command: string;
-    let args: string[];
-    let kvPorts: { events: number; replay: number } | undefined;
-    if (engine.command?.length) {
-      [command, ...args] = [...engine.command.map(fill), ...(engine.args ?? []).map(fill)] as [
-        string,
-        ...string[],
-      ];
-    } else if (engine.type === 'simulator') {
-      command = process.execPath;
-      const served = m.model.spec.servedName ?? m.model.spec.id;
-      args = ['--import', 'tsx', 'engines/simulator/main.ts', '--host', host, '--port', String(port)];
-      args.push('--models', served);
-      // Its KV events, as vLLM's --kv-events-config: the proxies' prefix index follows them.
-      kvPorts = { events: await freePort(host), replay: await freePort(host) };
-      args.push('--kv-events-endpoint', `tcp://${host}:${kvPorts.events}`);
-      args.push('--kv-events-replay-endpoint', `tcp://${host}:${kvPorts.replay}`);
-      args.push(...(engine.args ?? []));
-    } else {
+    const spec = await processSpecFor(m.model, this.options.host ?? '127.0.0.1', this.options.cwd);
+    if (!spec) {
       this.deps.log.warn(
-        { file: m.file, engine: engine.type },
+        { file: m.file, engine: m.model.spec.engine?.type },
         'the local runtime runs the simulator or spec.engine.command; this Model stays uncatalogued',
       );
       return undefined;
     }
-    const env = Object.fromEntries((engine.env ?? []).map((e) => [e.name, e.value ?? '']));
-    const proc = new EngineProcess(
-      {
-        name: m.model.spec.id,
-        command,
-        args,
-        env: { ...env, PORT: String(port) },
-        cwd: this.options.cwd,
-        host,
-        port,
-        ...(kvPorts ? { kvPorts } : {}),
-      },
-      this.deps.log,
-      () => this.queue.add(m.file),
-    );
+    const proc = new EngineProcess(spec, this.deps.log, () => this.queue.add(m.file));
     proc.start();
     return proc;
   }
@@ -287,7 +280,10 @@ export class LocalRuntime implements Runtime {
     return engine === undefined ? 0 : (m.scaled ?? desiredReplicas(engine));
   }
 
-  /** Starts or stops engine processes until there are as many as wanted (the newest stop first). */
+  /**
+   * Starts or stops engine processes until there are as many as wanted. A scale-down removes the
+   * least-loaded processes (autoscale/removal.ts) and drains them (local/retiring.ts).
+   */
   private async fit(m: LocalModel): Promise<void> {
     const want = this.wanted(m);
     while (m.processes.length < want) {
@@ -295,19 +291,27 @@ export class LocalRuntime implements Runtime {
       if (started === undefined) return;
       m.processes.push(started);
     }
-    const extra = m.processes.splice(want);
-    if (extra.length > 0) {
-      await Promise.all(extra.map((p) => p.stop()));
-      this.deps.log.info({ file: m.source, replicas: want }, 'engine processes stopped to follow replicas');
-    }
+    const excess = m.processes.length - want;
+    if (excess <= 0) return;
+    const { leaving, loads } = await leastLoaded(m.processes, excess);
+    m.processes = m.processes.filter((p) => !leaving.includes(p));
+    this.deps.log.info(
+      { file: m.source, replicas: want, removed: loads },
+      'draining the least-loaded engine processes to follow replicas',
+    );
+    // Out of the catalogue first (we run inside the queue, so sync at once), then drained.
+    await this.sync(m.file);
+    for (const p of leaving) this.retiring.retire(p, m.model.spec.engine!);
   }
 
   /** Plans one file's Model with its processes standing in for an EndpointSlice. */
   private async sync(file: string): Promise<void> {
     const m = this.models.get(file);
     if (!m) return;
+    const done = rolledOut(m.processes, m.outgoing, this.wanted(m));
+    if (done) m.outgoing = [];
     // One slice per process: each has its own port, as pods on one node would not.
-    const slices: V1EndpointSlice[] = m.processes.map((p) => ({
+    const slices: V1EndpointSlice[] = [...m.processes, ...m.outgoing].map((p) => ({
       addressType: 'IPv4',
       endpoints: [{ addresses: [p.spec.host], conditions: { ready: p.ready } }],
       ports: [
@@ -328,6 +332,7 @@ export class LocalRuntime implements Runtime {
       now: new Date().toISOString(),
       source: m.source,
       autoscaling: this.scaling.get(file),
+      aliasesTaken: this.aliasesTaken.get(file) ?? [],
     });
     const action = plan.catalogue;
     let changed = false;
@@ -339,6 +344,8 @@ export class LocalRuntime implements Runtime {
     }
     m.status = plan.status ?? undefined;
     this.deps.metrics?.reconciles.inc({ result: 'success' });
+    // Out of the catalogue now (the write above), the earlier engine drains as a scale-down's would.
+    for (const p of done ?? []) this.retiring.retire(p, m.model.spec.engine!);
   }
 
   /** Entries of files deleted while no operator ran (the last run was stopped or killed). */
@@ -354,7 +361,7 @@ export class LocalRuntime implements Runtime {
     if (!m) return;
     this.models.delete(file);
     this.scaling.delete(file);
-    await Promise.all(m.processes.map((p) => p.stop()));
+    await Promise.all([...m.processes, ...m.outgoing].map((p) => p.stop()));
     if (await this.deps.catalogue.remove(m.model.spec.id, m.source)) this.deps.metrics?.catalogueWrites.inc();
     this.deps.log.info({ file: m.source, id: m.model.spec.id }, 'model file removed; engine stopped');
   }

@@ -213,7 +213,15 @@ describe('CallCharge: how a call is held', () => {
   it('a key with a spend limit always reserves first (never a lease), and its refusal names the limit', async () => {
     const f = fake();
     f.carve = true;
-    f.reserves.push(refused({ limit: 2_000_000_000, spent: 2_000_000_000, held: 0 }));
+    f.reserves.push(
+      refused({
+        limit: 2_000_000_000,
+        spent: 2_000_000_000,
+        held: 0,
+        window: 'month',
+        resetsAt: Date.UTC(2026, 0, 1),
+      }),
+    );
     const err = (await charge(f, { spendLimit: 2_000_000_000 })
       .hold(runs())
       .catch((e: unknown) => e)) as ApiError;

@@ -1,8 +1,12 @@
 // GET /v1/models and GET /v1/models/{model} (CAT-1..7): the caller's live catalogue, straight
 // from the in-memory snapshot. Client tools use this as a key check, so it does nothing but the
 // (cached) key lookup: no Redis, no side effects.
+//
+// Exact aliases are listed as entries of their own, after the models (as OpenAI lists `gpt-4o`
+// beside its dated snapshot), so a client that checks its hard-coded name against the list finds
+// it; an alias is listed only where the model it resolves to is callable. Patterns cannot be listed.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type CatalogueEntry, isCallableBy } from '../../core/catalogue/index.ts';
+import { type CatalogueEntry, catalogueKey, isCallableBy } from '../../core/catalogue/index.ts';
 import { visibleEntry } from '../calls/resolve-model.ts';
 import type { ProxyContext } from '../context.ts';
 import { commonErrors, type ModelEntry, modelEntry, modelList, modelParams } from '../schemas/openai.ts';
@@ -32,10 +36,16 @@ export async function modelsRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
     },
     async (request) => ({
       object: 'list' as const,
-      data: catalogue
-        .all()
-        .filter((e) => isCallableBy(e, request.principal))
-        .map(toModelEntry),
+      data: [
+        ...catalogue
+          .all()
+          .filter((e) => isCallableBy(e, request.principal))
+          .map(toModelEntry),
+        ...catalogue
+          .aliases()
+          .filter((a) => isCallableBy(a.entry, request.principal))
+          .map((a) => ({ ...toModelEntry(a.entry), id: a.alias })),
+      ],
     }),
   );
   app.get(
@@ -54,7 +64,11 @@ export async function modelsRoutes(app: FastifyInstance, opts: { ctx: ProxyConte
       const id = (request.params as { '*': string })['*'];
       const entry = visibleEntry(catalogue, request.principal, id);
       request.metricModel = entry.id;
-      return toModelEntry(entry);
+      // Asked by an exact alias: the entry the list shows for it. By id or pattern: the model's own.
+      const alias = catalogue
+        .aliases()
+        .find((a) => a.entry === entry && catalogueKey(a.alias) === catalogueKey(id));
+      return alias ? { ...toModelEntry(entry), id: alias.alias } : toModelEntry(entry);
     },
   );
 }

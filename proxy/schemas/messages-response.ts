@@ -2,6 +2,7 @@
 // its stream, count_tokens' answer and the error shape, as the routes declare them (the source of
 // /openapi.json); the dialect's translators (../dialects/messages/) write the bytes.
 import { z } from 'zod';
+import { budgetRefusalFields } from './budget.ts';
 import { optionalCostFields } from './cost.ts';
 
 export const countTokensResponse = z.object({
@@ -96,6 +97,7 @@ export const messagesError = z.object({
     type: z.string().describe('authentication_error, permission_error, not_found_error, …'),
     message: z.string(),
     code: z.string().describe('The SPEC.md code, e.g. invalid_api_key'),
+    ...budgetRefusalFields,
   }),
   request_id: z.string().describe('Equals the X-Request-Id and request-id headers'),
 });

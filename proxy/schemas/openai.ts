@@ -3,6 +3,7 @@
 // cannot drift from what is enforced. The request's top level is closed (see chatCompletionRequest);
 // messages and their parts are open: they are the chat template's to read.
 import { z } from 'zod';
+import { budgetRefusalFields } from './budget.ts';
 import { optionalCostFields } from './cost.ts';
 
 const nullish = <T extends z.ZodType>(t: T) => t.nullish();
@@ -355,6 +356,7 @@ export const errorResponse = z.object({
     type: z.string(),
     param: z.string().nullable(),
     code: z.string(),
+    ...budgetRefusalFields,
   }),
 });
 

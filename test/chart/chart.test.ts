@@ -393,4 +393,24 @@ describe('the engine fleet (operator/fleet.ts)', () => {
       ];
     expect(checksum(custom)).not.toBe(checksum(defaults));
   });
+
+  it('cache profiles reach the file, with the operator image as the weight loader (issue 31 "Weights once")', async () => {
+    const none = parseFleetConfig(
+      parse(find(defaults, 'ConfigMap', 'mp-modelplane-engines').data['fleet.yaml']),
+    );
+    expect(none.cacheProfiles).toEqual({});
+    expect(none.weightsLoader.image).toMatch(/\/operator:/);
+    const objects = await render([
+      '--set',
+      'engines.cacheProfiles.shared-nfs.sharedFilesystem.storageClassName=nfs-csi',
+      '--set',
+      'engines.cacheProfiles.shared-nfs.sharedFilesystem.size=2Ti',
+    ]);
+    const fleet = parseFleetConfig(
+      parse(find(objects, 'ConfigMap', 'mp-modelplane-engines').data['fleet.yaml']),
+    );
+    expect(fleet.cacheProfiles['shared-nfs']).toEqual({
+      sharedFilesystem: { storageClassName: 'nfs-csi', size: '2Ti' },
+    });
+  });
 });

@@ -22,7 +22,7 @@ import {
   startOperator,
   waitUntil,
 } from '../k8s/helpers.ts';
-import { type ControlPlane, startControlPlane } from './control-plane.ts';
+import { type ControlPlane, ENGINE_START_DELAY_MS, startControlPlane } from './control-plane.ts';
 
 const ID = 'Sleepy/Chat-7B';
 let cp: ControlPlane;
@@ -100,6 +100,17 @@ describe('autoscaling on real controllers', () => {
 
     // One held call on each proxy: summed, 2 ≤ targetInFlight, so one replica, written once.
     const held = proxies.map((p) => p.board.enter(ID, 'held'));
+    // Scaled to one at once; the pod then takes kwok's engine start delay to be ready, and the
+    // entry has no endpoint all that while: the held calls really wait.
+    await waitUntil('scaled to 1', async () => (await readModel(cp, 'sleepy')).spec.engine?.replicas === 1);
+    const scaledAt = Date.now();
+    let endpointWhileStarting = false;
+    const starting = setInterval(() => {
+      void entry().then((e) => {
+        if (Date.now() - scaledAt < ENGINE_START_DELAY_MS * 0.8)
+          endpointWhileStarting ||= (e?.endpoints.length ?? 0) > 0;
+      });
+    }, 50);
     const awake = await waitUntil(
       'woken: a ready endpoint in the catalogue',
       async () => {
@@ -108,6 +119,9 @@ describe('autoscaling on real controllers', () => {
       },
       120_000,
     );
+    clearInterval(starting);
+    expect(Date.now() - scaledAt).toBeGreaterThanOrEqual(ENGINE_START_DELAY_MS * 0.8);
+    expect(endpointWhileStarting).toBe(false);
     expect(awake.endpoints[0]?.url).toMatch(/^http:\/\/10\.244\./);
     expect((await readModel(cp, 'sleepy')).spec.engine?.replicas).toBe(1);
     expect(await upEvents()).toBe(1);

@@ -15,6 +15,9 @@ import { writeKubeconfig } from '../k8s/kubeconfig-file.ts';
 const here = new URL('../k8s/', import.meta.url).pathname;
 const log = (msg: string) => process.stderr.write(`[e2e-cluster] ${msg}\n`);
 
+/** How long kwok takes to make an engine pod ready (kwok-stages.yaml's engine-pod-ready delay). */
+export const ENGINE_START_DELAY_MS = 3_000;
+
 export interface ControlPlane extends TestCluster {
   kubeconfig: string;
   /** A raw API call as the admin. */
@@ -99,6 +102,8 @@ export async function startControlPlane(nodes = 2): Promise<ControlPlane> {
       '--cidr=10.244.0.0/16',
       '--node-ip=10.0.1.1',
       '--node-lease-duration-seconds=40',
+      // Engine pods start after ENGINE_START_DELAY_MS, the rest at once (kwok-stages.yaml).
+      `--config=${new URL('./kwok-stages.yaml', import.meta.url).pathname}`,
     ]);
     for (let i = 0; i < nodes; i++) {
       const name = `kwok-node-${i}`;

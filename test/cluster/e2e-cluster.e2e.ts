@@ -289,6 +289,57 @@ async function runUninstallHook(namespace: string, release: string): Promise<voi
   );
 }
 
+interface IngressList {
+  items: {
+    metadata: { name: string };
+    spec: {
+      rules: {
+        host: string;
+        http: {
+          paths: { backend: { service: { name: string; port: { number?: number; name?: string } } } }[];
+        };
+      }[];
+    };
+  }[];
+}
+
+/** Each Ingress path whose backend is not a port of an existing Service with a ready endpoint. */
+async function ingressBackendProblems(ns: string): Promise<string[]> {
+  const problems: string[] = [];
+  const { items } = await get<IngressList>(`/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`);
+  for (const ingress of items)
+    for (const rule of ingress.spec.rules)
+      for (const { backend } of rule.http.paths) {
+        const { name, port } = backend.service;
+        const at = `${ingress.metadata.name} ${rule.host} → ${name}:${port.number ?? port.name}`;
+        const svc = await cp.api('GET', `/api/v1/namespaces/${ns}/services/${name}`);
+        if (!svc.ok) {
+          problems.push(`${at}: no such Service`);
+          continue;
+        }
+        const ports = ((await svc.json()) as { spec: { ports: { port: number; name?: string }[] } }).spec
+          .ports;
+        if (!ports.some((p) => p.port === port.number || (port.name !== undefined && p.name === port.name)))
+          problems.push(`${at}: the Service has no such port`);
+        const slices = await get<{ items: { endpoints?: { conditions?: { ready?: boolean } }[] }[] }>(
+          `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3D${name}`,
+        );
+        const ready = slices.items
+          .flatMap((s) => s.endpoints ?? [])
+          .filter((e) => e.conditions?.ready !== false);
+        if (ready.length === 0) problems.push(`${at}: no ready endpoint`);
+      }
+  return problems;
+}
+
+/** The value of an env variable of a workload's first container. */
+async function containerEnv(ns: string, workload: string, variable: string): Promise<string | undefined> {
+  const o = await get<{
+    spec: { template: { spec: { containers: { env?: { name: string; value?: string }[] }[] } } };
+  }>(`/apis/apps/v1/namespaces/${ns}/${workload}`);
+  return o.spec.template.spec.containers[0]?.env?.find((e) => e.name === variable)?.value;
+}
+
 describe('the chart on a control plane with real controllers', () => {
   it('default values: installs and settles; the operator serves a Model; an upgrade to production values is refused whole, then applies with every part on the new stores; uninstall stops the engines; reinstall', async () => {
     const install = await helmIn('modelplane', ['install', 'mp', chartDir]);
@@ -437,6 +488,21 @@ describe('the chart on a control plane with real controllers', () => {
       'mp-modelplane-console console.example.com',
       'mp-modelplane-proxy api.example.com',
     ]);
+    // The path from outside as far as this cluster has one (kwok runs no container and there is no
+    // ingress controller, so nothing answers HTTP here): each Ingress sends its host to a Service
+    // port that exists and has ready endpoints, and the console calls the API at the proxy's
+    // public host, which allows the console's origin.
+    await waitUntil(
+      'every ingress backend a Service port with ready endpoints',
+      async () => (await ingressBackendProblems('modelplane')).length === 0,
+      60_000,
+    ).catch(async () => expect(await ingressBackendProblems('modelplane')).toEqual([]));
+    expect(
+      await containerEnv('modelplane', 'deployments/mp-modelplane-console', 'CONSOLE_API_BASE_URL'),
+    ).toBe('https://api.example.com/v1');
+    expect(
+      await containerEnv('modelplane', 'statefulsets/mp-modelplane-proxy', 'PROXY_CORS_ORIGINS'),
+    ).toContain('https://console.example.com');
 
     // Uninstall with a Model running: the pre-delete hook deletes it and waits for its engines.
     await createModel();

@@ -20,6 +20,8 @@ import { Archiver } from '../../core/journal/index.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import { TopUpRequests } from '../../core/payments/index.ts';
 import type { Redis } from '../../core/redis-client.ts';
+import { Team } from '../../core/team.ts';
+import { Users } from '../../core/users.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
 import {
   type BrowserPlatform,
@@ -422,6 +424,113 @@ describe('API Management', () => {
   }, 300_000);
 });
 
+describe('Key limits (issue 34)', () => {
+  it("an owner sets each rate limit and a daily budget, sees the day's use and clears them; the key is held to them; a member only sees them", async () => {
+    const context = await newContext();
+    const page = await context.newPage();
+    const owner = await newOwner('Limits Browser Co');
+    const { key, secret } = await keys.create(owner.accountId, { name: 'limited tool' });
+    // The account has a key already, so the first visit mints no Default.
+    await signIn(page, owner.email);
+    const row = rows(page).filter({ hasText: 'limited tool' });
+    await row.getByRole('button', { name: 'Limits' }).click();
+    const box = dialog(page).filter({ hasText: 'Limits: limited tool' });
+    await box.getByTestId('budget-use').waitFor();
+    expect(await box.getByTestId('budget-use').textContent()).toMatch(
+      /^No budget: 0\.00 USD spent this month\.$/,
+    );
+    await box.getByLabel('Spend limit (USD)').fill('5');
+    await box.getByLabel('Resets').selectOption('day');
+    await box.getByLabel('Requests per minute').fill('1');
+    await box.getByLabel('Input tokens per minute').fill('100000');
+    await box.getByLabel('Output tokens per minute').fill('50000');
+    await box.getByLabel('Calls at once').fill('2');
+    await shoot(page, 'key-limits');
+    await box.getByRole('button', { name: 'Save' }).click();
+    await box.waitFor({ state: 'detached' });
+    expect(await keys.get(owner.accountId, key.id)).toMatchObject({
+      spendLimit: 5_000_000_000,
+      spendWindow: 'day',
+      rateLimits: {
+        requestsPerMinute: 1,
+        inputTokensPerMinute: 100_000,
+        outputTokensPerMinute: 50_000,
+        concurrentCalls: 2,
+      },
+    });
+    // Held to them: one request a minute, the second refused with its own code and retry-after.
+    const chat = () =>
+      fetch(`${platform.apiBase}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'Meta-Llama/Llama-3.1-8B-Instruct',
+          messages: [{ role: 'user', content: 'hi' }],
+          max_tokens: 3,
+        }),
+      });
+    const first = await chat();
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-limit-requests')).toBe('1');
+    const second = await chat();
+    expect(second.status).toBe(429);
+    expect(((await second.json()) as { error: { code: string } }).error.code).toBe('rate_limit_exceeded');
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(0);
+    // The day's use, as the ledger charged it, in the table and the dialog.
+    await expectLedgerClean(redis, [owner.accountId]);
+    await page.reload();
+    await expect
+      .poll(() => row.getByTestId('limit').textContent(), POLL)
+      .toMatch(/^0\.\d+ USD of 5\.00 USD today$/);
+    await row.getByRole('button', { name: 'Limits' }).click();
+    await expect
+      .poll(() => box.getByTestId('budget-use').textContent(), POLL)
+      .toMatch(/^0\.\d+ USD of 5\.00 USD spent today; resets \d{4}-\d\d-\d\d 00:00:00 UTC\.$/);
+
+    // A member of the account sees the limits, cannot edit them (and the server would refuse).
+    const member = `limits-member-${Date.now().toString(36)}@example.com`;
+    const user = await new Users(redis).create({
+      email: member,
+      password: PASSWORD,
+      accountId: owner.accountId,
+    });
+    await new Team(redis).add(owner.accountId, user.id, 'member');
+    const memberContext = await newContext();
+    const memberPage = await memberContext.newPage();
+    await signIn(memberPage, member);
+    await rows(memberPage)
+      .filter({ hasText: 'limited tool' })
+      .getByRole('button', { name: 'Limits' })
+      .click();
+    const seen = dialog(memberPage).filter({ hasText: 'Limits: limited tool' });
+    await seen.getByTestId('budget-use').waitFor();
+    expect(await seen.getByLabel('Requests per minute').inputValue()).toBe('1');
+    expect(await seen.getByLabel('Requests per minute').isDisabled()).toBe(true);
+    expect(await seen.getByRole('button', { name: 'Save' }).count()).toBe(0);
+    await memberContext.close();
+
+    // Cleared: the key answers as an unlimited key again (no rate-limit headers).
+    await box.getByRole('button', { name: 'Clear All' }).click();
+    await box.waitFor({ state: 'detached' });
+    expect(await keys.get(owner.accountId, key.id)).toMatchObject({
+      spendLimit: null,
+      spendWindow: 'month',
+      rateLimits: {
+        requestsPerMinute: null,
+        inputTokensPerMinute: null,
+        outputTokensPerMinute: null,
+        concurrentCalls: null,
+      },
+    });
+    const after = await chat();
+    expect(after.status).toBe(200);
+    expect(after.headers.get('x-ratelimit-limit-requests')).toBeNull();
+    await expect.poll(() => row.getByTestId('limit').count(), POLL).toBe(0);
+    await expectLedgerClean(redis, [owner.accountId]);
+    await context.close();
+  }, 120_000);
+});
+
 describe('Billing, Pricing, Profile', () => {
   let context: BrowserContext;
   let page: Page;
@@ -675,22 +784,34 @@ describe('Usage calls one by one (the durable journal)', () => {
       goneCall,
       'gone key (deleted)',
       'Org/Chat-1',
-      'charge',
-      '12',
-      '4',
-      '3',
-      '—',
-      '—',
-      '0.0025',
-      '0.0025',
-      'USD',
+      '12 in · 4 cached · 3 out',
+      '0.0025 USD',
     ]);
+    // Issue 37 item 7: six columns fit the page at 1440 px, the amount in view (thirteen scrolled sideways).
+    await page.setViewportSize(DESKTOP);
+    const fit = await page.locator('#calls-table').evaluate((e) => ({
+      scroll: e.scrollWidth,
+      client: e.clientWidth,
+      right: e.getBoundingClientRect().right,
+    }));
+    expect(fit.scroll).toBeLessThanOrEqual(fit.client);
+    const amountCell = await goneRow
+      .getByTestId('call-amount')
+      .evaluate((e) => e.getBoundingClientRect().right);
+    expect(amountCell).toBeLessThanOrEqual(fit.right);
+    // The chart has a slot for each of the range's 30 days: today's calls are one slim bar, not one across it.
+    const bars = page.locator('figure.chart svg rect');
+    await expect.poll(() => bars.count(), POLL).toBe(30);
+    const heights = await bars.evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('height'))));
+    expect(heights.filter((h) => h > 0)).toHaveLength(1);
+    expect(await bars.last().getAttribute('width')).toMatch(/^\d+(\.\d+)?$/);
+    expect(Number(await bars.last().getAttribute('width'))).toBeLessThan(640 / 20);
     await shoot(page, 'usage-calls');
 
     // The refunded call, from its row's request id: its charge and its refund.
-    await calls
+    await page
+      .locator('#calls-table tbody tr[data-type="charge"]')
       .filter({ hasText: refunded })
-      .filter({ hasText: 'charge' })
       .getByRole('button', { name: refunded })
       .click();
     const lookup = page.getByTestId('request-lookup');
@@ -700,12 +821,24 @@ describe('Usage calls one by one (the durable journal)', () => {
         POLL,
       )
       .toEqual(['charge', 'refund']);
-    expect(await lookup.getByTestId('call-amount').allTextContents()).toEqual(['0.004', '−0.0015']);
+    expect(await lookup.getByTestId('call-amount').allTextContents()).toEqual(['0.004 USD', '−0.0015 USD']);
+    // The lookup lists every figure of each transfer.
+    const figures = await lookup.getByTestId('call-figures').first().locator('div').allTextContents();
+    expect(figures).toEqual(
+      expect.arrayContaining(['Input tokens12', 'Cached tokens4', 'Output tokens3', 'Cost0.004']),
+    );
     expect(new URL(page.url()).searchParams.get('request')).toBe(refunded);
     await shoot(page, 'usage-call-lookup');
 
     // The billing page's refund links to the same lookup.
     await page.goto(`${c.origin}/billing`);
+    // Every amount on Billing has one number of decimals (issue 37 item 7: 7 beside 2 read badly).
+    await page.getByTestId('balance').filter({ hasText: 'USD' }).waitFor(POLL);
+    await page.getByRole('link', { name: refunded }).waitFor(POLL);
+    const cells = await page.locator('main .card .big, main table td').allTextContents();
+    const amounts = cells.filter((t) => /^-?[\d,]+\.\d+ USD$/.test(t));
+    expect(amounts.length).toBeGreaterThan(4);
+    expect(new Set(amounts.map((a) => a.split('.')[1]!.length)).size).toBe(1);
     await page.getByRole('link', { name: refunded }).click();
     await expect.poll(() => page.getByTestId('request-lookup').locator('tbody tr').count(), POLL).toBe(2);
 

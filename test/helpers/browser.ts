@@ -2,6 +2,9 @@
 // ports, in a folder of the test's own), Debian's Chromium through playwright-core, a new account
 // whose owner can sign in, the sign-in form, and a screenshot at desktop and phone width that also
 // checks nothing sticks out sideways at phone width.
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { type Platform, startPlatform } from '../../cli/platform.ts';
@@ -113,4 +116,16 @@ export async function startBrowserPlatform(o: {
       await platform.stop();
     },
   };
+}
+
+/**
+ * A folder of the suite's own holding a copy of examples/models (the cluster-only ones aside), for
+ * the suite to add Model files to before it starts the platform on it; `remove` deletes it all.
+ */
+export function exampleModels(prefix: string): { dataDir: string; modelsDir: string; remove(): void } {
+  const dataDir = mkdtempSync(join(tmpdir(), prefix));
+  const modelsDir = join(dataDir, 'models');
+  cpSync(new URL('../../examples/models', import.meta.url).pathname, modelsDir, { recursive: true });
+  rmSync(join(modelsDir, 'cluster'), { recursive: true, force: true });
+  return { dataDir, modelsDir, remove: () => rmSync(dataDir, { recursive: true, force: true }) };
 }

@@ -102,6 +102,12 @@ export async function waitUntil<T>(
   }
 }
 
+/** A raw API answer's body, or an error with its status and text. */
+export const json = async <T>(r: Response): Promise<T> => {
+  if (!r.ok) throw new Error(`${r.status} ${await r.text()}`);
+  return (await r.json()) as T;
+};
+
 /** GET as `kubectl get` does: the server renders the CRD's printer columns as a Table. */
 export async function getTable(cluster: TestCluster, path: string) {
   const res = await fetch(`${cluster.server}${path}`, {

@@ -195,6 +195,45 @@ describe('operator on a real kube-apiserver', () => {
     ).rejects.toMatchObject({ code: 404 });
   });
 
+  it('aliases reach the catalogue; a newer Model yields a taken alias with Degraded AliasConflict, and gets it once freed', async () => {
+    const ext = (name: string, id: string, aliases: string[]) =>
+      withSpec(chatModel(name), { id, engine: undefined, external: { url: sim.url }, aliases });
+    // alias-a first: older, or (created in the same second) first by name — either way it holds `shared`.
+    await createModel(cluster, ext('alias-a', 'acme/Alias-A', ['claude-haiku-*', 'shared']));
+    await waitUntil('alias-a entry', () => store.get('acme/alias-a'));
+    await createModel(cluster, ext('alias-b', 'acme/Alias-B', ['SHARED', 'acme/external-chat', 'own']));
+    const degraded = await waitUntil('AliasConflict on alias-b', async () =>
+      (await readModel(cluster, 'alias-b')).status?.conditions?.find((c) => c.reason === 'AliasConflict'),
+    );
+    expect(degraded).toMatchObject({ type: 'Degraded', status: 'True' });
+    expect(degraded.message).toContain('SHARED (the alias of Model/default/alias-a)');
+    expect(degraded.message).toContain('acme/external-chat (the id of Model/default/ext)');
+    expect((await store.get('acme/alias-a'))?.aliases).toEqual(['claude-haiku-*', 'shared']);
+    expect((await store.get('acme/alias-b'))?.aliases).toEqual(['own']);
+    // Freeing the alias on alias-a hands it to alias-b without touching alias-b.
+    await apis(cluster).custom.patchNamespacedCustomObject({
+      ...modelRef('alias-a'),
+      body: [{ op: 'replace', path: '/spec/aliases', value: ['claude-haiku-*'] }],
+    });
+    await waitUntil(
+      'alias-b gets SHARED',
+      async () => (await store.get('acme/alias-b'))?.aliases.join() === 'SHARED,own',
+    );
+    // Leave the external model alone, as the tests after this one expect.
+    for (const name of ['alias-a', 'alias-b'])
+      await apis(cluster).custom.deleteNamespacedCustomObject(modelRef(name));
+    await waitUntil(
+      'alias entries gone',
+      async () => (await store.get('acme/alias-b')) === null && (await store.get('acme/alias-a')) === null,
+    );
+    const gone = (name: string) =>
+      readModel(cluster, name).then(
+        () => false,
+        (e: unknown) => e instanceof ApiException && e.code === 404,
+      );
+    await waitUntil('alias Models gone', async () => (await gone('alias-a')) && (await gone('alias-b')));
+  });
+
   it('serves Prometheus metrics on /metrics and health on /healthz', async () => {
     const server = await startMetricsServer(operator.metrics, operator.runtime, 0, '127.0.0.1');
     try {

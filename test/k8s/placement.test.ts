@@ -5,29 +5,17 @@
 // Pending and its Model says why within seconds (issue 36 item 4); with the pool's profile it lands
 // on the GPU node and is catalogued. The last test measures what operator/drain.ts sizes the
 // preStop by: a deleted engine pod → its endpoint gone from the catalogue.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { CATALOGUE_PROPAGATION_SECONDS } from '../../operator/drain.ts';
 import { chatModel } from '../../operator/fixtures.ts';
 import { parseFleetConfig } from '../../operator/fleet.ts';
 import type { Model } from '../../operator/model.ts';
-import { type ControlPlane, startControlPlane } from '../cluster/control-plane.ts';
-import { startRedis, type TestRedis } from '../helpers/redis.ts';
-import {
-  apis,
-  createModel,
-  getTable,
-  modelRef,
-  type OperatorReplica,
-  readModel,
-  startOperator,
-  waitUntil,
-} from './helpers.ts';
+import type { ControlPlane } from '../cluster/control-plane.ts';
+import { apis, createModel, getTable, json, modelRef, readModel, waitUntil } from './helpers.ts';
+import { kwokSuite } from './kwok-suite.ts';
 
-let cp: ControlPlane;
-let redis: TestRedis;
 let store: CatalogueStore;
-let operator: OperatorReplica;
 
 const GPU_NODE = 'gpu-node-0';
 const fleet = parseFleetConfig({
@@ -48,10 +36,6 @@ interface Pod {
   status?: { podIP?: string; conditions?: { type: string; status: string }[] };
 }
 
-const json = async <T>(r: Response): Promise<T> => {
-  if (!r.ok) throw new Error(`${r.status} ${await r.text()}`);
-  return (await r.json()) as T;
-};
 const podsOf = async (model: string) =>
   (
     await json<{ items: Pod[] }>(
@@ -65,9 +49,9 @@ function gpuModel(name: string, engine: NonNullable<Model['spec']['engine']>): M
   return m;
 }
 
-beforeAll(async () => {
-  // The first run builds kube-controller-manager, kube-scheduler and kwok (minutes, cached after).
-  [cp, redis] = await Promise.all([startControlPlane(1), startRedis()]);
+let cp: ControlPlane;
+kwokSuite('placement', fleet, async (plane, redis) => {
+  cp = plane;
   const capacity = {
     cpu: '64',
     memory: '512Gi',
@@ -95,13 +79,6 @@ beforeAll(async () => {
     }),
   );
   store = new CatalogueStore(redis.client());
-  operator = await startOperator(cp, redis.client(), 'placement', { fleet });
-  await waitUntil('the operator to lead', async () => operator.runtime.leader.isLeader, 30_000);
-}, 1_800_000);
-
-afterAll(async () => {
-  await operator?.stop();
-  await Promise.all([cp?.stopAll(), redis?.stop()]);
 });
 
 describe('engine placement on a real scheduler (kwok nodes)', () => {
@@ -174,6 +151,57 @@ describe('engine placement on a real scheduler (kwok nodes)', () => {
       table.columnDefinitions.map((c, i) => [c.name, table.rows[0]?.cells[i]]),
     );
     expect(cells).toMatchObject({ Ready: 'True', Replicas: 2, Available: 2, Profile: 'nvidia-gpu-h100:2' });
+  });
+
+  it('kubectl rollout restart: the catalogue never lacks a ready endpoint and ends on the new pods only', async () => {
+    // What `kubectl rollout restart deployment/<engine>` writes: a template annotation. The
+    // Deployment controller then replaces the pods (kwok starts each after its start delay); the
+    // operator follows the EndpointSlice, so the proxies always have a ready engine to pick.
+    const before = new Set((await podsOf('h100')).map((p) => p.metadata.name));
+    const deployment = (await store.get('acme/h100'))?.endpoints.length;
+    expect(deployment).toBe(2);
+    const name = await waitUntil(
+      'the engine Deployment',
+      async () => {
+        const list = await json<{ items: { metadata: { name: string; labels?: Record<string, string> } }[] }>(
+          await cp.api(
+            'GET',
+            '/apis/apps/v1/namespaces/default/deployments?labelSelector=modelplane.dev/model%3Dh100',
+          ),
+        );
+        return list.items[0]?.metadata.name;
+      },
+      10_000,
+    );
+    await apis(cp).apps.patchNamespacedDeployment({
+      name,
+      namespace: 'default',
+      body: [
+        {
+          op: 'add',
+          path: '/spec/template/metadata/annotations',
+          value: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() },
+        },
+      ],
+    });
+    let fewest = Number.POSITIVE_INFINITY;
+    const fresh = await waitUntil(
+      'two new pods alone in the catalogue',
+      async () => {
+        const entry = await store.get('acme/h100');
+        fewest = Math.min(fewest, entry?.endpoints.length ?? 0);
+        const pods = (await podsOf('h100')).filter((p) => !p.metadata.deletionTimestamp);
+        const renewed =
+          pods.length === 2 && pods.every((p) => !before.has(p.metadata.name) && p.status?.podIP);
+        const urls = new Set(pods.map((p) => `http://${p.status?.podIP}:9000`));
+        return renewed && entry?.endpoints.length === 2 && entry.endpoints.every((e) => urls.has(e.url))
+          ? pods
+          : undefined;
+      },
+      90_000,
+    );
+    expect(fresh).toHaveLength(2);
+    expect(fewest).toBeGreaterThanOrEqual(1);
   });
 
   it('a scale-down takes the engine out of the catalogue well within the preStop (what operator/drain.ts sizes it by)', async () => {

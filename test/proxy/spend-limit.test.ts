@@ -10,7 +10,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyMonthSpend } from '../../core/billing/index.ts';
+import { budgetResetsAt, keyMonthSpend, keyWindowSpend } from '../../core/billing/index.ts';
 import { displayNano } from '../../core/money.ts';
 import { usageRecords } from '../../core/usage.ts';
 import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
@@ -92,6 +92,10 @@ async function leaseWarm(accountId: string, secret: string): Promise<string | nu
   return null;
 }
 
+/** The end of the current period of `window` (UTC), as the refusal writes it. */
+const resetsAtText = (window: 'day' | 'week' | 'month') =>
+  new Date(budgetResetsAt(window, Date.now())).toISOString().replace('.000Z', 'Z');
+
 /** `p` fails with 429 insufficient_quota naming the key's limit (nano), not to be retried. */
 async function expectKeyLimit(p: Promise<unknown>, limit: number): Promise<string> {
   const err = await p.then(
@@ -109,8 +113,14 @@ async function expectKeyLimit(p: Promise<unknown>, limit: number): Promise<strin
     ),
   );
   expect(e.message).toMatch(
-    /USD spent this month.*Raise the key's limit in the console, or use another key\./,
+    /USD spent this month.*It resets at \S+Z\. Raise the key's limit in the console, or use another key\./,
   );
+  // What a client acts on, in the body beside the code: whose limit, its window, when it resets.
+  expect(e.error).toMatchObject({
+    limit_source: 'key',
+    limit_window: 'month',
+    resets_at: resetsAtText('month'),
+  });
   return e.message;
 }
 
@@ -153,6 +163,65 @@ describe('a key with a monthly spend limit', () => {
     expect(h.proxy.ctx.billing.leases!.freeOf(a.accountId)).toBeGreaterThan(promptBound + 5 * OUT);
     expect(await sourceOf(a.accountId, response.headers.get('x-request-id'))).toBe('hold');
     await h.settled(a.accountId);
+    await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it("BILL-6 a daily budget (window: a UTC day) refuses once the day's spend reaches it, naming the window and when it resets, on both surfaces", async () => {
+    const a = await h.newAccount({ credit: '100' });
+    const limit = 2 * (promptBound + 5 * OUT);
+    const { key, secret } = await h.keys.create(a.accountId, {
+      name: `daily ${++names}`,
+      spendLimit: limit,
+      spendWindow: 'day',
+    });
+    const client = h.client(secret);
+    let calls = 0;
+    let err: unknown = null;
+    for (let i = 0; i < 100 && err === null; i++) {
+      err = await client.chat.completions
+        .create({ model: CHAT_MODEL, messages, max_tokens: 5 })
+        .then(() => {
+          calls++;
+          return null;
+        })
+        .catch((e: unknown) => e);
+    }
+    expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+    const e = err as InstanceType<typeof OpenAI.APIError>;
+    expect(e.code).toBe('insufficient_quota');
+    expect(e.headers?.get('x-should-retry')).toBe('false');
+    expect(e.message).toMatch(
+      /This API key's daily spend limit of \S+ USD is reached \(\S+ USD spent today\)/,
+    );
+    expect(e.message).toContain(`It resets at ${resetsAtText('day')}.`);
+    expect(e.error).toMatchObject({
+      limit_source: 'key',
+      limit_window: 'day',
+      resets_at: resetsAtText('day'),
+    });
+    expect(calls).toBeGreaterThanOrEqual(2);
+    await h.settled(a.accountId);
+    const today = (await keyWindowSpend(h.redis.client(), a.accountId, [{ id: key.id, window: 'day' }])).get(
+      key.id,
+    )!;
+    expect(today).toBeLessThanOrEqual(limit);
+    expect(today).toBe(await spent(a.accountId, key.id));
+    const base = h.baseURL.replace(/\/v1$/, '');
+    const msg = await new Anthropic({ apiKey: secret, baseURL: base, maxRetries: 0 }).messages
+      .create({ model: CHAT_MODEL, max_tokens: 5, messages })
+      .catch((x: unknown) => x);
+    expect(msg).toBeInstanceOf(Anthropic.RateLimitError);
+    expect((msg as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+      error: {
+        code: 'insufficient_quota',
+        limit_source: 'key',
+        limit_window: 'day',
+        resets_at: resetsAtText('day'),
+      },
+    });
+    expect(await usageRecords(h.redis.client(), a.accountId, { count: 1_000, keyId: key.id })).toHaveLength(
+      calls,
+    );
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
@@ -270,8 +339,13 @@ describe('a key with a monthly spend limit', () => {
     expect(json.type).toBe('error');
     expect(json.error).toMatchObject({ type: 'rate_limit_error', code: 'insufficient_quota' });
     expect(json.error.message).toBe(
-      "This API key's monthly spend limit of 0.00 USD is reached (0.00 USD spent this month). Raise the key's limit in the console, or use another key.",
+      `This API key's monthly spend limit of 0.00 USD is reached (0.00 USD spent this month). It resets at ${resetsAtText('month')}. Raise the key's limit in the console, or use another key.`,
     );
+    expect(json.error).toMatchObject({
+      limit_source: 'key',
+      limit_window: 'month',
+      resets_at: resetsAtText('month'),
+    });
     const err = await new Anthropic({ apiKey: k.secret, baseURL: base, maxRetries: 0 }).messages
       .create({ model: CHAT_MODEL, max_tokens: 5, messages })
       .catch((e: unknown) => e);

@@ -2,16 +2,25 @@
 // it was when it closes.
 import { type ReactNode, useEffect, useRef } from 'react';
 
-export function Dialog(props: { title: string; onClose: () => void; children: ReactNode; wide?: boolean }) {
+const FOCUSABLE = 'input, button, a[href]';
+
+export function Dialog(props: {
+  title: string;
+  onClose: () => void;
+  children: ReactNode;
+  wide?: boolean;
+  /** Replaces `wide`'s class: a dialog sized its own way (the image lightbox). */
+  className?: string;
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const before = document.activeElement as HTMLElement | null;
-    const first = box.current?.querySelector<HTMLElement>('input, button');
+    const first = box.current?.querySelector<HTMLElement>(FOCUSABLE);
     first?.focus();
     const onKey = (e: KeyboardEvent) => {
       if (e.key === 'Escape') props.onClose();
       if (e.key !== 'Tab' || !box.current) return;
-      const items = [...box.current.querySelectorAll<HTMLElement>('input, button')];
+      const items = [...box.current.querySelectorAll<HTMLElement>(FOCUSABLE)];
       const i = items.indexOf(document.activeElement as HTMLElement);
       const next = e.shiftKey ? (i <= 0 ? items.length - 1 : i - 1) : (i + 1) % items.length;
       items[next]?.focus();
@@ -30,7 +39,7 @@ export function Dialog(props: { title: string; onClose: () => void; children: Re
         aria-modal="true"
         aria-labelledby="dialog-title"
         ref={box}
-        className={props.wide ? 'wide' : undefined}
+        className={props.className ?? (props.wide ? 'wide' : undefined)}
       >
         <h2 id="dialog-title">{props.title}</h2>
         {props.children}

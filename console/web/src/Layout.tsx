@@ -3,6 +3,7 @@
 // its API calls get 403 billing_currency_unset.
 import { type ReactNode, useState } from 'react';
 import { api, type Me } from './api.ts';
+import { LowBalanceBanner } from './LowBalanceBanner.tsx';
 import { Link, navigate } from './router.tsx';
 
 export const PAGES = [
@@ -95,6 +96,7 @@ export function Layout(props: { me: Me; path: string; onMe: (me: Me | null) => v
           )}
         </div>
       )}
+      <LowBalanceBanner key={me.account.id} />
       <main id="main" tabIndex={-1}>
         {props.children}
       </main>

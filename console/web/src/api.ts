@@ -21,8 +21,28 @@ export interface KeyRow {
   createdAt: string;
   spendLimit?: string | null;
   monthSpend?: string;
+  /** The spend limit's window and the key's spend in its current period (issue 34). */
+  spendWindow?: BudgetWindow;
+  windowSpend?: string;
   /** Made by the signed-in user (a member acts only on these). */
   mine?: boolean;
+}
+
+export type BudgetWindow = 'day' | 'week' | 'month';
+export type RateLimitName =
+  | 'requestsPerMinute'
+  | 'inputTokensPerMinute'
+  | 'outputTokensPerMinute'
+  | 'concurrentCalls';
+export type RateLimitValues = Record<RateLimitName, number | null>;
+
+/** GET /api/keys/:id/limits (console/routes/key-limits.ts). */
+export interface KeyLimits {
+  keyId: string;
+  rateLimits: RateLimitValues;
+  accountDefaults: RateLimitValues;
+  effective: RateLimitValues;
+  budget: { spendLimit: string | null; spendWindow: BudgetWindow; spent: string; resetsAt: string };
 }
 
 // The usage table's rows as the console server makes them (type-only: nothing of the server is bundled).
@@ -37,6 +57,14 @@ export interface UsageQuery {
 }
 
 /** One transfer of a call from the journal (GET /api/usage/calls): its charge, refunds, a void. */
+/** The low-balance alert (console/routes/balance-alert.ts). */
+export interface BalanceAlert {
+  currency: string | null;
+  threshold: string | null;
+  available: string;
+  below: boolean;
+}
+
 export interface CallTransfer {
   id: string;
   requestId: string | null;
@@ -200,6 +228,11 @@ export const api = {
     call<{ key: KeyRow; secret: string }>('POST', '/keys', spendLimit ? { name, spendLimit } : { name }),
   setLimit: (id: string, spendLimit: string | null) =>
     call<{ key: KeyRow }>('PATCH', `/keys/${id}`, { spendLimit }),
+  limits: (id: string) => call<KeyLimits>('GET', `/keys/${id}/limits`),
+  setLimits: (
+    id: string,
+    body: { rateLimits?: Partial<RateLimitValues>; spendLimit?: string | null; spendWindow?: BudgetWindow },
+  ) => call<KeyLimits>('PUT', `/keys/${id}/limits`, body),
   show: async (id: string) => (await call<{ secret: string }>('GET', `/keys/${id}/secret`)).secret,
   rotate: (id: string) => call<{ key: KeyRow; secret: string }>('POST', `/keys/${id}/rotate`),
   remove: (id: string) => call('DELETE', `/keys/${id}`),
@@ -231,6 +264,8 @@ export const api = {
 
   profile: () => call<Profile>('GET', '/profile'),
   saveProfile: (p: { name?: string; country?: string | null }) => call<Profile>('PUT', '/profile', p),
+  balanceAlert: () => call<BalanceAlert>('GET', '/billing/alert'),
+  setBalanceAlert: (threshold: string | null) => call<BalanceAlert>('PUT', '/billing/alert', { threshold }),
 
   team: () => call<TeamView>('GET', '/team'),
   invite: (email: string, role: Role) =>

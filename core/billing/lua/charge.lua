@@ -1,8 +1,8 @@
 -- charge: reserve and settle at once (video is charged when the job is created). Refused when
--- the available balance is below the cost, or when the key has a monthly spend limit and what it
--- may still spend this month (limit − spent − its open holds) is below the cost; a refusal is not
+-- the available balance is below the cost, or when the key has a spend limit and what it may still
+-- spend in its window's period (limit − spent − its open holds) is below the cost; a refusal is not
 -- recorded, so a retry after a top-up (or a raised limit) can succeed. The charge counts toward
--- the key's spend of the month.
+-- the key's spend of its periods (month, day, week).
 -- With KEYS[8] and KEYS[9] it also records what was bought, in the same step: a video job's hash
 -- (field/value pairs from ARGV[18]) and its place in the account's list (ARGV[17] its id), so a
 -- job exists exactly when its charge does. The place is nowMs, or with KEYS[10] (a counter that
@@ -11,9 +11,9 @@
 -- KEYS: account, done(charge:<id>), usage, rollup(hour), rollupHours, keySpend, key record
 --       [, record hash, record index [, record sequence]]
 -- ARGV: chargeId, cost, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6]),
---       month (YYYYMM of nowMs) [, record id, field, value, ...]
+--       periods (spend_periods of nowMs) [, record id, field, value, ...]
 -- Returns {1, charged, balance, duplicate(0|1)}, {0, 0, balance, 0} (the balance) or
--- {2, 0, balance, 0, limit, spent, keyHeld} (the key's spend limit).
+-- {2, 0, balance, 0, limit, spent, keyHeld, window} (the key's spend limit).
 local account, done, keyspend = KEYS[1], KEYS[2], KEYS[6]
 local cost = tonumber(ARGV[2])
 
@@ -25,8 +25,8 @@ local balance, held = num(totals[1]), num(totals[2])
 if balance - held < cost then return { 0, 0, balance, 0 } end
 local u = read_usage(6)
 if u.key ~= '' then
-  local room, limit, spent, key_held = key_room(KEYS[7], keyspend, u.key, ARGV[16])
-  if room and room < cost then return { 2, 0, balance, 0, limit, spent, key_held } end
+  local room, limit, spent, key_held, window = key_room(KEYS[7], keyspend, u.key, ARGV[16])
+  if room and room < cost then return { 2, 0, balance, 0, limit, spent, key_held, window } end
 end
 balance = redis.call('HINCRBY', account, 'balance', int(-cost))
 

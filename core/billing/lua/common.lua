@@ -116,25 +116,44 @@ local function is_lease(id)
   return string.sub(id, 1, #LEASE_PREFIX) == LEASE_PREFIX
 end
 
--- Per-key spend (keyspace.ts keySpend, one hash per account). `month` is YYYYMM of the report
--- clock the caller passes (the clock of the rollups), so a key's month spend equals its rollups'
--- net cost over that month. A call without a key ('') is counted nowhere.
-local function add_spent(keyspend, key, month, amount)
-  if key ~= '' and amount ~= 0 then
-    redis.call('HINCRBY', keyspend, 'spent:' .. key .. ':' .. month, int(amount))
+-- Per-key spend (keyspace.ts keySpend, one hash per account). `periods` is what key-spend.ts
+-- spendPeriods makes of the report clock the caller passes (the clock of the rollups):
+-- 'YYYYMM|YYYYMMDD|wYYYYMMDD', the UTC month, day and ISO week (by its Monday). A charge counts in
+-- all three, so a key's spend in any period equals its usage entries' over it, and a limit set or
+-- a window changed mid-period sees what was already spent. A bare 'YYYYMM' (a caller from before
+-- the windows) is the month alone. A call without a key ('') is counted nowhere.
+local function spend_periods(periods)
+  local m, d, w = string.match(periods, '^(%d+)|(%d+)|(w%d+)$')
+  if not m then return { periods } end
+  return { m, d, w }
+end
+
+local function add_spent(keyspend, key, periods, amount)
+  if key == '' or amount == 0 then return end
+  for _, p in ipairs(spend_periods(periods)) do
+    redis.call('HINCRBY', keyspend, 'spent:' .. key .. ':' .. p, int(amount))
   end
 end
 
--- What a key may still spend this month, or nil when it has no spend limit: its limit − what it
--- spent this month − what its open holds hold. Also returns the three, for the refusal's message.
--- A key record that does not exist (a call without a key) has no limit.
-local function key_room(keyrec, keyspend, key, month)
-  local limit = redis.call('HGET', keyrec, 'spendLimit')
-  if not limit then return nil end
-  local s = redis.call('HMGET', keyspend, 'spent:' .. key .. ':' .. month, 'held:' .. key)
+-- A key's budget window (its record's `spendWindow`; absent = month): where its period is in
+-- spend_periods' list, and its code in the scripts' replies (key-spend.ts budgetWindowOf).
+local WINDOW_AT = { month = 1, day = 2, week = 3 }
+local WINDOW_CODE = { day = 1, week = 2, month = 3 }
+
+-- What a key may still spend in its window's current period, or nil when it has no spend limit:
+-- its limit − what it spent in the period − what its open holds hold. Also returns the three and
+-- the window's code, for the refusal's message. A key record that does not exist (a call without
+-- a key) has no limit.
+local function key_room(keyrec, keyspend, key, periods)
+  local rec = redis.call('HMGET', keyrec, 'spendLimit', 'spendWindow')
+  if not rec[1] then return nil end
+  local window = WINDOW_AT[rec[2] or 'month'] and (rec[2] or 'month') or 'month'
+  local list = spend_periods(periods)
+  local period = list[WINDOW_AT[window]] or list[1]
+  local s = redis.call('HMGET', keyspend, 'spent:' .. key .. ':' .. period, 'held:' .. key)
   local spent, held = num(s[1]), num(s[2])
-  limit = tonumber(limit)
-  return limit - spent - held, limit, spent, held
+  local limit = tonumber(rec[1])
+  return limit - spent - held, limit, spent, held, WINDOW_CODE[window]
 end
 
 -- Hold `id` (of `amount`) is settled, released or voided: if it belonged to a key with a limit,

@@ -2,7 +2,7 @@
 -- refund names the charge it refunds (`of`, the charge's op id: charge:<id> or settle:<holdId>) and
 -- all refunds of one charge together never exceed what it charged. It is an audit entry of its own
 -- and lowers the hour's net cost in the rollups of the key and model, and the key's spend of the
--- month the refund is made in (as the rollups do: a month's spend is its rollups' net cost).
+-- periods the refund is made in (as the rollups do: a month's spend is its rollups' net cost).
 -- With KEYS[9] it is also the failure of what was bought, in the same step: a video job's hash,
 -- whose fields (ARGV[18]...) are written with the refund, so a job is failed exactly when it is
 -- refunded (no crash can come between the two). A job that is gone (deleted) or already finished
@@ -10,7 +10,7 @@
 -- KEYS: account, done(refund:<id>), usage, rollup(hour), rollupHours, done(<of>), refunded(<of>),
 --       keySpend[, record hash]
 -- ARGV: refundId, amount, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6]), of,
---       month (YYYYMM of nowMs)[, field, value, ...]
+--       periods (spend_periods of nowMs)[, field, value, ...]
 -- Returns {refunded, balance, duplicate(0|1|2: the record was finished or gone)}.
 local account, done, record = KEYS[1], KEYS[2], KEYS[9]
 local amount = tonumber(ARGV[2])

@@ -1,19 +1,21 @@
 -- reserve: hold up to `max` (at least `min`) of the available balance until settle or release. The
 -- owner renews the hold while its call runs (renew.lua); only a hold whose owner stopped renewing it
 -- reaches its expiry and is voided.
--- A key with a monthly spend limit (its record's `spendLimit`) is held to it in the same step: the
--- hold is also at most what the key may still spend this month (limit − spent − its open holds),
+-- A key with a spend limit (its record's `spendLimit`, per its `spendWindow`: day, week or month)
+-- is held to it in the same step: the hold is also at most what the key may still spend in the
+-- window's period (limit − spent − its open holds),
 -- refused with its own answer when that is below `min`, so the proxy can say it was the key's
 -- limit and not the balance; the hold is then filed as the key's (keySpend `h:`/`held:`).
 -- A key with rate limits (its own or the account's defaults) takes its share of its windows in the
 -- same step (windows.lua): one request, `inTokens` and `outTokens`, and a running slot.
 -- KEYS: account, holds, holdExpiry, done(settle:<holdId>), usage, keySpend, key record
--- ARGV: holdId, min, max, ttlMs, sweepLimit, keyId ('' for none), month (YYYYMM), inTokens, outTokens
--- Returns {1, held, availableAfter, voidedHolds, voidedLeases, keyBound(0|1), limit, spent, keyHeld}
--- (keyBound: the key's limit lowered the hold; the last three are the key's, 0 without a limit),
--- followed by the windows' standing (window_reply) when the key has a rate limit;
+-- ARGV: holdId, min, max, ttlMs, sweepLimit, keyId ('' for none), periods (spend_periods),
+--       inTokens, outTokens
+-- Returns {1, held, availableAfter, voidedHolds, voidedLeases, keyBound(0|1), limit, spent, keyHeld,
+-- window} (keyBound: the key's limit lowered the hold; the last four are the key's, 0 without a
+-- limit), followed by the windows' standing (window_reply) when the key has a rate limit;
 -- {0, available, voidedHolds, voidedLeases} (the balance),
--- {2, available, voidedHolds, voidedLeases, limit, spent, keyHeld} (the key's spend limit), or
+-- {2, available, voidedHolds, voidedLeases, limit, spent, keyHeld, window} (the key's spend limit), or
 -- {3, available, voidedHolds, voidedLeases, which, limitValue, retryMs, windows' standing} (a rate
 -- limit: which is 1 requests, 2 input tokens, 3 output tokens, 4 calls at once).
 local account, holds, expiry, done, keyspend = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
@@ -30,24 +32,24 @@ local balance, held = num(totals[1]), num(totals[2])
 
 -- A retried reserve returns the hold it already made instead of holding twice.
 local existing = redis.call('HGET', holds, hold_id)
-if existing then return { 1, tonumber(existing), balance - held, vh, vl, 0, 0, 0, 0 } end
+if existing then return { 1, tonumber(existing), balance - held, vh, vl, 0, 0, 0, 0, 0 } end
 if redis.call('EXISTS', done) == 1 then return redis.error_reply('MP_HOLD_SETTLED') end
 
 local available = balance - held
 if available < min then return { 0, available, vh, vl } end
 local amount = math.min(max, available)
 
-local room, limit, spent, key_held = nil, 0, 0, 0
-if key ~= '' then room, limit, spent, key_held = key_room(KEYS[7], keyspend, key, ARGV[7]) end
+local room, limit, spent, key_held, window = nil, 0, 0, 0, 0
+if key ~= '' then room, limit, spent, key_held, window = key_room(KEYS[7], keyspend, key, ARGV[7]) end
 local bound = 0
 if room then
-  if room < min then return { 2, available, vh, vl, limit, spent, key_held } end
+  if room < min then return { 2, available, vh, vl, limit, spent, key_held, window } end
   if room < amount then
     amount = room
     bound = 1
   end
 else
-  limit, spent, key_held = 0, 0, 0
+  limit, spent, key_held, window = 0, 0, 0, 0
 end
 
 -- The key's rate windows (windows.lua), checked after the money so a call the balance refuses is
@@ -69,6 +71,6 @@ if win then window_take(keyspend, key, hold_id, win) end
 redis.call('HSET', holds, hold_id, int(amount))
 redis.call('ZADD', expiry, now + tonumber(ARGV[4]), hold_id)
 redis.call('HINCRBY', account, 'held', int(amount))
-local out = { 1, amount, available - amount, vh, vl, bound, limit, spent, key_held }
+local out = { 1, amount, available - amount, vh, vl, bound, limit, spent, key_held, window }
 if win then window_reply(win, out, true) end
 return out

@@ -2,12 +2,12 @@
 -- hourly rollups, all at once, exactly once per holdId. The hold covers first; a cost above it (the
 -- hold was an estimate) or a hold that is gone (voided before the settle arrived) is charged from
 -- the spare balance, never below what stays held; what cannot be collected is recorded as `short`.
--- What was charged counts toward the key's spend of the month (keySpend `spent:`), and a hold of a
+-- What was charged counts toward the key's spend of its periods (keySpend `spent:`), and a hold of a
 -- key with a spend limit stops counting against it (`held:`); the tokens its rate windows reserved
 -- and it did not use come back (windows.lua).
 -- KEYS: account, holds, holdExpiry, done(settle:<holdId>), usage, rollup(hour), rollupHours, keySpend
 -- ARGV: holdId, cost, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6]),
---       month (YYYYMM of nowMs)
+--       periods (spend_periods of nowMs)
 -- Returns {charged, balance, duplicate(0|1), short}.
 local account, holds, expiry, done = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local hold_id, cost = ARGV[1], tonumber(ARGV[2])

@@ -13,12 +13,12 @@
 -- its ttl refreshed (Redis time).
 -- The batch's rollup increments are summed per field first and written once per field (a batch
 -- is mostly one key and model): one HINCRBY per record and metric was most of the script's time.
--- Each key's spend of the month (keySpend `spent:`) is summed the same way: one HINCRBY per key in
--- the batch. A leased call is never a limited key's (the proxy reserves per call for those), so
+-- Each key's spend of its periods (keySpend `spent:`) is summed the same way: one HINCRBY per key
+-- and period in the batch. A leased call is never a limited key's (the proxy reserves per call for those), so
 -- no record has a key hold (`h:`) to drop.
 -- KEYS: account, holds, holdExpiry, usage, rollup(hour), rollupHours,
 --       done(settle-batch:<leaseId>:<batchId>), keySpend
--- ARGV: leaseId, nowMs, hourStartMs, doneTtlMs, ttlMs, n, month (YYYYMM of nowMs),
+-- ARGV: leaseId, nowMs, hourStartMs, doneTtlMs, ttlMs, n, periods (spend_periods of nowMs),
 --       then per record: holdId, cost, carved, usage block (10 values)
 -- Returns {leaseHeldAfter, balanceAfter, duplicate, charged_1, short_1, ..., charged_n, short_n}.
 local account, holds, expiry = KEYS[1], KEYS[2], KEYS[3]

@@ -348,6 +348,17 @@ describe('tool calls', () => {
     },
   ];
 
+  it('arguments spelled name="value" in the prompt are used, with the required ones only', async () => {
+    const r = await client.chat.completions.create({
+      model: 'm',
+      messages: user('use get_weather with city="Lima" days="9"'),
+      tools,
+    });
+    const call = r.choices[0]!.message.tool_calls![0]! as OpenAI.Chat.ChatCompletionMessageFunctionToolCall;
+    // days is an integer: not a string argument, so neither spelled nor (being optional) sampled.
+    expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Lima' });
+  });
+
   it('calls a tool named in the prompt, with JSON arguments matching the schema', async () => {
     const r = await client.chat.completions.create({
       model: 'm',

@@ -5,7 +5,10 @@
 //                                    that mentions a tool's name; otherwise a text answer (so an
 //                                    agent loop ends once tool results come back).
 //   parallel_tool_calls false      → at most one call.
-// Arguments are JSON generated from the tool's JSON Schema, deterministically from the prompt.
+// Arguments are JSON generated from the tool's JSON Schema, deterministically from the prompt;
+// when the last user message spells top-level string arguments as `name="value"`, the call has
+// those and the required ones only, so a test can drive a real agent through a real edit
+// (test/editors/: file_path, old_string, new_string).
 
 import { hash53, seededRandom } from '../hash.ts';
 import type { ChatRequest, ToolDefinition } from './request.ts';
@@ -47,10 +50,37 @@ export function chooseTools(req: ChatRequest): ToolDefinition[] {
   return req.parallelToolCalls ? chosen : chosen.slice(0, 1);
 }
 
+/** `name="value"` pairs of a message (no escapes inside the quotes). */
+function spelledArguments(text: string): Map<string, string> {
+  return new Map([...text.matchAll(/\b(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]));
+}
+
+/**
+ * The spelled string arguments of the tool's schema, with only its required ones sampled — as a
+ * model leaves out the optional arguments it has no use for (a sampled offset would break a read).
+ */
+function withSpelled(schema: unknown, sampled: unknown, spelled: Map<string, string>): unknown {
+  if (!isObject(sampled) || !isObject(schema) || !isObject(schema.properties)) return sampled;
+  const props = schema.properties;
+  const given = [...spelled].filter(([k]) => isObject(props[k]) && props[k].type === 'string');
+  if (given.length === 0) return sampled;
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  return {
+    ...Object.fromEntries(Object.entries(sampled).filter(([k]) => required.has(k))),
+    ...Object.fromEntries(given),
+  };
+}
+
 export function planToolCalls(req: ChatRequest, promptKey: string, choiceIndex: number): PlannedToolCall[] {
+  const lastUser = [...req.messages].reverse().find((m) => m.role === 'user');
+  const spelled = spelledArguments(lastUser?.text ?? '');
   return chooseTools(req).map((tool, i) => {
     const seed = hash53(`${promptKey}\u0000${tool.name}`, choiceIndex * 31 + i);
-    const args = sampleFromSchema(tool.parameters, seededRandom(seed), 0);
+    const args = withSpelled(
+      tool.parameters,
+      sampleFromSchema(tool.parameters, seededRandom(seed), 0),
+      spelled,
+    );
     return {
       id: `call_${seed.toString(16).padStart(14, '0')}${i}`,
       name: tool.name,

@@ -4,9 +4,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CatalogueEntry } from '../../../core/catalogue/index.ts';
 import { type Simulator, startSimulator } from '../../../engines/simulator/server.ts';
+import { EngineHealth } from '../health.ts';
+import { EndpointPicker } from '../picker.ts';
 import { promptBlockKeys } from './block-keys.ts';
 import { KvEventFeed } from './feed.ts';
 import { PrefixIndex } from './prefix-index.ts';
+import { PrefixRouting } from './prefix-routing.ts';
 import { simulatorTokens } from './prompt-tokens.ts';
 import { cachedTokens } from './score.ts';
 
@@ -34,6 +37,7 @@ function entryFor(sims: Simulator[]): CatalogueEntry {
   return {
     id: 'M',
     kind: 'chat',
+    aliases: [],
     pricing: {},
     availability: 'available',
     region: 'global',
@@ -203,5 +207,62 @@ describe("the simulator's tokenizer, in the proxy", () => {
     const { tokens } = (await res.json()) as { tokens: number[] };
     expect(tokens.length).toBeGreaterThan(10);
     expect(simulatorTokens({ messages })).toEqual(tokens);
+  });
+});
+
+describe("routing on the engines' own load (/metrics)", () => {
+  it('leaves a warm engine whose queue (sent by another replica, unseen here) outweighs its cache', async () => {
+    const [a, b] = [await engine(), await engine()];
+    const entry = entryFor([a, b]);
+    const routing = (intervalMs: number) => {
+      const r = new PrefixRouting({
+        // 12 cached tokens save 12 ms; each request ahead costs 20, each waiting one 20 more.
+        weights: { prefillUsPerToken: 1000, loadMs: 20, waitingMs: 20, kvFullMs: 0 },
+        maxBlocksPerModel: 10_000,
+        log: { warn: () => {} },
+        metrics: { intervalMs, staleMs: 60_000, inFlight: () => 0 },
+      });
+      r.sync([entry]);
+      open.push(r);
+      return r;
+    };
+    const [blind, seeing] = [routing(0), routing(20)];
+    for (const r of [blind, seeing]) {
+      await joined(a, r.index);
+      await joined(b, r.index);
+    }
+    await chat(a, PROMPT); // a holds PROMPT's blocks, b only the join prompts
+    await until(
+      () => [blind, seeing].every((r) => r.index.match('m', keysOf(PROMPT)).get(a.url) === 3),
+      'the stored blocks',
+    );
+    const longer = messages(`${PROMPT} and then some`);
+    const picker = new EndpointPicker(new EngineHealth({ cooldownMs: 5_000 }), { loadFactor: 1.25 });
+    const pick = (r: PrefixRouting) =>
+      picker.pick([a.url, b.url], { score: r.scorer(entry, { messages: longer }) });
+    await until(() => seeing.scorer(entry, { messages: longer }) !== undefined, 'the tokenizer');
+    expect(pick(blind)).toBe(a.url);
+    expect(pick(seeing)).toBe(a.url);
+
+    // Another replica's calls keep a busy: one running, three waiting for its only slot.
+    a.setOptions({ maxConcurrency: 1, itlMs: 50 });
+    const busy = new AbortController();
+    const calls = [1000, 1, 1, 1].map((max_tokens) =>
+      fetch(`${a.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: messages('busy'), max_tokens, stream: true }),
+        signal: busy.signal,
+      }).catch(() => undefined),
+    );
+    await until(() => seeing.engines!.report(a.url)?.waiting === 3, "a's report of its queue");
+    expect(seeing.engines!.report(a.url)).toMatchObject({ running: 1, waiting: 3 });
+    expect(pick(seeing)).toBe(b.url);
+    // This replica sees none of it: its count of a's calls is 0, and it keeps sending there.
+    expect(pick(blind)).toBe(a.url);
+    // A report past the staleness bound is not used.
+    expect(seeing.engines!.report(a.url, performance.now() + 120_000)).toBeUndefined();
+    busy.abort();
+    await Promise.all(calls);
   });
 });

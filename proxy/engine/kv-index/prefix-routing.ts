@@ -2,10 +2,12 @@
 // and, per request, the score the picker minimises (./score.ts). It answers "no opinion"
 // (undefined) whenever it cannot see better than the picker's default — the model names no
 // tokenizer, its engines publish no events (llama.cpp: then character hashing, if configured, or
-// least-loaded), its tokenizer is still loading, or no endpoint holds even the prompt's first
-// block — so a request is never held back waiting for routing.
+// least-loaded), or its tokenizer is still loading — so a request is never held back waiting for
+// routing. When no endpoint holds even the prompt's first block, the score is the load term alone
+// if the engines' own reports are fresh (least-loaded by what every replica sent), else no opinion.
 import { type CatalogueEntry, catalogueKey } from '../../../core/catalogue/index.ts';
 import { promptBlockKeys } from './block-keys.ts';
+import { EngineMetrics } from './engine-metrics.ts';
 import { type FeedLog, KvEventFeed } from './feed.ts';
 import { PrefixIndex } from './prefix-index.ts';
 import { type ChatPrompt, loadPromptTokenizer, type PromptTokenizer } from './prompt-tokens.ts';
@@ -27,9 +29,22 @@ export class PrefixRouting {
   /** Time spent tokenizing and matching, and the requests it was spent on (bench, metrics). */
   readonly cost = { ms: 0, requests: 0 };
 
-  constructor(private readonly o: { weights: RoutingWeights; maxBlocksPerModel: number; log: FeedLog }) {
+  /** The engines' own load from /metrics; absent when scraping is off (metrics.intervalMs 0). */
+  readonly engines: EngineMetrics | undefined;
+
+  constructor(
+    private readonly o: {
+      weights: RoutingWeights;
+      maxBlocksPerModel: number;
+      log: FeedLog;
+      /** Scrape the engines' /metrics every intervalMs (0: never), trusting a report for staleMs. */
+      metrics?: { intervalMs: number; staleMs: number; inFlight: (url: string) => number };
+    },
+  ) {
     this.index = new PrefixIndex({ maxBlocksPerModel: o.maxBlocksPerModel });
     this.feed = new KvEventFeed(this.index, o.log);
+    const m = o.metrics;
+    this.engines = m && m.intervalMs > 0 ? new EngineMetrics(m) : undefined;
   }
 
   private unfollow: (() => void) | undefined;
@@ -43,11 +58,18 @@ export class PrefixRouting {
   sync(entries: readonly CatalogueEntry[]): void {
     this.feed.sync(entries);
     for (const e of entries) if (e.tokenizer) this.tokenizer(e.tokenizer);
+    // The endpoints the score may rank: a chat model's that publish events, its tokenizer named.
+    this.engines?.sync(
+      entries.flatMap((e) =>
+        e.kind === 'chat' && e.tokenizer ? e.endpoints.filter((x) => x.kvEvents).map((x) => x.url) : [],
+      ),
+    );
   }
 
   close(): void {
     this.unfollow?.();
     this.feed.close();
+    this.engines?.close();
   }
 
   predict(entry: CatalogueEntry, prompt: ChatPrompt): Prediction | undefined {
@@ -67,9 +89,13 @@ export class PrefixRouting {
 
   scorer(entry: CatalogueEntry, prompt: ChatPrompt): EndpointScore | undefined {
     const p = this.predict(entry, prompt);
-    if (p === undefined || p.cached.size === 0) return undefined;
+    if (p === undefined) return undefined;
+    const engines = this.engines;
+    const now = performance.now();
+    if (p.cached.size === 0 && !entry.endpoints.some((e) => engines?.report(e.url, now))) return undefined;
     const w = this.o.weights;
-    return (url, inFlight) => expectedTtftMs(p.promptTokens, p.cached.get(url) ?? 0, inFlight, w);
+    return (url, inFlight) =>
+      expectedTtftMs(p.promptTokens, p.cached.get(url) ?? 0, inFlight, w, engines?.report(url, now));
   }
 
   /** The model's tokenizer once loaded; loading starts on first ask and never blocks a request. */

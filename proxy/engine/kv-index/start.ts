@@ -10,12 +10,21 @@ export function prefixRouting(
   config: Config,
   catalogue: CatalogueSnapshot,
   log: FeedLog,
+  /** This replica's requests in flight per endpoint (the picker's count). */
+  inFlight: (url: string) => number,
 ): PrefixRouting | undefined {
   if (!config.PROXY_ROUTING_KV_EVENTS) return undefined;
   const routing = new PrefixRouting({
     weights: {
       prefillUsPerToken: config.PROXY_ROUTING_PREFILL_US_PER_TOKEN,
       loadMs: config.PROXY_ROUTING_LOAD_MS,
+      waitingMs: config.PROXY_ROUTING_WAITING_MS,
+      kvFullMs: config.PROXY_ROUTING_KV_FULL_MS,
+    },
+    metrics: {
+      intervalMs: config.PROXY_ROUTING_METRICS_MS,
+      staleMs: config.PROXY_ROUTING_METRICS_STALE_MS,
+      inFlight,
     },
     maxBlocksPerModel: config.PROXY_ROUTING_INDEX_BLOCKS,
     log,

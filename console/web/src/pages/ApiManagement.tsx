@@ -10,6 +10,7 @@ import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { navigate } from '../router.tsx';
 import { Snippets } from '../Snippets.tsx';
 import { useTitle } from '../title.ts';
+import { KeyLimitsDialog, PERIOD } from './KeyLimits.tsx';
 
 type Open =
   | { kind: 'none' }
@@ -17,6 +18,7 @@ type Open =
   | { kind: 'created'; title: string; secret: string }
   | { kind: 'shown'; name: string; secret: string }
   | { kind: 'limit'; key: KeyRow }
+  | { kind: 'limits'; key: KeyRow }
   | { kind: 'confirm'; action: 'rotate' | 'delete'; key: KeyRow };
 
 export function ApiManagement({ me }: { me: Me }) {
@@ -73,7 +75,8 @@ export function ApiManagement({ me }: { me: Me }) {
               {k.name}
               {k.spendLimit != null && (
                 <div className="muted small" data-testid="limit">
-                  {money(k.monthSpend ?? '0', currency)} of {money(k.spendLimit, currency)} this month
+                  {money(k.windowSpend ?? k.monthSpend ?? '0', currency)} of {money(k.spendLimit, currency)}{' '}
+                  {PERIOD[k.spendWindow ?? 'month']}
                 </div>
               )}
             </td>
@@ -115,6 +118,9 @@ export function ApiManagement({ me }: { me: Me }) {
                   Spend Limit
                 </button>
               )}
+              <button type="button" onClick={() => setOpen({ kind: 'limits', key: k })}>
+                Limits
+              </button>
             </td>
           </tr>
         ))}
@@ -152,6 +158,18 @@ export function ApiManagement({ me }: { me: Me }) {
           keyRow={open.key}
           currency={currency}
           onCancel={close}
+          onSaved={async () => {
+            close();
+            await reload();
+          }}
+        />
+      )}
+      {open.kind === 'limits' && (
+        <KeyLimitsDialog
+          keyRow={open.key}
+          currency={currency}
+          editable={owner}
+          onClose={close}
           onSaved={async () => {
             close();
             await reload();

@@ -4,10 +4,11 @@
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import { api, type Balance, type Ledger, type Me, type TopUpRequest } from '../api.ts';
 import { DateRange } from '../DateRange.tsx';
-import { count, dateTime, isoDay, money } from '../format.ts';
+import { count, dateTime, decimalsOf, isoDay, money } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { Link, useLocation } from '../router.tsx';
 import { useTitle } from '../title.ts';
+import { BalanceAlertForm } from './BalanceAlertForm.tsx';
 
 const DAY = 86_400_000;
 const PROVIDER_NAMES: Record<string, string> = {
@@ -43,6 +44,16 @@ export function Billing({ me }: { me: Me }) {
     });
   }, []);
   const returned = query.get('topup');
+  const places = decimalsOf([
+    balance?.balance,
+    balance?.held,
+    balance?.available,
+    ...requests.map((r) => r.amount),
+    ...(ledger
+      ? [...ledger.topUps, ...ledger.charges, ...ledger.refunds, ...ledger.service].map((e) => e.amount)
+      : []),
+  ]);
+  const m = (decimal: string) => money(decimal, currency, places);
 
   return (
     <>
@@ -57,13 +68,27 @@ export function Billing({ me }: { me: Me }) {
           The payment was cancelled; nothing was charged.
         </p>
       )}
+      {/* One number of decimals for every amount on the page: a balance of 19.9974 beside a top-up of 20.00 read as two precisions. */}
       <section aria-labelledby="balance-heading" className="cards">
         <h2 id="balance-heading" className="visually-hidden">
           Balance
         </h2>
-        <Figure label="Balance" testId="balance" amount={balance?.balance} currency={currency} />
-        <Figure label="Held by running calls" testId="held" amount={balance?.held} currency={currency} />
-        <Figure label="Available" testId="available" amount={balance?.available} currency={currency} />
+        {(
+          [
+            ['Balance', 'balance', balance?.balance],
+            ['Held by running calls', 'held', balance?.held],
+            ['Available', 'available', balance?.available],
+          ] as const
+        ).map(([label, testId, value]) => (
+          <Figure
+            key={testId}
+            label={label}
+            testId={testId}
+            amount={value}
+            currency={currency}
+            places={places}
+          />
+        ))}
       </section>
 
       {currency ? (
@@ -72,6 +97,8 @@ export function Billing({ me }: { me: Me }) {
         <p>Set the country in the profile before topping up: it decides the currency of the credits.</p>
       )}
 
+      <BalanceAlertForm owner={me.account.role === 'owner'} />
+
       {requests.length > 0 && (
         <section aria-labelledby="requests-heading">
           <h2 id="requests-heading">Top-up requests</h2>
@@ -79,7 +106,7 @@ export function Billing({ me }: { me: Me }) {
             {requests.map((r) => (
               <tr key={r.id}>
                 <td>{dateTime(r.createdAt)}</td>
-                <td>{money(r.amount, currency)}</td>
+                <td>{m(r.amount)}</td>
                 <td>{PROVIDER_NAMES[r.provider] ?? r.provider}</td>
                 <td data-testid="topup-status">{r.status}</td>
               </tr>
@@ -97,12 +124,7 @@ export function Billing({ me }: { me: Me }) {
         <LedgerTable
           empty="No top-ups in this range."
           head={['When', 'Amount', 'Note']}
-          rows={(ledger?.topUps ?? []).map((t) => [
-            t.id,
-            dateTime(t.at),
-            money(t.amount, currency),
-            t.note || t.source,
-          ])}
+          rows={(ledger?.topUps ?? []).map((t) => [t.id, dateTime(t.at), m(t.amount), t.note || t.source])}
         />
         <h3>Charges by day and model</h3>
         <LedgerTable
@@ -113,7 +135,7 @@ export function Billing({ me }: { me: Me }) {
             c.day,
             c.model,
             count(c.requests),
-            money(c.amount, currency),
+            m(c.amount),
           ])}
         />
         <h3>Refunds</h3>
@@ -128,7 +150,7 @@ export function Billing({ me }: { me: Me }) {
               {r.of}
             </Link>,
             r.model,
-            money(r.amount, currency),
+            m(r.amount),
           ])}
         />
         {(ledger?.service.length ?? 0) > 0 && (
@@ -137,13 +159,7 @@ export function Billing({ me }: { me: Me }) {
             <LedgerTable
               empty=""
               head={['When', 'What', 'Kind', 'Amount']}
-              rows={ledger!.service.map((s) => [
-                s.id,
-                dateTime(s.at),
-                s.description,
-                s.type,
-                money(s.amount, currency),
-              ])}
+              rows={ledger!.service.map((s) => [s.id, dateTime(s.at), s.description, s.type, m(s.amount)])}
             />
           </>
         )}
@@ -250,12 +266,13 @@ function Figure(props: {
   testId: string;
   amount: string | undefined;
   currency: string | null;
+  places: number;
 }) {
   return (
     <div className="card">
       <div className="muted small">{props.label}</div>
       <div className="big" data-testid={props.testId}>
-        {props.amount === undefined ? '…' : money(props.amount, props.currency)}
+        {props.amount === undefined ? '…' : money(props.amount, props.currency, props.places)}
       </div>
     </div>
   );

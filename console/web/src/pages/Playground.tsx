@@ -10,10 +10,11 @@ import { Compare } from '../playground/Compare.tsx';
 import { textModels, useCatalogue } from '../playground/catalogue.ts';
 import { type CompareSetup, setupFrom, setupQuery } from '../playground/compare-setup.ts';
 import { loadConversation } from '../playground/conversation.ts';
+import { Images } from '../playground/Images.tsx';
 import { KeyPicker, usePlaygroundKey } from '../playground/keys.tsx';
-import { Images, Videos } from '../playground/Media.tsx';
 import { ModelCards } from '../playground/ModelCards.tsx';
 import { Run } from '../playground/Run.tsx';
+import { Videos } from '../playground/Videos.tsx';
 import { Link, navigate, useLocation } from '../router.tsx';
 import { Tabs } from '../Tabs.tsx';
 import { useTitle } from '../title.ts';
@@ -101,8 +102,8 @@ export function Playground({ me }: { me: Me }) {
           ) : (
             <Run {...common} accountId={me.account.id} models={text} model={runModel} onModel={chooseModel} />
           ))}
-        {tab === 'Images' && <Images {...common} models={models ?? []} />}
-        {tab === 'Videos' && <Videos {...common} models={models ?? []} />}
+        {tab === 'Images' && <Images {...common} accountId={me.account.id} models={models ?? []} />}
+        {tab === 'Videos' && <Videos {...common} accountId={me.account.id} models={models ?? []} />}
         {tab === 'Compare' &&
           (compare && text.length > 0 ? (
             <Compare {...common} models={text} setup={compare} onSetup={onSetup} />

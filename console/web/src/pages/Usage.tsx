@@ -4,7 +4,7 @@
 // calls one by one and a lookup by request id, from the durable journal (./UsageCalls.tsx).
 import { useEffect, useState } from 'react';
 import { api, type KeyRow, type Me, type UsageGroup, type UsageRow, usageQueryString } from '../api.ts';
-import { BarChart } from '../Chart.tsx';
+import { BarChart, everyDay } from '../Chart.tsx';
 import { DateRange } from '../DateRange.tsx';
 import { count, isoDay, money } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
@@ -123,7 +123,7 @@ export function Usage({ me }: { me: Me }) {
         ) : (
           <BarChart
             title={`${metric} per day${currency && metric === 'Cost' ? ` (${currency})` : ''}`}
-            points={days.map((d) => ({ label: d.group, value: value(d) }))}
+            points={everyDay(from, to, days, value)}
             format={(v) =>
               metric === 'Cost' ? money(String(Math.round(v * 1e9) / 1e9), currency) : count(v)
             }

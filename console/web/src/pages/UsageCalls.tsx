@@ -12,21 +12,11 @@ const PAGE = 50;
 /** Said without a journal (the server's 404 for these routes says the same). */
 const NO_JOURNAL =
   'Usage history call by call needs the durable journal: this console runs without one (DATABASE_URL is not set). The daily figures above are complete.';
-const HEAD = [
-  'Time (UTC)',
-  'Request id',
-  'Key',
-  'Model',
-  'Type',
-  'Input tokens',
-  'Cached tokens',
-  'Output tokens',
-  'Images',
-  'Video seconds',
-  'Cost',
-  'Charged',
-  'Currency',
-] as const;
+/**
+ * Six columns, so the table fits the page at desktop width with the amount in view (issue 37 item 7:
+ * thirteen scrolled sideways); a call's every figure is in its lookup (RequestLookup).
+ */
+const HEAD = ['Time (UTC)', 'Request id', 'Key', 'Model', 'Usage', 'Charged'] as const;
 
 /** The key as it is now: a deleted key, or a call made with a secret since rotated, says so. */
 function keyLabel(t: CallTransfer): string {
@@ -44,6 +34,19 @@ const utcSecond = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
 
 const n = (v: number | null) => (v === null ? '—' : count(v));
 
+/** What the call used, in one cell: tokens (in · cached · out), images or video seconds; a refund or void says so. */
+function usageLabel(t: CallTransfer): string {
+  const used = [
+    t.inputTokens !== null || t.outputTokens !== null
+      ? `${n(t.inputTokens)} in · ${n(t.cachedTokens)} cached · ${n(t.outputTokens)} out`
+      : '',
+    t.images !== null ? `${n(t.images)} image${t.images === 1 ? '' : 's'}` : '',
+    t.videoSeconds !== null ? `${n(t.videoSeconds)} s of video` : '',
+  ].filter(Boolean);
+  if (t.type === 'charge') return used.join(' · ') || '—';
+  return used.length > 0 ? `${typeLabel(t)}: ${used.join(' · ')}` : typeLabel(t);
+}
+
 /** What the transfer did, in words: refunds and voids give money back. */
 function typeLabel(t: CallTransfer): string {
   if (t.type === 'void')
@@ -59,7 +62,7 @@ function CallRow({ t, lookup }: { t: CallTransfer; lookup?: (requestId: string) 
   return (
     <tr data-testid="call-row" data-type={t.type}>
       <td className="when">{utcSecond(t.at)}</td>
-      <td>
+      <td className="request">
         {t.requestId && lookup ? (
           <button type="button" className="link" onClick={() => lookup(t.requestId!)}>
             {t.requestId}
@@ -69,16 +72,12 @@ function CallRow({ t, lookup }: { t: CallTransfer; lookup?: (requestId: string) 
         )}
       </td>
       <td data-testid="call-key">{keyLabel(t)}</td>
-      <td>{t.model ?? '—'}</td>
-      <td>{typeLabel(t)}</td>
-      <td>{n(t.inputTokens)}</td>
-      <td>{n(t.cachedTokens)}</td>
-      <td>{n(t.outputTokens)}</td>
-      <td>{n(t.images)}</td>
-      <td>{n(t.videoSeconds)}</td>
-      <td>{t.cost === null ? '—' : money(t.cost, null)}</td>
-      <td data-testid="call-amount">{charged(t)}</td>
-      <td>{t.currency ?? '—'}</td>
+      <td className="model">{t.model ?? '—'}</td>
+      <td data-testid="call-usage">{usageLabel(t)}</td>
+      <td data-testid="call-amount" className="num">
+        {charged(t)}
+        {t.currency ? ` ${t.currency}` : ''}
+      </td>
     </tr>
   );
 }
@@ -224,6 +223,40 @@ function RequestLookup(props: { requestId: string; onClose: () => void }) {
           ))}
         </ScrollTable>
       )}
+      {transfers?.map((t) => (
+        <Figures key={t.id} t={t} />
+      ))}
     </section>
+  );
+}
+
+/** Every figure the journal holds for one transfer, as a list of terms (the table shows a summary). */
+function Figures({ t }: { t: CallTransfer }) {
+  const rows: [string, string][] = [
+    ['Type', typeLabel(t)],
+    ['Time (UTC)', utcSecond(t.at)],
+    ['Key', keyLabel(t)],
+    ['Model', t.model ?? '—'],
+    ['Kind', t.kind ?? '—'],
+    ['Input tokens', n(t.inputTokens)],
+    ['Cached tokens', n(t.cachedTokens)],
+    ['Output tokens', n(t.outputTokens)],
+    ['Images', n(t.images)],
+    ['Video seconds', n(t.videoSeconds)],
+    ['Cost', t.cost === null ? '—' : money(t.cost, null)],
+    ['Charged', charged(t)],
+    ['Currency', t.currency ?? '—'],
+    ...(t.refundOf ? ([['Refund of', t.refundOf]] as [string, string][]) : []),
+    ...(t.reason ? ([['Reason', t.reason]] as [string, string][]) : []),
+  ];
+  return (
+    <dl className="metrics figures" data-testid="call-figures" data-type={t.type}>
+      {rows.map(([term, value]) => (
+        <div key={term}>
+          <dt>{term}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
   );
 }

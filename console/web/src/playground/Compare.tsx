@@ -3,11 +3,11 @@
 // parameters, and its own time to first token, latency, tokens per second, tokens and cost, live
 // while it streams; re-run or stop one column, or all. The set-up is the page address
 // (./compare-setup.ts), so a copied link reproduces it.
-import { useRef, useState } from 'react';
+import { useCallback, useRef, useState } from 'react';
 import type { PricedModel } from '../api.ts';
 import { CopyButton } from '../copy.tsx';
 import { money } from '../format.ts';
-import { type RunMetrics, streamReply } from './calls.ts';
+import { type ChatRequest, type RunMetrics, streamReply } from './calls.ts';
 import {
   type CompareColumn,
   type CompareSetup,
@@ -24,6 +24,7 @@ import { fromNano, toNano } from './money.ts';
 import { DialectField, ParamFields } from './ParamFields.tsx';
 import { DEFAULT_PARAMS, limitsFor, withinLimits } from './params.ts';
 import { Reply } from './Reply.tsx';
+import { ViewCode } from './ViewCode.tsx';
 
 /** A column's cost from the card's prices, when the response does not carry usage.cost. */
 function listCost(m: RunMetrics, model: PricedModel | undefined): Cost | null {
@@ -95,6 +96,16 @@ export function Compare(props: {
     set({ columns: s.columns.map((x, j) => (j === i ? c : x)) });
   const modelOf = (id: string) => props.models.find((m) => m.id === id);
 
+  /** A column's call as it is sent (and as View code shows it). */
+  const requestOf = (col: CompareColumn): ChatRequest => ({
+    model: col.model,
+    system: s.system,
+    messages: [{ role: 'user', content: s.prompt }],
+    params: withinLimits(col.params, limitsFor(modelOf(col.model), col.dialect)),
+  });
+  const [codeOf, setCodeOf] = useState<number | null>(null);
+  const closeCode = useCallback(() => setCodeOf(null), []);
+
   const runColumn = async (i: number) => {
     const col = s.columns[i];
     if (!props.secret || !s.prompt.trim() || !col) return;
@@ -107,12 +118,7 @@ export function Compare(props: {
         apiBase: props.apiBase,
         secret: props.secret,
         dialect: col.dialect,
-        request: {
-          model: col.model,
-          system: s.system,
-          messages: [{ role: 'user', content: s.prompt }],
-          params: withinLimits(col.params, limitsFor(modelOf(col.model), col.dialect)),
-        },
+        request: requestOf(col),
         signal: controller.signal,
         onText: (t) => update(i, (c) => ({ ...c, text: c.text + t })),
         onMetrics: (metrics) => update(i, (c) => ({ ...c, metrics })),
@@ -239,6 +245,9 @@ export function Compare(props: {
                     Re-run
                   </button>
                 )}
+                <button type="button" onClick={() => setCodeOf(i)}>
+                  View code
+                </button>
                 {s.columns.length > MIN_COLUMNS && !c.running && (
                   <button
                     type="button"
@@ -260,6 +269,14 @@ export function Compare(props: {
           );
         })}
       </div>
+      {codeOf !== null && s.columns[codeOf] && (
+        <ViewCode
+          apiBase={props.apiBase}
+          dialect={s.columns[codeOf].dialect}
+          request={requestOf(s.columns[codeOf])}
+          onClose={closeCode}
+        />
+      )}
     </section>
   );
 }

@@ -54,3 +54,13 @@ export function Metrics(props: {
     </dl>
   );
 }
+
+/** The cost of an image or video call, one line under its results. */
+export function MediaCost({ cost, currency }: { cost: Cost | null; currency: string | null }) {
+  if (!cost) return null;
+  return (
+    <p data-testid="media-cost" data-cost={cost.amount} data-source={cost.source}>
+      {COST_LABEL[cost.source]}: {money(cost.amount, currency)}
+    </p>
+  );
+}

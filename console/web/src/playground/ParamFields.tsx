@@ -11,6 +11,10 @@ import {
   type Range,
   type SamplingParams,
 } from './params.ts';
+import { parseTools, type ToolChoice } from './tools.ts';
+
+const TOOLS_EXAMPLE =
+  '[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]';
 
 /**
  * A number field that keeps what is being typed (an empty box, a lone "-" or "0.") while handing
@@ -90,6 +94,7 @@ export function ParamFields(props: {
 }) {
   const { value: v, limits: l } = props;
   const schema = v.json === 'json_schema' ? parseSchema(v.schema) : null;
+  const tools = parseTools(v.tools);
   const fmt = (n: number) => n.toLocaleString('en-US');
   return (
     <div className="params">
@@ -177,6 +182,38 @@ export function ParamFields(props: {
               {schema.error}
             </span>
           )}
+        </label>
+      )}
+      {/* Only a model that calls tools is offered them (the proxy refuses tools to the others). */}
+      {l.tools && (
+        <label>
+          Tools (JSON array of functions; empty: none)
+          <textarea
+            rows={3}
+            className="mono"
+            placeholder={TOOLS_EXAMPLE}
+            value={v.tools}
+            aria-invalid={'error' in tools}
+            onChange={(e) => props.onChange({ tools: e.target.value })}
+          />
+          {'error' in tools && (
+            <span className="error small" data-testid="tools-error">
+              {tools.error}
+            </span>
+          )}
+        </label>
+      )}
+      {l.tools && v.tools.trim() !== '' && (
+        <label>
+          Tool choice
+          <select
+            value={v.toolChoice}
+            onChange={(e) => props.onChange({ toolChoice: e.target.value as ToolChoice })}
+          >
+            <option value="auto">auto (the model decides)</option>
+            <option value="required">required (a tool must be called)</option>
+            <option value="none">none (no tool is called)</option>
+          </select>
         </label>
       )}
     </div>

@@ -24,6 +24,7 @@ import type { Cost } from './Metrics.tsx';
 import { limitsFor, parseSchema, withinLimits } from './params.ts';
 import { RunSettings } from './RunSettings.tsx';
 import { type Streaming, Thread } from './Thread.tsx';
+import { parseTools } from './tools.ts';
 import { ViewCode } from './ViewCode.tsx';
 
 /** Wide enough for the settings beside the chat; below it they fold under it. */
@@ -79,6 +80,8 @@ export function Run(props: {
   const send = async (thread: ThreadMessage[], fromBox: boolean) => {
     if (!props.secret || running || !props.model || thread.length === 0) return;
     if (schema && 'error' in schema) return setError(new Error(schema.error));
+    const tools = parseTools(params.tools);
+    if ('error' in tools) return setError(new Error(tools.error));
     const r = request(thread);
     const controller = new AbortController();
     abort.current = controller;

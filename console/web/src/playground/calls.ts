@@ -3,6 +3,7 @@
 // so a Playground call is authenticated, charged, timed and reported like any API call (BILL-7).
 // The console server is never in the path.
 import { type Dialect, paramFields, type SamplingParams } from './params.ts';
+import { ToolCalls } from './tools.ts';
 
 export type { Dialect };
 
@@ -159,12 +160,16 @@ export async function streamReply(o: {
     if (seconds > 0 && tokens > 1) m.tokensPerSecond = (tokens - 1) / seconds;
     o.onMetrics?.({ ...m });
   };
+  // A tool call's first piece is a first token too: a reply may be nothing but a tool call.
+  const firstToken = () => {
+    if (m.ttftMs !== null) return;
+    first = performance.now();
+    m.ttftMs = first - t0;
+  };
+  const tools = new ToolCalls();
   const text = (t: string) => {
     if (t === '') return;
-    if (m.ttftMs === null) {
-      first = performance.now();
-      m.ttftMs = first - t0;
-    }
+    firstToken();
     pieces++;
     o.onText(t);
     live();
@@ -195,9 +200,14 @@ export async function streamReply(o: {
         );
       }
       if (o.dialect === 'chat') {
-        const choice = (e.choices as { delta?: { content?: string } }[] | undefined)?.[0];
+        const choice = (
+          e.choices as { delta?: { content?: string; tool_calls?: unknown } }[] | undefined
+        )?.[0];
+        if (tools.chatDelta(choice?.delta?.tool_calls)) firstToken();
         text(choice?.delta?.content ?? '');
         usage(e.usage as Usage | undefined);
+      } else if (tools.messagesEvent(e)) {
+        firstToken();
       } else if (e.type === 'content_block_delta') {
         text((e.delta as { text?: string }).text ?? '');
       } else if (e.type === 'message_start') {
@@ -210,6 +220,9 @@ export async function streamReply(o: {
     if (!o.signal.aborted) throw err;
     m.stopped = true;
   }
+  // The calls, once whole, close the reply: a name and its JSON arguments (./tools.ts).
+  const called = tools.markdown();
+  if (called) o.onText(called);
   if (m.outputTokens === null && pieces > 0) m.outputTokens = pieces;
   m.totalMs = performance.now() - t0;
   live();
@@ -217,6 +230,13 @@ export async function streamReply(o: {
 }
 
 const json = (secret: string) => ({ authorization: `Bearer ${secret}`, 'content-type': 'application/json' });
+
+/** OpenAI's quality and style; a seed is passed to the engine as it is (open image models take one). */
+export interface ImageOptions {
+  quality?: string;
+  style?: string;
+  seed?: number;
+}
 
 export interface ImageResult {
   src: string;
@@ -231,6 +251,8 @@ export async function images(o: {
   prompt: string;
   size: string;
   n: number;
+  /** What the person chose beyond size and n; left out when left to the model (issue 37 item 5). */
+  options?: ImageOptions;
   edit?: File[];
   signal?: AbortSignal;
 }): Promise<ImageResult[]> {
@@ -242,6 +264,8 @@ export async function images(o: {
     form.set('n', String(o.n));
     form.set('size', o.size);
     form.set('response_format', 'b64_json');
+    // An edit's form takes quality (proxy/schemas/media.ts imageEditFields), not style or seed.
+    if (o.options?.quality) form.set('quality', o.options.quality);
     for (const f of o.edit) form.append(o.edit.length > 1 ? 'image[]' : 'image', f, f.name);
     res = await fetch(`${o.apiBase}/images/edits`, {
       method: 'POST',
@@ -258,6 +282,7 @@ export async function images(o: {
         prompt: o.prompt,
         n: o.n,
         size: o.size,
+        ...o.options,
         response_format: 'b64_json',
       }),
       ...(o.signal ? { signal: o.signal } : {}),

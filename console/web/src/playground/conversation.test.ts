@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { memoryStorage } from '../../../../test/helpers/memory-storage.ts';
 import {
   beforeReply,
   deletedAt,
@@ -16,21 +17,6 @@ const thread: ThreadMessage[] = [
   { role: 'user', content: 'two' },
   { role: 'assistant', content: 'reply two' },
 ];
-
-/** localStorage's interface over a Map. */
-function memoryStorage(): Storage {
-  const m = new Map<string, string>();
-  return {
-    get length() {
-      return m.size;
-    },
-    clear: () => m.clear(),
-    getItem: (k) => m.get(k) ?? null,
-    key: (i) => [...m.keys()][i] ?? null,
-    removeItem: (k) => void m.delete(k),
-    setItem: (k, v) => void m.set(k, v),
-  };
-}
 
 describe('editing a conversation', () => {
   it('regenerate runs again the conversation up to the reply; only a reply can be regenerated', () => {

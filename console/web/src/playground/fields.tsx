@@ -48,3 +48,9 @@ export function PromptBox(props: {
     </label>
   );
 }
+
+/** A media size as "WIDTHxHEIGHT" → the element's width and height: drawn at its own size, CSS caps it at the page's width. */
+export function sizeAttributes(size: string | undefined): { width?: number; height?: number } {
+  const [w, h] = (size ?? '').split('x').map(Number);
+  return w && h ? { width: w, height: h } : {};
+}

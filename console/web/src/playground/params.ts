@@ -4,6 +4,7 @@
 // value past a bound is never sent — the field shows the bound instead — so no call is refused for
 // a number the page let through. Pure, so the bounds are tested without a browser.
 import type { PricedModel } from '../api.ts';
+import { parseTools, type ToolChoice, toolFields } from './tools.ts';
 
 /** Chat completions or Messages: the two text dialects a Playground call speaks. */
 export type Dialect = 'chat' | 'messages';
@@ -22,6 +23,9 @@ export interface SamplingParams {
   json: JsonMode;
   /** The JSON Schema's text when `json` is json_schema. */
   schema: string;
+  /** Function tools as JSON text (./tools.ts parseTools); empty: none sent. */
+  tools: string;
+  toolChoice: ToolChoice;
 }
 
 export interface Range {
@@ -40,6 +44,8 @@ export interface ParamLimits {
   seed: Range | null;
   penalty: Range | null;
   json: readonly JsonMode[];
+  /** Whether the model calls tools (its `capabilities.tools`): the proxy refuses tools otherwise. */
+  tools: boolean;
 }
 
 /** The API's own ceiling on output tokens, for a model that states no limit. */
@@ -56,9 +62,12 @@ export const DEFAULT_PARAMS: SamplingParams = {
   json: 'text',
   schema:
     '{\n  "type": "object",\n  "properties": { "answer": { "type": "string" } },\n  "required": ["answer"]\n}',
+  tools: '',
+  toolChoice: 'auto',
 };
 
 export function limitsFor(model: PricedModel | undefined, dialect: Dialect): ParamLimits {
+  const tools = model?.capabilities?.tools ?? false;
   const maxTokens = { min: 1, max: model?.maxOutputTokens ?? API_MAX_OUTPUT_TOKENS, step: 1 };
   // vLLM refuses top_p 0 (it must be in (0, 1]), though both dialects' schemas allow it.
   const topP = { min: 0.01, max: 1, step: 0.01 };
@@ -72,6 +81,7 @@ export function limitsFor(model: PricedModel | undefined, dialect: Dialect): Par
       penalty: null,
       // output_config.format takes a schema only; there is no "any JSON object" mode.
       json: ['text', 'json_schema'],
+      tools,
     };
   return {
     temperature: { min: 0, max: 2, step: 0.1 },
@@ -81,6 +91,7 @@ export function limitsFor(model: PricedModel | undefined, dialect: Dialect): Par
     seed: { min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER, step: 1 },
     penalty: { min: -2, max: 2, step: 0.1 },
     json: ['text', 'json_object', 'json_schema'],
+    tools,
   };
 }
 
@@ -99,6 +110,7 @@ export function withinLimits(p: SamplingParams, l: ParamLimits): SamplingParams 
     frequencyPenalty: clampOrNull(p.frequencyPenalty, l.penalty),
     presencePenalty: clampOrNull(p.presencePenalty, l.penalty),
     json: l.json.includes(p.json) ? p.json : 'text',
+    tools: l.tools ? p.tools : '',
   };
 }
 
@@ -120,6 +132,8 @@ export function paramFields(p: SamplingParams, dialect: Dialect): Record<string,
   const schema = p.json === 'json_schema' ? parseSchema(p.schema) : null;
   const parsed = schema && 'schema' in schema ? schema.schema : {};
   const stop = p.stop.filter((s) => s !== '');
+  const parsedTools = parseTools(p.tools);
+  Object.assign(f, toolFields('tools' in parsedTools ? parsedTools.tools : [], p.toolChoice, dialect));
   if (dialect === 'messages') {
     f.max_tokens = p.maxTokens;
     f.temperature = p.temperature;

@@ -1,0 +1,125 @@
+// The low-balance alert (issue 37 item 7): owners set it on Billing, every page warns while the
+// available credit is below it. The API through the console server (real Redis), then the pages in
+// Debian's Chromium through playwright-core at 1440×900 and 390×844.
+import { mkdirSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isBelow } from '../../console/routes/balance-alert.ts';
+import { Metering } from '../../core/billing/index.ts';
+import { parseDecimalToNano } from '../../core/money.ts';
+import { DESKTOP, launchChromium, PHONE, shoot } from '../helpers/browser.ts';
+import { ensureConsoleWeb } from '../helpers/console-web.ts';
+import { type ConsoleHarness, PASSWORD, startConsole } from './harness.ts';
+
+const out = new URL('../out/', import.meta.url).pathname;
+const POLL = { timeout: 15_000 };
+
+let h: ConsoleHarness;
+let browser: Browser;
+
+beforeAll(async () => {
+  await ensureConsoleWeb();
+  h = await startConsole();
+  browser = await launchChromium();
+  mkdirSync(out, { recursive: true });
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await h?.stop();
+});
+
+const credit = (accountId: string, amount: string, id: string) =>
+  new Metering(h.redis).topUp({ accountId, topUpId: id, amount: parseDecimalToNano(amount), note: 'test' });
+
+describe('the low-balance alert', () => {
+  it('warns only below the alert, never without one', () => {
+    expect(isBelow(5, 10)).toBe(true);
+    expect(isBelow(10, 10)).toBe(false);
+    expect(isBelow(0, null)).toBe(false);
+  });
+
+  it('an owner sets and removes it; a member reads it but cannot set it; a bad amount is a 400', async () => {
+    const owner = await h.newOwner('Alert Co');
+    const member = await h.newMember(owner.accountId, 'alert-member');
+    await credit(owner.accountId, '12.5', 'alert-seed');
+    const s = await h.session(owner);
+    type View = { threshold: string | null; available: string; below: boolean; currency: string | null };
+    expect(await h.json<View>(s, 'GET', '/billing/alert')).toEqual({
+      currency: 'USD',
+      threshold: null,
+      available: '12.5',
+      below: false,
+    });
+    expect(await h.json<View>(s, 'PUT', '/billing/alert', { threshold: '20' })).toMatchObject({
+      threshold: '20',
+      below: true,
+    });
+    expect(await h.json<View>(s, 'PUT', '/billing/alert', { threshold: '12.5' })).toMatchObject({
+      below: false,
+    });
+    for (const bad of ['-1', '0', 'ten', '1.0000000001']) {
+      const res = await h.call(s, 'PUT', '/billing/alert', { threshold: bad });
+      expect([bad, res.status]).toEqual([bad, 400]);
+      expect(((await res.json()) as { error: { param: string } }).error.param).toBe('threshold');
+    }
+    const m = await h.session(member);
+    expect((await h.json<View>(m, 'GET', '/billing/alert')).threshold).toBe('12.5');
+    expect((await h.call(m, 'PUT', '/billing/alert', { threshold: '1' })).status).toBe(403);
+    expect((await h.call(s, 'PUT', '/billing/alert', { threshold: '5' }, false)).status).toBe(403); // no CSRF
+    expect((await h.json<View>(s, 'PUT', '/billing/alert', { threshold: null })).threshold).toBeNull();
+  });
+
+  it('set on Billing, every page warns while available credit is below it, at desktop and phone width; removing it ends the warning', async () => {
+    const owner = await h.newOwner('Banner Co');
+    await credit(owner.accountId, '3', 'banner-seed');
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${h.origin}/billing`);
+    await page.getByLabel('Email').fill(owner.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Low-balance alert' }).waitFor(POLL);
+    expect(await page.getByTestId('alert-now').textContent()).toBe('No alert is set.');
+    expect(await page.getByTestId('low-balance').count()).toBe(0);
+
+    await page.getByLabel(/Warn below/).fill('10');
+    await page.getByLabel(/Warn below/).press('Enter');
+    const banner = page.getByTestId('low-balance');
+    await expect.poll(() => banner.textContent(), POLL).toMatch(/3\.00 USD, below the alert of 10\.00 USD/);
+    await shoot(page, `${out}billing-low-balance`);
+
+    // Every page: the banner comes with the layout, and links to Billing.
+    await page.getByRole('link', { name: 'Pricing' }).click();
+    await page.getByRole('heading', { name: 'Pricing', level: 1 }).waitFor(POLL);
+    await banner.waitFor(POLL);
+    await page.setViewportSize(PHONE);
+    await page.goto(`${h.origin}/profile`);
+    await banner.waitFor(POLL);
+    const box = (await banner.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(PHONE.width);
+    await page.setViewportSize(DESKTOP);
+
+    // Credit above the alert: the warning goes at the next read (a page opened).
+    await credit(owner.accountId, '8', 'banner-more');
+    await page.goto(`${h.origin}/billing`);
+    await page.getByRole('heading', { name: 'Low-balance alert' }).waitFor(POLL);
+    await page.waitForTimeout(500);
+    expect(await banner.count()).toBe(0);
+    await page.getByLabel(/Warn below/).fill('50');
+    await page.getByRole('button', { name: 'Save alert' }).click();
+    await banner.waitFor(POLL);
+    await page.getByRole('button', { name: 'Remove alert' }).click();
+    await expect.poll(() => banner.count(), POLL).toBe(0);
+    expect(await page.getByTestId('alert-now').textContent()).toBe('No alert is set.');
+
+    // A bad amount is said inline, nothing changes.
+    await page.getByLabel(/Warn below/).fill('ten');
+    await page.getByRole('button', { name: 'Save alert' }).click();
+    await page.getByText('The alert is an amount such as 10 or 12.50.').waitFor(POLL);
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 120_000);
+});

@@ -1,0 +1,162 @@
+// API Management's key limits through the console's JSON API (issue 34): an owner reads and sets a
+// key's rate limits and its budget (a spend limit per UTC day, ISO week or month) and sees the
+// period's spend and reset; a member reads them but cannot change them (403, nothing changed);
+// another account's key is not found; bad input is a 400 naming the field. Real Redis, real HTTP
+// on loopback; what the console set is what the key's calls are held to (read back from the key
+// store the proxy authenticates with), and the spend shown is what the ledger charged.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { budgetResetsAt, Metering } from '../../core/billing/index.ts';
+import { expectLedgerClean } from '../helpers/ledger.ts';
+import { type ConsoleHarness, type Person, type Signed, startConsole } from './harness.ts';
+
+let h: ConsoleHarness;
+let owner: Person;
+let os: Signed;
+let ms: Signed;
+beforeAll(async () => {
+  h = await startConsole();
+  owner = await h.newOwner('Limits Co');
+  os = await h.session(owner);
+  ms = await h.session(await h.newMember(owner.accountId, 'limits-member'));
+});
+afterAll(async () => h?.stop());
+
+interface LimitsView {
+  keyId: string;
+  rateLimits: Record<string, number | null>;
+  accountDefaults: Record<string, number | null>;
+  effective: Record<string, number | null>;
+  budget: { spendLimit: string | null; spendWindow: string; spent: string; resetsAt: string };
+}
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+const newKey = async (name: string) =>
+  (await h.json<{ key: { id: string } }>(os, 'POST', '/keys', { name })).key.id;
+
+describe("a key's limits on API Management", () => {
+  it('an owner sets and clears each rate limit and a budget with its window; the key is held to them; the spend shown is the period’s', async () => {
+    const id = await newKey('limited tool');
+    await h.accounts.setRateLimits(owner.accountId, { outputTokensPerMinute: 5_000 });
+    const fresh = await h.json<LimitsView>(os, 'GET', `/keys/${id}/limits`);
+    expect(fresh).toEqual({
+      keyId: id,
+      rateLimits: {
+        requestsPerMinute: null,
+        inputTokensPerMinute: null,
+        outputTokensPerMinute: null,
+        concurrentCalls: null,
+      },
+      accountDefaults: {
+        requestsPerMinute: null,
+        inputTokensPerMinute: null,
+        outputTokensPerMinute: 5_000,
+        concurrentCalls: null,
+      },
+      effective: {
+        requestsPerMinute: null,
+        inputTokensPerMinute: null,
+        outputTokensPerMinute: 5_000,
+        concurrentCalls: null,
+      },
+      budget: {
+        spendLimit: null,
+        spendWindow: 'month',
+        spent: '0',
+        resetsAt: iso(budgetResetsAt('month', Date.now())),
+      },
+    });
+    const set = await h.json<LimitsView>(os, 'PUT', `/keys/${id}/limits`, {
+      rateLimits: {
+        requestsPerMinute: 60,
+        inputTokensPerMinute: 10_000,
+        outputTokensPerMinute: 2_000,
+        concurrentCalls: 3,
+      },
+      spendLimit: '2.50',
+      spendWindow: 'day',
+    });
+    expect(set.rateLimits).toEqual({
+      requestsPerMinute: 60,
+      inputTokensPerMinute: 10_000,
+      outputTokensPerMinute: 2_000,
+      concurrentCalls: 3,
+    });
+    expect(set.effective.outputTokensPerMinute).toBe(2_000);
+    expect(set.budget).toMatchObject({
+      spendLimit: '2.5',
+      spendWindow: 'day',
+      resetsAt: iso(budgetResetsAt('day', Date.now())),
+    });
+    const stored = await h.keys.get(owner.accountId, id);
+    expect(stored).toMatchObject({
+      spendLimit: 2_500_000_000,
+      spendWindow: 'day',
+      rateLimits: { requestsPerMinute: 60, concurrentCalls: 3 },
+    });
+    // The day's spend is what the ledger charged the key today.
+    const m = new Metering(h.redis);
+    await m.topUp({ accountId: owner.accountId, topUpId: 'top_limits', amount: 10_000_000_000 });
+    const held = await m.reserve({
+      accountId: owner.accountId,
+      holdId: 'req_l1',
+      min: 1,
+      max: 1_000_000_000,
+      ttlMs: 60_000,
+      keyId: id,
+    });
+    expect(held).toMatchObject({ ok: true });
+    await m.settle({
+      accountId: owner.accountId,
+      holdId: 'req_l1',
+      cost: 750_000_000,
+      usage: { keyId: id, model: 'M', kind: 'chat' },
+    });
+    expect((await h.json<LimitsView>(ms, 'GET', `/keys/${id}/limits`)).budget.spent).toBe('0.75');
+    // Cleared one by one: what is not named stays; the window alone moves the limit there is.
+    const partly = await h.json<LimitsView>(os, 'PUT', `/keys/${id}/limits`, {
+      rateLimits: { requestsPerMinute: null, concurrentCalls: null },
+      spendWindow: 'week',
+    });
+    expect(partly.rateLimits).toMatchObject({
+      requestsPerMinute: null,
+      inputTokensPerMinute: 10_000,
+      concurrentCalls: null,
+    });
+    expect(partly.budget).toMatchObject({ spendLimit: '2.5', spendWindow: 'week', spent: '0.75' });
+    const cleared = await h.json<LimitsView>(os, 'PUT', `/keys/${id}/limits`, {
+      rateLimits: { inputTokensPerMinute: null, outputTokensPerMinute: null },
+      spendLimit: null,
+    });
+    expect(cleared.rateLimits).toEqual(fresh.rateLimits);
+    expect(cleared.budget).toMatchObject({ spendLimit: null, spendWindow: 'month' });
+    await h.accounts.setRateLimits(owner.accountId, { outputTokensPerMinute: null });
+    await expectLedgerClean(h.redis, [owner.accountId]);
+  });
+
+  it('a member reads the limits but cannot change them (403, unchanged); another account’s key is not found; bad input is a 400', async () => {
+    const id = await newKey('owner tool');
+    await h.json(os, 'PUT', `/keys/${id}/limits`, { rateLimits: { requestsPerMinute: 10 } });
+    expect((await h.json<LimitsView>(ms, 'GET', `/keys/${id}/limits`)).rateLimits.requestsPerMinute).toBe(10);
+    const mine = (await h.json<{ key: { id: string } }>(ms, 'POST', '/keys', { name: 'member tool' })).key.id;
+    for (const key of [id, mine]) {
+      const res = await h.call(ms, 'PUT', `/keys/${key}/limits`, { rateLimits: { requestsPerMinute: null } });
+      expect(res.status).toBe(403);
+    }
+    expect((await h.keys.get(owner.accountId, id))?.rateLimits.requestsPerMinute).toBe(10);
+    const other = await h.newOwner('Other Limits Co');
+    const otherKey = (await h.keys.create(other.accountId, { name: 'theirs' })).key.id;
+    expect((await h.call(os, 'GET', `/keys/${otherKey}/limits`)).status).toBe(404);
+    expect((await h.call(os, 'PUT', `/keys/${otherKey}/limits`, { spendLimit: '1' })).status).toBe(404);
+    for (const body of [
+      { rateLimits: { requestsPerMinute: 0 } },
+      { rateLimits: { requestsPerMinute: 1.5 } },
+      { rateLimits: { tokensPerDay: 5 } },
+      { spendWindow: 'fortnight' },
+      { spendLimit: '5,00' },
+      { budget: '5' },
+    ]) {
+      const res = await h.call(os, 'PUT', `/keys/${id}/limits`, body);
+      expect([body, res.status]).toEqual([body, 400]);
+    }
+    expect((await h.keys.get(owner.accountId, id))?.rateLimits.requestsPerMinute).toBe(10);
+  });
+});
