@@ -32,6 +32,7 @@ import type { InteractiveLoad } from './interactive.ts';
 import { BATCH_LEASE_TTL_MS, batchLeaseId, linesKey, type StoredLine } from './keys.ts';
 import type { LineTickets } from './line-tickets.ts';
 import type { LineResult } from './output.ts';
+import { groupByPrefix } from './prefix-groups.ts';
 import { LinePreemptedError, runLine } from './run-line.ts';
 
 interface Running {
@@ -237,7 +238,11 @@ export class BatchRunner {
       accountId,
       id,
       lines,
-      pending: lines.map((_, i) => i).filter((i) => !done.has(i)),
+      // Lines sharing a prompt prefix run together (./prefix-groups.ts).
+      pending: groupByPrefix(
+        lines,
+        lines.map((_, i) => i).filter((i) => !done.has(i)),
+      ),
       inFlight: 0,
       live: new Map(),
       secret,
