@@ -76,7 +76,9 @@ REDIS_CLUSTER_SUITES := core/billing/metering.test.ts core/billing/sweeper.test.
   test/console/usage-calls.test.ts test/sdk/python.test.ts test/sdk/sdk-majors.test.ts \
   test/sdk/ai-sdk-responses.test.ts \
   core/journal/journal.test.ts core/journal/keeper.test.ts core/journal/call-pages.test.ts \
-  core/journal/partitions.test.ts core/journal/keeper-hung.test.ts
+  core/journal/partitions.test.ts core/journal/keeper-hung.test.ts \
+  test/proxy/batches.test.ts test/proxy/message-batches.test.ts test/proxy/batch-files.test.ts \
+  test/proxy/batch-budget.test.ts test/proxy/batch-preempt.test.ts
 test-redis-cluster: $(NPM_STAMP)
 	MODELPLANE_TEST_REDIS=cluster npx vitest run $(REDIS_CLUSTER_SUITES)
 
