@@ -79,7 +79,9 @@ REDIS_CLUSTER_SUITES := core/billing/metering.test.ts core/billing/sweeper.test.
   test/sdk/ai-sdk-responses.test.ts \
   core/journal/journal.test.ts core/journal/keeper.test.ts core/journal/call-pages.test.ts \
   core/journal/partitions.test.ts core/journal/keeper-hung.test.ts \
-  core/call-facts.test.ts test/proxy/call-facts.test.ts
+  core/call-facts.test.ts test/proxy/call-facts.test.ts \
+  test/proxy/batches.test.ts test/proxy/message-batches.test.ts test/proxy/batch-files.test.ts \
+  test/proxy/batch-budget.test.ts test/proxy/batch-preempt.test.ts
 test-redis-cluster: $(NPM_STAMP)
 	MODELPLANE_TEST_REDIS=cluster npx vitest run $(REDIS_CLUSTER_SUITES)
 

@@ -53,8 +53,9 @@ export class DemandStore {
    * The sum over every live replica, per model id, and how many replicas had demand. Members whose
    * hash is gone (expired, or idle) are pruned from the set as they are found.
    */
-  async read(): Promise<{ byModel: Map<string, Demand>; proxies: number }> {
-    const ids = await this.redis.smembers(globalKeys.demandProxies);
+  async read(except?: string): Promise<{ byModel: Map<string, Demand>; proxies: number }> {
+    // `except`: a replica that reads its own demand live (the batch runner) leaves its hash out.
+    const ids = (await this.redis.smembers(globalKeys.demandProxies)).filter((id) => id !== except);
     const byModel = new Map<string, Demand>();
     if (ids.length === 0) return { byModel, proxies: 0 };
     const pipe = this.redis.pipeline();

@@ -208,7 +208,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   });
   metrics.sources.videoQueue = () => videoWorker.jobs.queue();
   if (deps.videoWorker !== false) videoWorker.start();
-  const batches = setupBatches(app, ctx);
+  const batches = setupBatches(app, ctx, demand.publisher.proxyId);
   app.addHook('onClose', async () => {
     await demand.publisher.stop();
     routing?.close();

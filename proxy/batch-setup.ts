@@ -5,7 +5,9 @@ import type { FastifyInstance } from 'fastify';
 import { BatchFiles } from '../core/batch-files.ts';
 import { Batches } from '../core/batches.ts';
 import { LeaseMetering } from '../core/billing/index.ts';
+import { DemandStore } from '../core/demand.ts';
 import { ApiKeys } from '../core/keys/index.ts';
+import { InteractiveLoad, interactiveLoadPlugin } from './batches/interactive.ts';
 import { batchLinePlugin, LineTickets } from './batches/line-tickets.ts';
 import { BatchRunner } from './batches/runner.ts';
 import type { ProxyContext } from './context.ts';
@@ -16,9 +18,10 @@ import { messageBatchesRoutes } from './routes/message-batches.ts';
 /** A line's settlement is remembered past the 24 h window and its finalizing. */
 const SETTLE_DONE_TTL_MS = 3 * 24 * 3_600_000;
 
-export function setupBatches(app: FastifyInstance, ctx: ProxyContext) {
+export function setupBatches(app: FastifyInstance, ctx: ProxyContext, proxyId: string) {
   const redis = ctx.media.redis;
   const tickets = new LineTickets();
+  const interactive = new InteractiveLoad();
   const leases = new LeaseMetering(redis, { settleDoneTtlMs: SETTLE_DONE_TTL_MS });
   const runner = new BatchRunner({
     app,
@@ -31,12 +34,18 @@ export function setupBatches(app: FastifyInstance, ctx: ProxyContext) {
     leases,
     tickets,
     log: app.log,
+    interactive,
+    fleet: { store: new DemandStore(redis), proxyId },
   });
   return {
     runner,
     /** Registered in the `/v1` scope, after auth. */
     routes: async (api: FastifyInstance) => {
       await api.register(batchLinePlugin, { tickets });
+      await api.register(interactiveLoadPlugin, {
+        load: interactive,
+        resolve: (model) => ctx.catalogue.get(model)?.id,
+      });
       await api.register(batchFilesRoutes, { ctx });
       await api.register(batchesRoutes, { ctx, leases });
       await api.register(messageBatchesRoutes, { ctx, leases });

@@ -67,6 +67,7 @@ describe('credit leases', () => {
       grown: 300,
       available: 7_700,
       voided: { holds: 0, leases: 0 },
+      keyLimit: null,
     });
     // Cap: floor(8000 / 8) = 1000 in total.
     expect(await ext(5_000)).toEqual({
@@ -74,17 +75,19 @@ describe('credit leases', () => {
       grown: 700,
       available: 7_000,
       voided: { holds: 0, leases: 0 },
+      keyLimit: null,
     });
     expect(await ext(5_000)).toEqual({
       leaseHeld: 1_000,
       grown: 0,
       available: 7_000,
       voided: { holds: 0, leases: 0 },
+      keyLimit: null,
     });
     const b = await funded(800);
     expect(
       await l.extendLease({ accountId: b, leaseId: 'L', add: 500, min: 200, den: 8, ttlMs: 1_000 }),
-    ).toEqual({ leaseHeld: 0, grown: 0, available: 800, voided: { holds: 0, leases: 0 } });
+    ).toEqual({ leaseHeld: 0, grown: 0, available: 800, voided: { holds: 0, leases: 0 }, keyLimit: null });
     expect(await m.balance(b)).toEqual({ balance: 800, held: 0, available: 800 });
     // Renewed half-way through its ttl, the lease outlives its first expiry (margins of 0.4 s and
     // 0.8 s either side of the check, for a loaded machine).
@@ -331,5 +334,47 @@ describe('credit leases', () => {
     expect(b.balance).toBe(credit - charged);
     expect(await recomputeBalanceFromStream(redis, a)).toBe(b.balance);
     expect(await rollupCost(a)).toBe(charged);
+  });
+  it('BILL-6 a lease held for a key with a spend limit (a batch’s) is bounded by the key’s room and filed as its hold until billed, released or voided', async () => {
+    const a = await funded(10_000);
+    const k = accountKeys(a);
+    await redis.hset(k.key('kb'), 'spendLimit', '600', 'spendWindow', 'day');
+    const keyFields = async () =>
+      Object.fromEntries(
+        Object.entries(await redis.hgetall(k.keySpend)).filter(([f]) => !f.startsWith('spent:')),
+      );
+    const grow = (leaseId: string, add: number, keyId = 'kb', ttlMs = 60_000) =>
+      l.extendLease({ accountId: a, leaseId, add, min: add, den: 1, ttlMs, keyId });
+
+    expect(await grow('batch:x', 500)).toMatchObject({ grown: 500, keyLimit: null });
+    expect(await keyFields()).toEqual({ 'h:batch:x': 'kb', 'held:kb': '500' });
+    // The key has 100 left: a second batch of 200 is refused for the key's limit, not the balance.
+    const refused = await grow('batch:y', 200);
+    expect(refused).toMatchObject({ grown: 0, keyLimit: { limit: 600, spent: 0, held: 500, window: 'day' } });
+    // A key without a limit is not filed.
+    await redis.hset(k.key('free'), 'name', 'free');
+    expect(await grow('batch:free', 300, 'free')).toMatchObject({ grown: 300, keyLimit: null });
+    await l.releaseLease({ accountId: a, leaseId: 'batch:free' });
+
+    // A line billed from the lease moves its cost from the key's held to its spent.
+    await l.settleBatch({
+      accountId: a,
+      leaseId: 'batch:x',
+      batchId: 'line:0',
+      ttlMs: 60_000,
+      records: [rec('x0', 100, 'kb')],
+    });
+    expect(await keyFields()).toEqual({ 'h:batch:x': 'kb', 'held:kb': '400' });
+    await l.releaseLease({ accountId: a, leaseId: 'batch:x', keep: 150 });
+    expect(await keyFields()).toEqual({ 'h:batch:x': 'kb', 'held:kb': '150' });
+    await l.releaseLease({ accountId: a, leaseId: 'batch:x' });
+    expect(await keyFields()).toEqual({});
+
+    // A batch's lease that lapses (its runners died) gives the key's room back as it is voided.
+    await grow('batch:z', 300, 'kb', 200);
+    await sleep(250);
+    await sweepDueHolds(redis);
+    expect(await keyFields()).toEqual({});
+    expect(await m.balance(a)).toEqual({ balance: 9_900, held: 0, available: 9_900 });
   });
 });

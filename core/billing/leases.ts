@@ -6,8 +6,8 @@
 
 import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
 import type { Redis } from '../redis-client.ts';
-import { spendPeriods } from './key-spend.ts';
-import type { Voided } from './metering.ts';
+import { type KeySpend, spendPeriods } from './key-spend.ts';
+import { keySpendAt, type Voided } from './metering.ts';
 import { nano, ttl, type UsageRecord, usageArgs } from './script-args.ts';
 import { scripts } from './scripts.ts';
 
@@ -51,7 +51,10 @@ export class LeaseMetering {
 
   /**
    * Grows the lease by up to `add` (not past the available balance nor past 1/`den` of what the
-   * account has outside other holds; growth below `min` is skipped) and renews its ttl.
+   * account has outside other holds; growth below `min` is skipped) and renews its ttl. With
+   * `keyId` (a batch's lease, held for its key): a key with a spend limit bounds the growth too and
+   * the lease is filed as the key's hold (extend_lease.lua); `keyLimit` is set when the key's limit,
+   * not the balance, cut it.
    */
   async extendLease(a: {
     accountId: string;
@@ -60,7 +63,14 @@ export class LeaseMetering {
     min?: number;
     den: number;
     ttlMs: number;
-  }): Promise<{ leaseHeld: number; grown: number; available: number; voided: Voided }> {
+    keyId?: string;
+  }): Promise<{
+    leaseHeld: number;
+    grown: number;
+    available: number;
+    voided: Voided;
+    keyLimit: KeySpend | null;
+  }> {
     nano('add', a.add);
     nano('min', a.min ?? 0);
     if (!Number.isSafeInteger(a.den) || a.den < 1 || a.den > 1024)
@@ -73,13 +83,21 @@ export class LeaseMetering {
       Date.now() + a.ttlMs,
       dueMember(a.accountId, a.leaseId),
     );
+    const keyId = a.keyId ?? '';
+    const now = this.now();
     const extended = scripts.extendLease.run(
       this.redis,
-      [k.account, k.holds, k.holdExpiry, k.usage, k.keySpend],
-      [a.leaseId, a.add, a.den, a.min ?? 0, a.ttlMs, SWEEP_LIMIT],
+      [k.account, k.holds, k.holdExpiry, k.usage, k.keySpend, k.key(keyId)],
+      [a.leaseId, a.add, a.den, a.min ?? 0, a.ttlMs, SWEEP_LIMIT, keyId, spendPeriods(now)],
     );
     const [, r] = (await Promise.all([indexed, extended])) as [unknown, number[]];
-    return { leaseHeld: r[0]!, grown: r[1]!, available: r[2]!, voided: { holds: r[3]!, leases: r[4]! } };
+    return {
+      leaseHeld: r[0]!,
+      grown: r[1]!,
+      available: r[2]!,
+      voided: { holds: r[3]!, leases: r[4]! },
+      keyLimit: r[5] === 1 ? keySpendAt(r, 6, now) : null,
+    };
   }
 
   /**
@@ -144,7 +162,7 @@ export class LeaseMetering {
     const k = accountKeys(a.accountId);
     const r = (await scripts.releaseLease.run(
       this.redis,
-      [k.account, k.holds, k.holdExpiry],
+      [k.account, k.holds, k.holdExpiry, k.keySpend],
       [a.leaseId, a.keep ?? 0],
     )) as number[];
     if (r[1] === 0)

@@ -367,7 +367,7 @@ export class Metering {
 
 /** A script's limit, spent, held triple from index `i` of its reply. */
 /** A key's standing in a script's reply from `i` (limit, spent, held, window), at report time `now`. */
-function keySpendAt(r: readonly number[], i: number, now: number): KeySpend {
+export function keySpendAt(r: readonly number[], i: number, now: number): KeySpend {
   const window = budgetWindowOf(r[i + 3]!);
   return { limit: r[i]!, spent: r[i + 1]!, held: r[i + 2]!, window, resetsAt: budgetResetsAt(window, now) };
 }

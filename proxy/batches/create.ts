@@ -1,12 +1,13 @@
 // A batch's creation, for both APIs (docs/batches.md): its lines read and checked (./input.ts); a
 // bad line fails the batch at once with the lines' errors and nothing held or charged; otherwise
-// the sum of the lines' estimates at the batch price is held against the account's credit — all of
-// it or none, 429 insufficient_quota, so a batch can never overdraw — the lines copied beside the
+// the sum of the lines' estimates at the batch price is held against the account's credit and the
+// key's spend limit — all of it or none, 429 insufficient_quota, so a batch can never overdraw nor
+// pass its key's budget — the lines copied beside the
 // input (which may be deleted meanwhile), and the batch filed for the runner.
 
 import type { Batches } from '../../core/batches.ts';
 import { batchTokenPrice, type LeaseMetering } from '../../core/billing/index.ts';
-import { ApiError, insufficientQuota } from '../../core/errors.ts';
+import { ApiError, insufficientQuota, keySpendLimitReached } from '../../core/errors.ts';
 import type { RecordFields } from '../../core/listed-records.ts';
 import type { Principal } from '../auth/key-cache.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
@@ -98,7 +99,12 @@ export async function createBatch(
   return (await batches.get(p.accountId, b.id))!;
 }
 
-/** Holds the whole estimate, or nothing (429). */
+/**
+ * Holds the whole estimate, or nothing (429). The hold is the key's too: a key with a spend limit
+ * must have the whole estimate left in its window's period (less what its calls and other batches
+ * hold), refused as an interactive call is (limit_source `key`), and the lines' charges count in
+ * its window as they are billed.
+ */
 async function hold(d: CreateDeps, p: Principal, id: string, estimate: number): Promise<void> {
   if (estimate === 0) return;
   if (!Number.isSafeInteger(estimate))
@@ -110,9 +116,10 @@ async function hold(d: CreateDeps, p: Principal, id: string, estimate: number): 
     min: estimate,
     den: 1,
     ttlMs: BATCH_LEASE_TTL_MS,
+    keyId: p.keyId,
   });
   if (r.grown < estimate) {
     await d.leases.releaseLease({ accountId: p.accountId, leaseId: batchLeaseId(id) });
-    throw insufficientQuota();
+    throw r.keyLimit === null ? insufficientQuota() : keySpendLimitReached(r.keyLimit, p.currency ?? null);
   }
 }

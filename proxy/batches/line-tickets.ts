@@ -13,7 +13,7 @@ export class LineTickets {
 
   issue(budget: number): { token: string; ticket: LineTicket } {
     const token = randomBytes(24).toString('hex');
-    const ticket: LineTicket = { budget, usage: null };
+    const ticket: LineTicket = { budget, usage: null, cancel: null, preempted: false };
     this.byToken.set(token, ticket);
     return { token, ticket };
   }

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { textCostSaturating } from '../../core/billing/index.ts';
 import type { TokenPrice } from '../../core/catalogue/index.ts';
 import { formatNano } from '../../core/money.ts';
+import type { LineTicket } from '../billing/batch-line-charge.ts';
 import { BATCH_LINE_HEADER, type LineTickets } from './line-tickets.ts';
 import type { LineResult } from './output.ts';
 
@@ -20,11 +21,21 @@ export interface LineRun {
   secret: string;
   /** The batch price the line is billed at (null: the model is gone; a success then costs nothing). */
   price: TokenPrice | null;
+  /** Told the line's ticket as the call starts: the runner preempts the line through it. */
+  started?: (ticket: LineTicket) => void;
+}
+
+/** A line preempted before its answer was whole: no result, it runs again. */
+export class LinePreemptedError extends Error {
+  constructor() {
+    super('the batch line was preempted by an interactive call');
+  }
 }
 
 export async function runLine(app: FastifyInstance, tickets: LineTickets, l: LineRun): Promise<LineResult> {
   const { token, ticket } = tickets.issue(l.budget);
   const messages = l.endpoint === '/v1/messages';
+  l.started?.(ticket);
   try {
     const res = await app.inject({
       method: 'POST',
@@ -45,6 +56,8 @@ export async function runLine(app: FastifyInstance, tickets: LineTickets, l: Lin
       body = { error: { message: 'The call answered with a body that is not JSON.', type: 'server_error' } };
     }
     const ok = res.statusCode >= 200 && res.statusCode < 300;
+    // A line whose answer was whole before the preemption reached it keeps its result.
+    if (!ok && ticket.preempted) throw new LinePreemptedError();
     const usage = ok ? ticket.usage : null;
     const cost = usage !== null && l.price !== null ? lineCost(l.price, usage) : 0;
     if (ok) setCost(body, cost);

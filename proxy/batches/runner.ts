@@ -7,25 +7,33 @@
 // - a line's result is written once (core/batches.ts, HSETNX), then billed under its own id
 //   (settle-batch:batch:<id>:line:<index> on the batch's lease): a settlement sent twice charges
 //   once; a result written and not yet billed is billed when the batch finalizes (./finalize.ts).
-// Lines are admitted only into idle capacity (./idle-gate.ts). Cancelling or expiry stops
-// admission; lines already running finish and are billed, and the batch finalizes once none runs.
+// Lines are admitted only into idle capacity (./idle-gate.ts): the interactive calls of the model
+// are this replica's, counted live at the door (./interactive.ts), plus the other replicas' from the
+// fleet-wide demand (core/demand.ts, read each tick). An interactive call arriving when lines hold
+// the slots it needs preempts the newest line at once (its engine call is cancelled, it wrote no
+// result, so it runs again later); one leaving lets lines in again. Cancelling or expiry stops admission;
+// lines already running finish and are billed, and the batch finalizes once none runs.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { BatchFiles } from '../../core/batch-files.ts';
 import { type Batches, finalStatuses } from '../../core/batches.ts';
 import { batchTokenPrice, type LeaseMetering } from '../../core/billing/index.ts';
 import { priceFor } from '../../core/catalogue/index.ts';
+import type { DemandStore } from '../../core/demand.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import type { RecordFields } from '../../core/listed-records.ts';
 import type { Redis } from '../../core/redis-client.ts';
 import { RedisLock } from '../../core/redis-lock.ts';
 import type { ObjectStore } from '../../core/storage/store.ts';
+import { type LineTicket, linePreempted } from '../billing/batch-line-charge.ts';
 import type { ProxyContext } from '../context.ts';
 import { finalizeBatch, settleLine } from './finalize.ts';
-import { interactiveInFlight, mayAdmit } from './idle-gate.ts';
+import { mayAdmit, slotRoom } from './idle-gate.ts';
+import type { InteractiveLoad } from './interactive.ts';
 import { BATCH_LEASE_TTL_MS, batchLeaseId, linesKey, type StoredLine } from './keys.ts';
 import type { LineTickets } from './line-tickets.ts';
 import type { LineResult } from './output.ts';
-import { runLine } from './run-line.ts';
+import { groupByPrefix } from './prefix-groups.ts';
+import { LinePreemptedError, runLine } from './run-line.ts';
 
 interface Running {
   accountId: string;
@@ -33,6 +41,8 @@ interface Running {
   lines: StoredLine[];
   pending: number[];
   inFlight: number;
+  /** The lines running, by index, in the order they started (the newest is preempted first). */
+  live: Map<number, LineTicket>;
   secret: string;
   finalizing: boolean;
 }
@@ -48,6 +58,9 @@ export interface RunnerDeps {
   leases: LeaseMetering;
   tickets: LineTickets;
   log: FastifyBaseLogger;
+  interactive: InteractiveLoad;
+  /** The fleet's demand, and this replica's id in it (its own is read live instead). */
+  fleet: { store: DemandStore; proxyId: string };
 }
 
 export class BatchRunner {
@@ -57,9 +70,16 @@ export class BatchRunner {
   private ticking = false;
   private stopped = false;
   private readonly lineRuns = new Set<Promise<void>>();
+  /** Other replicas' interactive calls per model, as of the last tick. */
+  private others = new Map<string, number>();
+  private readonly unlisten: () => void;
 
   constructor(private readonly d: RunnerDeps) {
     this.lock = new RedisLock(d.redis, 'mp:batches:runner', d.ctx.config.BATCH_LOCK_MS);
+    this.unlisten = d.interactive.listen((model, arrived) => {
+      if (arrived) this.preempt(model);
+      else for (const r of this.running.values()) if (this.modelOf(r) === model) this.admitAgain(r);
+    });
   }
 
   start(): void {
@@ -70,6 +90,7 @@ export class BatchRunner {
   /** Stops admitting; lines running finish (their results written and billed), then the lock goes. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unlisten();
     if (this.timer !== null) clearInterval(this.timer);
     await Promise.allSettled([...this.lineRuns]);
     await this.lock.release().catch(() => {});
@@ -96,6 +117,7 @@ export class BatchRunner {
         this.running.clear();
         return;
       }
+      await this.readFleet();
       for (const b of await this.d.batches.active()) {
         try {
           await this.advance(b.accountId, b.id);
@@ -107,6 +129,44 @@ export class BatchRunner {
       this.d.log.warn({ err }, 'the batch runner could not reach Redis');
     } finally {
       this.ticking = false;
+    }
+  }
+
+  /** Other replicas' interactive demand (their queued and held calls too); a failed read keeps the last. */
+  private async readFleet(): Promise<void> {
+    try {
+      const { byModel } = await this.d.fleet.store.read(this.d.fleet.proxyId);
+      this.others = new Map([...byModel].map(([m, d]) => [m, d.inFlight + d.queued + d.held]));
+    } catch (err) {
+      this.d.log.warn({ err }, 'the batch runner could not read the fleet demand');
+    }
+  }
+
+  private loadOf(model: string): { interactive: number; endpoints: number } {
+    const entry = this.d.ctx.catalogue.get(model);
+    return {
+      interactive: this.d.interactive.count(model) + (this.others.get(model) ?? 0),
+      endpoints: entry?.endpoints.length ?? 1,
+    };
+  }
+
+  private limits() {
+    return {
+      idleBelow: this.d.ctx.config.BATCH_IDLE_BELOW,
+      concurrency: this.d.ctx.config.BATCH_CONCURRENCY,
+    };
+  }
+
+  /** Gives slots back to interactive calls: the newest lines above the room are cancelled. */
+  private preempt(model: string): void {
+    const live: LineTicket[] = [];
+    for (const r of this.running.values())
+      if (this.modelOf(r) === model) for (const t of r.live.values()) if (!t.preempted) live.push(t);
+    const excess = live.length - slotRoom(this.loadOf(model), this.limits());
+    if (excess <= 0) return;
+    for (const t of live.slice(live.length - excess)) {
+      t.preempted = true;
+      t.cancel?.abort(linePreempted());
     }
   }
 
@@ -178,8 +238,13 @@ export class BatchRunner {
       accountId,
       id,
       lines,
-      pending: lines.map((_, i) => i).filter((i) => !done.has(i)),
+      // Lines sharing a prompt prefix run together (./prefix-groups.ts).
+      pending: groupByPrefix(
+        lines,
+        lines.map((_, i) => i).filter((i) => !done.has(i)),
+      ),
       inFlight: 0,
+      live: new Map(),
       secret,
       finalizing: false,
     };
@@ -189,13 +254,9 @@ export class BatchRunner {
   }
 
   private admit(run: Running, record: RecordFields): void {
-    const { ctx } = this.d;
-    const entry = ctx.catalogue.get(record.model ?? '');
-    const limits = { idleBelow: ctx.config.BATCH_IDLE_BELOW, concurrency: ctx.config.BATCH_CONCURRENCY };
+    const model = record.model ?? '';
     while (run.pending.length > 0 && !this.stopped) {
-      const lines = this.linesOf(record.model ?? '');
-      const interactive = entry === undefined ? 0 : interactiveInFlight(ctx.engine.picker, entry, lines);
-      if (!mayAdmit({ interactive, lines, endpoints: entry?.endpoints.length ?? 1 }, limits)) return;
+      if (!mayAdmit({ ...this.loadOf(model), lines: this.linesOf(model) }, this.limits())) return;
       const index = run.pending.shift()!;
       run.inFlight++;
       const p = this.runOne(run, record, index).finally(() => {
@@ -234,14 +295,21 @@ export class BatchRunner {
         body: line.body,
         budget: line.budget,
         secret: run.secret,
+        started: (ticket) => run.live.set(index, ticket),
         price:
           price !== null && 'input' in price ? batchTokenPrice(price, entry?.batchDiscountPercent) : null,
       });
     } catch (err) {
-      // Shutdown or a fault of this process: no result, so the line runs again (never billed twice).
-      this.d.log.warn({ err, batchId: run.id, line: index }, 'a batch line did not run');
-      run.pending.push(index);
+      // Preempted, shutdown or a fault of this process: no result, so the line runs again (never
+      // billed twice); a preempted line first, so the batch's order (and its prefix groups) holds.
+      if (err instanceof LinePreemptedError) run.pending.unshift(index);
+      else {
+        this.d.log.warn({ err, batchId: run.id, line: index }, 'a batch line did not run');
+        run.pending.push(index);
+      }
       return;
+    } finally {
+      run.live.delete(index);
     }
     try {
       const { stored } = await this.d.batches.recordLine(run.accountId, run.id, index, {

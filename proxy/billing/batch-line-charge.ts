@@ -5,7 +5,8 @@
 // covered by the batch's hold (made when the batch was created), so the line's charge holds nothing
 // in Redis and settles nothing itself. It hands the call's usage back to the runner, which writes
 // the line's result and bills it once, at the batch price, under the line's own id.
-import { invalidRequest } from '../../core/errors.ts';
+import { ApiError, invalidRequest } from '../../core/errors.ts';
+import type { Cancel } from '../engine/cancel.ts';
 import type { CallUsage } from '../usage.ts';
 import { CallCharge, type CallInfo, type ChargeDeps, type HeldRun, type Quote } from './charge.ts';
 
@@ -14,7 +15,17 @@ export interface LineTicket {
   budget: number;
   /** What the call used, once its answer was complete. */
   usage: CallUsage | null;
+  /** The call's cancel once it holds (the runner preempts a line through it). */
+  cancel: Cancel | null;
+  /** Set by the runner when it gives the line's slot to an interactive call: the line runs again later. */
+  preempted: boolean;
 }
+
+/** Why a preempted line's call ended: it is run again, never written as an error. */
+export const linePreempted = () =>
+  new ApiError('model_overloaded', 'This batch line gave its slot to an interactive call.', {
+    retryAfterS: 1,
+  });
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -43,6 +54,8 @@ export class BatchLineCharge extends CallCharge {
     const allowance = q.max <= this.ticket.budget ? q.full : q.allowance(this.ticket.budget);
     if (this.ticket.budget < q.min || (q.full > 0 && allowance < 1))
       throw invalidRequest('This request is larger than the batch estimated when it was created.');
+    if (this.ticket.preempted) throw linePreempted();
+    this.ticket.cancel = this.call.cancel;
     this.allowance = allowance;
     this.covered = true;
     return h.run(allowance, this.call.cancel);

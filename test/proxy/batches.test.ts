@@ -4,12 +4,11 @@
 // interactive price here) under its own id, failed lines are free; input is checked up front (a
 // bad batch fails with its errors and nothing is held); cancel and expiry stop new lines and bill
 // only finished ones; the unused hold is released; the ledger check is clean.
-import type OpenAI from 'openai';
 import { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchTokenPrice, textCost } from '../../core/billing/index.ts';
 import { formatNano } from '../../core/money.ts';
-import { type UsageEntry, usageRecords } from '../../core/usage.ts';
+import { type BatchLine, batchCharges, batchEnded, jsonlFile, uploadLines } from '../helpers/batches.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { type Harness, startHarness } from './harness.ts';
 
@@ -50,45 +49,11 @@ afterAll(async () => {
   await h?.stop();
 });
 
-type Line = { custom_id: string; body: Record<string, unknown> };
-
-async function upload(client: OpenAI, url: string, lines: Line[]) {
-  const text = lines.map((l) => JSON.stringify({ ...l, method: 'POST', url })).join('\n');
-  return client.files.create({ file: await toFile(Buffer.from(text), 'input.jsonl'), purpose: 'batch' });
-}
-
-async function ended(client: OpenAI, id: string, timeoutMs = 30_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const b = await client.batches.retrieve(id);
-    if (['completed', 'failed', 'expired', 'cancelled'].includes(b.status)) return b;
-    if (Date.now() > end) throw new Error(`batch ${id} still ${b.status}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: the lines hold the answers of three endpoints, read field by field
-type Json = any;
-
-async function jsonl(client: OpenAI, fileId: string | null | undefined): Promise<Json[]> {
-  if (!fileId) return [];
-  const text = await (await client.files.content(fileId)).text();
-  return text
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l));
-}
-
-/** The batch's charges in the ledger, by line index. */
-async function chargesOf(accountId: string, batchId: string): Promise<Map<number, UsageEntry[]>> {
-  const out = new Map<number, UsageEntry[]>();
-  for (const e of await usageRecords(h.redis.client(), accountId, { count: 10_000 })) {
-    if (e.type !== 'charge' || !e.requestId?.startsWith(`${batchId}:`)) continue;
-    const i = Number(e.requestId.slice(batchId.length + 1));
-    out.set(i, [...(out.get(i) ?? []), e]);
-  }
-  return out;
-}
+type Line = BatchLine;
+const upload = uploadLines;
+const ended = batchEnded;
+const jsonl = jsonlFile;
+const chargesOf = (accountId: string, batchId: string) => batchCharges(h.redis.client(), accountId, batchId);
 
 const chat = (id: string, text: string, max = 16): Line => ({
   custom_id: id,

@@ -156,17 +156,24 @@ local function key_room(keyrec, keyspend, key, periods)
   return limit - spent - held, limit, spent, held, WINDOW_CODE[window]
 end
 
--- Hold `id` (of `amount`) is settled, released or voided: if it belonged to a key with a limit,
--- its share comes off that key's `held` (a field at 0 is dropped, so the hash keeps only live ones).
-local function drop_key_hold(keyspend, id, amount)
+-- Hold `id` shrank by `by` (a batch's lease its lines were billed from, or gave back); `gone`: it
+-- no longer exists. If it was filed under a key with a limit, that key's `held` shrinks with it (a
+-- field at 0 is dropped, so the hash keeps only live ones).
+local function shrink_key_hold(keyspend, id, by, gone)
   local f = 'h:' .. id
   local key = redis.call('HGET', keyspend, f)
   if not key then return end
-  redis.call('HDEL', keyspend, f)
-  if amount > 0 then
+  if gone then redis.call('HDEL', keyspend, f) end
+  if by > 0 then
     local hf = 'held:' .. key
-    if redis.call('HINCRBY', keyspend, hf, int(-amount)) == 0 then redis.call('HDEL', keyspend, hf) end
+    if redis.call('HINCRBY', keyspend, hf, int(-by)) == 0 then redis.call('HDEL', keyspend, hf) end
   end
+end
+
+-- Hold `id` (of `amount`) is settled, released or voided: if it belonged to a key with a limit,
+-- its share comes off that key's `held`.
+local function drop_key_hold(keyspend, id, amount)
+  shrink_key_hold(keyspend, id, amount, true)
 end
 
 -- A hold's share of its key's rate windows goes back when the hold ends (windows.lua, loaded after
@@ -183,11 +190,10 @@ local function void_hold(account, holds, expiry, stream, keyspend, id, now)
   redis.call('ZREM', expiry, id)
   if amount > 0 then redis.call('HINCRBY', account, 'held', int(-amount)) end
   local lease = is_lease(id)
-  -- A lease is never a limited key's hold (the proxy reserves per call for those).
-  if not lease then
-    drop_key_hold(keyspend, id, amount)
-    drop_window_hold(keyspend, id, 'void')
-  end
+  -- A replica's lease is never a limited key's hold (the proxy reserves per call for those); a
+  -- batch's lease may be (extend_lease.lua with a key): its share comes off the key's held too.
+  drop_key_hold(keyspend, id, amount)
+  if not lease then drop_window_hold(keyspend, id, 'void') end
   local balance = num(redis.call('HGET', account, 'balance'))
   append_entry(stream, {
     't', 'void', 'op', 'void:' .. id, 'amt', int(amount), 'bal', int(balance), 'ts', int(now),

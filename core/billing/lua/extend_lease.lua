@@ -4,11 +4,18 @@
 -- balance, and never past 1/den of what the account has outside other holds, so other replicas can
 -- still reserve; growth below `min` is not worth having and is skipped. The ttl (Redis time) is
 -- refreshed either way.
--- KEYS: account, holds, holdExpiry, usage, keySpend (a void on the way frees a limited key's hold)
--- ARGV: leaseId, add, den, min, ttlMs, sweepLimit
--- Returns {leaseHeld, grown, availableAfter, voidedHolds, voidedLeases}.
+-- With a key (a batch's lease, held for the batch's key): a key with a spend limit also bounds the
+-- growth by what it may still spend in its window's period (limit − spent − its open holds, as
+-- reserve.lua), and the growth is filed as the key's hold (keySpend `h:`/`held:`), so the key's
+-- other calls and batches see it; the lines' settlements and the release give it back.
+-- KEYS: account, holds, holdExpiry, usage, keySpend (a void on the way frees a limited key's hold),
+--       key record (the key's; any of the account's tag without a key)
+-- ARGV: leaseId, add, den, min, ttlMs, sweepLimit, keyId ('' for none), periods (spend_periods)
+-- Returns {leaseHeld, grown, availableAfter, voidedHolds, voidedLeases, keyBound(0|1), limit, spent,
+-- keyHeld, window} (keyBound: the key's limit, not the balance, cut the growth; the last four are
+-- the key's, 0 without a limit).
 local account, holds, expiry = KEYS[1], KEYS[2], KEYS[3]
-local lease_id = ARGV[1]
+local lease_id, key = ARGV[1], ARGV[7] or ''
 local add, den, min = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
 
@@ -21,11 +28,23 @@ local available = balance - held
 -- den is a small integer and every amount is below 2^53, so the floored quotient is exact.
 local cap = math.floor((available + lease) / den) - lease
 local grow = math.min(add, available, cap)
+local room, limit, spent, key_held, window = nil, 0, 0, 0, 0
+if key ~= '' and add > 0 then room, limit, spent, key_held, window = key_room(KEYS[6], KEYS[5], key, ARGV[8]) end
+local bound = 0
+if room and room < grow then
+  grow = math.max(room, 0)
+  bound = 1
+end
+if not room then limit, spent, key_held, window = 0, 0, 0, 0 end
 if grow <= 0 or grow < min then grow = 0 end
 if grow > 0 then
   lease = lease + grow
   redis.call('HSET', holds, lease_id, int(lease))
   redis.call('HINCRBY', account, 'held', int(grow))
+  if room then
+    redis.call('HSET', KEYS[5], 'h:' .. lease_id, key)
+    redis.call('HINCRBY', KEYS[5], 'held:' .. key, int(grow))
+  end
 end
 if lease > 0 then redis.call('ZADD', expiry, now + tonumber(ARGV[5]), lease_id) end
-return { lease, grow, available - grow, vh, vl }
+return { lease, grow, available - grow, vh, vl, bound, limit, spent, key_held, window }

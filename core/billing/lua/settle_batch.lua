@@ -15,7 +15,8 @@
 -- is mostly one key and model): one HINCRBY per record and metric was most of the script's time.
 -- Each key's spend of its periods (keySpend `spent:`) is summed the same way: one HINCRBY per key
 -- and period in the batch. A leased call is never a limited key's (the proxy reserves per call for those), so
--- no record has a key hold (`h:`) to drop.
+-- no record has a key hold (`h:`) to drop; a batch's lease may itself be filed under its key (`h:`,
+-- extend_lease.lua): the key's held then shrinks by what the lease paid.
 -- KEYS: account, holds, holdExpiry, usage, rollup(hour), rollupHours,
 --       done(settle-batch:<leaseId>:<batchId>), keySpend
 -- ARGV: leaseId, nowMs, hourStartMs, doneTtlMs, ttlMs, n, periods (spend_periods of nowMs),
@@ -141,6 +142,7 @@ for _, key in ipairs(spent_keys) do add_spent(KEYS[8], key, ARGV[7], spent[key])
 if total > 0 then redis.call('HINCRBY', account, 'balance', int(-total)) end
 if from_lease_total > 0 then
   redis.call('HINCRBY', account, 'held', int(-from_lease_total))
+  shrink_key_hold(KEYS[8], lease_id, from_lease_total, lease <= 0)
   if lease > 0 then
     redis.call('HSET', holds, lease_id, int(lease))
   else
