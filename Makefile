@@ -67,7 +67,7 @@ test: test-deps typecheck lint
 # docs/redis-cluster.md "Running on Redis Cluster"). test/layout/layout.test.ts holds this list to
 # the SDK and journal suites there are.
 REDIS_CLUSTER_SUITES := core/billing/metering.test.ts core/billing/sweeper.test.ts \
-  core/billing/leases.test.ts core/billing/key-spend.test.ts core/billing/budget-windows.test.ts core/billing/rate-limits.test.ts core/ledger.test.ts \
+  core/billing/leases.test.ts core/billing/key-spend.test.ts core/billing/budget-windows.test.ts core/billing/account-budget.test.ts core/billing/rate-limits.test.ts core/ledger.test.ts \
   core/announce.test.ts core/keys/store.test.ts core/catalogue/snapshot.test.ts core/demand.test.ts \
   proxy/billing/outbox.test.ts \
   proxy/billing/leases.test.ts test/proxy/money.test.ts test/proxy/billing.test.ts \

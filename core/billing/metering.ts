@@ -154,7 +154,7 @@ export class Metering {
         available: r[2]!,
         voided: { holds: r[3]!, leases: r[4]! },
         keyLimit: r[5] === 1 ? keySpendAt(r, 6, now) : null,
-        windows: windowsAt(r, 10),
+        windows: windowsAt(r, 11),
       };
     this.unindex(a.accountId, a.holdId);
     return {
@@ -369,7 +369,14 @@ export class Metering {
 /** A key's standing in a script's reply from `i` (limit, spent, held, window), at report time `now`. */
 function keySpendAt(r: readonly number[], i: number, now: number): KeySpend {
   const window = budgetWindowOf(r[i + 3]!);
-  return { limit: r[i]!, spent: r[i + 1]!, held: r[i + 2]!, window, resetsAt: budgetResetsAt(window, now) };
+  return {
+    limit: r[i]!,
+    spent: r[i + 1]!,
+    held: r[i + 2]!,
+    window,
+    resetsAt: budgetResetsAt(window, now),
+    source: r[i + 4] === 1 ? 'account' : 'key',
+  };
 }
 
 /** The ledger scripts' refusals, as errors a caller can act on. */
