@@ -1,5 +1,6 @@
 export { batchTokenPrice } from './batch-price.ts';
 export {
+  ACCOUNT_SPEND_KEY,
   BUDGET_WINDOWS,
   type BudgetWindow,
   budgetResetsAt,
