@@ -26,6 +26,7 @@ import {
 import { sessionPlugin } from './plugins/session.ts';
 import { consoleRequestForLog } from './request-log.ts';
 import { accountRoutes } from './routes/account.ts';
+import { accountLimitsRoutes } from './routes/account-limits.ts';
 import { balanceAlertRoutes } from './routes/balance-alert.ts';
 import { billingRoutes } from './routes/billing.ts';
 import { invitationRoutes } from './routes/invitations.ts';
@@ -133,6 +134,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       await api.register(invitationRoutes, { config, accounts, users, team, sessions, throttle, me });
       await api.register(keysRoutes, { keys });
       await api.register(keyLimitsRoutes, { keys, accounts });
+      await api.register(accountLimitsRoutes, { keys, accounts });
       await api.register(accountRoutes, {
         redis,
         accounts,

@@ -4,6 +4,7 @@ export {
   BUDGET_WINDOWS,
   type BudgetWindow,
   budgetResetsAt,
+  DEFAULT_BUDGET_WINDOW,
   isBudgetWindow,
   type KeySpend,
   keyMonthSpend,
