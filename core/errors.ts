@@ -146,7 +146,7 @@ export const keySpendLimitReached = (
   const account = k.source === 'account';
   const whose = account ? "This account's" : "This API key's";
   const act = account
-    ? 'An owner or admin of the account can raise its budget in the console.'
+    ? 'An owner of the account can raise its budget in the console.'
     : "Raise the key's limit in the console, or use another key.";
   return new ApiError(
     'insufficient_quota',

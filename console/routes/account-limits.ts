@@ -7,27 +7,17 @@ import { z } from 'zod';
 import type { Accounts } from '../../core/accounts.ts';
 import {
   ACCOUNT_SPEND_KEY,
-  BUDGET_WINDOWS,
   type BudgetWindow,
   budgetResetsAt,
   DEFAULT_BUDGET_WINDOW,
-  MAX_RATE_LIMIT,
   type RateLimits,
 } from '../../core/billing/index.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import { formatNano } from '../../core/money.ts';
 import { requireOwner, requireSession } from '../plugins/session.ts';
+import { rateLimits, window } from './key-limits.ts';
 import { parseLimit, spendLimitField } from './keys.ts';
-
-const limit = z.number().int().min(1).max(MAX_RATE_LIMIT).nullable();
-const rateLimits = z.object({
-  requestsPerMinute: limit,
-  inputTokensPerMinute: limit,
-  outputTokensPerMinute: limit,
-  concurrentCalls: limit,
-});
-const window = z.enum(BUDGET_WINDOWS as ['day', 'week', 'month']);
 
 const accountLimitsView = z.object({
   rateLimits: rateLimits.describe("Defaults for the account's keys that set no such limit of their own"),

@@ -127,3 +127,19 @@ export async function keyMonthSpend(
   });
   return out;
 }
+
+/**
+ * A budget's standing in a metering script's reply from `i` (limit, spent, held, window code,
+ * source: 1 the account's), at report time `now`.
+ */
+export function keySpendAt(r: readonly number[], i: number, now: number): KeySpend {
+  const window = budgetWindowOf(r[i + 3]!);
+  return {
+    limit: r[i]!,
+    spent: r[i + 1]!,
+    held: r[i + 2]!,
+    window,
+    resetsAt: budgetResetsAt(window, now),
+    source: r[i + 4] === 1 ? 'account' : 'key',
+  };
+}
