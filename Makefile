@@ -69,12 +69,12 @@ test: test-deps typecheck lint
 # docs/redis-cluster.md "Running on Redis Cluster"). test/layout/layout.test.ts holds this list to
 # the SDK and journal suites there are.
 REDIS_CLUSTER_SUITES := core/billing/metering.test.ts core/billing/sweeper.test.ts \
-  core/billing/leases.test.ts core/billing/key-spend.test.ts core/billing/budget-windows.test.ts core/billing/rate-limits.test.ts core/ledger.test.ts \
+  core/billing/leases.test.ts core/billing/key-spend.test.ts core/billing/budget-windows.test.ts core/billing/account-budget.test.ts core/billing/rate-limits.test.ts core/ledger.test.ts \
   core/announce.test.ts core/keys/store.test.ts core/catalogue/snapshot.test.ts core/demand.test.ts \
   proxy/billing/outbox.test.ts \
   proxy/billing/leases.test.ts test/proxy/money.test.ts test/proxy/billing.test.ts \
   test/proxy/chat.test.ts test/proxy/messages.test.ts test/proxy/leases.test.ts \
-  test/proxy/spend-limit.test.ts test/proxy/rate-limits.test.ts test/console/api.test.ts test/console/key-limits.test.ts cli/main.test.ts \
+  test/proxy/spend-limit.test.ts test/proxy/account-budget.test.ts test/proxy/rate-limits.test.ts test/console/api.test.ts test/console/key-limits.test.ts cli/main.test.ts \
   test/console/usage-calls.test.ts test/sdk/python.test.ts test/sdk/sdk-majors.test.ts \
   test/sdk/ai-sdk-responses.test.ts \
   core/journal/journal.test.ts core/journal/keeper.test.ts core/journal/call-pages.test.ts \

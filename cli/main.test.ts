@@ -102,6 +102,33 @@ describe('modelplane CLI', () => {
     expect(await run('keys', 'rate-limits', acct.id, created.id, '--rpm', '0')).toBe(2);
   });
 
+  it("keys budget sets, changes and removes the account's budget across its keys; what its keys spent counts", async () => {
+    const acct = await json('accounts', 'create', '--name', 'Budgeted', '--country', 'US', '--credits', '10');
+    const created = await json('keys', 'create', acct.id, '--name', 'tool');
+    const m = new Metering(redis.client());
+    await m.reserve({ accountId: acct.id, holdId: 'req_b', min: 1, max: 1_000_000_000, ttlMs: 60_000 });
+    await m.settle({
+      accountId: acct.id,
+      holdId: 'req_b',
+      cost: 750_000_000,
+      usage: { keyId: created.id, model: 'M', kind: 'chat' },
+    });
+    expect(await json('keys', 'budget', acct.id, '3', '--window', 'week')).toEqual({
+      budget: '3',
+      window: 'week',
+      windowSpend: '0.75',
+    });
+    expect(await redis.client().hmget(accountKeys(acct.id).account, 'budget', 'budgetWindow')).toEqual([
+      '3000000000',
+      'week',
+    ]);
+    // The window stays when only the amount changes.
+    expect(await json('keys', 'budget', acct.id, '4')).toMatchObject({ budget: '4', window: 'week' });
+    expect(await run('keys', 'budget', acct.id, '4', '--window', 'fortnight')).toBe(2);
+    expect(await json('keys', 'budget', acct.id, 'none')).toMatchObject({ budget: null, window: null });
+    expect(await run('keys', 'budget', 'acct_nope', '1')).toBe(2);
+  });
+
   it("keys create --spend-limit and keys limit set, change and remove a key's monthly spend limit", async () => {
     const acct = await json('accounts', 'create', '--name', 'Capped', '--country', 'US', '--credits', '10');
     const created = await json('keys', 'create', acct.id, '--name', 'tool', '--spend-limit', '5');

@@ -30,6 +30,7 @@ import {
 import { sessionPlugin } from './plugins/session.ts';
 import { consoleRequestForLog } from './request-log.ts';
 import { accountRoutes } from './routes/account.ts';
+import { accountLimitsRoutes } from './routes/account-limits.ts';
 import { balanceAlertRoutes } from './routes/balance-alert.ts';
 import { batchesRoutes } from './routes/batches.ts';
 import { billingRoutes } from './routes/billing.ts';
@@ -141,6 +142,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
       await api.register(invitationRoutes, { config, accounts, users, team, sessions, throttle, me });
       await api.register(keysRoutes, { keys, redis });
       await api.register(keyLimitsRoutes, { keys, accounts });
+      await api.register(accountLimitsRoutes, { keys, accounts });
       await api.register(accountRoutes, {
         redis,
         accounts,

@@ -2,6 +2,7 @@
 // (core/team.ts); keys belong to the account, not to the member who created them (KEY-7).
 
 import { announce } from './announce.ts';
+import { type BudgetWindow, DEFAULT_BUDGET_WINDOW, isBudgetWindow } from './billing/key-spend.ts';
 import {
   NO_RATE_LIMITS,
   parseRateLimits,
@@ -13,6 +14,7 @@ import {
 import { currencyForCountry } from './currency.ts';
 import { ApiError, invalidRequest } from './errors.ts';
 import { newId } from './ids.ts';
+import { parseSpendLimit, validateSpendLimit, validateSpendWindow } from './keys/records.ts';
 import { accountKeys, channels, globalKeys } from './keyspace.ts';
 import { LuaScript } from './lua.ts';
 import { perItem, type Redis } from './redis-client.ts';
@@ -25,6 +27,11 @@ export interface Account {
   createdAt: string;
   /** The rate limits of every key of the account that sets none of its own (issue 34). */
   rateLimits: RateLimits;
+  /**
+   * The account's budget across all its keys (nano per window; issue 34), or null. The metering
+   * scripts enforce it from the hash's `budget` and `budgetWindow` fields.
+   */
+  budget: { limit: number; window: BudgetWindow } | null;
 }
 
 const MAX_ACCOUNT_NAME_LENGTH = 200;
@@ -81,7 +88,14 @@ function parseAccount(h: Record<string, string>): Account | null {
     currency: h.currency || null,
     createdAt: h.createdAt,
     rateLimits: parseRateLimits(RATE_LIMIT_NAMES.map((n) => h[RATE_LIMIT_FIELDS[n]])),
+    budget: parseBudget(h.budget, h.budgetWindow),
   };
+}
+
+function parseBudget(limit: string | undefined, window: string | undefined): Account['budget'] {
+  const l = parseSpendLimit(limit);
+  if (l === null) return null;
+  return { limit: l, window: isBudgetWindow(window) ? window : DEFAULT_BUDGET_WINDOW };
 }
 
 export class Accounts {
@@ -106,6 +120,7 @@ export class Accounts {
       currency: place?.currency ?? null,
       createdAt: new Date().toISOString(),
       rateLimits: NO_RATE_LIMITS,
+      budget: null,
     };
     const fields: Record<string, string> = { name, createdAt: account.createdAt };
     if (place) Object.assign(fields, place);
@@ -174,6 +189,25 @@ export class Accounts {
       else p.hset(key, field, String(v));
     }
     await p.exec();
+    await this.announceChange(id);
+    return (await this.get(id))!;
+  }
+
+  /**
+   * Sets (nano per window) or clears (null) the account's budget across all its keys (issue 34); a
+   * window not given stays (month when there was none). Its calls then hold per call (proxies drop
+   * their cached views), and a call the budget cannot cover is refused with limit_source `account`.
+   */
+  async setBudget(id: string, limit: number | null, window?: BudgetWindow): Promise<Account> {
+    await this.mustExist(id);
+    const l = validateSpendLimit(limit);
+    const key = accountKeys(id).account;
+    if (l === null) await this.redis.hdel(key, 'budget', 'budgetWindow');
+    else {
+      const fields: Record<string, string> = { budget: String(l) };
+      if (window !== undefined) fields.budgetWindow = validateSpendWindow(window);
+      await this.redis.hset(key, fields);
+    }
     await this.announceChange(id);
     return (await this.get(id))!;
   }

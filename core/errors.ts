@@ -128,17 +128,32 @@ const BUDGET_WORDS = {
  * client can wait for the reset or switch keys.
  */
 export const keySpendLimitReached = (
-  k: { limit: number; spent: number; held: number; window: keyof typeof BUDGET_WORDS; resetsAt: number },
+  k: {
+    limit: number;
+    spent: number;
+    held: number;
+    window: keyof typeof BUDGET_WORDS;
+    resetsAt: number;
+    /** The account's budget across all its keys (issue 34) rather than the key's own. */
+    source?: 'key' | 'account';
+  },
   currency: string | null,
 ) => {
   const unit = currency === null ? '' : ` ${currency}`;
   const running = k.held > 0 ? `, ${displayNano(k.held)}${unit} held by its calls in progress` : '';
   const words = BUDGET_WORDS[k.window];
   const resetsAt = new Date(k.resetsAt).toISOString().replace('.000Z', 'Z');
+  const account = k.source === 'account';
+  const whose = account ? "This account's" : "This API key's";
+  const act = account
+    ? 'An owner of the account can raise its budget in the console.'
+    : "Raise the key's limit in the console, or use another key.";
   return new ApiError(
     'insufficient_quota',
-    `This API key's ${words.limit} spend limit of ${displayNano(k.limit)}${unit} is reached (${displayNano(k.spent)}${unit} spent ${words.spent}${running}). It resets at ${resetsAt}. Raise the key's limit in the console, or use another key.`,
-    { details: { limit_source: 'key', limit_window: k.window, resets_at: resetsAt } },
+    `${whose} ${words.limit} spend limit of ${displayNano(k.limit)}${unit} is reached (${displayNano(k.spent)}${unit} spent ${words.spent}${running}). It resets at ${resetsAt}. ${act}`,
+    {
+      details: { limit_source: account ? 'account' : 'key', limit_window: k.window, resets_at: resetsAt },
+    },
   );
 };
 

@@ -47,6 +47,8 @@ export const accountKeys = (accountId: string) => {
      * - `held:<keyId>` → the sum of the open holds of a key that has a limit (absent = 0);
      * - `h:<holdId>` → the limited key that hold belongs to, so its settle, release or void takes its
      *   share off `held:<keyId>`.
+     * - the account's own spend across its keys, for its budget, as a key named `*`: `spent:*:<period>`
+     *   (every keyed charge), `held:*` and `ah:<holdId>` (holds made under the account's budget).
      * One hash per account rather than keys per key: every script that charges already touches the
      * account's slot, and this adds one key to each, not one per key id.
      */

@@ -7,7 +7,7 @@
 // open holds, with no hold filed under a key after it is gone.
 // `ledgerOfRequest` finds one call's entries (`modelplane ledger show`).
 
-import { spendPeriods } from './billing/key-spend.ts';
+import { ACCOUNT_SPEND_KEY, spendPeriods } from './billing/key-spend.ts';
 import { ARCHIVER_GROUP } from './journal/archiver.ts';
 import type { Journal } from './journal/journal.ts';
 import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
@@ -138,6 +138,7 @@ export async function checkAccountLedger(
     for (const r of await opts.journal.records(accountId, missing)) charged.set(r.id, r.amount);
     keyMonths.clear();
     for (const [km, v] of await opts.journal.keyMonths(accountId)) keyMonths.set(km, v);
+    withAccountSpend(keyMonths);
     for (const o of streamOps) {
       if (j.archived.has(o.opId) || o.keyId === null || (o.type !== 'charge' && o.type !== 'refund'))
         continue;
@@ -276,8 +277,17 @@ async function streamInfo(
 /** A key's charge or refund counts in each period it falls in (month, day, week), as the scripts count it. */
 function addKeySpend(into: Map<string, number>, keyId: string, atMs: number, amount: number): void {
   for (const p of spendPeriods(atMs).split('|')) {
-    const kp = `${keyId}:${p}`;
-    into.set(kp, (into.get(kp) ?? 0) + amount);
+    for (const kp of [`${keyId}:${p}`, `${ACCOUNT_SPEND_KEY}:${p}`])
+      into.set(kp, (into.get(kp) ?? 0) + amount);
+  }
+}
+
+/** The account's spend across its keys (`*`) per period: the sum of its keys' (journal figures). */
+function withAccountSpend(keyMonths: Map<string, number>): void {
+  for (const [km, v] of [...keyMonths]) {
+    const period = km.slice(km.lastIndexOf(':') + 1);
+    const ak = `${ACCOUNT_SPEND_KEY}:${period}`;
+    keyMonths.set(ak, (keyMonths.get(ak) ?? 0) + v);
   }
 }
 
@@ -294,8 +304,9 @@ function keySpendProblems(
   for (const [field, value] of Object.entries(raw)) {
     if (field.startsWith('spent:')) spent.set(field.slice(6), Number(value));
     else if (field.startsWith('held:')) held.set(field.slice(5), Number(value));
-    else if (field.startsWith('h:')) {
-      const holdId = field.slice(2);
+    else if (field.startsWith('h:') || field.startsWith('ah:')) {
+      // `ah:` files a hold under the account's budget (its `held:*`), as `h:` under a key's.
+      const holdId = field.slice(field.indexOf(':') + 1);
       const amount = holds[holdId];
       if (amount === undefined)
         problems.push(`hold ${holdId} is gone, but it is still filed under key ${value}`);

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import {
+  ACCOUNT_SPEND_KEY,
   BUDGET_WINDOWS,
   type BudgetWindow,
   isBudgetWindow,
@@ -103,6 +104,38 @@ export const keyCommands: Command[] = [
           monthSpend: formatNano((await ctx.keys.monthSpend(accountId, [keyId])).get(keyId) ?? 0),
           windowSpend: formatNano(spent),
         });
+      };
+    },
+  },
+  {
+    name: 'keys budget',
+    writes: true,
+    usage: 'keys budget <accountId> <amount|none> [--window day|week|month]',
+    summary:
+      "set the account's budget across all its keys in the account currency per its window (UTC day, ISO week or UTC month; the period's spend so far counts; --window changes it, else it stays), or remove it with none",
+    flags: { window: { type: 'string' } },
+    prepare(p) {
+      const [accountId, value] = positionals(p, 'accountId', 'amount|none');
+      const limit = spendLimitArg(value, '<amount|none>');
+      const window = windowArg(optional(p, 'window'));
+      return async (ctx) => {
+        await requireAccount(ctx, accountId);
+        const { budget } = await ctx.accounts.setBudget(accountId, limit, window);
+        const spendWindow = budget?.window ?? 'month';
+        const spent = (await ctx.keys.windowSpend(accountId, [{ id: ACCOUNT_SPEND_KEY, spendWindow }])).get(
+          ACCOUNT_SPEND_KEY,
+        );
+        const out = {
+          budget: budget === null ? null : formatNano(budget.limit),
+          window: budget?.window ?? null,
+          windowSpend: formatNano(spent ?? 0),
+        };
+        ctx.print(
+          budget === null
+            ? 'no budget'
+            : `budget=${out.budget}/${budget.window}  spent ${PERIOD_WORDS[budget.window]}=${out.windowSpend}`,
+          out,
+        );
       };
     },
   },

@@ -23,13 +23,13 @@ import { requireOwner, requireSession } from '../plugins/session.ts';
 import { parseLimit, spendLimitField } from './keys.ts';
 
 const limit = z.number().int().min(1).max(MAX_RATE_LIMIT).nullable();
-const rateLimits = z.object({
+export const rateLimits = z.object({
   requestsPerMinute: limit,
   inputTokensPerMinute: limit,
   outputTokensPerMinute: limit,
   concurrentCalls: limit,
 });
-const window = z.enum(BUDGET_WINDOWS as ['day', 'week', 'month']);
+export const window = z.enum(BUDGET_WINDOWS as ['day', 'week', 'month']);
 
 const limitsView = z.object({
   keyId: z.string(),

@@ -104,7 +104,14 @@ describe('key budgets with reset windows', () => {
       ok: false,
       available: 1_000_000 - 1_500,
       voided: { holds: 0, leases: 0 },
-      keyLimit: { limit: 1_000, spent: 1_500, held: 0, window: 'day', resetsAt: Date.UTC(2026, 10, 29) },
+      keyLimit: {
+        limit: 1_000,
+        spent: 1_500,
+        held: 0,
+        window: 'day',
+        resetsAt: Date.UTC(2026, 10, 29),
+        source: 'key',
+      },
       rateLimit: null,
     });
     clock.now = SUN;

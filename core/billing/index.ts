@@ -1,8 +1,10 @@
 export { batchTokenPrice } from './batch-price.ts';
 export {
+  ACCOUNT_SPEND_KEY,
   BUDGET_WINDOWS,
   type BudgetWindow,
   budgetResetsAt,
+  DEFAULT_BUDGET_WINDOW,
   isBudgetWindow,
   type KeySpend,
   keyMonthSpend,

@@ -59,7 +59,14 @@ describe('key spend limits', () => {
       ok: false,
       available: 1_000_000,
       voided: { holds: 0, leases: 0 },
-      keyLimit: { limit: 500, spent: 0, held: 0, window: 'month', resetsAt: Date.UTC(2025, 1, 1) },
+      keyLimit: {
+        limit: 500,
+        spent: 0,
+        held: 0,
+        window: 'month',
+        resetsAt: Date.UTC(2025, 1, 1),
+        source: 'key',
+      },
       rateLimit: null,
     });
     expect(await m.balance(accountId)).toEqual({ balance: 1_000_000, held: 0, available: 1_000_000 });
@@ -260,7 +267,14 @@ describe('key spend limits', () => {
       charged: 0,
       balance: 1_000_000,
       duplicate: false,
-      keyLimit: { limit: 1_000, spent: 0, held: 0, window: 'month', resetsAt: Date.UTC(2025, 1, 1) },
+      keyLimit: {
+        limit: 1_000,
+        spent: 0,
+        held: 0,
+        window: 'month',
+        resetsAt: Date.UTC(2025, 1, 1),
+        source: 'key',
+      },
     });
     expect(await r.redis.xlen(k.usage)).toBe(entries);
     expect(await r.redis.exists(k.video('vid_1'), k.done('charge:vid_1'))).toBe(0);

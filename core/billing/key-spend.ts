@@ -22,7 +22,15 @@ export interface KeySpend {
   window: BudgetWindow;
   /** When the window's period ends and the key's spend starts again from 0 (ms, UTC). */
   resetsAt: number;
+  /**
+   * Whose budget this is: the key's, or the account's across all its keys (then limit, spent and
+   * held are the account's). Absent: the key's.
+   */
+  source?: 'key' | 'account';
 }
+
+/** The keySpend name of the account's own spend across its keys (common.lua ACCOUNT_KEY). */
+export const ACCOUNT_SPEND_KEY = '*';
 
 /** The period a key's spend limit counts over: UTC calendar day, ISO week (Monday on), month. */
 export type BudgetWindow = 'day' | 'week' | 'month';
@@ -118,4 +126,20 @@ export async function keyMonthSpend(
     out.set(id, Number(values[i] ?? 0));
   });
   return out;
+}
+
+/**
+ * A budget's standing in a metering script's reply from `i` (limit, spent, held, window code,
+ * source: 1 the account's), at report time `now`.
+ */
+export function keySpendAt(r: readonly number[], i: number, now: number): KeySpend {
+  const window = budgetWindowOf(r[i + 3]!);
+  return {
+    limit: r[i]!,
+    spent: r[i + 1]!,
+    held: r[i + 2]!,
+    window,
+    resetsAt: budgetResetsAt(window, now),
+    source: r[i + 4] === 1 ? 'account' : 'key',
+  };
 }

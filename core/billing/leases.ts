@@ -6,8 +6,8 @@
 
 import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
 import type { Redis } from '../redis-client.ts';
-import { type KeySpend, spendPeriods } from './key-spend.ts';
-import { keySpendAt, type Voided } from './metering.ts';
+import { type KeySpend, keySpendAt, spendPeriods } from './key-spend.ts';
+import type { Voided } from './metering.ts';
 import { nano, ttl, type UsageRecord, usageArgs } from './script-args.ts';
 import { scripts } from './scripts.ts';
 

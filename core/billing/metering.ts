@@ -6,7 +6,7 @@ import { ApiError } from '../errors.ts';
 import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
 import type { Redis } from '../redis-client.ts';
-import { budgetResetsAt, budgetWindowOf, type KeySpend, spendPeriods } from './key-spend.ts';
+import { type KeySpend, keySpendAt, spendPeriods } from './key-spend.ts';
 import { type RateRefusal, refusalAt, type WindowsState, windowsAt } from './rate-limits.ts';
 import { nano, ttl, type UsageRecord, usageArgs } from './script-args.ts';
 import { scripts } from './scripts.ts';
@@ -154,7 +154,7 @@ export class Metering {
         available: r[2]!,
         voided: { holds: r[3]!, leases: r[4]! },
         keyLimit: r[5] === 1 ? keySpendAt(r, 6, now) : null,
-        windows: windowsAt(r, 10),
+        windows: windowsAt(r, 11),
       };
     this.unindex(a.accountId, a.holdId);
     return {
@@ -363,13 +363,6 @@ export class Metering {
     const now = this.now();
     return { now, hour: String(now - (now % HOUR_MS)) };
   }
-}
-
-/** A script's limit, spent, held triple from index `i` of its reply. */
-/** A key's standing in a script's reply from `i` (limit, spent, held, window), at report time `now`. */
-export function keySpendAt(r: readonly number[], i: number, now: number): KeySpend {
-  const window = budgetWindowOf(r[i + 3]!);
-  return { limit: r[i]!, spent: r[i + 1]!, held: r[i + 2]!, window, resetsAt: budgetResetsAt(window, now) };
 }
 
 /** The ledger scripts' refusals, as errors a caller can act on. */

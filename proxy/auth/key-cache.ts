@@ -28,6 +28,11 @@ export interface Principal {
    * from Redis whatever this says.
    */
   rateLimited?: boolean;
+  /**
+   * The account has a budget across its keys (issue 34): every call reserves per call, so the
+   * reserve script holds it to the budget (a lease would hold the account's money unbounded).
+   */
+  accountBudget?: boolean;
 }
 
 /**

@@ -21,6 +21,7 @@ export function principalLookup(keys: ApiKeys, accounts: Accounts): PrincipalLoo
       secretHash: key.secretHash,
       spendLimit: key.spendLimit,
       rateLimited,
+      accountBudget: account.budget !== null,
       currency: account.currency,
       grants,
     };

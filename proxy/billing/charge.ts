@@ -262,7 +262,7 @@ export class CallCharge {
   private async holdAndRun<T>(h: HeldRun<T>): Promise<T> {
     const { quote } = this;
     const { principal } = this.call;
-    if (principal.spendLimit !== null || principal.rateLimited === true)
+    if (principal.spendLimit !== null || principal.rateLimited === true || principal.accountBudget === true)
       return this.runWith(await this.reserve(), h);
     if (this.b.leases?.tryCarve(this.accountId, quote.max)) {
       this.state = 'held';

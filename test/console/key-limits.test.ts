@@ -159,4 +159,61 @@ describe("a key's limits on API Management", () => {
     }
     expect((await h.keys.get(owner.accountId, id))?.rateLimits.requestsPerMinute).toBe(10);
   });
+
+  it("an owner sets and clears the account's budget across its keys and its keys' default rate limits; the spend shown is every key's this period; a member only reads", async () => {
+    interface AccountLimits {
+      rateLimits: Record<string, number | null>;
+      budget: { limit: string | null; window: string; spent: string; resetsAt: string };
+    }
+    const one = await newKey('budget one');
+    const two = await newKey('budget two');
+    const m = new Metering(h.redis);
+    await m.topUp({ accountId: owner.accountId, topUpId: 'acct-budget-top', amount: 10_000_000_000 });
+    for (const [holdId, keyId] of [
+      ['acct_b1', one],
+      ['acct_b2', two],
+    ] as const) {
+      await m.reserve({ accountId: owner.accountId, holdId, min: 1, max: 500_000_000, ttlMs: 60_000, keyId });
+      await m.settle({
+        accountId: owner.accountId,
+        holdId,
+        cost: 250_000_000,
+        usage: { keyId, model: 'M', kind: 'chat' },
+      });
+    }
+    const before = await h.json<AccountLimits>(os, 'GET', '/account/limits');
+    expect(before.budget).toMatchObject({ limit: null, window: 'month' });
+    const spentBefore = Number(before.budget.spent);
+    expect(spentBefore).toBeGreaterThanOrEqual(0.5);
+    const set = await h.json<AccountLimits>(os, 'PUT', '/account/limits', {
+      budget: '20',
+      budgetWindow: 'day',
+      rateLimits: { requestsPerMinute: 120 },
+    });
+    expect(set).toEqual({
+      rateLimits: expect.objectContaining({ requestsPerMinute: 120 }),
+      budget: {
+        limit: '20',
+        window: 'day',
+        spent: expect.any(String),
+        resetsAt: iso(budgetResetsAt('day', Date.now())),
+      },
+    });
+    expect(Number(set.budget.spent)).toBeGreaterThanOrEqual(0.5);
+    expect((await h.accounts.get(owner.accountId))?.budget).toEqual({ limit: 20_000_000_000, window: 'day' });
+    // A member reads them, cannot change them.
+    expect((await h.json<AccountLimits>(ms, 'GET', '/account/limits')).budget.limit).toBe('20');
+    expect((await h.call(ms, 'PUT', '/account/limits', { budget: null })).status).toBe(403);
+    for (const body of [{ budgetWindow: 'fortnight' }, { budget: '5,00' }, { spendLimit: '5' }]) {
+      const res = await h.call(os, 'PUT', '/account/limits', body);
+      expect([body, res.status]).toEqual([body, 400]);
+    }
+    const cleared = await h.json<AccountLimits>(os, 'PUT', '/account/limits', {
+      budget: null,
+      rateLimits: { requestsPerMinute: null },
+    });
+    expect(cleared.budget.limit).toBeNull();
+    expect(cleared.rateLimits.requestsPerMinute).toBeNull();
+    await expectLedgerClean(h.redis, [owner.accountId]);
+  });
 });

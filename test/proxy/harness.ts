@@ -255,6 +255,35 @@ export async function startHarness(
   };
 }
 
+/**
+ * Another proxy replica on the harness's Redis and catalogue (its own process state: key cache,
+ * leases, balances), listening on loopback; `baseURL` is its /v1.
+ */
+export async function secondReplica(
+  h: Harness,
+  env: Partial<Config> = {},
+): Promise<{ proxy: ProxyApp; baseURL: string; stop(): Promise<void> }> {
+  const proxy = await buildProxyApp({
+    config: { ...h.config, PROXY_DATA_DIR: tempDataDir(), ...env },
+    redis: h.redis.client(),
+    subscriber: h.redis.client(),
+    catalogue: h.snapshot,
+    logger: false,
+  });
+  await proxy.app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = proxy.app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return {
+    proxy,
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    async stop() {
+      const closing = proxy.app.close();
+      proxy.app.server.closeAllConnections();
+      await closing;
+    },
+  };
+}
+
 /** The chat requests the simulators were sent while `run` ran (both of them), and what it returned. */
 export async function sentDuring(
   sims: Simulator[],

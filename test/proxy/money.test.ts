@@ -6,12 +6,18 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatNano, parseDecimalToNano } from '../../core/money.ts';
 import { usageRecords } from '../../core/usage.ts';
-import { buildProxyApp, type ProxyApp } from '../../proxy/app.ts';
 import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
 import { type FixedEngine, startFixedEngine } from '../helpers/fixed-engine.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { until } from '../helpers/until.ts';
-import { ALIAS_MODEL, CHAT_MODEL, EMBED_MODEL, type Harness, startHarness, tempDataDir } from './harness.ts';
+import {
+  ALIAS_MODEL,
+  CHAT_MODEL,
+  EMBED_MODEL,
+  type Harness,
+  secondReplica,
+  startHarness,
+} from './harness.ts';
 
 const messages = [{ role: 'user' as const, content: 'hi' }];
 const IN = 1_000; // nano per input token (harness prices: 1 / 2 USD per 1M tokens, cached 0.5)
@@ -305,28 +311,16 @@ describe('vision prompts', () => {
 
 describe('two replicas', () => {
   let pair: Harness;
-  let second: ProxyApp;
+  let second: Awaited<ReturnType<typeof secondReplica>>;
   let viaSecond: (secret: string) => OpenAI;
   beforeAll(async () => {
     // Leases stay until the test is done with them (no idle release).
     pair = await startHarness({ PROXY_LEASE_IDLE_MS: '60000' });
-    second = await buildProxyApp({
-      config: { ...pair.config, PROXY_DATA_DIR: tempDataDir() },
-      redis: pair.redis.client(),
-      subscriber: pair.redis.client(),
-      catalogue: pair.snapshot,
-      logger: false,
-    });
-    await second.app.listen({ host: '127.0.0.1', port: 0 });
-    const addr = second.app.server.address();
-    const port = typeof addr === 'object' && addr ? addr.port : 0;
-    viaSecond = (secret) =>
-      new OpenAI({ apiKey: secret, baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
+    second = await secondReplica(pair);
+    viaSecond = (secret) => new OpenAI({ apiKey: secret, baseURL: second.baseURL, maxRetries: 0 });
   });
   afterAll(async () => {
-    const closing = second?.app.close();
-    second?.app.server.closeAllConnections();
-    await closing;
+    await second?.stop();
     await pair?.stop();
   });
 
@@ -364,7 +358,7 @@ describe('two replicas', () => {
       .map((x) => (x.json as { max_tokens: number }).max_tokens)
       .filter((m) => m !== 5);
     expect(asked).toEqual([maxTokens]);
-    await second.ctx.billing.quiesce();
+    await second.proxy.ctx.billing.quiesce();
     await pair.settled(a.accountId);
     await expectLedgerClean(pair.redis.client(), [a.accountId]);
   });
@@ -386,7 +380,7 @@ describe('two replicas', () => {
       .chat.completions.create({ model: CHAT_MODEL, messages, max_tokens: 1 });
     expect(r.usage!.completion_tokens).toBe(1);
     if (others > 0) await pair.metering.release(a.accountId, 'other');
-    await second.ctx.billing.quiesce();
+    await second.proxy.ctx.billing.quiesce();
     await pair.settled(a.accountId);
     await expectLedgerClean(pair.redis.client(), [a.accountId]);
   });

@@ -1,7 +1,8 @@
 -- charge: reserve and settle at once (video is charged when the job is created). Refused when
 -- the available balance is below the cost, or when the key has a spend limit and what it may still
 -- spend in its window's period (limit − spent − its open holds) is below the cost; a refusal is not
--- recorded, so a retry after a top-up (or a raised limit) can succeed. The charge counts toward
+-- recorded, so a retry after a top-up (or a raised limit) can succeed. The account's budget
+-- (across its keys) refuses the same way. The charge counts toward
 -- the key's spend of its periods (month, day, week).
 -- With KEYS[8] and KEYS[9] it also records what was bought, in the same step: a video job's hash
 -- (field/value pairs from ARGV[18]) and its place in the account's list (ARGV[17] its id), so a
@@ -13,7 +14,7 @@
 -- ARGV: chargeId, cost, nowMs, hourStartMs, doneTtlMs, usage block (10 values from ARGV[6]),
 --       periods (spend_periods of nowMs) [, record id, field, value, ...]
 -- Returns {1, charged, balance, duplicate(0|1)}, {0, 0, balance, 0} (the balance) or
--- {2, 0, balance, 0, limit, spent, keyHeld, window} (the key's spend limit).
+-- {2, 0, balance, 0, limit, spent, held, window, source} (a budget: 0 the key's, 1 the account's).
 local account, done, keyspend = KEYS[1], KEYS[2], KEYS[6]
 local cost = tonumber(ARGV[2])
 
@@ -26,7 +27,9 @@ if balance - held < cost then return { 0, 0, balance, 0 } end
 local u = read_usage(6)
 if u.key ~= '' then
   local room, limit, spent, key_held, window = key_room(KEYS[7], keyspend, u.key, ARGV[16])
-  if room and room < cost then return { 2, 0, balance, 0, limit, spent, key_held, window } end
+  if room and room < cost then return { 2, 0, balance, 0, limit, spent, key_held, window, SOURCE_KEY } end
+  local aroom, alimit, aspent, aheld, awindow = account_room(account, keyspend, ARGV[16])
+  if aroom and aroom < cost then return { 2, 0, balance, 0, alimit, aspent, aheld, awindow, SOURCE_ACCOUNT } end
 end
 balance = redis.call('HINCRBY', account, 'balance', int(-cost))
 

@@ -128,10 +128,16 @@ local function spend_periods(periods)
   return { m, d, w }
 end
 
+-- The account's own spend across all its keys (its budget's count) is kept as a key named `*`
+-- (no key id has that shape): `spent:*:<period>`, `held:*`, so the ledger check proves it the same
+-- way. Counted always, budget or not, as a key's is.
+local ACCOUNT_KEY = '*'
+
 local function add_spent(keyspend, key, periods, amount)
   if key == '' or amount == 0 then return end
   for _, p in ipairs(spend_periods(periods)) do
     redis.call('HINCRBY', keyspend, 'spent:' .. key .. ':' .. p, int(amount))
+    redis.call('HINCRBY', keyspend, 'spent:' .. ACCOUNT_KEY .. ':' .. p, int(amount))
   end
 end
 
@@ -144,8 +150,7 @@ local WINDOW_CODE = { day = 1, week = 2, month = 3 }
 -- its limit − what it spent in the period − what its open holds hold. Also returns the three and
 -- the window's code, for the refusal's message. A key record that does not exist (a call without
 -- a key) has no limit.
-local function key_room(keyrec, keyspend, key, periods)
-  local rec = redis.call('HMGET', keyrec, 'spendLimit', 'spendWindow')
+local function budget_room(rec, keyspend, key, periods)
   if not rec[1] then return nil end
   local window = WINDOW_AT[rec[2] or 'month'] and (rec[2] or 'month') or 'month'
   local list = spend_periods(periods)
@@ -156,11 +161,23 @@ local function key_room(keyrec, keyspend, key, periods)
   return limit - spent - held, limit, spent, held, WINDOW_CODE[window]
 end
 
--- Hold `id` shrank by `by` (a batch's lease its lines were billed from, or gave back); `gone`: it
--- no longer exists. If it was filed under a key with a limit, that key's `held` shrinks with it (a
--- field at 0 is dropped, so the hash keeps only live ones).
-local function shrink_key_hold(keyspend, id, by, gone)
-  local f = 'h:' .. id
+local function key_room(keyrec, keyspend, key, periods)
+  return budget_room(redis.call('HMGET', keyrec, 'spendLimit', 'spendWindow'), keyspend, key, periods)
+end
+
+-- The same for the account's budget (its hash's `budget`, `budgetWindow`; issue 34): what all its
+-- keys together may still spend in the window's period. Nil when the account has none.
+local function account_room(account, keyspend, periods)
+  return budget_room(redis.call('HMGET', account, 'budget', 'budgetWindow'), keyspend, ACCOUNT_KEY, periods)
+end
+
+-- Which budget bound a hold or refused a call, in the scripts' replies (key-spend.ts).
+local SOURCE_KEY, SOURCE_ACCOUNT = 0, 1
+
+-- A hold's filed share `f` (`h:<id>` under a key with a limit, `ah:<id>` under the account's
+-- budget) shrank by `by`; `gone`: the hold no longer exists. The share comes off that budget's
+-- `held` (a field at 0 is dropped, so the hash keeps only live ones).
+local function shrink_filed(keyspend, f, by, gone)
   local key = redis.call('HGET', keyspend, f)
   if not key then return end
   if gone then redis.call('HDEL', keyspend, f) end
@@ -170,8 +187,14 @@ local function shrink_key_hold(keyspend, id, by, gone)
   end
 end
 
--- Hold `id` (of `amount`) is settled, released or voided: if it belonged to a key with a limit,
--- its share comes off that key's `held`.
+-- Hold `id` shrank by `by` (a batch's lease its lines were billed from, or gave back); `gone`: it
+-- no longer exists. Both its key's share and its share of the account's budget follow.
+local function shrink_key_hold(keyspend, id, by, gone)
+  shrink_filed(keyspend, 'h:' .. id, by, gone)
+  shrink_filed(keyspend, 'ah:' .. id, by, gone)
+end
+
+-- Hold `id` (of `amount`) is settled, released or voided: its shares come off whatever held them.
 local function drop_key_hold(keyspend, id, amount)
   shrink_key_hold(keyspend, id, amount, true)
 end
