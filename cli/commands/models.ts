@@ -1,4 +1,3 @@
-import { NameIndex } from '../../core/catalogue/aliases.ts';
 import { noExtraPositionals, positionals } from '../args.ts';
 import { requireAccount } from '../context.ts';
 import type { Command } from './types.ts';
@@ -36,24 +35,8 @@ export const modelCommands: Command[] = [
       const [accountId, modelId] = positionals(p, 'accountId', 'modelId');
       return async (ctx) => {
         await requireAccount(ctx, accountId);
-        // Access is checked against the model a call resolves to, so an alias is granted as its
-        // model's id; a name nothing answers to yet (a model still to be published) as written.
-        const entry = new NameIndex(await ctx.catalogue.list()).resolve(modelId);
-        const granted = entry?.id ?? modelId;
-        await ctx.accounts.grantModel(accountId, granted);
-        const how =
-          entry === undefined
-            ? ' (no catalogued model answers to this name yet; granted as written)'
-            : granted.toLowerCase() !== modelId.toLowerCase()
-              ? ` (${modelId} is an alias of it)`
-              : '';
-        ctx.print(`granted ${granted} to ${accountId}${how}`, {
-          accountId,
-          modelId: granted,
-          ...(granted !== modelId ? { asked: modelId } : {}),
-          catalogued: entry !== undefined,
-          granted: true,
-        });
+        await ctx.accounts.grantModel(accountId, modelId);
+        ctx.print(`granted ${modelId} to ${accountId}`, { accountId, modelId, granted: true });
       };
     },
   },
@@ -67,9 +50,8 @@ export const modelCommands: Command[] = [
       const [accountId, modelId] = positionals(p, 'accountId', 'modelId');
       return async (ctx) => {
         await requireAccount(ctx, accountId);
-        const revoked = new NameIndex(await ctx.catalogue.list()).resolve(modelId)?.id ?? modelId;
-        await ctx.accounts.revokeModel(accountId, revoked);
-        ctx.print(`revoked ${revoked} from ${accountId}`, { accountId, modelId: revoked, granted: false });
+        await ctx.accounts.revokeModel(accountId, modelId);
+        ctx.print(`revoked ${modelId} from ${accountId}`, { accountId, modelId, granted: false });
       };
     },
   },

@@ -7,16 +7,6 @@
 import { z } from 'zod';
 import { optionalCostFields } from './cost.ts';
 import { MAX_MESSAGES, MAX_OUTPUT_TOKENS, modelId } from './openai.ts';
-import { tool, toolChoice } from './responses-tools.ts';
-
-export {
-  HOSTED_TOOL_TYPES,
-  type ResponsesCustomTool,
-  type ResponsesFunctionTool,
-  type ResponsesHostedTool,
-  type ResponsesNamespaceTool,
-  type ResponsesTool,
-} from './responses-tools.ts';
 
 const nullish = <T extends z.ZodType>(t: T) => t.nullish();
 
@@ -99,63 +89,78 @@ const reasoningItem = z.strictObject({
   status: nullish(z.string()),
 });
 
-/** A call of a custom (freeform) tool, passed back: its input is the model's raw text. */
-const customToolCallItem = z.strictObject({
-  type: z.literal('custom_tool_call'),
-  id: z.string().optional(),
-  call_id: z.string().min(1),
-  name: z.string().min(1),
-  input: z.string(),
-  namespace: z.string().optional(),
-  status: nullish(z.string()),
-  caller: nullish(z.unknown()).describe('Accepted; every call here is a direct one'),
-});
-
-const customToolCallOutputItem = z.strictObject({
-  type: z.literal('custom_tool_call_output'),
-  id: nullish(z.string()),
-  call_id: z.string().min(1),
-  output: z.union([z.string(), z.array(z.union([inputText, outputText]))]),
-  status: nullish(z.string()),
-  caller: nullish(z.unknown()).describe('Accepted; every call here is a direct one'),
-});
-
-const ITEM_TYPES = [
-  'message',
-  'function_call',
-  'function_call_output',
-  'custom_tool_call',
-  'custom_tool_call_output',
-  'additional_tools',
-  'reasoning',
-] as const;
-
-/**
- * Tools added in the conversation (Codex CLI sends its tools this way to some models): chat
- * engines take tools once per request, so they are offered from the start (the history they
- * follow names none of them).
- */
-const additionalToolsItem = z.strictObject({
-  type: z.literal('additional_tools'),
-  id: nullish(z.string()),
-  role: z.literal('developer').optional(),
-  tools: z.array(tool).max(512),
-});
+const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning'] as const;
 
 /** A message without `type` is a message (OpenAI's EasyInputMessage); any other item is typed. */
-const inputItem = z.union(
-  [
-    messageItem,
-    functionCallItem,
-    functionCallOutputItem,
-    customToolCallItem,
-    customToolCallOutputItem,
-    additionalToolsItem,
-    reasoningItem,
-  ],
-  { error: (iss) => unknownType(iss, 'input item type', ITEM_TYPES) },
-);
+const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem, reasoningItem], {
+  error: (iss) => unknownType(iss, 'input item type', ITEM_TYPES),
+});
 export type ResponsesItem = z.infer<typeof inputItem>;
+
+const functionTool = z.strictObject({
+  type: z.literal('function'),
+  name: z.string().min(1).max(128),
+  description: nullish(z.string()),
+  parameters: nullish(z.record(z.string(), z.unknown())),
+  strict: nullish(z.boolean()),
+});
+
+/**
+ * A namespace groups function tools under a name the model calls them by (Codex CLI sends one):
+ * its functions reach the engine as `<namespace>__<name>`, and calls come back with `namespace`.
+ */
+const namespaceTool = z.strictObject({
+  type: z.literal('namespace'),
+  name: z.string().min(1).max(64),
+  description: nullish(z.string()),
+  tools: z.array(functionTool.omit({ type: true }).extend({ type: z.literal('function') })).max(512),
+});
+export type ResponsesNamespaceTool = z.infer<typeof namespaceTool>;
+
+/**
+ * Tools that run on OpenAI's servers. Offered, they are not offered to the model (the call is
+ * served, the header x-modelplane-tools-not-offered names them: Codex CLI offers web_search by
+ * default); forced through tool_choice, a 400 naming them (../calls/text-door.ts).
+ */
+export const HOSTED_TOOL_TYPES = [
+  'web_search',
+  'web_search_2025_08_26',
+  'web_search_preview',
+  'web_search_preview_2025_03_11',
+  'file_search',
+  'computer_use_preview',
+  'code_interpreter',
+  'image_generation',
+  'mcp',
+] as const;
+const isHosted = (type: string) => (HOSTED_TOOL_TYPES as readonly string[]).includes(type);
+
+/** Function tools (alone or in namespaces) and hosted tools; any other type is a 400 naming it. */
+const tool = z.looseObject({ type: z.string() }).superRefine((t, ctx) => {
+  if (isHosted(t.type)) return;
+  if (t.type !== 'function' && t.type !== 'namespace') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['type'],
+      message: `tool type ${JSON.stringify(t.type)} is not supported here: only function tools are, and hosted tools (${HOSTED_TOOL_TYPES.join(', ')}) are left out`,
+    });
+    return;
+  }
+  const parsed = (t.type === 'namespace' ? namespaceTool : functionTool).safeParse(t);
+  if (!parsed.success)
+    for (const issue of parsed.error.issues)
+      ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
+});
+export type ResponsesFunctionTool = z.infer<typeof functionTool>;
+export type ResponsesHostedTool = { type: (typeof HOSTED_TOOL_TYPES)[number] } & Record<string, unknown>;
+export type ResponsesTool = ResponsesFunctionTool | ResponsesNamespaceTool | ResponsesHostedTool;
+
+const toolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.strictObject({ type: z.literal('function'), name: z.string().min(1) }),
+  // Forcing a hosted tool: accepted here so that the door refuses it by name.
+  z.looseObject({ type: z.enum(HOSTED_TOOL_TYPES) }),
+]);
 
 const textFormat = z.discriminatedUnion(
   'type',
@@ -205,17 +210,13 @@ export const responsesRequest = z.strictObject({
   ),
   reasoning: nullish(
     z.strictObject({
-      effort: nullish(z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])).describe(
+      effort: nullish(z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])).describe(
         "A reasoning model's reasoning_effort; a hint elsewhere",
       ),
       summary: nullish(z.enum(['auto', 'concise', 'detailed'])).describe(
         'The engine’s reasoning comes back in full as reasoning_text, and when a summary is asked for, the same text as the summary (no summarizer runs)',
       ),
       generate_summary: nullish(z.enum(['auto', 'concise', 'detailed'])).describe('Deprecated: summary'),
-      context: nullish(z.enum(['auto', 'current_turn', 'all_turns'])).describe(
-        'Accepted; earlier turns’ reasoning is not given back to the model (chat templates drop it)',
-      ),
-      mode: nullish(z.string().max(64)).describe('Accepted; every call runs in one mode'),
     }),
   ),
   metadata: nullish(z.record(z.string().max(64), z.string().max(512))).describe('Echoed and stored'),

@@ -23,18 +23,16 @@ export interface InputItemsPage {
   has_more: boolean;
 }
 
-const POSITIONAL_PREFIX: Record<string, string> = {
-  function_call: 'fc',
-  function_call_output: 'fco',
-  custom_tool_call: 'ctc',
-  custom_tool_call_output: 'ctco',
-  additional_tools: 'at',
-  reasoning: 'rs',
-};
-
 /** The id of the item at `index` of a response's conversation when it was sent without one. */
 function positionalId(responseId: string, type: string, index: number): string {
-  const prefix = POSITIONAL_PREFIX[type] ?? 'msg';
+  const prefix =
+    type === 'function_call'
+      ? 'fc'
+      : type === 'function_call_output'
+        ? 'fco'
+        : type === 'reasoning'
+          ? 'rs'
+          : 'msg';
   return `${prefix}_${responseId.slice('resp_'.length)}${index.toString(16).padStart(4, '0')}`;
 }
 
@@ -98,19 +96,6 @@ export function listedItem(item: ResponsesItem, id: string): Record<string, unkn
         output: item.output,
         status: 'completed',
       };
-    case 'custom_tool_call':
-      return {
-        id,
-        type: 'custom_tool_call',
-        call_id: item.call_id,
-        name: item.name,
-        input: item.input,
-        ...(item.namespace !== undefined ? { namespace: item.namespace } : {}),
-      };
-    case 'custom_tool_call_output':
-      return { id, type: 'custom_tool_call_output', call_id: item.call_id, output: item.output };
-    case 'additional_tools':
-      return { id, type: 'additional_tools', role: 'developer', tools: item.tools };
     case 'reasoning':
       return {
         id,

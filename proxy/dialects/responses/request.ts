@@ -11,7 +11,6 @@ import type {
 } from '../../schemas/responses.ts';
 import type { ChatMessage, ChatToolCall, EngineAbilities } from '../messages/request.ts';
 import { fromClient } from '../origins.ts';
-import { customArguments, customAsFunction, type DeclaredTools } from './custom-tools.ts';
 
 const invalid = (message: string, param: string) => new ApiError('invalid_request', message, { param });
 
@@ -22,11 +21,8 @@ type ChatPart =
 export interface ResponsesChatForm {
   messages: ChatMessage[];
   fields: Record<string, unknown>;
-  /**
-   * Tools in namespaces (the engine calls them `<namespace>__<name>`) and custom tools, by the
-   * name the engine calls them: what the response names otherwise.
-   */
-  namespaced: DeclaredTools;
+  /** Functions in namespaces, by the name the engine calls them (`<namespace>__<name>`). */
+  namespaced: Map<string, { namespace: string; name: string }>;
 }
 
 /** The engine's name of a function in a namespace (chat functions have no namespaces). */
@@ -47,29 +43,27 @@ export function toChatForm(
     messages.push({ role: 'system', content: req.instructions });
   const items: ResponsesItem[] =
     typeof req.input === 'string' ? [{ role: 'user', content: req.input }] : req.input;
-  const added: ResponsesTool[] = [];
   history.forEach((item, i) => {
-    addItem(messages, item, `previous_response_id (item ${i})`, added);
+    addItem(messages, item, `previous_response_id (item ${i})`);
   });
   items.forEach((item, i) => {
-    addItem(messages, item, `input[${i}]`, added);
+    addItem(messages, item, `input[${i}]`);
   });
   if (messages.length === 0 || messages.every((m) => m.role === 'system'))
     throw invalid('input has no message for the model to answer', 'input');
-  const { fields, namespaced } = chatFields(req, can, added);
+  const { fields, namespaced } = chatFields(req, can);
   return { messages, fields, namespaced };
 }
 
-function addItem(out: ChatMessage[], item: ResponsesItem, at: string, added: ResponsesTool[]): void {
+function addItem(out: ChatMessage[], item: ResponsesItem, at: string): void {
   switch (item.type) {
-    case 'function_call':
-    case 'custom_tool_call': {
+    case 'function_call': {
       const call: ChatToolCall = {
         id: item.call_id,
         type: 'function',
         function: {
           name: item.namespace === undefined ? item.name : namespacedName(item.namespace, item.name),
-          arguments: item.type === 'function_call' ? item.arguments : customArguments(item.input),
+          arguments: item.arguments,
         },
       };
       // Parallel calls are consecutive items; chat holds them in one assistant message.
@@ -79,16 +73,11 @@ function addItem(out: ChatMessage[], item: ResponsesItem, at: string, added: Res
       return;
     }
     case 'function_call_output':
-    case 'custom_tool_call_output':
       out.push({
         role: 'tool',
         tool_call_id: item.call_id,
         content: typeof item.output === 'string' ? item.output : item.output.map((p) => p.text).join('\n'),
       });
-      return;
-    // Tools added in the conversation: offered from the start (chat takes tools per request).
-    case 'additional_tools':
-      added.push(...(item.tools as ResponsesTool[]));
       return;
     // Reasoning passed back is not part of the prompt: reasoning models' chat templates drop an
     // earlier turn's reasoning too (vLLM, Qwen3, DeepSeek-R1), so nothing the engine reads is lost.
@@ -139,27 +128,18 @@ function chatPart(p: ResponsesPart, role: string, at: string): ChatPart {
 export function chatFields(
   req: ResponsesRequest,
   can: EngineAbilities,
-  added: readonly ResponsesTool[] = [],
-): { fields: Record<string, unknown>; namespaced: DeclaredTools } {
+): { fields: Record<string, unknown>; namespaced: Map<string, { namespace: string; name: string }> } {
   const fields: Record<string, unknown> = {};
-  const namespaced: DeclaredTools = new Map();
-  const tools = [...((req.tools ?? []) as ResponsesTool[]), ...added];
+  const namespaced = new Map<string, { namespace: string; name: string }>();
+  const tools = (req.tools ?? []) as ResponsesTool[];
   // A model without tools is the door's to refuse (../../calls/text-door.ts).
   if (tools.length > 0) {
     fields.tools = tools.flatMap((t): unknown[] => {
       if (t.type === 'function') return [chatFunction(t.name, t)];
-      if (t.type === 'custom') {
-        namespaced.set(t.name, { name: t.name, custom: true });
-        return [customAsFunction(t.name, t)];
-      }
       // A hosted tool stays what it is: the door leaves it out, and says so.
       if (t.type !== 'namespace') return [{ type: t.type }];
       return t.tools.map((f) => {
         const name = namespacedName(t.name, f.name);
-        if (f.type === 'custom') {
-          namespaced.set(name, { namespace: t.name, name: f.name, custom: true });
-          return customAsFunction(name, f, t.description);
-        }
         namespaced.set(name, { namespace: t.name, name: f.name });
         const description = [t.description, f.description].filter((d) => d != null && d !== '').join('\n\n');
         return chatFunction(name, { ...f, description });
@@ -168,10 +148,10 @@ export function chatFields(
   }
   const choice = req.tool_choice;
   if (choice != null) {
-    if (typeof choice === 'object' && choice.type !== 'function' && choice.type !== 'custom') {
+    if (typeof choice === 'object' && choice.type !== 'function') {
       fields.tool_choice = { type: choice.type }; // forcing a hosted tool: the door refuses it
     } else if (typeof choice === 'object') {
-      if (!tools.some((t) => t.type === choice.type && t.name === choice.name))
+      if (!tools.some((t) => t.type === 'function' && t.name === choice.name))
         throw invalid(
           `tool_choice names ${JSON.stringify(choice.name)}, which is not in tools`,
           'tool_choice.name',
@@ -206,9 +186,7 @@ export function chatFields(
   const effort = req.reasoning?.effort;
   if (effort != null && can.reasoning) {
     if (effort === 'none') fields.chat_template_kwargs = { enable_thinking: false };
-    else
-      fields.reasoning_effort =
-        effort === 'minimal' ? 'low' : effort === 'xhigh' || effort === 'max' ? 'high' : effort;
+    else fields.reasoning_effort = effort === 'minimal' ? 'low' : effort === 'xhigh' ? 'high' : effort;
   }
   return { fields, namespaced };
 }

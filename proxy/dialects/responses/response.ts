@@ -3,11 +3,10 @@
 import { newLongId } from '../../../core/ids.ts';
 import type { ResponsesRequest } from '../../schemas/responses.ts';
 import type { CallCost, TextUsage } from '../../usage.ts';
-import { customInput, type DeclaredTool } from './custom-tools.ts';
 
 // Ids from the pooled generator (core/ids), not a crypto call each.
 export const responseId = (): string => newLongId('resp');
-export const itemId = (prefix: 'msg' | 'fc' | 'ctc' | 'rs'): string => newLongId(prefix);
+export const itemId = (prefix: 'msg' | 'fc' | 'rs'): string => newLongId(prefix);
 
 export type OutputItem =
   | {
@@ -32,15 +31,6 @@ export type OutputItem =
       name: string;
       arguments: string;
       status: 'completed' | 'in_progress' | 'incomplete';
-      namespace?: string;
-    }
-  | {
-      // OpenAI's ResponseCustomToolCall has no status.
-      type: 'custom_tool_call';
-      id: string;
-      call_id: string;
-      name: string;
-      input: string;
       namespace?: string;
     };
 
@@ -78,8 +68,8 @@ export interface Echo {
   req: ResponsesRequest;
   /** What the response is made for (the request's max_output_tokens, or the default). */
   maxOutputTokens: number;
-  /** Tools in namespaces and custom tools, by the name the engine calls them (./custom-tools.ts). */
-  namespaced: ReadonlyMap<string, DeclaredTool>;
+  /** Functions in namespaces, by the name the engine calls them. */
+  namespaced: ReadonlyMap<string, { namespace: string; name: string }>;
   /**
    * Whether the request asked for a reasoning summary (reasoning.summary, or the deprecated
    * generate_summary): the reasoning is then given as the summary too.
@@ -93,7 +83,7 @@ export function echoOf(
   req: ResponsesRequest,
   model: string,
   maxOutputTokens: number,
-  namespaced: ReadonlyMap<string, DeclaredTool>,
+  namespaced: ReadonlyMap<string, { namespace: string; name: string }>,
 ): Echo {
   return {
     id: responseId(),
@@ -110,39 +100,7 @@ export function echoOf(
 /** A call's name and namespace as the client declared them (the engine knows one flat name). */
 export function calledName(e: Echo, engineName: string): { name: string; namespace?: string } {
   const ns = e.namespaced.get(engineName);
-  if (ns === undefined) return { name: engineName };
-  return ns.namespace === undefined ? { name: ns.name } : { name: ns.name, namespace: ns.namespace };
-}
-
-/** Whether the engine's call of `engineName` is a custom tool's (its arguments carry `input` text). */
-export const isCustomCall = (e: Echo, engineName: unknown): boolean =>
-  typeof engineName === 'string' && e.namespaced.get(engineName)?.custom === true;
-
-/** One engine tool call as its output item: a function call, or a custom tool's call. */
-export function callItem(
-  e: Echo,
-  call: { id?: unknown; function?: { name?: unknown; arguments?: unknown } },
-  status: 'completed' | 'incomplete',
-): OutputItem {
-  const engineName = typeof call.function?.name === 'string' ? call.function.name : '';
-  const args = typeof call.function?.arguments === 'string' ? call.function.arguments : '';
-  const call_id = typeof call.id === 'string' ? call.id : newLongId('call');
-  if (isCustomCall(e, engineName))
-    return {
-      type: 'custom_tool_call',
-      id: itemId('ctc'),
-      call_id,
-      ...calledName(e, engineName),
-      input: customInput(args),
-    };
-  return {
-    type: 'function_call',
-    id: itemId('fc'),
-    call_id,
-    ...calledName(e, engineName),
-    arguments: args,
-    status,
-  };
+  return ns === undefined ? { name: engineName } : { name: ns.name, namespace: ns.namespace };
 }
 
 /**
@@ -248,6 +206,13 @@ export function outputOf(
       content: [{ type: 'output_text', text: msg.content, annotations: [], logprobs: [] }],
     });
   for (const call of Array.isArray(msg.tool_calls) ? msg.tool_calls : [])
-    output.push(callItem(e, call, incomplete ? 'incomplete' : 'completed'));
+    output.push({
+      type: 'function_call',
+      id: itemId('fc'),
+      call_id: typeof call.id === 'string' ? call.id : newLongId('call'),
+      ...calledName(e, typeof call.function?.name === 'string' ? call.function.name : ''),
+      arguments: typeof call.function?.arguments === 'string' ? call.function.arguments : '',
+      status: incomplete ? 'incomplete' : 'completed',
+    });
   return { output, status: incomplete ? 'incomplete' : 'completed' };
 }

@@ -14,11 +14,9 @@ import type { ApiError } from '../../../core/errors.ts';
 import { DeltaReader } from '../../engine/frames/index.ts';
 import type { CallCost, TextUsage } from '../../usage.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
-import { customInput } from './custom-tools.ts';
 import { responseErrorCode } from './error-code.ts';
-import { calledName, type Echo, isCustomCall, itemId, type OutputItem, type Status } from './response.ts';
+import { calledName, type Echo, itemId, type OutputItem, type Status } from './response.ts';
 import { ResponseJson } from './response-json.ts';
-import { deltaTail, EMPTY_REASONING_PART, EMPTY_SUMMARY_PART, EMPTY_TEXT_PART } from './stream-bytes.ts';
 
 interface ChunkChoice {
   delta?: {
@@ -40,14 +38,31 @@ export interface FinishedResponse {
 
 const EMPTY = Buffer.alloc(0);
 
+/**
+ * The end of a text delta event after its JSON string, by sequence number: built once per number
+ * for the first thousands (every stream's deltas are numbered from the same few), not per delta.
+ */
+const TAILS: Buffer[] = [];
+const TAILS_KEPT = 8192;
+function deltaTail(seq: number): Buffer {
+  const kept = TAILS[seq];
+  if (kept !== undefined) return kept;
+  const tail = Buffer.from(`,"logprobs":[],"sequence_number":${seq}}\n\n`);
+  if (seq < TAILS_KEPT) TAILS[seq] = tail;
+  return tail;
+}
+
+/** The empty text part a message opens with; the empty parts a reasoning item opens with. */
+const EMPTY_TEXT_PART = '{"type":"output_text","text":"","annotations":[],"logprobs":[]}';
+const EMPTY_REASONING_PART = '{"type":"reasoning_text","text":""}';
+const EMPTY_SUMMARY_PART = '{"type":"summary_text","text":""}';
+
 type Open = { kind: 'reasoning' | 'text' } | { kind: 'tool'; toolIndex: number } | null;
 
 export class ResponsesStream {
   private seq = 0;
   private readonly output: OutputItem[] = [];
   private open: Open = null;
-  /** The open custom tool call's JSON arguments so far (null: the open item is not one). */
-  private customArgs: string | null = null;
   private finish: unknown = null;
   /** The bytes before a text delta's JSON string, for the open message (built once per item). */
   private textHead: Buffer | null = null;
@@ -92,38 +107,26 @@ export class ResponsesStream {
       if (typeof d.content === 'string' && d.content !== '') out += this.textDelta(d.content);
       for (const call of Array.isArray(d.tool_calls) ? d.tool_calls : []) {
         const toolIndex = typeof call.index === 'number' ? call.index : 0;
-        if (this.open?.kind !== 'tool' || this.open.toolIndex !== toolIndex) {
-          const engineName = typeof call.function?.name === 'string' ? call.function.name : '';
-          const call_id =
-            typeof call.id === 'string' ? call.id : `call_${this.echo.id.slice(5)}_${toolIndex}`;
-          const named = calledName(this.echo, engineName);
-          this.customArgs = isCustomCall(this.echo, engineName) ? '' : null;
+        if (this.open?.kind !== 'tool' || this.open.toolIndex !== toolIndex)
           out += this.openItem(
             { kind: 'tool', toolIndex },
-            this.customArgs !== null
-              ? { type: 'custom_tool_call', id: itemId('ctc'), call_id, ...named, input: '' }
-              : {
-                  type: 'function_call',
-                  id: itemId('fc'),
-                  call_id,
-                  ...named,
-                  arguments: '',
-                  status: 'in_progress',
-                },
+            {
+              type: 'function_call',
+              id: itemId('fc'),
+              call_id: typeof call.id === 'string' ? call.id : `call_${this.echo.id.slice(5)}_${toolIndex}`,
+              ...calledName(this.echo, typeof call.function?.name === 'string' ? call.function.name : ''),
+              arguments: '',
+              status: 'in_progress',
+            },
           );
-        }
         const args = call.function?.arguments;
         if (typeof args === 'string' && args !== '') {
-          // A custom tool's input is inside the engine's JSON arguments: sent once they are whole.
-          if (this.customArgs !== null) this.customArgs += args;
-          else {
-            const item = this.current() as Extract<OutputItem, { type: 'function_call' }>;
-            item.arguments += args;
-            out += this.event(
-              'response.function_call_arguments.delta',
-              `"item_id":"${item.id}","output_index":${this.output.length - 1},"delta":${JSON.stringify(args)}`,
-            );
-          }
+          const item = this.current() as Extract<OutputItem, { type: 'function_call' }>;
+          item.arguments += args;
+          out += this.event(
+            'response.function_call_arguments.delta',
+            `"item_id":"${item.id}","output_index":${this.output.length - 1},"delta":${JSON.stringify(args)}`,
+          );
         }
       }
     }
@@ -331,12 +334,6 @@ export class ResponsesStream {
           `${at},"summary_index":0,"part":{"type":"summary_text","text":${text}}`,
         );
       }
-    } else if (item.type === 'custom_tool_call') {
-      item.input = customInput(this.customArgs ?? '');
-      this.customArgs = null;
-      const input = JSON.stringify(item.input);
-      out += this.event('response.custom_tool_call_input.delta', `${at},"delta":${input}`);
-      out += this.event('response.custom_tool_call_input.done', `${at},"input":${input}`);
     } else {
       item.status = status;
       out += this.event(
