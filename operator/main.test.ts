@@ -70,6 +70,10 @@ describe('operator/main.ts --runtime local', () => {
     ]);
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(await health.json()).toMatchObject({ ok: true, runtime: 'local', models: 6 });
+    // The example's aliases (Claude Code's and Codex CLI's hard-coded names) are catalogued.
+    expect((await store.get('meta-llama/llama-3.1-8b-instruct'))!.aliases).toEqual(
+      expect.arrayContaining(['claude-haiku-*', 'gpt-6.1-sol']),
+    );
     const embed = (await store.get('baai/bge-m3'))!;
     const res = await fetch(`${embed.endpoints[0]!.url}/v1/embeddings`, {
       method: 'POST',
