@@ -182,6 +182,36 @@ describe('modelplane CLI', () => {
     expect(user).toMatchObject({ email: 'ops@example.com', accountId: acct.id });
   });
 
+  it('models grant and revoke by an alias act on the model it names; a name the catalogue does not know is kept as given, and says so', async () => {
+    const ctx = createContext(true, () => {});
+    await ctx.catalogue.put({
+      id: 'Org/Aliased-Secret',
+      kind: 'chat',
+      availability: 'inviteOnly',
+      pricing: { USD: { input: '1', output: '1' } },
+      aliases: ['codex-default-name', 'haiku-*'],
+      created: 1_700_000_000,
+    });
+    const acct = await json('accounts', 'create', '--name', 'Aliases', '--country', 'US');
+    expect(await json('models', 'grant', acct.id, 'CODEX-default-name')).toMatchObject({
+      modelId: 'Org/Aliased-Secret',
+      granted: true,
+    });
+    expect(await ctx.accounts.grants(acct.id)).toEqual(new Set(['org/aliased-secret']));
+    expect(await json('models', 'revoke', acct.id, 'haiku-4-5')).toMatchObject({
+      modelId: 'Org/Aliased-Secret',
+      granted: false,
+    });
+    expect(await ctx.accounts.grants(acct.id)).toEqual(new Set());
+    expect(await run('models', 'grant', acct.id, 'codex-default-name')).toBe(0);
+    expect(out.pop()).toBe(
+      `granted Org/Aliased-Secret to ${acct.id} (the model the alias codex-default-name names)`,
+    );
+    expect(await run('models', 'grant', acct.id, 'Org/Not-Yet-Applied')).toBe(0);
+    expect(out.pop()).toMatch(/granted Org\/Not-Yet-Applied .*not in the catalogue: kept as that id/);
+    await ctx.close();
+  });
+
   it('credits grant --id credits once however often it is re-run (a lost reply)', async () => {
     const acct = await json('accounts', 'create', '--name', 'Grant Once', '--country', 'US');
     expect(await json('credits', 'grant', acct.id, '5', '--id', 'invoice-42')).toMatchObject({

@@ -99,4 +99,13 @@ describe('examples/models', () => {
     expect(specs.some((s) => s.availability === 'comingSoon')).toBe(true);
     for (const s of specs) expect(Object.keys(s.pricing).sort()).toEqual(['EUR', 'USD']);
   });
+
+  it('make dev answers the names editor tools hard-code: a tool-capable chat model has aliases for Claude Code’s small/fast model and Codex CLI’s default model', () => {
+    const chat = files
+      .filter((f) => !f.startsWith('cluster/'))
+      .map((f) => (parseModel(parse(readFileSync(new URL(f, root), 'utf8'))) as { model: Model }).model.spec)
+      .filter((s) => s.kind === 'chat' && s.capabilities?.tools);
+    const aliases = chat.flatMap((s) => s.aliases ?? []);
+    expect(aliases).toEqual(expect.arrayContaining(['claude-haiku-*', 'gpt-6.1-sol']));
+  });
 });

@@ -81,6 +81,8 @@ describe('operator/main.ts --runtime local', () => {
     expect(listed.data).toContainEqual(
       expect.objectContaining({ id: tone.id, parent: 'Meta-Llama/Llama-3.1-8B-Instruct' }),
     );
+    // The example's aliases (Claude Code's and Codex CLI's hard-coded names) are catalogued.
+    expect(base.aliases).toEqual(expect.arrayContaining(['claude-haiku-*', 'gpt-6.1-sol']));
     const embed = (await store.get('baai/bge-m3'))!;
     const res = await fetch(`${embed.endpoints[0]!.url}/v1/embeddings`, {
       method: 'POST',

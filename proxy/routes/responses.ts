@@ -214,7 +214,7 @@ async function handleCreate(
       `store: true keeps responses of at most ${store.bounds.maxBytes} bytes, and this conversation is larger; send store: false (and the whole input) instead.`,
       'store',
     );
-  const echo = job?.echo ?? echoOf(body, entry.id, output.perChoice, chat.namespaced);
+  const echo = job?.echo ?? echoOf(body, entry.id, output.perChoice, chat.declared);
   if (body.background === true && job === undefined) {
     const queued = { accountId, echo, conversation, requestId: null, cancelled: false, finished: false };
     return startBackground(app, jobs, store, request, reply, queued, body.stream === true);

@@ -2,11 +2,20 @@
 // chat-completions surface. They validate requests and are the source of /openapi.json. The top
 // level is closed as chat completions' is: an unknown parameter is a 400 naming it. Items and parts
 // are closed too — the translation (../dialects/responses/request.ts) must understand every key, as
-// nothing is forwarded to the engine as sent. Tool types that would run on OpenAI's servers (web
-// search, file search, computer use, code interpreter, MCP, …) are refused by name.
+// nothing is forwarded to the engine as sent. Tool types no engine here can be offered (hosted
+// ones such as web search, and OpenAI's trained-in formats) are left out (HOSTED_TOOL_TYPES).
 import { z } from 'zod';
 import { optionalCostFields } from './cost.ts';
 import { MAX_MESSAGES, MAX_OUTPUT_TOKENS, modelId } from './openai.ts';
+import { toolChoice, tools } from './responses-tools.ts';
+
+export type {
+  ResponsesCustomTool,
+  ResponsesFunctionTool,
+  ResponsesHostedTool,
+  ResponsesNamespaceTool,
+  ResponsesTool,
+} from './responses-tools.ts';
 
 const nullish = <T extends z.ZodType>(t: T) => t.nullish();
 
@@ -56,6 +65,8 @@ const messageItem = z.strictObject({
   content: z.union([z.string(), z.array(contentPart)]),
 });
 
+export type ResponsesMessage = z.infer<typeof messageItem>;
+
 const functionCallItem = z.strictObject({
   type: z.literal('function_call'),
   id: z.string().optional(),
@@ -89,78 +100,65 @@ const reasoningItem = z.strictObject({
   status: nullish(z.string()),
 });
 
-const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'reasoning'] as const;
+/** A call of a custom tool (freeform text input), as ../dialects/responses/response.ts gives it. */
+const customToolCallItem = z.strictObject({
+  type: z.literal('custom_tool_call'),
+  id: z.string().optional(),
+  call_id: z.string().min(1),
+  name: z.string().min(1),
+  input: z.string(),
+  namespace: z.string().optional(),
+  status: nullish(z.string()),
+  caller: nullish(z.looseObject({ type: z.string() })).describe('Accepted without effect'),
+});
 
-/** A message without `type` is a message (OpenAI's EasyInputMessage); any other item is typed. */
-const inputItem = z.union([messageItem, functionCallItem, functionCallOutputItem, reasoningItem], {
+const customToolCallOutputItem = z.strictObject({
+  type: z.literal('custom_tool_call_output'),
+  id: nullish(z.string()),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(z.union([inputText, outputText]))]),
+  status: nullish(z.string()),
+  caller: nullish(z.looseObject({ type: z.string() })).describe('Accepted without effect'),
+});
+
+const ITEM_TYPES = [
+  'message',
+  'function_call',
+  'function_call_output',
+  'custom_tool_call',
+  'custom_tool_call_output',
+  'reasoning',
+  'additional_tools',
+] as const;
+
+/**
+ * A message without `type` is a message (OpenAI's EasyInputMessage); any other item is typed.
+ * additional_tools (tools made available from this item on; Codex CLI sends its tools so) is
+ * declared below, after the tools.
+ */
+const turnItem = z.union(
+  [
+    messageItem,
+    functionCallItem,
+    functionCallOutputItem,
+    customToolCallItem,
+    customToolCallOutputItem,
+    reasoningItem,
+  ],
+  { error: (iss) => unknownType(iss, 'input item type', ITEM_TYPES) },
+);
+
+const additionalToolsItem = z.strictObject({
+  type: z.literal('additional_tools'),
+  id: nullish(z.string()),
+  role: z.literal('developer'),
+  tools,
+});
+
+const inputItem = z.union([turnItem, additionalToolsItem], {
   error: (iss) => unknownType(iss, 'input item type', ITEM_TYPES),
 });
 export type ResponsesItem = z.infer<typeof inputItem>;
-
-const functionTool = z.strictObject({
-  type: z.literal('function'),
-  name: z.string().min(1).max(128),
-  description: nullish(z.string()),
-  parameters: nullish(z.record(z.string(), z.unknown())),
-  strict: nullish(z.boolean()),
-});
-
-/**
- * A namespace groups function tools under a name the model calls them by (Codex CLI sends one):
- * its functions reach the engine as `<namespace>__<name>`, and calls come back with `namespace`.
- */
-const namespaceTool = z.strictObject({
-  type: z.literal('namespace'),
-  name: z.string().min(1).max(64),
-  description: nullish(z.string()),
-  tools: z.array(functionTool.omit({ type: true }).extend({ type: z.literal('function') })).max(512),
-});
-export type ResponsesNamespaceTool = z.infer<typeof namespaceTool>;
-
-/**
- * Tools that run on OpenAI's servers. Offered, they are not offered to the model (the call is
- * served, the header x-modelplane-tools-not-offered names them: Codex CLI offers web_search by
- * default); forced through tool_choice, a 400 naming them (../calls/text-door.ts).
- */
-export const HOSTED_TOOL_TYPES = [
-  'web_search',
-  'web_search_2025_08_26',
-  'web_search_preview',
-  'web_search_preview_2025_03_11',
-  'file_search',
-  'computer_use_preview',
-  'code_interpreter',
-  'image_generation',
-  'mcp',
-] as const;
-const isHosted = (type: string) => (HOSTED_TOOL_TYPES as readonly string[]).includes(type);
-
-/** Function tools (alone or in namespaces) and hosted tools; any other type is a 400 naming it. */
-const tool = z.looseObject({ type: z.string() }).superRefine((t, ctx) => {
-  if (isHosted(t.type)) return;
-  if (t.type !== 'function' && t.type !== 'namespace') {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['type'],
-      message: `tool type ${JSON.stringify(t.type)} is not supported here: only function tools are, and hosted tools (${HOSTED_TOOL_TYPES.join(', ')}) are left out`,
-    });
-    return;
-  }
-  const parsed = (t.type === 'namespace' ? namespaceTool : functionTool).safeParse(t);
-  if (!parsed.success)
-    for (const issue of parsed.error.issues)
-      ctx.addIssue({ ...issue, code: 'custom', message: issue.message });
-});
-export type ResponsesFunctionTool = z.infer<typeof functionTool>;
-export type ResponsesHostedTool = { type: (typeof HOSTED_TOOL_TYPES)[number] } & Record<string, unknown>;
-export type ResponsesTool = ResponsesFunctionTool | ResponsesNamespaceTool | ResponsesHostedTool;
-
-const toolChoice = z.union([
-  z.enum(['none', 'auto', 'required']),
-  z.strictObject({ type: z.literal('function'), name: z.string().min(1) }),
-  // Forcing a hosted tool: accepted here so that the door refuses it by name.
-  z.looseObject({ type: z.enum(HOSTED_TOOL_TYPES) }),
-]);
 
 const textFormat = z.discriminatedUnion(
   'type',
@@ -194,7 +192,7 @@ export const responsesRequest = z.strictObject({
     'Default true: the response is kept 30 days for GET and previous_response_id',
   ),
   previous_response_id: nullish(z.string().min(1)),
-  tools: nullish(z.array(tool).max(512)),
+  tools: nullish(tools),
   tool_choice: nullish(toolChoice),
   parallel_tool_calls: nullish(z.boolean()),
   max_output_tokens: nullish(z.number().int().min(1).max(MAX_OUTPUT_TOKENS)).describe(
@@ -217,6 +215,9 @@ export const responsesRequest = z.strictObject({
         'The engine’s reasoning comes back in full as reasoning_text, and when a summary is asked for, the same text as the summary (no summarizer runs)',
       ),
       generate_summary: nullish(z.enum(['auto', 'concise', 'detailed'])).describe('Deprecated: summary'),
+      context: nullish(z.enum(['auto', 'current_turn', 'all_turns'])).describe(
+        'Accepted without effect: earlier turns’ reasoning is not sent to engines (chat templates drop it)',
+      ),
     }),
   ),
   metadata: nullish(z.record(z.string().max(64), z.string().max(512))).describe('Echoed and stored'),
@@ -261,14 +262,19 @@ export const responseObject = z.looseObject({
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   incomplete_details: z.object({ reason: z.literal('max_output_tokens') }).nullable(),
   model: z.string(),
-  output: z.array(z.looseObject({ type: z.enum(['message', 'function_call', 'reasoning']), id: z.string() })),
+  output: z.array(
+    z.looseObject({
+      type: z.enum(['message', 'function_call', 'custom_tool_call', 'reasoning']),
+      id: z.string(),
+    }),
+  ),
   usage: usage.optional().describe('Absent until the response ends'),
 });
 
 export const responseStreamEvent = z
   .looseObject({ type: z.string(), sequence_number: z.number().int() })
   .describe(
-    'event: <type> then data: {"type": …, "sequence_number": n, …}; response.created, response.in_progress, response.output_item.added/.done, response.content_part.added/.done, response.output_text.delta/.done, response.function_call_arguments.delta/.done, response.reasoning_text.delta/.done, then response.completed, response.incomplete or response.failed',
+    'event: <type> then data: {"type": …, "sequence_number": n, …}; response.created, response.in_progress, response.output_item.added/.done, response.content_part.added/.done, response.output_text.delta/.done, response.function_call_arguments.delta/.done, response.custom_tool_call_input.delta/.done, response.reasoning_text.delta/.done, then response.completed, response.incomplete or response.failed',
   );
 
 export const deletedResponse = z.object({

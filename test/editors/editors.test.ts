@@ -20,6 +20,8 @@ import { type Harness, startHarness } from '../proxy/harness.ts';
 import { Terminal } from './tmux.ts';
 
 const MODEL = 'Org/Agent-Model';
+/** The model Codex CLI 0.169 calls when its config names none (its banner says so). */
+const CODEX_DEFAULT_MODEL = 'gpt-6.1-sol';
 
 let h: Harness;
 let bin: string;
@@ -41,6 +43,8 @@ beforeAll(async () => {
           contextLength: 200_000,
           // Below the 32,000 Claude Code asks for: served at the limit (docs/api.md).
           maxOutputTokens: 8_192,
+          // The platform's answer to a client's hard-coded name (docs/models.md#aliases).
+          aliases: [CODEX_DEFAULT_MODEL],
           endpoints,
           created: 1_700_000_000,
         },
@@ -101,17 +105,12 @@ async function expectEachCallBilled(a: { accountId: string; keyId: string }, cal
 }
 
 describe('editor tools through the proxy', () => {
-  it('Codex CLI with a config holding the provider (base URL, key variable, wire API) and the model completes a turn with a tool call; its hosted web_search left out; every call billed to its key', async () => {
-    const a = await h.newAccount();
-    const home = tempDir('codex-home-');
-    const work = tempDir('codex-work-');
+  /** Codex's config: the provider (base URL, key variable, wire API), and `extra` lines before it. */
+  const codexConfig = (home: string, extra: string[]) =>
     writeFileSync(
       join(home, 'config.toml'),
       [
-        // The one line beyond the provider: Codex's default model (gpt-6.1-sol in 0.169) speaks a
-        // protocol only OpenAI serves (its tools arrive as an `additional_tools` input item of
-        // `namespace` and `custom` tools), so an alias for it could not make it work here.
-        `model = "${MODEL}"`,
+        ...extra,
         'model_provider = "modelplane"',
         '[model_providers.modelplane]',
         'name = "modelplane"',
@@ -121,20 +120,23 @@ describe('editor tools through the proxy', () => {
         '',
       ].join('\n'),
     );
-    const { out, sent } = await engineRequestsDuring(() =>
+  const codex = (home: string, work: string, secret: string, prompt: string) =>
+    engineRequestsDuring(() =>
       run(
         join(bin, 'codex'),
-        [
-          'exec',
-          '--skip-git-repo-check',
-          '--sandbox',
-          'read-only',
-          'Use exec_command to list the files here.',
-        ],
-        { CODEX_HOME: home, HOME: home, MODELPLANE_API_KEY: a.secret },
+        ['exec', '--skip-git-repo-check', '--sandbox', 'read-only', prompt],
+        { CODEX_HOME: home, HOME: home, MODELPLANE_API_KEY: secret },
         work,
       ),
     );
+
+  it('Codex CLI with a config holding the provider (base URL, key variable, wire API) and the model completes a turn with a tool call; its hosted web_search left out; every call billed to its key', async () => {
+    const a = await h.newAccount();
+    const home = tempDir('codex-home-');
+    const work = tempDir('codex-work-');
+    // Named, a model other than OpenAI's gets Codex's function tools (exec_command) as top-level tools.
+    codexConfig(home, [`model = "${MODEL}"`]);
+    const { out, sent } = await codex(home, work, a.secret, 'Use exec_command to list the files here.');
     const transcript = `exit ${out.code}\nstdout:\n${out.stdout}\nstderr:\n${out.stderr}`;
     expect(out.code, transcript).toBe(0);
     // A turn with one tool call: the model called a tool, got its output, then answered.
@@ -147,6 +149,42 @@ describe('editor tools through the proxy', () => {
     // Codex offered its hosted web_search (no line of the config says otherwise): left out.
     for (const b of sent)
       expect(((b.tools ?? []) as { type: string }[]).filter((t) => t.type !== 'function')).toEqual([]);
+    await expectEachCallBilled(a, sent.length);
+  }, 300_000);
+
+  it('Codex CLI with a config holding only the provider (no model line) calls its default model, an alias here, and completes a turn through its custom `exec` tool (additional_tools, namespace, custom_tool_call); every call billed to its key', async () => {
+    const a = await h.newAccount();
+    const home = tempDir('codex-default-home-');
+    const work = tempDir('codex-default-work-');
+    writeFileSync(join(work, 'notes.txt'), 'hello\n');
+    codexConfig(home, []);
+    // Its default model gets one tool: `exec` in the namespace `functions`, a custom tool taking
+    // JavaScript that calls Codex's other tools. The simulator calls the tool a prompt names
+    // (`functions__exec`, the engine's name for it) with the arguments it spells.
+    const script = "const r = await tools.exec_command({cmd: 'ls'}); text(r);";
+    const { out, sent } = await codex(home, work, a.secret, `Use functions__exec with input="${script}"`);
+    const transcript = `exit ${out.code}\nstdout:\n${out.stdout}\nstderr:\n${out.stderr}`;
+    expect(out.code, transcript).toBe(0);
+    expect(out.stdout + out.stderr, transcript).toContain(`model: ${CODEX_DEFAULT_MODEL}`);
+    expect(sent.length, transcript).toBeGreaterThanOrEqual(2);
+    // Offered as a function of one string, called with the script, and its output (ls run by
+    // Codex in its sandbox) sent back as the tool's result.
+    const exec = (sent[0]!.tools as { function?: { name: string; parameters: unknown } }[]).find(
+      (t) => t.function?.name === 'functions__exec',
+    );
+    expect(exec?.function?.parameters, transcript).toMatchObject({ required: ['input'] });
+    const last = sent.at(-1)!.messages as {
+      role: string;
+      content?: unknown;
+      tool_calls?: { function: { name: string; arguments: string } }[];
+    }[];
+    const call = last.flatMap((m) => m.tool_calls ?? []).at(-1);
+    expect(call?.function.name, transcript).toBe('functions__exec');
+    expect(JSON.parse(call!.function.arguments), transcript).toEqual({ input: script });
+    expect(
+      last.some((m) => m.role === 'tool' && JSON.stringify(m.content).includes('notes.txt')),
+      transcript,
+    ).toBe(true);
     await expectEachCallBilled(a, sent.length);
   }, 300_000);
 

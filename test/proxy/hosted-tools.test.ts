@@ -4,6 +4,7 @@
 // x-modelplane-tools-not-offered names it; forcing one through tool_choice is a 400 naming it.
 // On chat completions web_search_options is the same offer. (The Messages surface keeps refusing
 // server-side tools: SPEC MSG-4.)
+import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
@@ -106,6 +107,34 @@ describe('hosted tools offered, not forced', () => {
     await expectOneChargeTo(a);
   });
 
+  it('Responses: tools called in a format only OpenAI models are trained on (local_shell, apply_patch), in an additional_tools item, are left out and named like hosted ones', async () => {
+    const a = await h.newAccount();
+    const { out, sent } = await engineRequests(() =>
+      h
+        .client(a.secret)
+        .responses.create({
+          model: CHAT_MODEL,
+          max_output_tokens: 16,
+          input: [
+            {
+              type: 'additional_tools',
+              role: 'developer',
+              tools: [fn, { type: 'local_shell' }, { type: 'apply_patch' }],
+            },
+            { role: 'user', content: 'hi' },
+          ],
+        })
+        .withResponse(),
+    );
+    expect(out.response.headers.get('x-modelplane-tools-not-offered')).toBe('local_shell, apply_patch');
+    expect(
+      sent.map((b) =>
+        (b.tools as { type: string; function: { name: string } }[]).map((t) => t.function.name),
+      ),
+    ).toEqual([['list_files']]);
+    await expectOneChargeTo(a);
+  });
+
   it('a call offering no hosted tool carries no header', async () => {
     const { response } = await h
       .client()
@@ -156,10 +185,14 @@ describe('hosted tools forced', () => {
     },
   );
 
-  it('Responses: a tool type that is neither a function nor hosted stays a 400 naming it', async () => {
+  it('Responses: a tool type that is neither one the platform carries nor one it leaves out stays a 400 naming it', async () => {
     const err = await h
       .client()
-      .responses.create({ model: CHAT_MODEL, input: 'hi', tools: [{ type: 'local_shell' }] })
+      .responses.create({
+        model: CHAT_MODEL,
+        input: 'hi',
+        tools: [{ type: 'teleport' } as unknown as OpenAI.Responses.Tool],
+      })
       .then(
         () => null,
         (e: unknown) => e as { status?: number; error?: { param?: string } },

@@ -415,9 +415,9 @@ describe('Responses: money and errors as chat completions', () => {
       'tool_choice',
     ],
     [
-      'a tool type that is neither a function nor hosted (local_shell)',
-      { ...ask, tools: [{ type: 'local_shell' }] },
-      /tool type "local_shell" is not supported/,
+      'a tool type that is none of function, custom, namespace or those left out (teleport)',
+      { ...ask, tools: [{ type: 'teleport' }] },
+      /tool type "teleport" is not supported/,
       'tools[0].type',
     ],
     [

@@ -76,6 +76,14 @@ async function storedWith(items: unknown[]): Promise<string> {
   return id;
 }
 
+const codexTools = {
+  type: 'additional_tools',
+  role: 'developer',
+  tools: [
+    { type: 'namespace', name: 'functions', description: '', tools: [{ type: 'custom', name: 'exec' }] },
+  ],
+};
+
 const chatImage = (url: string) => ({
   messages: [
     {
@@ -209,6 +217,21 @@ const rows: Row[] = [
       responses: async () => ({ input: text, tools: [tool.responses] }),
     },
     field: { chat: 'tools', messages: 'tools', count_tokens: 'tools', responses: 'tools' },
+  },
+  {
+    // Codex CLI's default model gets its tools so: a namespace holding a custom tool, in an
+    // additional_tools item (now or in the history a previous_response_id continues).
+    policy: 'custom tools (additional_tools, namespace) for a model without tools',
+    model: VISION,
+    message: /cannot call tools/,
+    bodies: {
+      responses: async () => ({ input: [codexTools, { role: 'user', content: text }] }),
+      'responses history': async () => ({
+        previous_response_id: await storedWith([codexTools, { role: 'user', content: text }]),
+        input: 'and now?',
+      }),
+    },
+    field: { responses: 'tools', 'responses history': 'tools' },
   },
   {
     policy: 'a prompt longer than the context',

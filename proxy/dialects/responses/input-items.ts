@@ -6,7 +6,7 @@
 // Input items are kept as the client sent them (they are fed back to the engine as they are), so
 // most have no id; OpenAI's list gives every item one, and `after` pages by it. An item without
 // one is named from its response and position, so the same item has the same id on every page.
-import type { ResponsesItem } from '../../schemas/responses.ts';
+import type { ResponsesItem, ResponsesMessage } from '../../schemas/responses.ts';
 
 export interface InputItemsQuery {
   limit: number;
@@ -23,20 +23,22 @@ export interface InputItemsPage {
   has_more: boolean;
 }
 
+const PREFIXES: Record<string, string> = {
+  function_call: 'fc',
+  function_call_output: 'fco',
+  custom_tool_call: 'ctc',
+  custom_tool_call_output: 'ctco',
+  reasoning: 'rs',
+  additional_tools: 'at',
+};
+
 /** The id of the item at `index` of a response's conversation when it was sent without one. */
 function positionalId(responseId: string, type: string, index: number): string {
-  const prefix =
-    type === 'function_call'
-      ? 'fc'
-      : type === 'function_call_output'
-        ? 'fco'
-        : type === 'reasoning'
-          ? 'rs'
-          : 'msg';
+  const prefix = PREFIXES[type] ?? 'msg';
   return `${prefix}_${responseId.slice('resp_'.length)}${index.toString(16).padStart(4, '0')}`;
 }
 
-type Part = Extract<ResponsesItem, { role: string }>['content'];
+type Part = ResponsesMessage['content'];
 
 /** A message's content as OpenAI lists it: parts, never a bare string; output text with its arrays. */
 function partsOf(content: Part, role: string): Record<string, unknown>[] {
@@ -68,7 +70,7 @@ function partsOf(content: Part, role: string): Record<string, unknown>[] {
 /** One stored input item as the ResponseItem variant OpenAI lists for it. */
 export function listedItem(item: ResponsesItem, id: string): Record<string, unknown> {
   if (!('type' in item) || item.type === undefined || item.type === 'message') {
-    const m = item as Extract<ResponsesItem, { role: string }>;
+    const m = item as ResponsesMessage;
     return {
       id,
       type: 'message',
@@ -88,10 +90,22 @@ export function listedItem(item: ResponsesItem, id: string): Record<string, unkn
         status: 'completed',
         ...(item.namespace !== undefined ? { namespace: item.namespace } : {}),
       };
-    case 'function_call_output':
+    case 'custom_tool_call':
       return {
         id,
-        type: 'function_call_output',
+        type: 'custom_tool_call',
+        call_id: item.call_id,
+        name: item.name,
+        input: item.input,
+        ...(item.namespace !== undefined ? { namespace: item.namespace } : {}),
+      };
+    case 'additional_tools':
+      return { id, type: 'additional_tools', role: item.role, tools: item.tools };
+    case 'function_call_output':
+    case 'custom_tool_call_output':
+      return {
+        id,
+        type: item.type,
         call_id: item.call_id,
         output: item.output,
         status: 'completed',

@@ -5,12 +5,14 @@
 import { ApiError } from '../../../core/errors.ts';
 import type {
   ResponsesItem,
+  ResponsesMessage,
   ResponsesPart,
   ResponsesRequest,
   ResponsesTool,
 } from '../../schemas/responses.ts';
 import type { ChatMessage, ChatToolCall, EngineAbilities } from '../messages/request.ts';
 import { fromClient } from '../origins.ts';
+import { customArguments, customAsFunction, type DeclaredTool } from './custom-tools.ts';
 
 const invalid = (message: string, param: string) => new ApiError('invalid_request', message, { param });
 
@@ -21,8 +23,11 @@ type ChatPart =
 export interface ResponsesChatForm {
   messages: ChatMessage[];
   fields: Record<string, unknown>;
-  /** Functions in namespaces, by the name the engine calls them (`<namespace>__<name>`). */
-  namespaced: Map<string, { namespace: string; name: string }>;
+  /**
+   * Tools whose calls are not plain functions to the client (in a namespace, or custom), by the
+   * name the engine calls them (`<namespace>__<name>`, or the custom tool's name).
+   */
+  declared: Map<string, DeclaredTool>;
 }
 
 /** The engine's name of a function in a namespace (chat functions have no namespaces). */
@@ -43,36 +48,52 @@ export function toChatForm(
     messages.push({ role: 'system', content: req.instructions });
   const items: ResponsesItem[] =
     typeof req.input === 'string' ? [{ role: 'user', content: req.input }] : req.input;
+  // additional_tools items add to the request's tools: a chat engine is offered every tool up
+  // front (it has no tools that appear mid-conversation).
+  const offered: ResponsesTool[] = [...((req.tools ?? []) as ResponsesTool[])];
   history.forEach((item, i) => {
-    addItem(messages, item, `previous_response_id (item ${i})`);
+    addItem(messages, offered, item, `previous_response_id (item ${i})`);
   });
   items.forEach((item, i) => {
-    addItem(messages, item, `input[${i}]`);
+    addItem(messages, offered, item, `input[${i}]`);
   });
   if (messages.length === 0 || messages.every((m) => m.role === 'system'))
     throw invalid('input has no message for the model to answer', 'input');
-  const { fields, namespaced } = chatFields(req, can);
-  return { messages, fields, namespaced };
+  const { fields, declared } = chatFields(req, can, offered);
+  return { messages, fields, declared };
 }
 
-function addItem(out: ChatMessage[], item: ResponsesItem, at: string): void {
+/** A call passed back, as the assistant's tool call (parallel calls are consecutive items). */
+function addCall(out: ChatMessage[], call: ChatToolCall): void {
+  const last = out.at(-1);
+  if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
+  else out.push({ role: 'assistant', content: null, tool_calls: [call] });
+}
+
+const engineName = (item: { name: string; namespace?: string | undefined }) =>
+  item.namespace === undefined ? item.name : namespacedName(item.namespace, item.name);
+
+function addItem(out: ChatMessage[], offered: ResponsesTool[], item: ResponsesItem, at: string): void {
   switch (item.type) {
-    case 'function_call': {
-      const call: ChatToolCall = {
+    case 'additional_tools':
+      offered.push(...(item.tools as ResponsesTool[]));
+      return;
+    case 'custom_tool_call':
+      addCall(out, {
         id: item.call_id,
         type: 'function',
-        function: {
-          name: item.namespace === undefined ? item.name : namespacedName(item.namespace, item.name),
-          arguments: item.arguments,
-        },
-      };
-      // Parallel calls are consecutive items; chat holds them in one assistant message.
-      const last = out.at(-1);
-      if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
-      else out.push({ role: 'assistant', content: null, tool_calls: [call] });
+        function: { name: engineName(item), arguments: customArguments(item.input) },
+      });
       return;
-    }
+    case 'function_call':
+      addCall(out, {
+        id: item.call_id,
+        type: 'function',
+        function: { name: engineName(item), arguments: item.arguments },
+      });
+      return;
     case 'function_call_output':
+    case 'custom_tool_call_output':
       out.push({
         role: 'tool',
         tool_call_id: item.call_id,
@@ -88,7 +109,7 @@ function addItem(out: ChatMessage[], item: ResponsesItem, at: string): void {
   }
 }
 
-function messageOf(item: Extract<ResponsesItem, { role: string }>, at: string): ChatMessage {
+function messageOf(item: ResponsesMessage, at: string): ChatMessage {
   const role = item.role === 'developer' ? 'system' : item.role;
   if (typeof item.content === 'string') {
     if (role === 'assistant') return { role, content: item.content };
@@ -124,36 +145,48 @@ function chatPart(p: ResponsesPart, role: string, at: string): ChatPart {
   }
 }
 
-/** Tools, choice, sampling, format and reasoning, named as chat names them. */
+/**
+ * Tools, choice, sampling, format and reasoning, named as chat names them. `tools` are the ones
+ * offered: the request's and its additional_tools items'.
+ */
 export function chatFields(
   req: ResponsesRequest,
   can: EngineAbilities,
-): { fields: Record<string, unknown>; namespaced: Map<string, { namespace: string; name: string }> } {
+  tools: readonly ResponsesTool[] = (req.tools ?? []) as ResponsesTool[],
+): { fields: Record<string, unknown>; declared: Map<string, DeclaredTool> } {
   const fields: Record<string, unknown> = {};
-  const namespaced = new Map<string, { namespace: string; name: string }>();
-  const tools = (req.tools ?? []) as ResponsesTool[];
+  const declared = new Map<string, DeclaredTool>();
   // A model without tools is the door's to refuse (../../calls/text-door.ts).
   if (tools.length > 0) {
     fields.tools = tools.flatMap((t): unknown[] => {
       if (t.type === 'function') return [chatFunction(t.name, t)];
+      if (t.type === 'custom') {
+        declared.set(t.name, { name: t.name, custom: true });
+        return [customAsFunction(t.name, t, null)];
+      }
       // A hosted tool stays what it is: the door leaves it out, and says so.
       if (t.type !== 'namespace') return [{ type: t.type }];
       return t.tools.map((f) => {
         const name = namespacedName(t.name, f.name);
-        namespaced.set(name, { namespace: t.name, name: f.name });
-        const description = [t.description, f.description].filter((d) => d != null && d !== '').join('\n\n');
+        const context = t.description != null && t.description !== '' ? t.description : null;
+        if (f.type === 'custom') {
+          declared.set(name, { namespace: t.name, name: f.name, custom: true });
+          return customAsFunction(name, f, context);
+        }
+        declared.set(name, { namespace: t.name, name: f.name });
+        const description = [context, f.description].filter((d) => d != null && d !== '').join('\n\n');
         return chatFunction(name, { ...f, description });
       });
     });
   }
   const choice = req.tool_choice;
   if (choice != null) {
-    if (typeof choice === 'object' && choice.type !== 'function') {
+    if (typeof choice === 'object' && choice.type !== 'function' && choice.type !== 'custom') {
       fields.tool_choice = { type: choice.type }; // forcing a hosted tool: the door refuses it
     } else if (typeof choice === 'object') {
-      if (!tools.some((t) => t.type === 'function' && t.name === choice.name))
+      if (!tools.some((t) => t.type === choice.type && t.name === choice.name))
         throw invalid(
-          `tool_choice names ${JSON.stringify(choice.name)}, which is not in tools`,
+          `tool_choice names the ${choice.type} tool ${JSON.stringify(choice.name)}, which is not in tools`,
           'tool_choice.name',
         );
       fields.tool_choice = { type: 'function', function: { name: choice.name } };
@@ -188,7 +221,7 @@ export function chatFields(
     if (effort === 'none') fields.chat_template_kwargs = { enable_thinking: false };
     else fields.reasoning_effort = effort === 'minimal' ? 'low' : effort === 'xhigh' ? 'high' : effort;
   }
-  return { fields, namespaced };
+  return { fields, declared };
 }
 
 function chatFunction(

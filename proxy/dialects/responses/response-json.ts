@@ -31,7 +31,7 @@ export class ResponseJson {
     const tools =
       r.tools == null || r.tools.length === 0
         ? '[]'
-        : json(r.tools.map((t) => ({ ...t, strict: t.strict ?? null })));
+        : json(r.tools.map((t) => (t.type === 'function' ? { ...t, strict: t.strict ?? null } : t)));
     this.beforeUsage =
       `,"parallel_tool_calls":${or(r.parallel_tool_calls, 'true')},"previous_response_id":${or(r.previous_response_id, 'null')}` +
       `,"reasoning":{"effort":${or(r.reasoning?.effort, 'null')},"summary":${or(r.reasoning?.summary, 'null')}}` +

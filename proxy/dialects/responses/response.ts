@@ -3,10 +3,11 @@
 import { newLongId } from '../../../core/ids.ts';
 import type { ResponsesRequest } from '../../schemas/responses.ts';
 import type { CallCost, TextUsage } from '../../usage.ts';
+import { customInput, type DeclaredTool } from './custom-tools.ts';
 
 // Ids from the pooled generator (core/ids), not a crypto call each.
 export const responseId = (): string => newLongId('resp');
-export const itemId = (prefix: 'msg' | 'fc' | 'rs'): string => newLongId(prefix);
+export const itemId = (prefix: 'msg' | 'fc' | 'ctc' | 'rs'): string => newLongId(prefix);
 
 export type OutputItem =
   | {
@@ -30,6 +31,15 @@ export type OutputItem =
       call_id: string;
       name: string;
       arguments: string;
+      status: 'completed' | 'in_progress' | 'incomplete';
+      namespace?: string;
+    }
+  | {
+      type: 'custom_tool_call';
+      id: string;
+      call_id: string;
+      name: string;
+      input: string;
       status: 'completed' | 'in_progress' | 'incomplete';
       namespace?: string;
     };
@@ -68,8 +78,8 @@ export interface Echo {
   req: ResponsesRequest;
   /** What the response is made for (the request's max_output_tokens, or the default). */
   maxOutputTokens: number;
-  /** Functions in namespaces, by the name the engine calls them. */
-  namespaced: ReadonlyMap<string, { namespace: string; name: string }>;
+  /** Tools in namespaces and custom tools, by the name the engine calls them. */
+  declared: ReadonlyMap<string, DeclaredTool>;
   /**
    * Whether the request asked for a reasoning summary (reasoning.summary, or the deprecated
    * generate_summary): the reasoning is then given as the summary too.
@@ -83,7 +93,7 @@ export function echoOf(
   req: ResponsesRequest,
   model: string,
   maxOutputTokens: number,
-  namespaced: ReadonlyMap<string, { namespace: string; name: string }>,
+  declared: ReadonlyMap<string, DeclaredTool>,
 ): Echo {
   return {
     id: responseId(),
@@ -91,7 +101,7 @@ export function echoOf(
     model,
     req,
     maxOutputTokens,
-    namespaced,
+    declared,
     summarised: (req.reasoning?.summary ?? req.reasoning?.generate_summary) != null,
     background: req.background === true,
   };
@@ -99,8 +109,36 @@ export function echoOf(
 
 /** A call's name and namespace as the client declared them (the engine knows one flat name). */
 export function calledName(e: Echo, engineName: string): { name: string; namespace?: string } {
-  const ns = e.namespaced.get(engineName);
-  return ns === undefined ? { name: engineName } : { name: ns.name, namespace: ns.namespace };
+  const d = e.declared.get(engineName);
+  if (d === undefined) return { name: engineName };
+  return d.namespace === undefined ? { name: d.name } : { name: d.name, namespace: d.namespace };
+}
+
+/** The output item of one engine tool call: a function_call, or a custom tool's call. */
+export function callItem(
+  e: Echo,
+  engineName: string,
+  callId: string,
+  args: string,
+  status: 'completed' | 'in_progress' | 'incomplete',
+): Extract<OutputItem, { type: 'function_call' | 'custom_tool_call' }> {
+  if (e.declared.get(engineName)?.custom)
+    return {
+      type: 'custom_tool_call',
+      id: itemId('ctc'),
+      call_id: callId,
+      ...calledName(e, engineName),
+      input: status === 'in_progress' ? '' : customInput(args),
+      status,
+    };
+  return {
+    type: 'function_call',
+    id: itemId('fc'),
+    call_id: callId,
+    ...calledName(e, engineName),
+    arguments: args,
+    status,
+  };
 }
 
 /**
@@ -156,7 +194,7 @@ export function responseObject(
     temperature: r.temperature ?? 1,
     text: { format: r.text?.format ?? { type: 'text' }, verbosity: r.text?.verbosity ?? 'medium' },
     tool_choice: r.tool_choice ?? 'auto',
-    tools: (r.tools ?? []).map((t) => ({ ...t, strict: t.strict ?? null })),
+    tools: (r.tools ?? []).map((t) => (t.type === 'function' ? { ...t, strict: t.strict ?? null } : t)),
     top_p: r.top_p ?? 1,
     truncation: 'disabled',
     ...(s.usage === null ? {} : { usage: s.usage }),
@@ -206,13 +244,14 @@ export function outputOf(
       content: [{ type: 'output_text', text: msg.content, annotations: [], logprobs: [] }],
     });
   for (const call of Array.isArray(msg.tool_calls) ? msg.tool_calls : [])
-    output.push({
-      type: 'function_call',
-      id: itemId('fc'),
-      call_id: typeof call.id === 'string' ? call.id : newLongId('call'),
-      ...calledName(e, typeof call.function?.name === 'string' ? call.function.name : ''),
-      arguments: typeof call.function?.arguments === 'string' ? call.function.arguments : '',
-      status: incomplete ? 'incomplete' : 'completed',
-    });
+    output.push(
+      callItem(
+        e,
+        typeof call.function?.name === 'string' ? call.function.name : '',
+        typeof call.id === 'string' ? call.id : newLongId('call'),
+        typeof call.function?.arguments === 'string' ? call.function.arguments : '',
+        incomplete ? 'incomplete' : 'completed',
+      ),
+    );
   return { output, status: incomplete ? 'incomplete' : 'completed' };
 }

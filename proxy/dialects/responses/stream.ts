@@ -14,9 +14,11 @@ import type { ApiError } from '../../../core/errors.ts';
 import { DeltaReader } from '../../engine/frames/index.ts';
 import type { CallCost, TextUsage } from '../../usage.ts';
 import type { FastFrame, StreamTranslator } from '../translator.ts';
+import { customInput } from './custom-tools.ts';
 import { responseErrorCode } from './error-code.ts';
-import { calledName, type Echo, itemId, type OutputItem, type Status } from './response.ts';
+import { callItem, type Echo, itemId, type OutputItem, type Status } from './response.ts';
 import { ResponseJson } from './response-json.ts';
+import { deltaTail, EMPTY_REASONING_PART, EMPTY_SUMMARY_PART, EMPTY_TEXT_PART } from './stream-bytes.ts';
 
 interface ChunkChoice {
   delta?: {
@@ -38,25 +40,6 @@ export interface FinishedResponse {
 
 const EMPTY = Buffer.alloc(0);
 
-/**
- * The end of a text delta event after its JSON string, by sequence number: built once per number
- * for the first thousands (every stream's deltas are numbered from the same few), not per delta.
- */
-const TAILS: Buffer[] = [];
-const TAILS_KEPT = 8192;
-function deltaTail(seq: number): Buffer {
-  const kept = TAILS[seq];
-  if (kept !== undefined) return kept;
-  const tail = Buffer.from(`,"logprobs":[],"sequence_number":${seq}}\n\n`);
-  if (seq < TAILS_KEPT) TAILS[seq] = tail;
-  return tail;
-}
-
-/** The empty text part a message opens with; the empty parts a reasoning item opens with. */
-const EMPTY_TEXT_PART = '{"type":"output_text","text":"","annotations":[],"logprobs":[]}';
-const EMPTY_REASONING_PART = '{"type":"reasoning_text","text":""}';
-const EMPTY_SUMMARY_PART = '{"type":"summary_text","text":""}';
-
 type Open = { kind: 'reasoning' | 'text' } | { kind: 'tool'; toolIndex: number } | null;
 
 export class ResponsesStream {
@@ -72,6 +55,8 @@ export class ResponsesStream {
    */
   private textJson: Buffer = EMPTY;
   private textLength = 0;
+  /** The open custom tool call's JSON arguments so far. */
+  private customArgs = '';
 
   /** The JSON of each closed output item, as output_item.done sent it (the final output is these). */
   private readonly closedJson: string[] = [];
@@ -110,18 +95,19 @@ export class ResponsesStream {
         if (this.open?.kind !== 'tool' || this.open.toolIndex !== toolIndex)
           out += this.openItem(
             { kind: 'tool', toolIndex },
-            {
-              type: 'function_call',
-              id: itemId('fc'),
-              call_id: typeof call.id === 'string' ? call.id : `call_${this.echo.id.slice(5)}_${toolIndex}`,
-              ...calledName(this.echo, typeof call.function?.name === 'string' ? call.function.name : ''),
-              arguments: '',
-              status: 'in_progress',
-            },
+            callItem(
+              this.echo,
+              typeof call.function?.name === 'string' ? call.function.name : '',
+              typeof call.id === 'string' ? call.id : `call_${this.echo.id.slice(5)}_${toolIndex}`,
+              '',
+              'in_progress',
+            ),
           );
         const args = call.function?.arguments;
-        if (typeof args === 'string' && args !== '') {
-          const item = this.current() as Extract<OutputItem, { type: 'function_call' }>;
+        const item = this.current() as Extract<OutputItem, { type: 'function_call' | 'custom_tool_call' }>;
+        // A custom tool's text is inside the JSON arguments: it is sent whole when the call ends.
+        if (typeof args === 'string' && item.type === 'custom_tool_call') this.customArgs += args;
+        else if (typeof args === 'string' && args !== '' && item.type === 'function_call') {
           item.arguments += args;
           out += this.event(
             'response.function_call_arguments.delta',
@@ -334,6 +320,13 @@ export class ResponsesStream {
           `${at},"summary_index":0,"part":{"type":"summary_text","text":${text}}`,
         );
       }
+    } else if (item.type === 'custom_tool_call') {
+      item.status = status;
+      item.input = customInput(this.customArgs);
+      this.customArgs = '';
+      const input = JSON.stringify(item.input);
+      out += this.event('response.custom_tool_call_input.delta', `${at},"delta":${input}`);
+      out += this.event('response.custom_tool_call_input.done', `${at},"input":${input}`);
     } else {
       item.status = status;
       out += this.event(
