@@ -350,6 +350,87 @@ describe('Responses: function tools', () => {
     expect(assistant.tool_calls![0]!.function.name).toBe('crm__lookup');
   });
 
+  it('a custom (freeform) tool, alone or in a namespace added in the conversation (additional_tools, as Codex sends them): offered as a function of one string `input`, called back as custom_tool_call with that text, streamed and not; passed back and replayed from a stored response', async () => {
+    const client = h.client();
+    const patch = {
+      type: 'custom',
+      name: 'apply_patch',
+      description: 'Apply a patch',
+      format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' },
+    } as unknown as OpenAI.Responses.Tool;
+    let plain: OpenAI.Responses.Response | undefined;
+    const [first] = await sentDuring(async () => {
+      plain = await client.responses.create({
+        model: CHAT_MODEL,
+        input: 'Please use apply_patch with input="*** Begin Patch"',
+        tools: [patch],
+        max_output_tokens: 60,
+        store: false,
+      });
+    });
+    const offered = (
+      first!.tools as { function: { name: string; description: string; parameters: unknown } }[]
+    )[0]!.function;
+    expect(offered).toMatchObject({
+      name: 'apply_patch',
+      parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] },
+    });
+    expect(offered.description).toContain('start: /.+/');
+    expect(plain!.output.find((o) => o.type === 'custom_tool_call')).toMatchObject({
+      type: 'custom_tool_call',
+      name: 'apply_patch',
+      input: '*** Begin Patch',
+    });
+
+    // Streamed, the tools added in the conversation, stored for the next turn.
+    const added = {
+      type: 'additional_tools',
+      role: 'developer',
+      tools: [
+        { type: 'namespace', name: 'functions', description: '', tools: [{ type: 'custom', name: 'exec' }] },
+      ],
+    } as unknown as OpenAI.Responses.ResponseInputItem;
+    const events: { type: string; input?: string; response?: OpenAI.Responses.Response }[] = [];
+    await sentDuring(async () => {
+      const stream = await client.responses.create({
+        model: CHAT_MODEL,
+        input: [added, { role: 'user', content: 'Use functions__exec with input="1+1"' }],
+        max_output_tokens: 60,
+        stream: true,
+      });
+      for await (const e of stream) events.push(e as (typeof events)[number]);
+    });
+    expect(events.find((e) => e.type === 'response.custom_tool_call_input.done')?.input).toBe('1+1');
+    const done = events.find((e) => e.type === 'response.completed')!.response!;
+    const call = done.output.find(
+      (o) => o.type === 'custom_tool_call',
+    ) as OpenAI.Responses.ResponseCustomToolCall;
+    expect(call).toMatchObject({ name: 'exec', namespace: 'functions', input: '1+1' });
+
+    // The next turn: the call's output passed back; the stored turn (its added tools, the call) replayed.
+    const [next] = await sentDuring(() =>
+      client.responses.create({
+        model: CHAT_MODEL,
+        previous_response_id: done.id,
+        input: [{ type: 'custom_tool_call_output', call_id: call.call_id, output: '2' }],
+        max_output_tokens: 20,
+        store: false,
+      }),
+    );
+    expect((next!.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual([
+      'functions__exec',
+    ]);
+    const messages = next!.messages as { role: string; tool_calls?: unknown[]; content?: unknown }[];
+    expect(messages.find((m) => m.tool_calls)?.tool_calls).toEqual([
+      {
+        id: call.call_id,
+        type: 'function',
+        function: { name: 'functions__exec', arguments: '{"input":"1+1"}' },
+      },
+    ]);
+    expect(messages.at(-1)).toEqual({ role: 'tool', tool_call_id: call.call_id, content: '2' });
+  });
+
   it('tool_choice and parallel_tool_calls are carried as chat names them', async () => {
     const [sent] = await sentDuring(() =>
       h.client().responses.create({
