@@ -9,7 +9,7 @@ import { spendMonth, spendPeriod } from './billing/key-spend.ts';
 import { LeaseMetering } from './billing/leases.ts';
 import { Metering } from './billing/metering.ts';
 import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
-import { checkAccountLedger, checkLedger, ledgerOfRequest } from './ledger.ts';
+import { accountSpendCounted, checkAccountLedger, checkLedger, ledgerOfRequest } from './ledger.ts';
 
 const chat = (requestId: string) => ({
   keyId: 'key_1',
@@ -131,6 +131,39 @@ describe('ledger check', () => {
       ]),
     );
     expect(problems).toHaveLength(4);
+  });
+
+  it("an install upgraded mid-period: the account's own spend (`*`) is checked only for periods after the day it began counting; an account that spent nothing before is checked in full", async () => {
+    const { accountId, m } = await busyAccount();
+    const k = accountKeys(accountId);
+    // busyAccount's keyed charge came first: counted in full, a wrong `*` is named.
+    expect(await r.redis.hget(k.keySpend, 'since:*')).toBe('0');
+    const month = spendMonth(Date.now());
+    await r.redis.hincrby(k.keySpend, `spent:*:${month}`, 3);
+    expect((await checkAccountLedger(r.redis, accountId, { toleranceMs: 0 })).problems).toEqual([
+      `key * spent 303 in ${month}, but its charges − refunds in the usage stream in that period are 300`,
+    ]);
+    // As an older release left it: keyed spend, no `*` at all. A new charge starts counting `*`
+    // from today, and today's, this week's and this month's `*` are not compared (they began before).
+    for (const f of Object.keys(await r.redis.hgetall(k.keySpend)))
+      if (f.startsWith('spent:*:') || f === 'since:*') await r.redis.hdel(k.keySpend, f);
+    expect((await checkAccountLedger(r.redis, accountId, { toleranceMs: 0 })).problems).toEqual([]);
+    await m.reserve({ accountId, holdId: 'req_b', min: 1, max: 50, ttlMs: 60_000, keyId: 'key_1' });
+    await m.settle({ accountId, holdId: 'req_b', cost: 40, usage: { ...chat('req_b'), keyId: 'key_1' } });
+    expect(await r.redis.hget(k.keySpend, 'since:*')).toBe(spendPeriod('day', Date.now()));
+    expect((await checkAccountLedger(r.redis, accountId, { toleranceMs: 0 })).problems).toEqual([]);
+  });
+
+  it('accountSpendCounted: whole periods after the day counting began, all of them from the start', () => {
+    expect(accountSpendCounted('202611', undefined)).toBe(false);
+    expect(accountSpendCounted('202611', '0')).toBe(true);
+    expect(accountSpendCounted('20261128', '20261128')).toBe(false);
+    expect(accountSpendCounted('20261129', '20261128')).toBe(true);
+    expect(accountSpendCounted('w20261123', '20261128')).toBe(false);
+    expect(accountSpendCounted('w20261130', '20261128')).toBe(true);
+    expect(accountSpendCounted('202611', '20261128')).toBe(false);
+    expect(accountSpendCounted('202612', '20261128')).toBe(true);
+    expect(accountSpendCounted('202612', '202611')).toBe(true);
   });
 
   it('names refunds beyond their charge (written around the refund script)', async () => {

@@ -291,6 +291,20 @@ function withAccountSpend(keyMonths: Map<string, number>): void {
   }
 }
 
+/**
+ * Whether the account's own spend (`*`) was counted for the whole of `period` (YYYYMM, YYYYMMDD or
+ * wYYYYMMDD): from its first charge for an account that had spent nothing before (`since` '0');
+ * for an install upgraded mid-period, only periods beginning after the day it began (common.lua
+ * add_spent); never when nothing has counted it yet.
+ */
+export function accountSpendCounted(period: string, since: string | undefined): boolean {
+  if (since === undefined) return false;
+  if (since === '0') return true;
+  const start = (s: string) => (s.startsWith('w') ? s.slice(1) : s.length === 6 ? `${s}01` : s);
+  // The day it began is left out too: part of it came before.
+  return start(period) > start(since);
+}
+
 function keySpendProblems(
   raw: Record<string, string>,
   streamMonths: ReadonlyMap<string, number>,
@@ -302,6 +316,7 @@ function keySpendProblems(
   const holdsOfKey = new Map<string, number>();
   const running = { problems: [] as string[], slots: new Map<string, number>() };
   for (const [field, value] of Object.entries(raw)) {
+    if (field === `since:${ACCOUNT_SPEND_KEY}`) continue;
     if (field.startsWith('spent:')) spent.set(field.slice(6), Number(value));
     else if (field.startsWith('held:')) held.set(field.slice(5), Number(value));
     else if (field.startsWith('h:') || field.startsWith('ah:')) {
@@ -315,7 +330,9 @@ function keySpendProblems(
       problems.push(`unknown key spend field '${field}'`);
   }
   problems.push(...runningProblems(raw, running));
+  const since = raw[`since:${ACCOUNT_SPEND_KEY}`];
   for (const km of new Set([...spent.keys(), ...streamMonths.keys()])) {
+    if (km.startsWith(`${ACCOUNT_SPEND_KEY}:`) && !accountSpendCounted(km.slice(2), since)) continue;
     const recorded = spent.get(km) ?? 0;
     const summed = streamMonths.get(km) ?? 0;
     if (recorded !== summed) {

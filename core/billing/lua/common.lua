@@ -135,7 +135,15 @@ local ACCOUNT_KEY = '*'
 
 local function add_spent(keyspend, key, periods, amount)
   if key == '' or amount == 0 then return end
-  for _, p in ipairs(spend_periods(periods)) do
+  local list = spend_periods(periods)
+  -- Since when `*` counts (ledger.ts): '0' for an account that had spent nothing before (complete),
+  -- else the day it began — an install upgraded mid-period has earlier keyed spend `*` never saw,
+  -- so the ledger check leaves out the periods that began before it. Looked up once per account.
+  if redis.call('HEXISTS', keyspend, 'since:' .. ACCOUNT_KEY) == 0 then
+    local earlier = redis.call('HSCAN', keyspend, '0', 'MATCH', 'spent:*', 'COUNT', 1000)[2]
+    redis.call('HSET', keyspend, 'since:' .. ACCOUNT_KEY, #earlier == 0 and '0' or (list[2] or list[1]))
+  end
+  for _, p in ipairs(list) do
     redis.call('HINCRBY', keyspend, 'spent:' .. key .. ':' .. p, int(amount))
     redis.call('HINCRBY', keyspend, 'spent:' .. ACCOUNT_KEY .. ':' .. p, int(amount))
   end
