@@ -8,6 +8,7 @@
 import type { CatalogueEntry, CatalogueSnapshot } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { DemandBoard } from './board.ts';
+import type { WaitObserver } from './fair-queue.ts';
 
 /** What a held call needs of the call's Cancel (../engine/cancel.ts, which imports this folder). */
 interface Abortable {
@@ -26,6 +27,8 @@ export class ColdHold {
   constructor(
     private readonly catalogue: CatalogueSnapshot,
     private readonly board: DemandBoard,
+    /** How long a held call waited and how it ended (admitted: an engine came up). */
+    private readonly waited: WaitObserver = () => {},
   ) {}
 
   /** Whether a call for this entry, as it is, would be held. */
@@ -44,11 +47,12 @@ export class ColdHold {
     const leave = this.board.enter(entry.id, 'held');
     onHeld?.();
     const started = performance.now();
+    let outcome: 'admitted' | 'refused' | 'cancelled' = 'cancelled';
     let unlisten = () => {};
     let timer: NodeJS.Timeout | undefined;
     let onCancel: ((reason: unknown) => void) | undefined;
     try {
-      return await new Promise<CatalogueEntry>((resolve, reject) => {
+      const ready = await new Promise<CatalogueEntry>((resolve, reject) => {
         const check = () => {
           const now = this.catalogue.get(entry.id);
           if (now !== undefined && now.endpoints.length > 0) resolve(now);
@@ -56,10 +60,16 @@ export class ColdHold {
         unlisten = this.catalogue.onChange(check);
         onCancel = (reason) => reject(reason);
         cancel.onAbort(onCancel);
-        timer = setTimeout(() => reject(coldStartTimeout(entry.id, performance.now() - started)), timeoutMs);
+        timer = setTimeout(() => {
+          outcome = 'refused';
+          reject(coldStartTimeout(entry.id, performance.now() - started));
+        }, timeoutMs);
         check();
       });
+      outcome = 'admitted';
+      return ready;
     } finally {
+      this.waited(entry.id, (performance.now() - started) / 1000, outcome);
       leave();
       unlisten();
       clearTimeout(timer);

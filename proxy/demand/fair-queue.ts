@@ -94,10 +94,20 @@ interface Abortable {
   off(hook: (reason: unknown) => void): void;
 }
 
+/** How long a call waited, and how the wait ended: the queue-wait and cold-hold histograms. */
+export type WaitObserver = (
+  model: string,
+  seconds: number,
+  outcome: 'admitted' | 'refused' | 'cancelled',
+) => void;
+
 export class FairQueue {
   private readonly models = new Map<string, ModelQueue>();
 
-  constructor(private readonly board: DemandBoard) {}
+  constructor(
+    private readonly board: DemandBoard,
+    private readonly waited: WaitObserver = () => {},
+  ) {}
 
   /**
    * A slot in the model's engines for one call: at once when one is free and nobody waits, else
@@ -118,6 +128,8 @@ export class FairQueue {
     if (!q.makeRoom(o.account, o.bytes, o.limits, o.model))
       throw modelOverloaded(o.model, 'its queue is full');
     const leave = this.board.enter(o.model, 'queued');
+    const started = performance.now();
+    let outcome: 'admitted' | 'refused' | 'cancelled' = 'cancelled';
     let timer: NodeJS.Timeout | undefined;
     let onCancel: ((reason: unknown) => void) | undefined;
     try {
@@ -135,14 +147,16 @@ export class FairQueue {
           q.remove(o.account, w);
           reject(err);
         };
-        timer = setTimeout(
-          () => give(modelOverloaded(o.model, `no slot within ${Math.round(o.limits.maxWaitMs / 1000)} s`)),
-          o.limits.maxWaitMs,
-        );
+        timer = setTimeout(() => {
+          outcome = 'refused';
+          give(modelOverloaded(o.model, `no slot within ${Math.round(o.limits.maxWaitMs / 1000)} s`));
+        }, o.limits.maxWaitMs);
         onCancel = give;
         cancel.onAbort(onCancel);
       });
+      outcome = 'admitted';
     } finally {
+      this.waited(o.model, (performance.now() - started) / 1000, outcome);
       leave();
       clearTimeout(timer);
       if (onCancel !== undefined) cancel.off(onCancel);
