@@ -99,6 +99,10 @@ export const queueSpecSchema = z.strictObject({
   maxWaitSeconds: z.number().int().min(1).max(3_600).optional(),
 });
 
+/** spec.engine.tokenizer: a Hugging Face repo, org/name, optionally @revision (operator/tokenizer.ts). */
+export const TOKENIZER_PATTERN =
+  '^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*(@[A-Za-z0-9._/-]{1,128})?$';
+
 export const engineSpecSchema = z.strictObject({
   type: z.enum(engineTypes),
   image: z.string().min(1).optional(),
@@ -160,6 +164,8 @@ export const engineSpecSchema = z.strictObject({
     .array(z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name such as images.example.com'))
     .max(64)
     .optional(),
+  /** The Hugging Face repo (`org/name[@revision]`) whose tokenizer the proxies route with (operator/tokenizer.ts). */
+  tokenizer: z.string().regex(new RegExp(TOKENIZER_PATTERN)).max(300).optional(),
 });
 export type EngineSpec = z.infer<typeof engineSpecSchema>;
 
