@@ -31,7 +31,7 @@ export async function loadPromptTokenizer(
   const special = { bos_token: tokenText(config.bos_token), eos_token: tokenText(config.eos_token) };
   return (prompt) => {
     const text = template.render({
-      messages: prompt.messages.map(flattenTextParts),
+      messages: prompt.messages.map((m) => parsedToolArguments(flattenTextParts(m))),
       ...(prompt.tools ? { tools: prompt.tools } : {}),
       add_generation_prompt: true,
       ...special,
@@ -76,6 +76,29 @@ function flattenTextParts(raw: unknown): unknown {
     .map((p) => p.text as string)
     .join('\n');
   return { ...m, content: text };
+}
+
+/**
+ * vLLM hands a template an assistant's tool-call arguments as an object, parsed from the JSON string
+ * the chat API carries (vllm/renderers/chat_utils.py _postprocess_messages, as Transformers asks),
+ * after its request model has put the function's keys in its own order.
+ */
+function parsedToolArguments(raw: unknown): unknown {
+  const m = raw as { role?: unknown; tool_calls?: unknown };
+  if (m?.role !== 'assistant' || !Array.isArray(m.tool_calls)) return raw;
+  const calls = (m.tool_calls as { function?: { arguments?: unknown } }[]).map((c) => {
+    const args = c?.function?.arguments;
+    if (typeof args !== 'string') return c;
+    try {
+      // Keys in the order vLLM's request model declares them (OpenAI's Function: arguments, name):
+      // a template's `tojson` writes them in that order (seen against vLLM 0.32's /tokenize).
+      const { arguments: _, ...rest } = c.function as Record<string, unknown>;
+      return { ...c, function: { arguments: JSON.parse(args) as unknown, ...rest } };
+    } catch {
+      return c;
+    }
+  });
+  return { ...m, tool_calls: calls };
 }
 
 function chatTemplateOf(config: Record<string, unknown>): string {

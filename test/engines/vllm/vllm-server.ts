@@ -102,18 +102,20 @@ export async function startVllm(opts: { startTimeoutMs?: number } = {}): Promise
   const port = await freePort();
   const spec = tinyVllmModel(modelDir);
   const { container } = engineTemplate(spec, { ...spec.engine!, port });
-  // Loopback instead of 0.0.0.0, and the KV-event sockets on free loopback ports instead of the
-  // pod's fixed 5557/5558 (other runs share this machine).
+  // Loopback instead of 0.0.0.0, and the KV-event sockets on free ports instead of the pod's
+  // fixed 5557/5558 (other runs share this machine).
   const kvPorts = { events: await freePort(), replay: await freePort() };
   let kvEvents: VllmServer['kvEvents'];
   const args = (container.args ?? []).map((a, i, all) => {
     if (all[i - 1] === '--host') return '127.0.0.1';
     if (all[i - 1] !== '--kv-events-config') return a;
     const config = JSON.parse(a) as Record<string, unknown>;
-    config.endpoint = `tcp://127.0.0.1:${kvPorts.events}`;
+    // vLLM binds a PUB endpoint only when it has a wildcard (`*`), as the pod's does; a host
+    // address it connects to instead (vllm/distributed/kv_events.py _is_bind_endpoint).
+    config.endpoint = `tcp://*:${kvPorts.events}`;
     config.replay_endpoint = `tcp://127.0.0.1:${kvPorts.replay}`;
     kvEvents = {
-      url: config.endpoint as string,
+      url: `tcp://127.0.0.1:${kvPorts.events}`,
       replayUrl: config.replay_endpoint as string,
       topic: String(config.topic),
     };
