@@ -88,6 +88,10 @@ const schema = z.object({
   PROXY_ROUTING_METRICS_STALE_MS: z.coerce.number().int().positive().default(1_000),
   /** Blocks the index keeps per model (each a few hundred bytes with its holders). */
   PROXY_ROUTING_INDEX_BLOCKS: z.coerce.number().int().positive().default(1_000_000),
+  /** Where a catalogue `tokenizer: hf:<repo>` is fetched from: the Hugging Face hub or a mirror. */
+  PROXY_TOKENIZER_HUB_URL: z.string().url().default('https://huggingface.co'),
+  /** HF_TOKEN for gated tokenizers; sent to PROXY_TOKENIZER_HUB_URL only, never logged. */
+  PROXY_TOKENIZER_HUB_TOKEN: z.string().min(1).optional(),
   /**
    * Tracing (proxy/tracing/): off unless an OTLP/HTTP collector is named. The standard variable,
    * the collector's base URL; spans go to <endpoint>/v1/traces.

@@ -11,7 +11,7 @@ import { engineScalingProperties } from './crd-scaling.ts';
 import { int, named, ref, type Schema, str } from './crd-schema.ts';
 import { engineWeightsProperties, weightsColumn } from './crd-weights.ts';
 import { DECIMAL_PATTERN, engineTypes, GROUP, ID_PATTERN, PLURAL, VERSION } from './model.ts';
-import { INT_OR_PERCENT_PATTERN, RESOURCE_PROFILE_PATTERN } from './model-spec.ts';
+import { INT_OR_PERCENT_PATTERN, RESOURCE_PROFILE_PATTERN, TOKENIZER_PATTERN } from './model-spec.ts';
 import { idImmutableRule, nameRule, specRules } from './rules.ts';
 
 const bool = (description: string): Schema => ({ type: 'boolean', description });
@@ -173,6 +173,12 @@ const engine: Schema = {
       description:
         'vLLM: the only hosts the engine may download media URLs from (--allowed-media-domains). Unset: any public host the proxy lets through.',
     },
+    tokenizer: str({
+      pattern: TOKENIZER_PATTERN,
+      maxLength: 300,
+      description:
+        'vLLM: the Hugging Face repo (org/name, optionally @revision) whose tokenizer.json and tokenizer_config.json the proxies fetch to route by prefix cache. Default: the weights’ huggingFace repo, or engine.model when it names a repo.',
+    }),
   },
 };
 

@@ -5,6 +5,7 @@ import type { CatalogueEntryInput, Price, QueueLimits } from '../core/catalogue/
 import { coldStartTimeoutMs, queueLimits } from './autoscale/policy.ts';
 import type { KvEventsAddress } from './kv-events.ts';
 import { type Model, type ModelSpec, modelSource } from './model.ts';
+import { catalogueTokenizer } from './tokenizer.ts';
 
 /** Base URLs of ready endpoints. Kubernetes says a missing `ready` means ready. Sorted, unique. */
 export function readyEndpoints(slices: readonly V1EndpointSlice[]): string[] {
@@ -59,6 +60,7 @@ export function catalogueEntryFor(
   kvEvents: ReadonlyMap<string, KvEventsAddress> = new Map(),
 ): CatalogueEntryInput {
   const s = model.spec;
+  const tokenizer = catalogueTokenizer(s);
   return {
     id: s.id,
     kind: s.kind,
@@ -84,8 +86,8 @@ export function catalogueEntryFor(
       const kv = kvEvents.get(url);
       return kv ? { url, kvEvents: kv } : { url };
     }),
-    // The simulator's tokenizer is known to the proxy; a real engine's is named on the catalogue.
-    ...(s.engine?.type === 'simulator' ? { tokenizer: 'simulator' } : {}),
+    // What the proxies tokenize with to route by the engines' KV events (tokenizer.ts).
+    ...(tokenizer ? { tokenizer } : {}),
     ...coldStart(s.engine),
     ownedBy: s.ownedBy ?? 'modelplane',
     created: unixSeconds(model.metadata.creationTimestamp),

@@ -116,6 +116,10 @@ export const adapterSpecSchema = z.strictObject({
   source: z.string().min(1).max(1024),
 });
 
+/** spec.engine.tokenizer: a Hugging Face repo, org/name, optionally @revision (operator/tokenizer.ts). */
+export const TOKENIZER_PATTERN =
+  '^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*(@[A-Za-z0-9._/-]{1,128})?$';
+
 export const engineSpecSchema = z.strictObject({
   type: z.enum(engineTypes),
   image: z.string().min(1).optional(),
@@ -179,6 +183,9 @@ export const engineSpecSchema = z.strictObject({
     .optional(),
   /** This engine hosts LoRA adapter Models (spec.adapter) loaded at runtime (operator/adapters/). */
   lora: loraSpecSchema.optional(),
+
+  /** The Hugging Face repo (`org/name[@revision]`) whose tokenizer the proxies route with (operator/tokenizer.ts). */
+  tokenizer: z.string().regex(new RegExp(TOKENIZER_PATTERN)).max(300).optional(),
 });
 export type EngineSpec = z.infer<typeof engineSpecSchema>;
 

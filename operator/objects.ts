@@ -3,6 +3,7 @@
 import type { V1Deployment, V1OwnerReference, V1Service } from '@kubernetes/client-node';
 import { drainFor } from './drain.ts';
 import { enginePort, engineTemplate } from './engines/index.ts';
+import { kvEventsServicePorts } from './engines/vllm-kv-events.ts';
 import { API_VERSION, type EngineSpec, type Model } from './model.ts';
 import type { Placement } from './placement.ts';
 import { withScratch } from './scratch.ts';
@@ -106,7 +107,11 @@ export function serviceFor(model: Model, engine: EngineSpec): V1Service {
     spec: {
       type: 'ClusterIP',
       selector: podSelector(model),
-      ports: [{ name: 'http', port, targetPort: 'http', protocol: 'TCP' }],
+      ports: [
+        { name: 'http', port, targetPort: 'http', protocol: 'TCP' },
+        // Where a vLLM publishes its KV events; the EndpointSlice carries them to the catalogue.
+        ...kvEventsServicePorts(model.spec, engine),
+      ],
     },
   };
 }

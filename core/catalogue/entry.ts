@@ -124,8 +124,9 @@ export const catalogueEntrySchema = z.object({
   queue: queueLimitsSchema.optional(),
   /**
    * How the proxy tokenizes a request as this model's engine does, to match it against the engines'
-   * KV events: 'simulator' (engines/simulator's tokenizer), or a directory holding the model's
-   * tokenizer.json and tokenizer_config.json (its chat_template). Unset: no prefix index routing.
+   * KV events: 'simulator' (engines/simulator's tokenizer), a directory holding the model's
+   * tokenizer.json and tokenizer_config.json (its chat_template), or `hf:<repo>[@<revision>]`
+   * to fetch those two from the hub (operator/tokenizer.ts). Unset: no prefix index routing.
    */
   tokenizer: z.string().min(1).optional(),
   ownedBy: z.string().default('modelplane'),

@@ -117,6 +117,15 @@ describe('engine pod templates', () => {
       '--enable-auto-tool-choice',
       '--tool-call-parser',
       'hermes',
+      // ./vllm-kv-events.ts: the proxies' prefix index follows these.
+      '--kv-events-config',
+      JSON.stringify({
+        enable_kv_cache_events: true,
+        publisher: 'zmq',
+        endpoint: 'tcp://*:5557',
+        replay_endpoint: 'tcp://*:5558',
+        topic: 'kv@Meta-Llama/Llama-3.1-8B-Instruct',
+      }),
       '--seed',
       '1',
       // operator/drain.ts: in-flight streams finish on SIGTERM (vLLM's default 0 aborts them).

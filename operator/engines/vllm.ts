@@ -2,6 +2,7 @@
 // switched on so the proxy can bill cached tokens and a stream cut short (DESIGN "Money").
 import { gpuServerArgs, gpuServerTemplate } from './gpu-server.ts';
 import { type EngineDefaults, type EngineInput, type EngineTemplate, hasFlag } from './types.ts';
+import { kvEventsContainerPorts, vllmKvEventsArgs } from './vllm-kv-events.ts';
 
 /**
  * v0.32.0: a current release (the one the proxy was tried against for real, docs/engines.md "Real engines"),
@@ -39,10 +40,12 @@ export function vllmTemplate(input: EngineInput): EngineTemplate {
     if (lora.maxLoras !== undefined) args.push('--max-loras', String(lora.maxLoras));
     if (lora.maxLoraRank !== undefined) args.push('--max-lora-rank', String(lora.maxLoraRank));
   }
+  args.push(...vllmKvEventsArgs(input.spec, input.engine, input.servedName));
   const { container, volumes } = gpuServerTemplate(input, {
     image: input.engine.image ?? vllmDefaults.image,
     args,
   });
+  container.ports = [...(container.ports ?? []), ...kvEventsContainerPorts(input.spec, input.engine)];
   if (!(container.env ?? []).some((e) => e.name === 'VLLM_MEDIA_URL_ALLOW_REDIRECTS'))
     container.env = [...(container.env ?? []), { name: 'VLLM_MEDIA_URL_ALLOW_REDIRECTS', value: '0' }];
   if (lora)

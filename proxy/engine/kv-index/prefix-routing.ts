@@ -12,6 +12,7 @@ import { type FeedLog, KvEventFeed } from './feed.ts';
 import { PrefixIndex } from './prefix-index.ts';
 import { type ChatPrompt, loadPromptTokenizer, type PromptTokenizer } from './prompt-tokens.ts';
 import { cachedTokens, expectedTtftMs, type RoutingWeights } from './score.ts';
+import type { HubAccess } from './tokenizer-files.ts';
 
 /** Lower is better: the expected time to first token on `url` with `inFlight` requests there. */
 export type EndpointScore = (url: string, inFlight: number) => number;
@@ -37,6 +38,8 @@ export class PrefixRouting {
       weights: RoutingWeights;
       maxBlocksPerModel: number;
       log: FeedLog;
+      /** Where `hf:` tokenizers come from (./tokenizer-files.ts); default the public hub. */
+      hub?: HubAccess;
       /** Scrape the engines' /metrics every intervalMs (0: never), trusting a report for staleMs. */
       metrics?: { intervalMs: number; staleMs: number; inFlight: (url: string) => number };
     },
@@ -104,7 +107,7 @@ export class PrefixRouting {
     if (typeof t === 'function') return t;
     if (t === undefined) {
       this.tokenizers.set(spec, 'loading');
-      loadPromptTokenizer(spec).then(
+      loadPromptTokenizer(spec, this.o.hub).then(
         (fn) => this.tokenizers.set(spec, fn),
         (err: unknown) => {
           this.tokenizers.set(spec, 'failed');

@@ -4,14 +4,14 @@
 // model covers all three. Two kinds:
 // - 'simulator': engines/simulator's own tokenizer (its README: runs of ≤ 4 non-space characters,
 //   message texts joined by newlines, ids a cyrb53 hash of the piece) — its cache is keyed by those.
-// - a directory with the model's tokenizer.json and tokenizer_config.json: the chat template
+// - the model's tokenizer.json and tokenizer_config.json (a directory, or `hf:<repo>` fetched from
+//   the hub: ./tokenizer-files.ts): the chat template
 //   rendered with Jinja as vLLM renders it (messages, tools, add_generation_prompt), then encoded
 //   without special tokens (the template writes them), as vLLM's chat path does.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { blockKey } from './block-keys.ts';
+import { type HubAccess, tokenizerFiles } from './tokenizer-files.ts';
 
 export interface ChatPrompt {
   messages: readonly unknown[];
@@ -20,20 +20,18 @@ export interface ChatPrompt {
 
 export type PromptTokenizer = (prompt: ChatPrompt) => number[];
 
-export async function loadPromptTokenizer(spec: string): Promise<PromptTokenizer> {
+export async function loadPromptTokenizer(
+  spec: string,
+  hub: HubAccess = { url: 'https://huggingface.co' },
+): Promise<PromptTokenizer> {
   if (spec === 'simulator') return simulatorTokens;
-  const [json, config] = await Promise.all([
-    readFile(join(spec, 'tokenizer.json'), 'utf8').then(JSON.parse),
-    readFile(join(spec, 'tokenizer_config.json'), 'utf8').then(JSON.parse) as Promise<
-      Record<string, unknown>
-    >,
-  ]);
+  const { json, config } = await tokenizerFiles(spec, hub);
   const tokenizer = new Tokenizer(json, config);
   const template = new Template(chatTemplateOf(config));
   const special = { bos_token: tokenText(config.bos_token), eos_token: tokenText(config.eos_token) };
   return (prompt) => {
     const text = template.render({
-      messages: prompt.messages.map(flattenTextParts),
+      messages: prompt.messages.map((m) => parsedToolArguments(flattenTextParts(m))),
       ...(prompt.tools ? { tools: prompt.tools } : {}),
       add_generation_prompt: true,
       ...special,
@@ -78,6 +76,29 @@ function flattenTextParts(raw: unknown): unknown {
     .map((p) => p.text as string)
     .join('\n');
   return { ...m, content: text };
+}
+
+/**
+ * vLLM hands a template an assistant's tool-call arguments as an object, parsed from the JSON string
+ * the chat API carries (vllm/renderers/chat_utils.py _postprocess_messages, as Transformers asks),
+ * after its request model has put the function's keys in its own order.
+ */
+function parsedToolArguments(raw: unknown): unknown {
+  const m = raw as { role?: unknown; tool_calls?: unknown };
+  if (m?.role !== 'assistant' || !Array.isArray(m.tool_calls)) return raw;
+  const calls = (m.tool_calls as { function?: { arguments?: unknown } }[]).map((c) => {
+    const args = c?.function?.arguments;
+    if (typeof args !== 'string') return c;
+    try {
+      // Keys in the order vLLM's request model declares them (OpenAI's Function: arguments, name):
+      // a template's `tojson` writes them in that order (seen against vLLM 0.32's /tokenize).
+      const { arguments: _, ...rest } = c.function as Record<string, unknown>;
+      return { ...c, function: { arguments: JSON.parse(args) as unknown, ...rest } };
+    } catch {
+      return c;
+    }
+  });
+  return { ...m, tool_calls: calls };
 }
 
 function chatTemplateOf(config: Record<string, unknown>): string {

@@ -27,6 +27,10 @@ export function prefixRouting(
       inFlight,
     },
     maxBlocksPerModel: config.PROXY_ROUTING_INDEX_BLOCKS,
+    hub: {
+      url: config.PROXY_TOKENIZER_HUB_URL,
+      ...(config.PROXY_TOKENIZER_HUB_TOKEN ? { token: config.PROXY_TOKENIZER_HUB_TOKEN } : {}),
+    },
     log,
   });
   routing.follow(catalogue);

@@ -14,8 +14,13 @@ import type { ModelSpec } from '../../../operator/model.ts';
 const here = fileURLToPath(new URL('.', import.meta.url));
 
 export const VLLM_MODEL = 'Tiny/Llama-2L';
-/** Small enough that a "too long" prompt is quick to send; larger than one 128-token CPU block. */
+/** Small enough that a "too long" prompt is quick to send; many KV blocks (VLLM_BLOCK). */
 export const VLLM_CONTEXT = 1024;
+/**
+ * vLLM's KV block on this run. The CPU backend defaults to 128 and prefers multiples of 32
+ * (vllm/platforms/cpu.py); 32 makes "within one block" a close check on the prefix index.
+ */
+export const VLLM_BLOCK = 32;
 
 export interface VllmServer {
   url: string;
@@ -26,6 +31,15 @@ export interface VllmServer {
   version: string;
   /** Where vLLM's own output went. */
   logFile: string;
+  /** The tiny model's directory: its tokenizer.json and tokenizer_config.json (empty: not ours). */
+  modelDir: string;
+  /** Where vLLM publishes its KV events (the operator's --kv-events-config, on loopback ports). */
+  kvEvents?: { url: string; replayUrl: string; topic: string };
+  /**
+   * Signals vLLM's main process alone, as the kubelet signals a container's PID 1 (the engine core
+   * is its child, stopped by it); resolves with the exit code.
+   */
+  signal(signal: NodeJS.Signals): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -43,7 +57,16 @@ export function tinyVllmModel(modelDir: string): ModelSpec {
       gpus: 0,
       // Random weights (no download); float32, which every CPU runs; few sequences, so the KV
       // cache vLLM sizes from VLLM_CPU_KVCACHE_SPACE is enough.
-      args: ['--load-format', 'dummy', '--dtype', 'float32', '--max-num-seqs', '8'],
+      args: [
+        '--load-format',
+        'dummy',
+        '--dtype',
+        'float32',
+        '--max-num-seqs',
+        '8',
+        '--block-size',
+        String(VLLM_BLOCK),
+      ],
       env: [
         { name: 'VLLM_CPU_KVCACHE_SPACE', value: '1' },
         { name: 'VLLM_CPU_OMP_THREADS_BIND', value: 'nobind' },
@@ -79,7 +102,25 @@ export async function startVllm(opts: { startTimeoutMs?: number } = {}): Promise
   const port = await freePort();
   const spec = tinyVllmModel(modelDir);
   const { container } = engineTemplate(spec, { ...spec.engine!, port });
-  const args = (container.args ?? []).map((a, i, all) => (all[i - 1] === '--host' ? '127.0.0.1' : a));
+  // Loopback instead of 0.0.0.0, and the KV-event sockets on free ports instead of the pod's
+  // fixed 5557/5558 (other runs share this machine).
+  const kvPorts = { events: await freePort(), replay: await freePort() };
+  let kvEvents: VllmServer['kvEvents'];
+  const args = (container.args ?? []).map((a, i, all) => {
+    if (all[i - 1] === '--host') return '127.0.0.1';
+    if (all[i - 1] !== '--kv-events-config') return a;
+    const config = JSON.parse(a) as Record<string, unknown>;
+    // vLLM binds a PUB endpoint only when it has a wildcard (`*`), as the pod's does; a host
+    // address it connects to instead (vllm/distributed/kv_events.py _is_bind_endpoint).
+    config.endpoint = `tcp://*:${kvPorts.events}`;
+    config.replay_endpoint = `tcp://127.0.0.1:${kvPorts.replay}`;
+    kvEvents = {
+      url: `tcp://127.0.0.1:${kvPorts.events}`,
+      replayUrl: config.replay_endpoint as string,
+      topic: String(config.topic),
+    };
+    return JSON.stringify(config);
+  });
   const env: Record<string, string> = { ...process.env } as Record<string, string>;
   for (const e of container.env ?? []) env[e.name] = e.value ?? '';
   // Offline: nothing may be fetched from a model hub, and no usage report sent anywhere.
@@ -128,6 +169,16 @@ export async function startVllm(opts: { startTimeoutMs?: number } = {}): Promise
     args,
     version,
     logFile,
+    modelDir,
+    ...(kvEvents ? { kvEvents } : {}),
+    signal(signal) {
+      const gone = new Promise<number>((resolve) => {
+        if (exited !== null) resolve(exited);
+        else child.once('exit', (code) => resolve(code ?? -1));
+      });
+      if (child.pid !== undefined && exited === null) process.kill(child.pid, signal);
+      return gone;
+    },
     async stop() {
       const gone = new Promise<void>((resolve) => {
         if (exited !== null) resolve();
@@ -145,7 +196,18 @@ export async function startVllm(opts: { startTimeoutMs?: number } = {}): Promise
 
 /** A vLLM someone else started (serve.ts): used as is, and left running. */
 export function runningVllm(url: string): VllmServer {
-  return { url, model: VLLM_MODEL, args: [], version: 'already running', logFile: '', stop: async () => {} };
+  return {
+    url,
+    model: VLLM_MODEL,
+    args: [],
+    version: 'already running',
+    logFile: '',
+    modelDir: '',
+    signal: async () => {
+      throw new Error('not ours to signal');
+    },
+    stop: async () => {},
+  };
 }
 
 /** vLLM runs its engine in a child process: the whole process group (ours alone) is signalled. */

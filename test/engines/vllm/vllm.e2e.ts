@@ -337,7 +337,7 @@ describe(`the proxy in front of a real vLLM`, () => {
   it('BILL-1 prefix caching: a repeated long prompt reports cached tokens, billed at the cached rate', async () => {
     const a = await h.newAccount({ credit: '1' });
     const client = h.client(a.secret);
-    // About 320 tokens: two of vLLM's 128-token CPU blocks and then some, well inside the context.
+    // About 320 tokens: several of vLLM's KV blocks (VLLM_BLOCK) and then some, inside the context.
     const messages = user(Array.from({ length: 300 }, () => 'word').join(' '));
     const ask = async () => {
       const stream = await client.chat.completions.create({
