@@ -183,7 +183,9 @@ describe('API Management', () => {
     expect(headers).toEqual(['Name', 'Key', 'Created Date', 'Actions']);
     await expect.poll(() => rows(page).count(), POLL).toBe(1);
     const cells = await rows(page).first().locator('td').allTextContents();
-    expect(cells[0]).toBe('Default');
+    // The Name cell: the name, then (muted, under it) its last use and this month's spend.
+    expect(await rows(page).first().getByTestId('key-name').textContent()).toBe('Default');
+    expect(cells[0]).toMatch(/^Default/);
     expect(cells[1]).toBe(`sk-…${defaultSecret.slice(-4)}`); // masked to the last four characters
     expect(cells[2]).toBe(
       new Date().toLocaleDateString('en-US', { year: 'numeric', month: 'short', day: 'numeric' }),
@@ -940,14 +942,14 @@ describe('Usage calls one by one (the durable journal)', () => {
     await shoot(p, 'usage-refused');
     await dialog(p).getByRole('button', { name: 'Close' }).click();
 
-    // The key table: every key's last use and this month's spend.
+    // The key table: every key's last use and this month's spend, under its name (SPEC's four columns).
     await p.goto(`${c.origin}/api`);
     const keyRow = (name: string) => p.locator('#keys-table tbody tr').filter({ hasText: name });
     await expect
       .poll(() => keyRow('used key').getByTestId('month-spend').textContent(), POLL)
       .toBe('0.003 USD');
-    expect(await keyRow('used key').getByTestId('last-used').textContent()).not.toBe('Never');
-    expect(await keyRow('idle key').getByTestId('last-used').textContent()).toBe('Never');
+    expect(await keyRow('used key').getByTestId('last-used').textContent()).toMatch(/^last used /);
+    expect(await keyRow('idle key').getByTestId('last-used').textContent()).toBe('never used');
     expect(await keyRow('idle key').getByTestId('month-spend').textContent()).toBe('0.000 USD');
     await own.close();
     await expectLedgerClean(c.redis, [owner.accountId], 5_000, db.journal);

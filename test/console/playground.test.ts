@@ -319,7 +319,8 @@ describe('the Playground', () => {
     await expect.poll(() => page.locator('li.card').count(), POLL).toBe(1);
     await page.getByLabel('Kind').selectOption('all');
     await page.getByLabel('Search').fill('llama');
-    await expect.poll(() => page.locator('li.card').count(), POLL).toBe(1);
+    // The Llama model and its LoRA adapter (llama-3.1-8b-support-tone.yaml).
+    await expect.poll(() => page.locator('li.card').count(), POLL).toBe(2);
     await page.getByLabel('Search').fill('');
     await shoot(page, 'cards');
   });

@@ -71,13 +71,22 @@ export function ApiManagement({ me }: { me: Me }) {
       </div>
       <ErrorLine error={error} />
       <ScrollTable
-        head={['Name', 'Key', 'Created Date', 'Last Used', 'This Month', 'Actions']}
+        // SPEC's four columns (CON-3); a key's last use and this month's spend sit under its name.
+        head={['Name', 'Key', 'Created Date', 'Actions']}
         id="keys-table"
       >
         {(keys ?? []).map((k) => (
           <tr key={k.id} data-key-id={k.id}>
             <td>
-              {k.name}
+              <span data-testid="key-name">{k.name}</span>
+              <div className="muted small">
+                <span data-testid="last-used">
+                  {k.lastUsedAt ? `last used ${date(k.lastUsedAt)}` : 'never used'}
+                </span>
+                {' · '}
+                <span data-testid="month-spend">{money(k.monthSpend ?? '0', currency, spendPlaces)}</span>{' '}
+                this month
+              </div>
               {k.spendLimit != null && (
                 <div className="muted small" data-testid="limit">
                   {money(k.windowSpend ?? k.monthSpend ?? '0', currency)} of {money(k.spendLimit, currency)}{' '}
@@ -89,10 +98,6 @@ export function ApiManagement({ me }: { me: Me }) {
               <code className="masked">{k.key}</code>
             </td>
             <td>{date(k.createdAt)}</td>
-            <td data-testid="last-used">{k.lastUsedAt ? date(k.lastUsedAt) : 'Never'}</td>
-            <td data-testid="month-spend" className="num">
-              {money(k.monthSpend ?? '0', currency, spendPlaces)}
-            </td>
             <td className="actions">
               {/* Members act only on keys they made (docs/security.md "Roles"); the server enforces it. */}
               {(owner || k.mine) && (
