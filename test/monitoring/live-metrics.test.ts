@@ -18,6 +18,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { type Platform, startPlatform } from '../../cli/platform.ts';
+import { Accounts } from '../../core/accounts.ts';
 import { CatalogueStore } from '../../core/catalogue/index.ts';
 import { freePort } from '../../core/free-port.ts';
 import { connectRedis } from '../../core/redis-client.ts';
@@ -28,6 +29,7 @@ const repo = new URL('../../', import.meta.url).pathname;
 const chart = join(repo, 'charts', 'modelplane', 'files');
 const CHAT = 'Meta-Llama/Llama-3.1-8B-Instruct';
 const BROKEN = 'Test/Broken-External';
+const SLEEPY = 'Test/Sleepy-Autoscaled';
 
 /**
  * Expressions that only have data once money went wrong (a proxy died holding credit; a delivered
@@ -116,6 +118,28 @@ spec:
   pricing: { USD: { input: "0.1", output: "0.2" } }
 `,
   );
+  // An autoscaled model asleep at zero with one call per replica: a call wakes it (held for its
+  // cold start) and the calls sent with it queue — the autoscaling panels' series. Invite-only, so
+  // the platform's start does not wait for an engine it does not run yet.
+  writeFileSync(
+    join(models, 'sleepy.yaml'),
+    `apiVersion: modelplane.dev/v1alpha1
+kind: Model
+metadata: { name: sleepy }
+spec:
+  id: ${SLEEPY}
+  kind: chat
+  availability: inviteOnly
+  engine:
+    type: simulator
+    args: ["--itl-ms", "20"]
+    minReplicas: 0
+    maxReplicas: 1
+    autoscaling: { idleSeconds: 600, coldStartTimeoutSeconds: 120 }
+    queue: { perReplica: 1, maxWaitSeconds: 60 }
+  pricing: { USD: { input: "0.1", output: "0.2" } }
+`,
+  );
   const [redisPort, consolePort, operatorPort] = [await freePort(), await freePort(), await freePort()];
   proxyPort = await freePort();
   proxyMetricsPort = await freePort();
@@ -173,6 +197,24 @@ async function load(): Promise<void> {
       // drained
     }
   }
+  // The sleeping model woken by three calls at once: one held for the cold start, two queued
+  // behind it (one call per replica).
+  const redis = connectRedis(platform.redisUrl);
+  await new Accounts(redis).grantModel(platform.demo.accountId, SLEEPY);
+  redis.disconnect();
+  await Promise.all(
+    [0, 1, 2].map(async (i) => {
+      const s = await client.chat.completions.create({
+        model: SLEEPY,
+        messages: [{ role: 'user', content: `wake ${i}` }],
+        max_tokens: 20,
+        stream: true,
+      });
+      for await (const _ of s) {
+        // drained
+      }
+    }),
+  );
   // Client errors (401 a wrong key, 404 an unknown model) and a server error (the dead engine).
   const bad = new OpenAI({ baseURL: platform.apiBase, apiKey: 'sk-wrong', maxRetries: 0 });
   await expect(bad.models.list()).rejects.toMatchObject({ status: 401 });
