@@ -5,7 +5,7 @@ written by hand (8-byte little-endian header length, a JSON header, then the raw
 Rank 8 on q_proj and v_proj of both layers, sizes matching make-tiny-model.py (hidden 256, 4 heads
 and 2 KV heads of 64). The values are small and deterministic; like the base's dummy weights they
 mean nothing — the test is that vLLM loads it at runtime (/v1/load_lora_adapter) and serves it.
-NOT YET RUN AGAINST vLLM (see operator/README.md, Adapters).
+vLLM 0.32 loads it (adapters.e2e.ts).
 
 usage: python make-tiny-lora.py OUT_DIR
 """

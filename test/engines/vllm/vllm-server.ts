@@ -44,7 +44,10 @@ export interface VllmServer {
 }
 
 /** The Model an admin would write for this engine; its args say what a CPU test run needs. */
-export function tinyVllmModel(modelDir: string): ModelSpec {
+export function tinyVllmModel(
+  modelDir: string,
+  extra: Partial<NonNullable<ModelSpec['engine']>> = {},
+): ModelSpec {
   return {
     id: VLLM_MODEL,
     kind: 'chat',
@@ -71,6 +74,7 @@ export function tinyVllmModel(modelDir: string): ModelSpec {
         { name: 'VLLM_CPU_KVCACHE_SPACE', value: '1' },
         { name: 'VLLM_CPU_OMP_THREADS_BIND', value: 'nobind' },
       ],
+      ...extra,
     },
   } as ModelSpec;
 }
@@ -88,7 +92,9 @@ async function freePort(): Promise<number> {
 }
 
 /** Installs (once) and starts vLLM; resolves when /health answers 200 (minutes on a loaded machine). */
-export async function startVllm(opts: { startTimeoutMs?: number } = {}): Promise<VllmServer> {
+export async function startVllm(
+  opts: { startTimeoutMs?: number; engine?: Partial<NonNullable<ModelSpec['engine']>> } = {},
+): Promise<VllmServer> {
   const python = execFileSync(join(here, 'install-vllm.sh'), { stdio: ['ignore', 'pipe', 'inherit'] })
     .toString()
     .trim();
@@ -100,7 +106,7 @@ export async function startVllm(opts: { startTimeoutMs?: number } = {}): Promise
   const version = execFileSync(python, ['-c', 'import vllm; print(vllm.__version__)']).toString().trim();
 
   const port = await freePort();
-  const spec = tinyVllmModel(modelDir);
+  const spec = tinyVllmModel(modelDir, opts.engine);
   const { container } = engineTemplate(spec, { ...spec.engine!, port });
   // Loopback instead of 0.0.0.0, and the KV-event sockets on free ports instead of the pod's
   // fixed 5557/5558 (other runs share this machine).
