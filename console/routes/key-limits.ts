@@ -36,6 +36,16 @@ const limitsView = z.object({
   rateLimits: rateLimits.describe("The key's own rate limits; null: unset (the account's default applies)"),
   accountDefaults: rateLimits.describe("The account's defaults for keys that set no limit of their own"),
   effective: rateLimits.describe('What the key is held to: its own limit, else the account default'),
+  use: z
+    .object({
+      requestsPerMinute: z.number().int(),
+      inputTokensPerMinute: z.number().int(),
+      outputTokensPerMinute: z.number().int(),
+      concurrentCalls: z.number().int(),
+    })
+    .describe(
+      'What the key has taken of each limit now: requests and tokens still counted in its per-minute buckets (they drain continuously), and its calls running',
+    ),
   budget: z.object({
     spendLimit: z.string().nullable().describe('Spend limit per window, in the account currency; null: none'),
     spendWindow: window.describe('UTC day, ISO week (Monday 00:00 UTC on) or UTC calendar month'),
@@ -61,12 +71,17 @@ export async function keyLimitsRoutes(app: FastifyInstance, opts: { keys: ApiKey
   async function view(request: FastifyRequest, key: ApiKeyRecord) {
     const now = Date.now();
     const defaults = (await accounts.get(account(request)))?.rateLimits ?? NO_RATE_LIMITS;
-    const spent = (await keys.windowSpend(account(request), [key], now)).get(key.id) ?? 0;
+    const [spentBy, use] = await Promise.all([
+      keys.windowSpend(account(request), [key], now),
+      keys.rateUse(account(request), key.id),
+    ]);
+    const spent = spentBy.get(key.id) ?? 0;
     return {
       keyId: key.id,
       rateLimits: key.rateLimits,
       accountDefaults: defaults,
       effective: effectiveRateLimits(key.rateLimits, defaults),
+      use,
       budget: {
         spendLimit: key.spendLimit === null ? null : formatNano(key.spendLimit),
         spendWindow: key.spendWindow,

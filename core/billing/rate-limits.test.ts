@@ -11,6 +11,7 @@ import { ApiKeys } from '../keys/index.ts';
 import { checkAccountLedger } from '../ledger.ts';
 import { Metering } from './metering.ts';
 import type { RateLimits } from './rate-limits.ts';
+import { rateUse, rateUseFields } from './rate-limits.ts';
 import { sweepDueHolds } from './sweeper.ts';
 
 const TTL = 60_000;
@@ -130,5 +131,27 @@ describe('key rate limits', () => {
     expect(poor).toMatchObject({ ok: false, rateLimit: null, keyLimit: null });
     await m.release(accountId, 'req_1');
     await expectLedgerClean(accountId);
+  });
+});
+
+describe('rateUse: what a key has taken of each limit now', () => {
+  it('a bucket drains by its limit a millisecond (in 1/60000 units), never below empty; calls running as counted', () => {
+    const fields = {
+      // 30 requests taken 1 s ago at 60 a minute: 1 drained a second → 29 left (rounded up).
+      requestsPerMinute: `${30 * 60_000}:1000:60`,
+      inputTokensPerMinute: null,
+      // In debt (a call used more than it took): shown as 0.
+      outputTokensPerMinute: '-5000:1000:100',
+      concurrentCalls: '2',
+    };
+    expect(rateUse(fields, 2_000)).toEqual({
+      requestsPerMinute: 29,
+      inputTokensPerMinute: 0,
+      outputTokensPerMinute: 0,
+      concurrentCalls: 2,
+    });
+    // Long after: empty.
+    expect(rateUse(fields, 3_600_000).requestsPerMinute).toBe(0);
+    expect(rateUseFields('k1')).toEqual(['wr:k1', 'wi:k1', 'wo:k1', 'wc:k1']);
   });
 });

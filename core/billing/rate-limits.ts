@@ -129,3 +129,35 @@ export function refusalAt(r: readonly number[], i: number): RateRefusal {
     windows: windowsAt(r, i + 3) ?? { at: 0, requests: null, inputTokens: null, outputTokens: null },
   };
 }
+
+/** What a key has taken of each rate limit right now: its buckets' fill and its calls running. */
+export type RateUse = Record<RateLimitName, number>;
+
+const BUCKET_OF: Readonly<Record<Exclude<RateLimitName, 'concurrentCalls'>, string>> = {
+  requestsPerMinute: 'wr:',
+  inputTokensPerMinute: 'wi:',
+  outputTokensPerMinute: 'wo:',
+};
+
+/**
+ * A key's current use from its keySpend fields at Redis time `nowMs` (windows.lua): a bucket
+ * `used:atMs:limit`, in 1/60000 units, drains by `limit` a millisecond; no field is an empty
+ * bucket. What is shown is what a call now would find taken, rounded up to whole units.
+ */
+export function rateUse(fields: Readonly<Record<RateLimitName, string | null>>, nowMs: number): RateUse {
+  const taken = (v: string | null): number => {
+    if (v === null) return 0;
+    const [used, at, limit] = v.split(':').map(Number) as [number, number, number];
+    return Math.max(0, Math.ceil((used - Math.max(0, nowMs - at) * limit) / 60_000));
+  };
+  return {
+    requestsPerMinute: taken(fields.requestsPerMinute),
+    inputTokensPerMinute: taken(fields.inputTokensPerMinute),
+    outputTokensPerMinute: taken(fields.outputTokensPerMinute),
+    concurrentCalls: Math.max(0, Number(fields.concurrentCalls ?? 0)),
+  };
+}
+
+/** The fields rateUse reads for `keyId`, in RATE_LIMIT_NAMES order. */
+export const rateUseFields = (keyId: string): string[] =>
+  RATE_LIMIT_NAMES.map((n) => (n === 'concurrentCalls' ? `wc:${keyId}` : `${BUCKET_OF[n]}${keyId}`));

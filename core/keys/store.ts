@@ -20,7 +20,12 @@ import {
   NO_RATE_LIMITS,
   parseRateLimits,
   RATE_LIMIT_FIELDS,
+  RATE_LIMIT_NAMES,
+  type RateLimitName,
   type RateLimits,
+  type RateUse,
+  rateUse,
+  rateUseFields,
   validateRateLimits,
 } from '../billing/rate-limits.ts';
 import { open, seal } from '../crypto.ts';
@@ -169,6 +174,19 @@ export class ApiKeys {
   }
 
   /** Each key's net spend in the current period of its spend limit's window at `nowMs` (nano). */
+  /** What the key has taken of each rate limit now (its buckets at Redis time; calls running). */
+  async rateUse(accountId: string, keyId: string): Promise<RateUse> {
+    const [values, [seconds, micros]] = await Promise.all([
+      this.redis.hmget(accountKeys(accountId).keySpend, ...rateUseFields(keyId)),
+      this.redis.time(),
+    ]);
+    const fields = Object.fromEntries(RATE_LIMIT_NAMES.map((n, i) => [n, values[i] ?? null]));
+    return rateUse(
+      fields as Record<RateLimitName, string | null>,
+      Number(seconds) * 1000 + Math.floor(Number(micros) / 1000),
+    );
+  }
+
   windowSpend(
     accountId: string,
     keys: readonly { id: string; spendWindow: BudgetWindow }[],

@@ -489,6 +489,10 @@ describe('Key limits (issue 34)', () => {
     await expect
       .poll(() => box.getByTestId('budget-use').textContent(), POLL)
       .toMatch(/^0\.\d+ USD of 5\.00 USD spent today; resets \d{4}-\d\d-\d\d 00:00:00 UTC\.$/);
+    // What each limit has in use now: the minute's one request (a bucket of 1 a minute drains for
+    // a minute), no call running.
+    expect(await box.getByTestId('use-requestsPerMinute').textContent()).toBe('1 of 1 in use now');
+    expect(await box.getByTestId('use-concurrentCalls').textContent()).toBe('0 of 2 in use now');
 
     // A member of the account sees the limits, cannot edit them (and the server would refuse).
     const member = `limits-member-${Date.now().toString(36)}@example.com`;

@@ -26,6 +26,7 @@ interface LimitsView {
   rateLimits: Record<string, number | null>;
   accountDefaults: Record<string, number | null>;
   effective: Record<string, number | null>;
+  use: Record<string, number>;
   budget: { spendLimit: string | null; spendWindow: string; spent: string; resetsAt: string };
 }
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
@@ -57,6 +58,7 @@ describe("a key's limits on API Management", () => {
         outputTokensPerMinute: 5_000,
         concurrentCalls: null,
       },
+      use: { requestsPerMinute: 0, inputTokensPerMinute: 0, outputTokensPerMinute: 0, concurrentCalls: 0 },
       budget: {
         spendLimit: null,
         spendWindow: 'month',
@@ -102,15 +104,27 @@ describe("a key's limits on API Management", () => {
       max: 1_000_000_000,
       ttlMs: 60_000,
       keyId: id,
+      tokens: { input: 6_000, output: 1_500 },
     });
     expect(held).toMatchObject({ ok: true });
+    // While the call runs, its share of each window is in use (the token buckets drain
+    // continuously: 10,000 and 2,000 a minute, so a slow machine sees a little less).
+    const running = (await h.json<LimitsView>(ms, 'GET', `/keys/${id}/limits`)).use;
+    expect(running.concurrentCalls).toBe(1);
+    expect(running.requestsPerMinute).toBeLessThanOrEqual(1);
+    expect(running.inputTokensPerMinute).toBeGreaterThan(4_000);
+    expect(running.inputTokensPerMinute).toBeLessThanOrEqual(6_000);
+    expect(running.outputTokensPerMinute).toBeGreaterThan(1_000);
+    expect(running.outputTokensPerMinute).toBeLessThanOrEqual(1_500);
     await m.settle({
       accountId: owner.accountId,
       holdId: 'req_l1',
       cost: 750_000_000,
       usage: { keyId: id, model: 'M', kind: 'chat' },
     });
-    expect((await h.json<LimitsView>(ms, 'GET', `/keys/${id}/limits`)).budget.spent).toBe('0.75');
+    const after = await h.json<LimitsView>(ms, 'GET', `/keys/${id}/limits`);
+    expect(after.budget.spent).toBe('0.75');
+    expect(after.use.concurrentCalls).toBe(0); // its slot came back at settle
     // Cleared one by one: what is not named stays; the window alone moves the limit there is.
     const partly = await h.json<LimitsView>(os, 'PUT', `/keys/${id}/limits`, {
       rateLimits: { requestsPerMinute: null, concurrentCalls: null },

@@ -44,6 +44,8 @@ export interface KeyLimits {
   rateLimits: RateLimitValues;
   accountDefaults: RateLimitValues;
   effective: RateLimitValues;
+  /** What the key has taken of each limit now (requests and tokens in its buckets, calls running). */
+  use: Record<RateLimitName, number>;
   budget: { spendLimit: string | null; spendWindow: BudgetWindow; spent: string; resetsAt: string };
 }
 

@@ -146,6 +146,11 @@ export function KeyLimitsDialog(props: {
                 }
                 onChange={(e) => setRates({ ...rates, [f.name]: e.target.value })}
               />
+              {limits.effective[f.name] !== null && (
+                <span className="muted small" data-testid={`use-${f.name}`}>
+                  {count(limits.use[f.name])} of {count(limits.effective[f.name]!)} in use now
+                </span>
+              )}
             </label>
           ))}
           <ErrorLine id="limits-error" error={error} />
