@@ -123,3 +123,77 @@ describe('the low-balance alert', () => {
     await context.close();
   }, 120_000);
 });
+
+describe('the account budget on Billing (issue 34)', () => {
+  it("an owner sets a daily budget across the account's keys and sees the day's spend; a call past it is refused; a member sees it without the form; removing it lifts it", async () => {
+    const owner = await h.newOwner('Budget Co');
+    const member = await h.newMember(owner.accountId, 'budget-member');
+    await credit(owner.accountId, '20', 'budget-seed');
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const signIn = async (p: typeof page, email: string) => {
+      await p.goto(`${h.origin}/billing`);
+      await p.getByLabel('Email').fill(email);
+      await p.getByLabel('Password').fill(PASSWORD);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByRole('heading', { name: 'Account budget' }).waitFor(POLL);
+    };
+    await signIn(page, owner.email);
+    const now = page.getByTestId('account-budget');
+    await expect
+      .poll(() => now.textContent(), POLL)
+      .toBe("No budget across the account's keys: 0.00 USD spent this month.");
+    await page.getByLabel(/^Budget/).fill('1.5');
+    await page.getByLabel('Resets').selectOption('day');
+    await page.getByRole('button', { name: 'Save budget' }).click();
+    await expect
+      .poll(() => now.textContent(), POLL)
+      .toMatch(/^0\.00 USD of 1\.50 USD spent today by all keys; resets \d{4}-\d\d-\d\d 00:00:00 UTC\.$/);
+
+    // Two keys spend 1.00 between them: shown; a call that could cost more than the 0.50 left is refused.
+    const m = new Metering(h.redis);
+    for (const [i, keyId] of ['key_a', 'key_b'].entries()) {
+      const holdId = `req_budget_${i}`;
+      await m.reserve({ accountId: owner.accountId, holdId, min: 1, max: 500_000_000, ttlMs: 60_000, keyId });
+      await m.settle({
+        accountId: owner.accountId,
+        holdId,
+        cost: 500_000_000,
+        usage: { keyId, model: 'M', kind: 'chat' },
+      });
+    }
+    await page.reload();
+    await expect
+      .poll(() => now.textContent(), POLL)
+      .toMatch(/^1\.00 USD of 1\.50 USD spent today by all keys/);
+    const refused = await m.reserve({
+      accountId: owner.accountId,
+      holdId: 'req_budget_over',
+      min: 600_000_000,
+      max: 600_000_000,
+      ttlMs: 60_000,
+      keyId: 'key_a',
+    });
+    expect(refused).toMatchObject({ ok: false });
+    await shoot(page, `${out}billing-account-budget`);
+
+    // A member reads it; no form.
+    const memberContext = await browser.newContext({ viewport: DESKTOP });
+    const memberPage = await memberContext.newPage();
+    await signIn(memberPage, member.email);
+    await expect
+      .poll(() => memberPage.getByTestId('account-budget').textContent(), POLL)
+      .toMatch(/^1\.00 USD of 1\.50 USD spent today/);
+    expect(await memberPage.getByRole('button', { name: 'Save budget' }).count()).toBe(0);
+    await memberContext.close();
+
+    await page.getByRole('button', { name: 'Remove budget' }).click();
+    await expect
+      .poll(() => now.textContent(), POLL)
+      .toMatch(/^No budget across the account's keys: 1\.00 USD spent/);
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 120_000);
+});

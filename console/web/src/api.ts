@@ -38,6 +38,12 @@ export type RateLimitName =
   | 'concurrentCalls';
 export type RateLimitValues = Record<RateLimitName, number | null>;
 
+/** GET /api/account/limits (console/routes/account-limits.ts): the budget across all keys. */
+export interface AccountLimits {
+  rateLimits: RateLimitValues;
+  budget: { limit: string | null; window: BudgetWindow; spent: string; resetsAt: string };
+}
+
 /** GET /api/keys/:id/limits (console/routes/key-limits.ts). */
 export interface KeyLimits {
   keyId: string;
@@ -276,6 +282,9 @@ export const api = {
     id: string,
     body: { rateLimits?: Partial<RateLimitValues>; spendLimit?: string | null; spendWindow?: BudgetWindow },
   ) => call<KeyLimits>('PUT', `/keys/${id}/limits`, body),
+  accountLimits: () => call<AccountLimits>('GET', '/account/limits'),
+  setAccountBudget: (budget: string | null, budgetWindow?: BudgetWindow) =>
+    call<AccountLimits>('PUT', '/account/limits', budgetWindow ? { budget, budgetWindow } : { budget }),
   show: async (id: string) => (await call<{ secret: string }>('GET', `/keys/${id}/secret`)).secret,
   rotate: (id: string) => call<{ key: KeyRow; secret: string }>('POST', `/keys/${id}/rotate`),
   remove: (id: string) => call('DELETE', `/keys/${id}`),

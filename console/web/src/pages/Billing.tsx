@@ -8,6 +8,7 @@ import { count, dateTime, decimalsOf, isoDay, money } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { Link, useLocation } from '../router.tsx';
 import { useTitle } from '../title.ts';
+import { AccountBudget } from './AccountBudget.tsx';
 import { BalanceAlertForm } from './BalanceAlertForm.tsx';
 
 const DAY = 86_400_000;
@@ -98,6 +99,7 @@ export function Billing({ me }: { me: Me }) {
       )}
 
       <BalanceAlertForm owner={me.account.role === 'owner'} />
+      <AccountBudget owner={me.account.role === 'owner'} currency={me.account.currency ?? ''} />
 
       {requests.length > 0 && (
         <section aria-labelledby="requests-heading">
