@@ -1,6 +1,6 @@
 // The console's call facts on a real Redis: a call's facts read back by request id and expiring;
 // refusals newest first by time range and key, and a flood of them kept to a bounded list.
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { redisForFile } from '../test/helpers/redis-per-file.ts';
 import {
   callFacts,
@@ -14,6 +14,12 @@ import {
 import { accountKeys } from './keyspace.ts';
 
 const r = redisForFile();
+/** Facts are written only for an account Redis holds (its hash exists). */
+const account = (id: string) => r.redis.hset(accountKeys(id).account, 'name', id);
+
+beforeAll(async () => {
+  for (const id of ['acf1', 'acf2', 'arf']) await account(id);
+});
 
 describe('call facts', () => {
   it("a call's facts by request id, expiring; an unknown id is absent", async () => {
@@ -101,5 +107,29 @@ describe('call facts', () => {
     expect(await r.redis.pttl(accountKeys('arf').refused)).toBeGreaterThan(FACT_TTL_MS - 60_000);
     const newest = await refusedCalls(r.redis, 'arf', { fromMs: 0, toMs: Date.now() + 60_000, limit: 1 });
     expect(newest[0]!.requestId).toMatch(/^req_f/);
+  });
+
+  it('an account Redis does not hold (it lost its data) gets nothing: no fact, no refusal, no last use', async () => {
+    await recordCallFact(
+      r.redis,
+      'acf_gone',
+      { requestId: 'req_g', keyId: 'kg' },
+      {
+        status: 200,
+        latencyMs: 1,
+        ttftMs: null,
+        finishReason: 'stop',
+      },
+    );
+    await recordRefused(r.redis, 'acf_gone', {
+      requestId: 'req_h',
+      status: 400,
+      code: 'invalid_request',
+      latencyMs: 1,
+      route: '/v1/chat/completions',
+      keyId: 'kg',
+      model: null,
+    });
+    expect(await r.redis.keys('{a:acf_gone}*')).toEqual([]);
   });
 });

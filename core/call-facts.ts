@@ -12,7 +12,9 @@
 //   so how many there are is bounded by what the account pays for);
 // - refused calls: one stream per account trimmed to about REFUSED_KEPT entries (a flood of bad
 //   requests replaces older refusals, it never grows storage), expiring when the account is quiet.
+
 import { accountKeys } from './keyspace.ts';
+import { LuaScript } from './lua.ts';
 import type { Redis } from './redis-client.ts';
 
 /** How long a call's facts are kept: the console's default range is 30 days. */
@@ -46,6 +48,26 @@ export interface RefusedCall {
 }
 
 /** A delivered call's facts, and its key's last use (one round trip: the keys share a slot). */
+// Written only while the account exists: a Redis that lost its data (or a write a client queued
+// while Redis was down, flushed into the empty one that came back) must get nothing of an account
+// it does not hold — the rule every write against an account keeps (docs/faults.md "Redis lost its
+// data"). Its hash shares the account's hash tag, so the check is in the same step.
+const FACT_SCRIPT = new LuaScript(
+  `if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
+return 1`,
+  'call-fact',
+);
+const REFUSED_SCRIPT = new LuaScript(
+  `if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*', unpack(ARGV, 5))
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[3], ARGV[3], ARGV[4]) end
+return 1`,
+  'call-refused',
+);
+
 export async function recordCallFact(
   redis: Redis,
   accountId: string,
@@ -54,11 +76,11 @@ export async function recordCallFact(
 ): Promise<void> {
   const k = accountKeys(accountId);
   const value = JSON.stringify({ s: f.status, l: f.latencyMs, t: f.ttftMs, f: f.finishReason });
-  await redis
-    .multi()
-    .set(k.callFact(call.requestId), value, 'PX', FACT_TTL_MS)
-    .hset(k.keyLastUsed, call.keyId, String(Date.now()))
-    .exec();
+  await FACT_SCRIPT.run(
+    redis,
+    [k.account, k.callFact(call.requestId), k.keyLastUsed],
+    [value, FACT_TTL_MS, call.keyId, String(Date.now())],
+  );
 }
 
 export async function recordRefused(
@@ -67,18 +89,16 @@ export async function recordRefused(
   r: Omit<RefusedCall, 'atMs'>,
 ): Promise<void> {
   const k = accountKeys(accountId);
-  const key = k.refused;
   const fields = ['req', r.requestId, 'st', String(r.status), 'code', r.code, 'lat', String(r.latencyMs)];
   fields.push('route', r.route);
   if (r.keyId !== null) fields.push('key', r.keyId);
   if (r.model !== null) fields.push('model', r.model);
-  // One slot: on Redis Cluster too the two go in one round trip.
-  const m = redis
-    .multi()
-    .xadd(key, 'MAXLEN', '~', REFUSED_KEPT, '*', ...fields)
-    .pexpire(key, FACT_TTL_MS);
-  if (r.keyId !== null) m.hset(k.keyLastUsed, r.keyId, String(Date.now()));
-  await m.exec();
+  // One slot: on Redis Cluster too it is one round trip.
+  await REFUSED_SCRIPT.run(
+    redis,
+    [k.account, k.refused, k.keyLastUsed],
+    [REFUSED_KEPT, FACT_TTL_MS, r.keyId ?? '', String(Date.now()), ...fields],
+  );
 }
 
 /** When each key of the account last made a call (ms), delivered or refused; a key never used is absent. */

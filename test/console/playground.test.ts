@@ -506,13 +506,14 @@ describe('the Playground', () => {
         const r = await fetch(`/api/usage?group=key&keyId=${id}&from=${now - 86_400_000}&to=${now + 60_000}`);
         return ((await r.json()) as { rows: { requests: number }[] }).rows[0]?.requests ?? 0;
       }, keyId);
-    // Usage is written when the proxy settles the call, which on a loaded machine came after POLL.
-    await expect.poll(() => usage(second.key.id), { timeout: 45_000 }).toBe(1);
+    // Usage is written when the proxy settles the call (a lease's batch), which on a loaded machine
+    // came after POLL, and once (with a vLLM start and browser tests beside the run) after 45 s.
+    await expect.poll(() => usage(second.key.id), { timeout: 90_000 }).toBe(1);
     const defaultKey = (await keys.list(owner.accountId)).find((k) => k.name === 'Default')!;
     expect(await usage(defaultKey.id)).toBe(2); // the two runs before, nothing of this one
     await picker.selectOption({ label: `Default (sk-…${defaultKey.last4})` });
     await page.locator('section.run button.primary:not([disabled])').waitFor(POLL);
-  }, 90_000);
+  }, 150_000);
 
   it('a reply reads as markdown: headings, lists, code highlighted with its own copy button; raw HTML stays text (issue 37 item 2)', async () => {
     await page.getByLabel('Model').selectOption(MARKDOWN);
