@@ -280,7 +280,23 @@ describe('a Redis Cluster primary killed under load, with the production setting
     const unknown = [...charges.keys()].filter((id) => !delivered.has(id));
     expect({ unbilled, double, unknown }).toEqual({ unbilled: [], double: [], unknown: [] });
 
-    const live = await ledgerCheckCli(fleet, { DATABASE_URL: db.url });
+    // Live, while the proxies still hold leases. A lease's entry in the sweeper's index (a hint,
+    // in its slot block's key) written to the killed primary just before it died may not have
+    // reached the replica that took over; the lease's next renewal (every third of its ttl) or its
+    // release files it again. So that one finding may stand for a renewal, no longer.
+    const deadline = Date.now() + 60_000;
+    let live = await ledgerCheckCli(fleet, { DATABASE_URL: db.url });
+    while (
+      live.code !== 0 &&
+      Date.now() < deadline &&
+      live.output
+        .split('\n')
+        .filter((l) => /^ {2}acct_/.test(l))
+        .every((l) => /is missing from the sweeper's index$/.test(l))
+    ) {
+      await new Promise((r) => setTimeout(r, 2_000));
+      live = await ledgerCheckCli(fleet, { DATABASE_URL: db.url });
+    }
     expect(live.code, live.output).toBe(0);
     for (const p of proxies) p.proc.kill('SIGTERM');
     await Promise.all(proxies.map((p) => p.exited));

@@ -82,7 +82,8 @@ describe('the low-balance alert', () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Low-balance alert' }).waitFor(POLL);
-    expect(await page.getByTestId('alert-now').textContent()).toBe('No alert is set.');
+    // Read first (until then the form is not there: a value typed would be overwritten by the read).
+    await expect.poll(() => page.getByTestId('alert-now').textContent(), POLL).toBe('No alert is set.');
     expect(await page.getByTestId('low-balance').count()).toBe(0);
 
     await page.getByLabel(/Warn below/).fill('10');

@@ -27,37 +27,43 @@ export function BalanceAlertForm(props: { owner: boolean }) {
       setError((err as Error).message);
     }
   };
-  const now = alert?.threshold
-    ? `Every page warns while available credit is below ${money(alert.threshold, alert.currency)}.`
-    : 'No alert is set.';
+  // Until the alert is read, nothing to edit: a value typed meanwhile would be overwritten by it.
+  const now =
+    alert === null
+      ? 'Loading…'
+      : alert.threshold
+        ? `Every page warns while available credit is below ${money(alert.threshold, alert.currency)}.`
+        : 'No alert is set.';
   return (
     <section aria-labelledby="alert-heading">
       <h2 id="alert-heading">Low-balance alert</h2>
       <p data-testid="alert-now">{now}</p>
       {props.owner ? (
-        <form
-          className="row"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void save(value.trim() === '' ? null : value.trim());
-          }}
-        >
-          <label className="inline">
-            Warn below{alert?.currency ? ` (${alert.currency})` : ''}
-            <input
-              name="threshold"
-              inputMode="decimal"
-              value={value}
-              onChange={(e) => setValue(e.target.value)}
-            />
-          </label>
-          <button type="submit">Save alert</button>
-          {alert?.threshold && (
-            <button type="button" onClick={() => void save(null)}>
-              Remove alert
-            </button>
-          )}
-        </form>
+        alert !== null && (
+          <form
+            className="row"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void save(value.trim() === '' ? null : value.trim());
+            }}
+          >
+            <label className="inline">
+              Warn below{alert?.currency ? ` (${alert.currency})` : ''}
+              <input
+                name="threshold"
+                inputMode="decimal"
+                value={value}
+                onChange={(e) => setValue(e.target.value)}
+              />
+            </label>
+            <button type="submit">Save alert</button>
+            {alert?.threshold && (
+              <button type="button" onClick={() => void save(null)}>
+                Remove alert
+              </button>
+            )}
+          </form>
+        )
       ) : (
         <p className="muted small">Owners set the alert.</p>
       )}
