@@ -152,7 +152,10 @@ describe('local runtime', () => {
       const [a, b] = await Promise.all([store.get('acme/alias-a'), store.get('acme/alias-b')]);
       return a?.aliases.join() === 'claude-haiku-*,shared' && b?.aliases.join() === 'own';
     });
-    const conflict = [...runtime.conditions()].flat().find((c) => c?.reason === 'AliasConflict');
+    // The status is set just after the catalogue write (runtime.ts sync): looked for until it is.
+    const conflict = await waitFor('the alias conflict in the status', async () =>
+      [...runtime.conditions()].flat().find((c) => c?.reason === 'AliasConflict'),
+    );
     expect(conflict?.message).toContain('Shared (the alias of local:');
     expect(conflict?.message).toContain('acme/soon (the id of local:');
     unlinkSync(first);
