@@ -134,15 +134,21 @@ export async function startFleet(o: {
         output: () => out,
       };
       started.push(p);
-      const deadline = Date.now() + 30_000;
+      // Loaded CI machines start a replica from source (tsx) slowly: CI's run once needed over 30 s
+      // with two replicas starting at once. The error says what /readyz last answered, if anything.
+      const deadline = Date.now() + 90_000;
+      let last = 'nothing: not listening';
       for (;;) {
         if (proc.exitCode !== null) throw new Error(`proxy ${name} exited (${proc.exitCode}):\n${out}`);
         try {
-          if ((await fetch(`${p.url}/readyz`)).ok) return p;
+          const res = await fetch(`${p.url}/readyz`);
+          if (res.ok) return p;
+          last = `${res.status} ${await res.text()}`;
         } catch {
           // not listening yet
         }
-        if (Date.now() > deadline) throw new Error(`proxy ${name} never became ready:\n${out}`);
+        if (Date.now() > deadline)
+          throw new Error(`proxy ${name} never became ready; /readyz last answered ${last}:\n${out}`);
         await new Promise((res) => setTimeout(res, 100));
       }
     },
