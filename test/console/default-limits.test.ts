@@ -121,7 +121,33 @@ describe('default key limits on API Management (issue 34)', () => {
 
   it('an owner sets each default on the page; a key without its own limits is refused through the API as the default says', async () => {
     await expect.poll(summary, POLL).toBe('None: a key without its own limits is not limited.');
-    // Requests per minute: one a minute, so the second request is refused.
+    // All four at once: the page lists them, and a key's Limits dialog offers each as its fallback.
+    await saveDefaults({
+      'Requests per minute': '60',
+      'Input tokens per minute': '10000',
+      'Output tokens per minute': '5000',
+      'Calls at once': '3',
+    });
+    await expect
+      .poll(summary, POLL)
+      .toBe(
+        'Requests per minute: 60; Input tokens per minute: 10,000; Output tokens per minute: 5,000; Calls at once: 3.',
+      );
+    await page
+      .locator('tbody tr')
+      .filter({ hasText: 'existing' })
+      .getByRole('button', { name: 'Limits' })
+      .click();
+    const keyBox = page.getByRole('dialog').filter({ hasText: 'Limits: existing' });
+    await expect
+      .poll(() => keyBox.getByLabel('Requests per minute').getAttribute('placeholder'), POLL)
+      .toBe('account default: 60');
+    expect(await keyBox.getByLabel('Input tokens per minute').getAttribute('placeholder')).toBe(
+      'account default: 10,000',
+    );
+    await keyBox.getByRole('button', { name: 'Cancel' }).click();
+    await keyBox.waitFor({ state: 'detached' });
+    // Requests per minute alone (the others cleared): one a minute, so the second request is refused.
     await saveDefaults({ ...NONE, 'Requests per minute': '1' });
     await expect.poll(summary, POLL).toBe('Requests per minute: 1.');
     expect(await stored()).toEqual({
