@@ -1,7 +1,8 @@
 // An adapter Model (spec.adapter) on a real kube-apiserver: its conditions while the base is
 // missing or cannot load adapters, then loaded at runtime on every ready base engine and catalogued
-// under its own id and prices with those engines as its endpoints. No kubelet here: the base's
-// EndpointSlices name two loopback simulators, which serve vLLM's runtime LoRA routes.
+// under its own id and prices with those engines as its endpoints; deleted, unloaded from them
+// again. No kubelet here: the base's EndpointSlices name two loopback simulators, which serve
+// vLLM's runtime LoRA routes and, like vLLM, answer 404 for a model they do not hold.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
@@ -35,8 +36,8 @@ beforeAll(async () => {
   [cluster, redis, a, b] = await Promise.all([
     startCluster(),
     startRedis(),
-    startSimulator({ models: [BASE_ID], host: '127.0.0.1' }),
-    startSimulator({ models: [BASE_ID], host: '127.0.0.1' }),
+    startSimulator({ models: [BASE_ID], host: '127.0.0.1', knownModelsOnly: true }),
+    startSimulator({ models: [BASE_ID], host: '127.0.0.1', knownModelsOnly: true }),
   ]);
   sims = [a, b];
   store = new CatalogueStore(redis.client());
@@ -56,6 +57,18 @@ const adapterCondition = async (name: string, reason: string) =>
       ? m
       : undefined;
   });
+
+/** The Model no longer readable: its finalizer came off and the API server deleted it. */
+const modelGone = (name: string) =>
+  waitUntil(
+    `${name} gone`,
+    () =>
+      readModel(cluster, name).then(
+        () => false,
+        () => true,
+      ),
+    30_000,
+  );
 
 describe('an adapter Model on a real kube-apiserver', () => {
   it('with its base missing: AdapterLoaded False BaseMissing, Ready False, Degraded, catalogued with no endpoint', async () => {
@@ -157,9 +170,43 @@ describe('an adapter Model on a real kube-apiserver', () => {
     });
   });
 
-  it('deleting the adapter Model removes its catalogue entry and leaves the base', async () => {
+  it('deleting the adapter Model unloads it from every base engine before its finalizer comes off, removes its entry and leaves the base', async () => {
     await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('tone'));
-    await waitUntil('entry removed', async () => !(await store.get(ADAPTER_ID)));
+    await modelGone('tone');
+    // Gone means the finalizer came off, which waits for the unloads: no engine lists it now.
+    for (const s of sims) expect(await loadedAdapters(s.url)).toEqual([]);
+    expect(await store.get(ADAPTER_ID)).toBeNull();
     expect(await store.get(BASE_ID.toLowerCase())).toBeTruthy();
+    const res = await fetch(`${sims[0]!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: ADAPTER_ID, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }),
+    });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+      `The model \`${ADAPTER_ID}\` does not exist.`,
+    );
+  });
+
+  it('a base deleted before its adapter: the adapter turns BaseMissing, and its own deletion then completes', async () => {
+    await createModel(
+      cluster,
+      chatModel('tone-two', {
+        id: 'acme/llama-tone-two',
+        engine: undefined,
+        adapter: { base: 'llama', source: '/adapters/tone-two' },
+      }),
+    );
+    await adapterCondition('tone-two', 'Loaded');
+    await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('llama'));
+    await adapterCondition('tone-two', 'BaseMissing');
+    await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('tone-two'));
+    await waitUntil(
+      'the adapter entry removed',
+      async () => !(await store.get('acme/llama-tone-two')),
+      30_000,
+    );
+    await modelGone('tone-two');
+    expect(operator.runtime.leader.isLeader).toBe(true);
   });
 });
