@@ -3,6 +3,8 @@
 // under its own id and prices with those engines as its endpoints; deleted, unloaded from them
 // again. No kubelet here: the base's EndpointSlices name two loopback simulators, which serve
 // vLLM's runtime LoRA routes and, like vLLM, answer 404 for a model they do not hold.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
@@ -186,6 +188,58 @@ describe('an adapter Model on a real kube-apiserver', () => {
     expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
       `The model \`${ADAPTER_ID}\` does not exist.`,
     );
+  });
+
+  it('an engine that refuses the unload keeps the finalizer (the entry goes) until a retry succeeds', async () => {
+    // A stand-in for a misbehaving engine: it lists the adapter and answers its unload 500 at first.
+    let refuse = true;
+    let unloads = 0;
+    const engine = createServer((req, res) => {
+      if (req.url === '/v1/models')
+        return res.end(
+          JSON.stringify({ data: [{ id: BASE_ID }, { id: 'acme/llama-held', parent: BASE_ID }] }),
+        );
+      if (req.url === '/v1/unload_lora_adapter') {
+        unloads++;
+        res.statusCode = refuse ? 500 : 200;
+        return res.end(refuse ? 'engine busy' : 'removed');
+      }
+      res.statusCode = 404;
+      res.end();
+    });
+    await new Promise<void>((r) => engine.listen(0, '127.0.0.1', r));
+    const { discovery } = apis(cluster);
+    const third = readySlice('model-llama', (engine.address() as AddressInfo).port);
+    third.metadata!.name = 'model-llama-test-3';
+    try {
+      await discovery.createNamespacedEndpointSlice({ namespace: 'default', body: third });
+      await createModel(
+        cluster,
+        chatModel('held', {
+          id: 'acme/llama-held',
+          engine: undefined,
+          adapter: { base: 'llama', source: '/adapters/held' },
+        }),
+      );
+      await waitUntil(
+        'held catalogued on three engines',
+        async () => (await store.get('acme/llama-held'))?.endpoints.length === 3,
+      );
+      await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('held'));
+      await waitUntil('the unload refused twice (a retry)', async () => unloads >= 2, 30_000);
+      const held = await readModel(cluster, 'held');
+      expect(held.metadata.deletionTimestamp).toBeTruthy();
+      expect(held.metadata.finalizers?.length).toBeGreaterThan(0);
+      expect(await store.get('acme/llama-held')).toBeNull();
+      for (const s of sims) expect(await loadedAdapters(s.url)).toEqual([]);
+      refuse = false;
+      await modelGone('held');
+    } finally {
+      await discovery
+        .deleteNamespacedEndpointSlice({ name: 'model-llama-test-3', namespace: 'default' })
+        .catch(() => {});
+      await new Promise((r) => engine.close(r));
+    }
   });
 
   it('a base deleted before its adapter: the adapter turns BaseMissing, and its own deletion then completes', async () => {
