@@ -60,6 +60,13 @@ const adapterCondition = async (name: string, reason: string) =>
       : undefined;
   });
 
+/** An adapter Model of the base `llama`, its weights at /adapters/<name>. */
+const createAdapter = (name: string, id: string) =>
+  createModel(
+    cluster,
+    chatModel(name, { id, engine: undefined, adapter: { base: 'llama', source: `/adapters/${name}` } }),
+  );
+
 /** The Model no longer readable: its finalizer came off and the API server deleted it. */
 const modelGone = (name: string) =>
   waitUntil(
@@ -213,14 +220,7 @@ describe('an adapter Model on a real kube-apiserver', () => {
     third.metadata!.name = 'model-llama-test-3';
     try {
       await discovery.createNamespacedEndpointSlice({ namespace: 'default', body: third });
-      await createModel(
-        cluster,
-        chatModel('held', {
-          id: 'acme/llama-held',
-          engine: undefined,
-          adapter: { base: 'llama', source: '/adapters/held' },
-        }),
-      );
+      await createAdapter('held', 'acme/llama-held');
       await waitUntil(
         'held catalogued on three engines',
         async () => (await store.get('acme/llama-held'))?.endpoints.length === 3,
@@ -243,14 +243,7 @@ describe('an adapter Model on a real kube-apiserver', () => {
   });
 
   it('a base deleted before its adapter: the adapter turns BaseMissing, and its own deletion then completes', async () => {
-    await createModel(
-      cluster,
-      chatModel('tone-two', {
-        id: 'acme/llama-tone-two',
-        engine: undefined,
-        adapter: { base: 'llama', source: '/adapters/tone-two' },
-      }),
-    );
+    await createAdapter('tone-two', 'acme/llama-tone-two');
     await adapterCondition('tone-two', 'Loaded');
     await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('llama'));
     await adapterCondition('tone-two', 'BaseMissing');
