@@ -2,7 +2,8 @@
 // bad line fails the batch at once with the lines' errors and nothing held or charged; otherwise
 // the sum of the lines' estimates at the batch price is held against the account's credit and the
 // key's spend limit — all of it or none, 429 insufficient_quota, so a batch can never overdraw nor
-// pass its key's budget — the lines copied beside the
+// pass its key's budget; money the replicas' credit leases sit on is given back first, so a lease
+// never refuses a batch the balance covers — the lines copied beside the
 // input (which may be deleted meanwhile), and the batch filed for the runner.
 
 import type { Batches } from '../../core/batches.ts';
@@ -109,15 +110,25 @@ async function hold(d: CreateDeps, p: Principal, id: string, estimate: number): 
   if (estimate === 0) return;
   if (!Number.isSafeInteger(estimate))
     throw new ApiError('invalid_request', 'The batch is too large to be paid for.');
-  const r = await d.leases.extendLease({
-    accountId: p.accountId,
-    leaseId: batchLeaseId(id),
-    add: estimate,
-    min: estimate,
-    den: 1,
-    ttlMs: BATCH_LEASE_TTL_MS,
-    keyId: p.keyId,
-  });
+  const grow = () =>
+    d.leases.extendLease({
+      accountId: p.accountId,
+      leaseId: batchLeaseId(id),
+      add: estimate,
+      min: estimate,
+      den: 1,
+      ttlMs: BATCH_LEASE_TTL_MS,
+      keyId: p.keyId,
+    });
+  let r = await grow();
+  // The replicas' credit leases may sit on money the balance has: they give it back first (as for
+  // an interactive call near its limit, ../billing/charge.ts), so a lease never refuses a batch the
+  // balance covers. Leases hold the account's money, not the key's: a key's limit is final.
+  const reclaim = d.ctx.billing.reclaim;
+  if (r.grown < estimate && r.keyLimit === null && reclaim !== null) {
+    await reclaim.reclaim(p.accountId);
+    r = await grow();
+  }
   if (r.grown < estimate) {
     await d.leases.releaseLease({ accountId: p.accountId, leaseId: batchLeaseId(id) });
     throw r.keyLimit === null ? insufficientQuota() : keySpendLimitReached(r.keyLimit, p.currency ?? null);
