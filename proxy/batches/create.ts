@@ -79,22 +79,30 @@ export async function createBatch(
     });
     return (await batches.get(p.accountId, b.id))!;
   }
-  await hold(d, p, b.id, b.read.estimate);
   const lines: StoredLine[] = b.read.lines.map((l) => ({
     customId: l.customId,
     body: l.body,
     estimate: l.estimate,
     budget: l.budget,
   }));
+  // The lines first (the runner reads them when it first sees the record); then the batch is
+  // filed for the runners before its hold and record (core/batches.ts `file`): a creation cut after
+  // this leaves an entry the runner resolves, never a record in `validating` nobody runs.
+  const key = linesKey(p.accountId, b.id);
+  await ctx.media.store.put(key, Buffer.from(JSON.stringify(lines)), 'application/json');
   try {
-    await ctx.media.store.put(
-      linesKey(p.accountId, b.id),
-      Buffer.from(JSON.stringify(lines)),
-      'application/json',
-    );
+    await batches.file(p.accountId, b.id);
+    await hold(d, p, b.id, b.read.estimate);
     await batches.create(p.accountId, b.id, { ...fields, status: 'validating' });
   } catch (err) {
+    // Nothing of it runs. The record may have been written though its answer was lost: it is
+    // failed. What of this cannot be done now, the runner does after the grace (./keys.ts).
+    await batches
+      .move(p.accountId, b.id, ['validating'], 'failed', { failed_at: now, ended_at: now })
+      .catch(() => {});
     await d.leases.releaseLease({ accountId: p.accountId, leaseId: batchLeaseId(b.id) }).catch(() => {});
+    await batches.unfile(p.accountId, b.id).catch(() => {});
+    await ctx.media.store.delete(key).catch(() => {});
     throw err;
   }
   return (await batches.get(p.accountId, b.id))!;

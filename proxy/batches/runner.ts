@@ -29,7 +29,7 @@ import type { ProxyContext } from '../context.ts';
 import { finalizeBatch, settleLine } from './finalize.ts';
 import { mayAdmit, slotRoom } from './idle-gate.ts';
 import type { InteractiveLoad } from './interactive.ts';
-import { BATCH_LEASE_TTL_MS, batchLeaseId, linesKey, type StoredLine } from './keys.ts';
+import { BATCH_LEASE_TTL_MS, batchLeaseId, CREATE_GRACE_POLLS, linesKey, type StoredLine } from './keys.ts';
 import type { LineTickets } from './line-tickets.ts';
 import type { LineResult } from './output.ts';
 import { groupByPrefix } from './prefix-groups.ts';
@@ -120,7 +120,7 @@ export class BatchRunner {
       await this.readFleet();
       for (const b of await this.d.batches.active()) {
         try {
-          await this.advance(b.accountId, b.id);
+          await this.advance(b.accountId, b.id, b.filedAt);
         } catch (err) {
           this.d.log.error({ err, batchId: b.id }, 'advancing a batch failed');
         }
@@ -170,11 +170,26 @@ export class BatchRunner {
     }
   }
 
-  private async advance(accountId: string, id: string): Promise<void> {
+  private async advance(accountId: string, id: string, filedAt: number): Promise<void> {
     const { batches } = this.d;
     let record = await batches.get(accountId, id);
-    if (record === null || finalStatuses.has(record.status ?? '')) {
-      await batches.remove(accountId, id).catch(() => {});
+    if (record === null) {
+      // Filed before its record is written (./create.ts): young, its creation may still be writing
+      // it; past the grace, it never will be, and the hold it may have taken is given back.
+      if (Date.now() - filedAt < CREATE_GRACE_POLLS * this.d.ctx.config.BATCH_POLL_MS) return;
+      this.running.delete(id);
+      await this.d.leases.releaseLease({ accountId, leaseId: batchLeaseId(id) });
+      await this.d.store.delete(linesKey(accountId, id)).catch(() => {});
+      await batches.unfile(accountId, id);
+      this.d.log.warn(
+        { accountId, batchId: id },
+        'a batch never created whole was dropped, its hold given back',
+      );
+      return;
+    }
+    if (finalStatuses.has(record.status ?? '')) {
+      // Ended (a move whose unfiling did not land): off the list, its record kept for the account.
+      await batches.unfile(accountId, id);
       this.running.delete(id);
       return;
     }

@@ -7,7 +7,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Batches } from '../../core/batches.ts';
-import { batchCharges, batchEnded, uploadLines } from '../helpers/batches.ts';
+import { batchCharges, batchEnded, createChatBatch } from '../helpers/batches.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, type Harness, secondReplica, startHarness } from './harness.ts';
 
@@ -29,20 +29,11 @@ afterAll(async () => {
   await h?.stop();
 });
 
-async function createBatch(client: OpenAI) {
-  const file = await uploadLines(client, '/v1/chat/completions', lines);
-  return client.batches.create({
-    input_file_id: file.id,
-    endpoint: '/v1/chat/completions',
-    completion_window: '24h',
-  });
-}
-
 describe('a batch created while another replica leases the account’s money', () => {
   it('BILL-6 the leases are given back first: a batch the balance covers is created, billed once per line, and the ledger is clean', async () => {
     // What these lines hold, measured on an account with plenty.
     const rich = await h.newAccount({ credit: '10' });
-    const probe = await createBatch(h.client(rich.secret));
+    const probe = await createChatBatch(h.client(rich.secret), lines);
     const estimate = Number((await new Batches(h.redis.client()).get(rich.accountId, probe.id))?.estimate);
     expect(estimate).toBeGreaterThan(0);
     await batchEnded(h.client(rich.secret), probe.id);
@@ -74,7 +65,7 @@ describe('a batch created while another replica leases the account’s money', (
     expect(before.available).toBeLessThan(estimate);
 
     // Created through replica A (the harness): B gives its lease money back, A holds the estimate.
-    const batch = await createBatch(h.client(acct.secret));
+    const batch = await createChatBatch(h.client(acct.secret), lines);
     expect(['validating', 'in_progress']).toContain(batch.status);
     const ended = await batchEnded(h.client(acct.secret), batch.id);
     expect(ended.status).toBe('completed');
