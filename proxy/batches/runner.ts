@@ -10,9 +10,10 @@
 // Lines are admitted only into idle capacity (./idle-gate.ts): the interactive calls of the model
 // are this replica's, counted live at the door (./interactive.ts), plus the other replicas' from the
 // fleet-wide demand (core/demand.ts, read each tick). An interactive call arriving when lines hold
-// the slots it needs preempts the newest line at once (its engine call is cancelled, it wrote no
-// result, so it runs again later); one leaving lets lines in again. Cancelling or expiry stops admission;
-// lines already running finish and are billed, and the batch finalizes once none runs.
+// the slots it needs (here at once; at another replica, at the first tick after it publishes its
+// demand) preempts the newest line (its engine call is cancelled, it wrote no result, so it runs
+// again later); one leaving lets lines in again. Cancelling or expiry stops admission; lines
+// already running finish and are billed, and the batch finalizes once none runs.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { BatchFiles } from '../../core/batch-files.ts';
 import { type Batches, finalStatuses } from '../../core/batches.ts';
@@ -136,7 +137,11 @@ export class BatchRunner {
   private async readFleet(): Promise<void> {
     try {
       const { byModel } = await this.d.fleet.store.read(this.d.fleet.proxyId);
+      const before = this.others;
       this.others = new Map([...byModel].map(([m, d]) => [m, d.inFlight + d.queued + d.held]));
+      // Calls that arrived at other replicas preempt lines as this replica's own do (at the door):
+      // otherwise they would wait in the engine behind lines until these finished.
+      for (const [model, n] of this.others) if (n > (before.get(model) ?? 0)) this.preempt(model);
     } catch (err) {
       this.d.log.warn({ err }, 'the batch runner could not read the fleet demand');
     }
