@@ -112,7 +112,8 @@ export async function createBatch(
  * Holds the whole estimate, or nothing (429). The hold is the key's too: a key with a spend limit
  * must have the whole estimate left in its window's period (less what its calls and other batches
  * hold), refused as an interactive call is (limit_source `key`), and the lines' charges count in
- * its window as they are billed.
+ * its window as they are billed. The account's budget across its keys is held to the same way
+ * (limit_source `account`): the estimate is held against it while the batch runs.
  */
 async function hold(d: CreateDeps, p: Principal, id: string, estimate: number): Promise<void> {
   if (estimate === 0) return;
