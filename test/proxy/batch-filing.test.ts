@@ -7,6 +7,7 @@
 // - A creation that died after filing the batch and holding its estimate (the state a replica
 //   SIGKILLed there leaves): past the grace (100 runner polls, 3 s here) the runner gives the hold back and drops
 //   the entry.
+// - A batch that ended but stayed on the list: dropped from it, its record kept.
 // Each ends with the ledger check. One Redis server (the ACL is one server's; `aof` asks for one).
 import type { Redis } from 'ioredis';
 import { APIError } from 'openai';
@@ -14,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ACTIVE_KEY, Batches, batchMember } from '../../core/batches.ts';
 import { LeaseMetering } from '../../core/billing/index.ts';
 import { batchLeaseId } from '../../proxy/batches/keys.ts';
-import { batchEnded, createChatBatch, uploadLines } from '../helpers/batches.ts';
+import { batchEnded, createChatBatch, jsonlFile, uploadLines } from '../helpers/batches.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { until } from '../helpers/until.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
@@ -121,6 +122,30 @@ describe('filing a batch for the runners', () => {
     );
     await until(async () => !(await batches.active()).some((b) => b.id === id), 'the entry dropped', 30_000);
     expect(await batches.get(acct.accountId, id)).toBeNull();
+    await expectLedgerClean(redis, [acct.accountId]);
+  });
+
+  it('a batch that ended but stayed on the list (its unfiling did not land) is dropped from the list and keeps its record', async () => {
+    const acct = await h.newAccount({ credit: '10' });
+    const client = h.client(acct.secret);
+    const done = await createChatBatch(client, lines);
+    expect((await batchEnded(client, done.id)).status).toBe('completed');
+    const redis = h.redis.client();
+    const batches = new Batches(redis);
+    // What a move to `completed` leaves when its ZREM is lost: the entry is still listed.
+    await redis.zadd(ACTIVE_KEY, Date.now(), batchMember(acct.accountId, done.id));
+    await until(
+      async () => !(await batches.active()).some((b) => b.id === done.id),
+      'the entry dropped',
+      30_000,
+    );
+    const kept = await client.batches.retrieve(done.id);
+    expect(kept.status).toBe('completed');
+    expect(kept.request_counts).toEqual({ total: lines.length, completed: lines.length, failed: 0 });
+    expect((await jsonlFile(client, kept.output_file_id)).map((l) => l.custom_id)).toEqual(
+      lines.map((l) => l.custom_id),
+    );
+    expect((await h.settled(acct.accountId)).held).toBe(0);
     await expectLedgerClean(redis, [acct.accountId]);
   });
 });
