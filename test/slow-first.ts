@@ -30,6 +30,7 @@ export const SLOW_FIRST = [
   'test/hostile/slow-clients.test.ts',
   'test/chart/dry-run.test.ts',
   'test/proxy/rate-limits.test.ts',
+  'test/proxy/batch-replicas.test.ts',
   'test/chaos/batch-kill.test.ts',
 ];
 
