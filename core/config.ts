@@ -307,7 +307,7 @@ const schema = z.object({
     .transform((v) => v === 'true'),
   /** Lines of one model a replica's batch runner runs at once, when the model is idle enough. */
   BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1_024).default(16),
-  /** Interactive calls in flight on a model (this replica) at or above which batch lines wait. */
+  /** Interactive calls of a model in flight per endpoint, across the fleet, at or above which batch lines wait. */
   BATCH_IDLE_BELOW: z.coerce.number().int().min(1).default(4),
   /** How often the runner looks for work, and the leader lock's ttl (another replica takes over after it). */
   BATCH_POLL_MS: z.coerce.number().int().min(10).default(1_000),
