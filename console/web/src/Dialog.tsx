@@ -47,3 +47,32 @@ export function Dialog(props: {
     </div>
   );
 }
+
+/**
+ * A dialog form's buttons, in the order every dialog here has them: Cancel (or Close, where
+ * nothing may be changed), an optional action that clears what the dialog sets, and the submit.
+ */
+export function DialogActions(props: {
+  onCancel: () => void;
+  /** The form's submit button's label; none: a read-only dialog, whose Cancel says Close. */
+  submit: string | null;
+  clear?: { label: string; onClick: () => void } | null;
+}) {
+  return (
+    <div className="row">
+      <button type="button" onClick={props.onCancel}>
+        {props.submit === null ? 'Close' : 'Cancel'}
+      </button>
+      {props.submit !== null && props.clear && (
+        <button type="button" onClick={props.clear.onClick}>
+          {props.clear.label}
+        </button>
+      )}
+      {props.submit !== null && (
+        <button type="submit" className="primary">
+          {props.submit}
+        </button>
+      )}
+    </div>
+  );
+}

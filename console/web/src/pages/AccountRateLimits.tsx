@@ -6,7 +6,7 @@
 // server refuses a member's change anyway, as for a key's limits).
 import { useCallback, useEffect, useState } from 'react';
 import { type AccountLimits, api, type RateLimitValues } from '../api.ts';
-import { Dialog } from '../Dialog.tsx';
+import { Dialog, DialogActions } from '../Dialog.tsx';
 import { count } from '../format.ts';
 import { ErrorLine } from '../parts.tsx';
 import { type Drafts, draftsOf, RATE_FIELDS, RateFields, rateValue } from './KeyLimits.tsx';
@@ -85,17 +85,11 @@ function DefaultsDialog(props: {
         <p className="small">Blank: no default (a key without its own limit is not limited by it).</p>
         <RateFields rates={rates} onChange={setRates} placeholder={() => 'no limit'} />
         <ErrorLine id="defaults-error" error={error} />
-        <div className="row">
-          <button type="button" onClick={props.onClose}>
-            Cancel
-          </button>
-          <button type="button" onClick={() => void save(true)}>
-            Clear All
-          </button>
-          <button type="submit" className="primary">
-            Save
-          </button>
-        </div>
+        <DialogActions
+          onCancel={props.onClose}
+          submit="Save"
+          clear={{ label: 'Clear All', onClick: () => void save(true) }}
+        />
       </form>
     </Dialog>
   );

@@ -4,7 +4,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { ApiError, api, type KeyRow, type Me } from '../api.ts';
 import { CopyButton } from '../copy.tsx';
-import { Dialog } from '../Dialog.tsx';
+import { Dialog, DialogActions } from '../Dialog.tsx';
 import { date, decimalsOf, money } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { navigate } from '../router.tsx';
@@ -289,14 +289,7 @@ function GenerateKey(props: {
           />
         </label>
         <ErrorLine id="generate-error" error={error?.message} />
-        <div className="row">
-          <button type="button" onClick={props.onCancel}>
-            Cancel
-          </button>
-          <button type="submit" className="primary">
-            Create
-          </button>
-        </div>
+        <DialogActions onCancel={props.onCancel} submit="Create" />
       </form>
     </Dialog>
   );
@@ -345,19 +338,13 @@ function SpendLimit(props: {
           />
         </label>
         <ErrorLine id="limit-error" error={error} />
-        <div className="row">
-          <button type="button" onClick={props.onCancel}>
-            Cancel
-          </button>
-          {props.keyRow.spendLimit != null && (
-            <button type="button" onClick={() => void save(null)}>
-              Remove Limit
-            </button>
-          )}
-          <button type="submit" className="primary">
-            Save
-          </button>
-        </div>
+        <DialogActions
+          onCancel={props.onCancel}
+          submit="Save"
+          clear={
+            props.keyRow.spendLimit != null ? { label: 'Remove Limit', onClick: () => void save(null) } : null
+          }
+        />
       </form>
     </Dialog>
   );

@@ -11,7 +11,7 @@ import {
   type RateLimitName,
   type RateLimitValues,
 } from '../api.ts';
-import { Dialog } from '../Dialog.tsx';
+import { Dialog, DialogActions } from '../Dialog.tsx';
 import { count, money } from '../format.ts';
 import { ErrorLine } from '../parts.tsx';
 
@@ -182,21 +182,11 @@ export function KeyLimitsDialog(props: {
             }
           />
           <ErrorLine id="limits-error" error={error} />
-          <div className="row">
-            <button type="button" onClick={props.onClose}>
-              {props.editable ? 'Cancel' : 'Close'}
-            </button>
-            {props.editable && (
-              <>
-                <button type="button" onClick={() => void save(true)}>
-                  Clear All
-                </button>
-                <button type="submit" className="primary">
-                  Save
-                </button>
-              </>
-            )}
-          </div>
+          <DialogActions
+            onCancel={props.onClose}
+            submit={props.editable ? 'Save' : null}
+            clear={{ label: 'Clear All', onClick: () => void save(true) }}
+          />
           {!props.editable && <p className="muted small">Only an owner of the account can change limits.</p>}
         </form>
       )}
