@@ -1,7 +1,7 @@
 // Typed configuration, parsed once from the environment at start-up. Every variable is listed in
 // docs/operations.md "Configuration". A bad value stops the process with a message naming the variable.
 import { z } from 'zod';
-import { csv, port, redisUrl, trustedProxies } from './config-values.ts';
+import { csv, port, redisUrl, topUpSettings, trustedProxies } from './config-values.ts';
 import { parseDecimalToNano } from './money.ts';
 
 const schema = z.object({
@@ -269,15 +269,7 @@ const schema = z.object({
   STRIPE_API_URL: z
     .url({ protocol: /^https?$/, error: 'an http(s) URL such as http://127.0.0.1:12111' })
     .optional(),
-  /** Smallest and largest top-up, in units of the account currency (decimal strings). */
-  CONSOLE_TOPUP_MIN: z
-    .string()
-    .regex(/^\d{1,7}(\.\d{1,9})?$/, 'a decimal amount such as "5" or "2.5"')
-    .default('5'),
-  CONSOLE_TOPUP_MAX: z
-    .string()
-    .regex(/^\d{1,7}(\.\d{1,9})?$/, 'a decimal amount such as "10000"')
-    .default('10000'),
+  ...topUpSettings,
   /**
    * The bearer token of the service ledger API (/ledger/v1), for the operator's other products that
    * spend the same credits. Unset: the API is off (404). At least 32 characters: openssl rand -hex 32.
