@@ -35,6 +35,9 @@ const autoView = z.object({
     .nullable(),
 });
 
+/** What GET and PUT /billing/auto-topup answer (the web app and the tests read it). */
+export type AutoTopUpView = z.infer<typeof autoView>;
+
 const settingsBody = z.object({
   enabled: z.boolean(),
   threshold: z.string().max(32),

@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsoleApp } from '../../console/app.ts';
+import type { AutoTopUpView } from '../../console/routes/auto-topup.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { accountKeys } from '../../core/keyspace.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
@@ -60,18 +61,7 @@ afterAll(async () => {
   await stripeMock?.stop();
 });
 
-type View = {
-  available: boolean;
-  enabled: boolean;
-  threshold: string | null;
-  amount: string | null;
-  monthlyCap: number | null;
-  card: { brand: string; last4: string } | null;
-  paused: string | null;
-  failures: number;
-  thisMonth: number;
-  last: { id: string; status: string; amount: string; reason: string | null } | null;
-};
+type View = AutoTopUpView;
 
 const nano = parseDecimalToNano;
 const metering = () => new Metering(h.redis);
