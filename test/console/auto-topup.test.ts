@@ -186,7 +186,7 @@ describe('auto top-up (stripe-mock, two console instances)', () => {
       expect((await h.call(s, 'PUT', '/billing/auto-topup', bad)).status).toBe(400);
     const view = await h.json<View>(m, 'GET', '/billing/auto-topup');
     expect(view).toMatchObject({ available: true, enabled: false, card: null, last: null });
-  });
+  }, 120_000);
 
   it('a saved card is set up through a Checkout page in setup mode for the account customer', async () => {
     const before = stripeApi.sent.length;
@@ -210,7 +210,7 @@ describe('auto top-up (stripe-mock, two console instances)', () => {
     });
     expect(await outcome(other)).toBe('ignored');
     expect((await store().get(owner.accountId)).card?.paymentMethodId).toBe('pm_card_visa');
-  });
+  }, 120_000);
 
   it('BILL-5 a balance crossing the threshold through charges is topped up exactly once, by both checkers and concurrent checks', async () => {
     const { owner, s } = await ownerWithCard('Crossing Co', '12');
@@ -277,7 +277,7 @@ describe('auto top-up (stripe-mock, two console instances)', () => {
     await severalChecks();
     expect(chargesOf(a)).toHaveLength(1); // 34 is above: no new crossing
     await expectLedgerClean(h.redis, [a]);
-  });
+  }, 120_000);
 
   it('a refused charge is not credited, is shown, is not retried while the balance stays low; repeated failures pause it', async () => {
     const { owner, s } = await ownerWithCard('Declined Co', '11');
@@ -329,7 +329,7 @@ describe('auto top-up (stripe-mock, two console instances)', () => {
     expect((await h.json<View>(s, 'GET', '/billing/auto-topup')).paused).toBeNull();
     await attempt(a, MAX_FAILURES + 1);
     await expectLedgerClean(h.redis, [a]);
-  });
+  }, 120_000);
 
   it('the monthly cap is honoured: a crossing past it charges nothing and says so', async () => {
     const { owner, s } = await ownerWithCard('Capped Co', '10');
@@ -359,5 +359,5 @@ describe('auto top-up (stripe-mock, two console instances)', () => {
     });
     expect(await balance(a)).toBe(nano('9'));
     await expectLedgerClean(h.redis, [a]);
-  });
+  }, 120_000);
 });
