@@ -331,6 +331,47 @@ describe('auto top-up (stripe-mock, two console instances)', () => {
     await expectLedgerClean(h.redis, [a]);
   }, 120_000);
 
+  it('Stripe unreachable at the charge: the SDK retries with the same idempotency key, then the attempt fails, is shown and is not retried', async () => {
+    const { owner, s } = await ownerWithCard('Outage Co', '10.5');
+    const a = owner.accountId;
+    await h.json<View>(s, 'PUT', '/billing/auto-topup', {
+      enabled: true,
+      threshold: '10',
+      amount: '15',
+      monthlyCap: 5,
+    });
+    stripeApi.down = true;
+    try {
+      await spend(a, '1'); // 9.5
+      await until(async () => (await store().get(a)).last?.status === 'failed', 'the failed attempt', 60_000);
+    } finally {
+      stripeApi.down = false;
+    }
+    const tries = chargesOf(a);
+    const { id } = (await store().get(a)).last!;
+    // The SDK's own retries (maxNetworkRetries 2) all carry the crossing's key: one charge at most.
+    expect(tries.length).toBeGreaterThan(1);
+    expect(new Set(tries.map((t) => t.idempotencyKey))).toEqual(new Set([`autotopup-${id}`]));
+    expect(tries.every((t) => t.dropped)).toBe(true);
+    const view = await h.json<View>(s, 'GET', '/billing/auto-topup');
+    expect(view).toMatchObject({
+      failures: 1,
+      paused: null,
+      thisMonth: 1,
+      last: {
+        id,
+        status: 'failed',
+        reason: expect.stringMatching(/^the payment provider could not be reached/),
+      },
+    });
+    const listed = await h.json<{ data: { id: string; status: string }[] }>(s, 'GET', '/billing/topups');
+    expect(listed.data.find((r) => r.id === id)?.status).toBe('rejected');
+    await severalChecks();
+    expect(chargesOf(a)).toHaveLength(tries.length); // still below, Stripe back: no retry loop
+    expect(await balance(a)).toBe(nano('9.5'));
+    await expectLedgerClean(h.redis, [a]);
+  }, 120_000);
+
   it('the monthly cap is honoured: a crossing past it charges nothing and says so', async () => {
     const { owner, s } = await ownerWithCard('Capped Co', '10');
     const a = owner.accountId;

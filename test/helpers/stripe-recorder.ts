@@ -14,12 +14,17 @@ export interface RecordingProxy {
     idempotencyKey: string | null;
     /** stripe-mock's answer, parsed (filled in once it came) */
     answer?: unknown;
+    /** Dropped while `down` (Stripe unreachable): the request was recorded, no answer came. */
+    dropped?: true;
   }[];
+  /** While true every call is recorded and its connection dropped unanswered, as in an outage. */
+  down: boolean;
   close(): Promise<void>;
 }
 
 export async function recordingProxy(target: string): Promise<RecordingProxy> {
   const sent: RecordingProxy['sent'] = [];
+  const proxy = { down: false };
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -32,6 +37,11 @@ export async function recordingProxy(target: string): Promise<RecordingProxy> {
       idempotencyKey: typeof idem === 'string' ? idem : null,
     };
     sent.push(entry);
+    if (proxy.down) {
+      entry.dropped = true;
+      req.socket.destroy();
+      return;
+    }
     const headers: Record<string, string> = {};
     for (const name of ['authorization', 'content-type', 'stripe-version', 'idempotency-key']) {
       const v = req.headers[name];
@@ -51,9 +61,9 @@ export async function recordingProxy(target: string): Promise<RecordingProxy> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  return Object.assign(proxy, {
     url: `http://127.0.0.1:${port}`,
     sent,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
 }
