@@ -72,13 +72,18 @@ return {'claimed', ARGV[3] .. seq, s[3], s[10], s[5]}
 
 /**
  * KEYS: auto top-up hash. ARGV: attempt id, status, reason, payment intent id, max failures.
- * Records an attempt's outcome if it is still the last attempt and not already final; a failure
- * counts once and pauses auto top-up at the limit. Returns 1 when recorded.
+ * Records an attempt's outcome if it is still the last attempt and not already final (but for a
+ * credit after a failure); a failure counts once and pauses auto top-up at the limit. Returns 1
+ * when recorded.
  */
 const finishScript = new LuaScript(
   `
 local s = redis.call('HMGET', KEYS[1], 'lastId', 'lastStatus', 'failures')
-if s[1] ~= ARGV[1] or (s[2] ~= 'charging' and s[2] ~= 'awaiting') then return 0 end
+if s[1] ~= ARGV[1] then return 0 end
+-- A late success after a failure (the charge went through while Stripe looked unreachable) is
+-- still shown as credited: the money came.
+local open = s[2] == 'charging' or s[2] == 'awaiting' or (ARGV[2] == 'credited' and s[2] == 'failed')
+if not open then return 0 end
 redis.call('HSET', KEYS[1], 'lastStatus', ARGV[2], 'lastReason', ARGV[3])
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'lastPaymentIntent', ARGV[4]) end
 if ARGV[2] == 'credited' then redis.call('HSET', KEYS[1], 'failures', 0) end

@@ -331,7 +331,7 @@ describe('auto top-up (stripe-mock, two console instances)', () => {
     await expectLedgerClean(h.redis, [a]);
   }, 120_000);
 
-  it('Stripe unreachable at the charge: the SDK retries with the same idempotency key, then the attempt fails, is shown and is not retried', async () => {
+  it('Stripe unreachable at the charge: the SDK retries with the same idempotency key, then the attempt fails, is shown and is not retried; a late success still credits once', async () => {
     const { owner, s } = await ownerWithCard('Outage Co', '10.5');
     const a = owner.accountId;
     await h.json<View>(s, 'PUT', '/billing/auto-topup', {
@@ -369,6 +369,15 @@ describe('auto top-up (stripe-mock, two console instances)', () => {
     await severalChecks();
     expect(chargesOf(a)).toHaveLength(tries.length); // still below, Stripe back: no retry loop
     expect(await balance(a)).toBe(nano('9.5'));
+    // Had the charge gone through unseen, Stripe's webhook says so later: credited once after all.
+    const late = intentEvent(a, id, 'pi_late_after_outage', '15');
+    expect(await outcome(await deliver('payment_intent.succeeded', late))).toBe('credited');
+    expect(await outcome(await deliver('payment_intent.succeeded', late))).toBe('duplicate');
+    expect(await balance(a)).toBe(nano('24.5'));
+    expect((await h.json<View>(s, 'GET', '/billing/auto-topup')).last).toMatchObject({
+      id,
+      status: 'credited',
+    });
     await expectLedgerClean(h.redis, [a]);
   }, 120_000);
 
