@@ -40,7 +40,7 @@ export interface AutoTopUpState {
 }
 
 /**
- * KEYS: auto top-up hash, account hash. ARGV: month (YYYY-MM), now (ISO).
+ * KEYS: auto top-up hash, account hash. ARGV: month (YYYY-MM), now (ISO), attempt id prefix, now (ms).
  * {'off'} | {'above'} | {'waiting'} | {'capped'} | {'claimed', seq, amount, customerId, paymentMethodId}
  */
 const claimScript = new LuaScript(
@@ -64,7 +64,8 @@ if count >= tonumber(s[4]) then
 end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 redis.call('HSET', KEYS[1], 'month', ARGV[1], 'monthCount', count + 1, 'lastId', ARGV[3] .. seq,
-  'lastAt', ARGV[2], 'lastStatus', 'charging', 'lastAmount', s[3], 'lastReason', '', 'lastPaymentIntent', '')
+  'lastAt', ARGV[2], 'lastStatus', 'charging', 'lastAmount', s[3], 'lastReason', '', 'lastPaymentIntent', '',
+  'lastAtMs', ARGV[4])
 return {'claimed', ARGV[3] .. seq, s[3], s[10], s[5]}
 `,
   'autotopup_claim',
@@ -99,8 +100,34 @@ return 1
   'autotopup_finish',
 );
 
+/**
+ * KEYS: auto top-up hash. ARGV: now (ms), stale (ms). An attempt still `charging` long after it
+ * was claimed (its checker died between the claim and Stripe's answer) is taken again, once per
+ * `stale`: {id, amount, customerId, paymentMethodId}; else {}. Only while auto top-up is on.
+ */
+const redriveScript = new LuaScript(
+  `
+local s = redis.call('HMGET', KEYS[1], 'lastId', 'lastStatus', 'lastAtMs', 'lastAmount', 'customerId',
+  'paymentMethodId', 'enabled', 'paused')
+if s[2] ~= 'charging' or not s[1] or s[1] == '' or s[7] ~= '1' or s[8] or not s[5] or not s[6] then return {} end
+if tonumber(s[3] or '0') > tonumber(ARGV[1]) - tonumber(ARGV[2]) then return {} end
+redis.call('HSET', KEYS[1], 'lastAtMs', ARGV[1])
+return {s[1], s[4], s[5], s[6]}
+`,
+  'autotopup_redrive',
+);
+
 /** The attempt ids an account's crossings get: `topup_auto_<account>_<n>`, also the top-up request id. */
 export const attemptPrefix = (accountId: string) => `topup_auto_${accountId}_`;
+
+/** One crossing's charge: what to charge, to which card, under which id. */
+export interface Attempt {
+  id: string;
+  /** nano-units of the account currency */
+  amount: number;
+  customerId: string;
+  paymentMethodId: string;
+}
 
 export class AutoTopUpStore {
   constructor(private readonly redis: Redis) {}
@@ -182,14 +209,13 @@ export class AutoTopUpStore {
     accountId: string,
     now: Date,
   ): Promise<
-    | { claimed: false; why: 'off' | 'above' | 'waiting' | 'capped' }
-    | { claimed: true; id: string; amount: number; customerId: string; paymentMethodId: string }
+    { claimed: false; why: 'off' | 'above' | 'waiting' | 'capped' } | ({ claimed: true } & Attempt)
   > {
     const k = accountKeys(accountId);
     const r = (await claimScript.run(
       this.redis,
       [k.autoTopUp, k.account],
-      [now.toISOString().slice(0, 7), now.toISOString(), attemptPrefix(accountId)],
+      [now.toISOString().slice(0, 7), now.toISOString(), attemptPrefix(accountId), now.getTime()],
     )) as string[];
     if (r[0] !== 'claimed') return { claimed: false, why: r[0] as 'off' | 'above' | 'waiting' | 'capped' };
     return {
@@ -199,6 +225,18 @@ export class AutoTopUpStore {
       customerId: r[3]!,
       paymentMethodId: r[4]!,
     };
+  }
+
+  /** A `charging` attempt older than `staleMs`, taken for charging again (see redriveScript). */
+  async redrive(accountId: string, now: Date, staleMs: number): Promise<Attempt | null> {
+    const r = (await redriveScript.run(
+      this.redis,
+      [accountKeys(accountId).autoTopUp],
+      [now.getTime(), staleMs],
+    )) as string[];
+    return r.length === 0
+      ? null
+      : { id: r[0]!, amount: Number(r[1]), customerId: r[2]!, paymentMethodId: r[3]! };
   }
 
   /** Records an attempt's outcome (once; a late word on an older attempt changes nothing). */

@@ -9,7 +9,7 @@ import Stripe from 'stripe';
 import type { Accounts } from '../accounts.ts';
 import type { Metering } from '../billing/index.ts';
 import { formatNano } from '../money.ts';
-import { type AutoTopUpStore, attemptPrefix } from './auto-topup-store.ts';
+import { type Attempt, type AutoTopUpStore, attemptPrefix } from './auto-topup-store.ts';
 import { creditTopUp } from './credit.ts';
 import { nanoToMinorUnits } from './minor-units.ts';
 import type { PaymentLog } from './provider.ts';
@@ -43,7 +43,15 @@ export interface AutoTopUpDeps {
   publicUrl: string;
   /** CONSOLE_AUTO_TOPUP_MAX_FAILURES */
   maxFailures: number;
+  /**
+   * An attempt still `charging` this long after its claim lost its checker (a crash between the
+   * claim and Stripe's answer) and is charged again under the same idempotency key, so Stripe
+   * answers with the first charge if there was one. Far above the SDK's own retries (3 × 20 s).
+   */
+  staleChargingMs?: number;
 }
+
+const STALE_CHARGING_MS = 10 * 60_000;
 
 export class AutoTopUps {
   constructor(private readonly d: AutoTopUpDeps) {}
@@ -86,37 +94,50 @@ export class AutoTopUps {
     }
   }
 
-  /** One account: claims a new crossing, if there is one, and charges for it. */
+  /** One account: a lost attempt charged again, or a new crossing claimed and charged. */
   async check(accountId: string, log: PaymentLog, now = new Date()): Promise<string> {
+    const lost = await this.d.store.redrive(accountId, now, this.d.staleChargingMs ?? STALE_CHARGING_MS);
+    if (lost !== null) {
+      log.warn({ accountId, id: lost.id }, 'auto top-up: an attempt lost its checker; charging it again');
+      return this.charge(accountId, lost, log);
+    }
     const claim = await this.d.store.claim(accountId, now);
     if (!claim.claimed) {
       if (claim.why === 'capped') log.warn({ accountId }, 'auto top-up: monthly cap reached, not charged');
       return claim.why;
     }
+    return this.charge(accountId, claim, log);
+  }
+
+  /** Charges the card for one attempt, under the attempt's id: its request, key and credit. */
+  private async charge(accountId: string, attempt: Attempt, log: PaymentLog): Promise<string> {
     const account = await this.d.accounts.get(accountId);
     if (!account?.currency) {
-      await this.fail(accountId, claim.id, 'the account has no billing currency', log);
+      await this.fail(accountId, attempt.id, 'the account has no billing currency', log);
       return 'failed';
     }
-    const request = await this.d.requests.create({
-      id: claim.id,
-      accountId,
-      amount: claim.amount,
-      currency: account.currency,
-      provider: 'stripe',
-      createdBy: null,
-    });
+    const request =
+      (await this.d.requests.get(accountId, attempt.id)) ??
+      (await this.d.requests.create({
+        id: attempt.id,
+        accountId,
+        amount: attempt.amount,
+        currency: account.currency,
+        provider: 'stripe',
+        createdBy: null,
+      }));
+    // Charged as recorded on the request (a re-driven attempt finds the one made the first time).
     let intent: Stripe.PaymentIntent;
     try {
       intent = await this.d.stripe.paymentIntents.create(
         {
-          amount: nanoToMinorUnits(claim.amount, account.currency),
-          currency: account.currency.toLowerCase(),
-          customer: claim.customerId,
-          payment_method: claim.paymentMethodId,
+          amount: nanoToMinorUnits(request.amount, request.currency),
+          currency: request.currency.toLowerCase(),
+          customer: attempt.customerId,
+          payment_method: attempt.paymentMethodId,
           off_session: true,
           confirm: true,
-          description: `Auto top-up: ${formatNano(claim.amount)} ${account.currency}`,
+          description: `Auto top-up: ${formatNano(request.amount)} ${request.currency}`,
           metadata: { accountId, topUpRequestId: request.id, purpose: PURPOSE },
         },
         // Retries of this create (the SDK's, on a lost answer) make no second charge.
@@ -221,8 +242,9 @@ export class AutoTopUps {
       decidedBy: 'stripe',
     });
     const request = moved.request;
-    if (request === null || request.status === 'credited') return 'duplicate';
-    const r = await creditTopUp(this.d, request, note);
+    if (request === null) return 'duplicate';
+    const r = request.status === 'credited' ? { duplicate: true } : await creditTopUp(this.d, request, note);
+    // Recorded even for a duplicate: a credit whose record was cut short (a crash) is finished here.
     await this.d.store.finish(
       accountId,
       id,

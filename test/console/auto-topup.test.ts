@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsoleApp } from '../../console/app.ts';
 import type { AutoTopUpView } from '../../console/routes/auto-topup.ts';
 import { Metering } from '../../core/billing/index.ts';
-import { accountKeys } from '../../core/keyspace.ts';
+import { accountKeys, globalKeys } from '../../core/keyspace.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
 import {
   AutoTopUpStore,
@@ -146,6 +146,9 @@ const armed = (accountId: string) =>
     30_000,
   );
 
+/** A checker's log where the test does not read it. */
+const log = { info() {}, warn() {}, error() {} };
+
 /** Several check intervals of both instances: long enough for a second charge to have shown. */
 const severalChecks = () => new Promise((r) => setTimeout(r, CHECK_MS * 8));
 
@@ -231,7 +234,6 @@ describe('auto top-up (stripe-mock, two console instances)', () => {
       createPayments(h.config, h.redis, h.accounts),
       createPayments(h.config, h.redis, h.accounts),
     ];
-    const log = { info() {}, warn() {}, error() {} };
     await Promise.all([...extra, ...extra, ...extra].map((p) => p.auto!.check(a, log)));
     const { id, intentId } = await attempt(a, 1);
     await severalChecks();
@@ -378,6 +380,43 @@ describe('auto top-up (stripe-mock, two console instances)', () => {
       id,
       status: 'credited',
     });
+    await expectLedgerClean(h.redis, [a]);
+  }, 120_000);
+
+  it('an attempt whose checker died between the claim and the charge is charged again once it is stale, once, under the same key', async () => {
+    const { owner, s } = await ownerWithCard('Crash Co', '12');
+    const a = owner.accountId;
+    await h.json<View>(s, 'PUT', '/billing/auto-topup', {
+      enabled: true,
+      threshold: '10',
+      amount: '20',
+      monthlyCap: 5,
+    });
+    // Out of the running checkers' list: only this test's checkers look at the account.
+    await h.redis.srem(globalKeys.autoTopUpAccounts, a);
+    await severalChecks();
+    await spend(a, '3'); // 9
+    // A checker claims the crossing and dies before Stripe is asked.
+    const claimed = await store().claim(a, new Date());
+    if (!claimed.claimed) throw new Error(`not claimed: ${claimed.why}`);
+    const checkers = [
+      createPayments(h.config, h.redis, h.accounts),
+      createPayments(h.config, h.redis, h.accounts),
+    ];
+    expect(await checkers[0]!.auto!.check(a, log)).toBe('waiting'); // not stale yet: not charged again
+    expect(chargesOf(a)).toHaveLength(0);
+    const later = new Date(Date.now() + 11 * 60_000);
+    const outcomes = await Promise.all(checkers.map((c) => c.auto!.check(a, log, later)));
+    expect(outcomes.sort()).toEqual(['awaiting', 'waiting']);
+    const charges = chargesOf(a);
+    expect(charges.map((c) => [c.idempotencyKey, c.form.get('amount')])).toEqual([
+      [`autotopup-${claimed.id}`, '2000'],
+    ]);
+    const { intentId } = await attempt(a, 1);
+    expect(
+      await outcome(await deliver('payment_intent.succeeded', intentEvent(a, claimed.id, intentId, '20'))),
+    ).toBe('credited');
+    expect(await balance(a)).toBe(nano('29'));
     await expectLedgerClean(h.redis, [a]);
   }, 120_000);
 
