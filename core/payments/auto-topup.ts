@@ -126,6 +126,18 @@ export class AutoTopUps {
         provider: 'stripe',
         createdBy: null,
       }));
+    // A re-driven attempt whose request was decided (its record cut short by a crash): recorded
+    // now, never charged again.
+    if (request.status === 'credited' || request.status === 'rejected') {
+      const status = request.status === 'credited' ? 'credited' : 'failed';
+      await this.d.store.finish(
+        accountId,
+        attempt.id,
+        { status, reason: request.reason ?? '' },
+        this.d.maxFailures,
+      );
+      return status;
+    }
     // Charged as recorded on the request (a re-driven attempt finds the one made the first time).
     let intent: Stripe.PaymentIntent;
     try {

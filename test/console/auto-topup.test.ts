@@ -417,6 +417,13 @@ describe('auto top-up (stripe-mock, two console instances)', () => {
       await outcome(await deliver('payment_intent.succeeded', intentEvent(a, claimed.id, intentId, '20'))),
     ).toBe('credited');
     expect(await balance(a)).toBe(nano('29'));
+    // A crash between the credit and its record leaves the attempt charging: the request says it
+    // was credited, so the re-drive records that and asks Stripe nothing.
+    await h.redis.hset(accountKeys(a).autoTopUp, 'lastStatus', 'charging', 'lastAtMs', 0);
+    expect(await checkers[0]!.auto!.check(a, log, later)).toBe('credited');
+    expect(chargesOf(a)).toHaveLength(1);
+    expect((await store().get(a)).last?.status).toBe('credited');
+    expect(await balance(a)).toBe(nano('29'));
     await expectLedgerClean(h.redis, [a]);
   }, 120_000);
 
