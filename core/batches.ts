@@ -66,11 +66,24 @@ export class Batches {
     return `${this.records.key(accountId, id)}:settled`;
   }
 
-  /** Records a new batch; one not final is filed for the runners. */
+  /**
+   * Files a batch on the runners' list, before its hold and its record are written: the list and
+   * the record are in different slots (no one atomic write on Redis Cluster), so the list goes
+   * first and a creation cut anywhere after leaves an entry the runner resolves (runs the batch,
+   * or, with no record past the grace, gives its hold back), never a record nobody runs.
+   */
+  async file(accountId: string, id: string): Promise<void> {
+    await this.redis.zadd(ACTIVE_KEY, Date.now(), batchMember(accountId, id));
+  }
+
+  /** Takes a batch off the runners' list. */
+  async unfile(accountId: string, id: string): Promise<void> {
+    await this.redis.zrem(ACTIVE_KEY, batchMember(accountId, id));
+  }
+
+  /** Records a new batch (one that is to run was filed first: `file`). */
   async create(accountId: string, id: string, fields: Record<string, string | number>): Promise<void> {
     await this.records.add(accountId, id, fields);
-    if (!finalStatuses.has(String(fields.status)))
-      await this.redis.zadd(ACTIVE_KEY, Date.now(), batchMember(accountId, id));
   }
 
   get(accountId: string, id: string): Promise<RecordFields | null> {
@@ -91,16 +104,19 @@ export class Batches {
       [this.records.key(accountId, id)],
       [from.join(','), to, ...args],
     );
-    if (r === 1 && finalStatuses.has(to)) await this.redis.zrem(ACTIVE_KEY, batchMember(accountId, id));
+    if (r === 1 && finalStatuses.has(to)) await this.unfile(accountId, id);
     return r === 1;
   }
 
-  async active(): Promise<{ accountId: string; id: string }[]> {
-    const members = await this.redis.zrange(ACTIVE_KEY, 0, -1);
-    return members.map((m) => {
-      const [accountId = '', id = ''] = m.split(' ');
-      return { accountId, id };
-    });
+  /** The runners' list, each with when it was filed (ms). */
+  async active(): Promise<{ accountId: string; id: string; filedAt: number }[]> {
+    const flat = await this.redis.zrange(ACTIVE_KEY, 0, -1, 'WITHSCORES');
+    const out: { accountId: string; id: string; filedAt: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const [accountId = '', id = ''] = flat[i]!.split(' ');
+      out.push({ accountId, id, filedAt: Number(flat[i + 1]) });
+    }
+    return out;
   }
 
   /** Writes a line's result once; answers the stored one (this, or an earlier run's). */
@@ -145,6 +161,6 @@ export class Batches {
   async remove(accountId: string, id: string): Promise<void> {
     await this.dropLines(accountId, id);
     await this.records.remove(accountId, id);
-    await this.redis.zrem(ACTIVE_KEY, batchMember(accountId, id));
+    await this.unfile(accountId, id);
   }
 }

@@ -61,20 +61,3 @@ export const redisUrl = z
       ctx.addIssue({ code: 'custom', message: (err as Error).message });
     }
   });
-
-/** Top-ups: their limits, and auto top-up's checker (Stripe only). */
-export const topUpSettings = {
-  /** Smallest and largest top-up, in units of the account currency (decimal strings). */
-  CONSOLE_TOPUP_MIN: z
-    .string()
-    .regex(/^\d{1,7}(\.\d{1,9})?$/, 'a decimal amount such as "5" or "2.5"')
-    .default('5'),
-  CONSOLE_TOPUP_MAX: z
-    .string()
-    .regex(/^\d{1,7}(\.\d{1,9})?$/, 'a decimal amount such as "10000"')
-    .default('10000'),
-  /** How often each console instance checks the balances of accounts with auto top-up on (0: not here). */
-  CONSOLE_AUTO_TOPUP_CHECK_MS: z.coerce.number().int().min(0).default(10_000),
-  /** Failed auto top-up charges in a row that pause it until an owner turns it on again. */
-  CONSOLE_AUTO_TOPUP_MAX_FAILURES: z.coerce.number().int().min(1).default(3),
-};

@@ -1,37 +1,13 @@
 // Typed configuration, parsed once from the environment at start-up. Every variable is listed in
 // docs/operations.md "Configuration". A bad value stops the process with a message naming the variable.
 import { z } from 'zod';
-import { csv, port, redisUrl, topUpSettings, trustedProxies } from './config-values.ts';
+import { moneyConfig } from './config-money.ts';
+import { csv, port, redisUrl, trustedProxies } from './config-values.ts';
 import { parseDecimalToNano } from './money.ts';
 
 const schema = z.object({
   REDIS_URL: redisUrl,
-  /**
-   * The durable money journal (PostgreSQL, core/journal). Unset: no journal — Redis alone keeps the
-   * money, as before issue 23 (tests that do not need it, installs that have not moved yet).
-   */
-  DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
-    .optional(),
-  /** How often the journal's archiver passes over the usage streams (the leading proxy only). */
-  JOURNAL_ARCHIVE_INTERVAL_MS: z.coerce.number().int().min(10).default(1000),
-  /** How often the reconciler re-applies committed top-ups Redis lacks. */
-  JOURNAL_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(100).default(10_000),
-  /** How far back the reconciler looks: top-ups committed this recently (below the 35-day done ttl). */
-  JOURNAL_RECONCILE_WINDOW_MS: z.coerce
-    .number()
-    .int()
-    .min(1000)
-    .max(30 * 24 * 3_600_000)
-    .default(24 * 3_600_000),
-  /** The journal keeper's leader lock ttl: another replica takes over this long after the leader died. */
-  JOURNAL_LOCK_MS: z.coerce.number().int().min(500).default(5000),
-  /**
-   * The longest any wait on the journal's database may last — a connection, a query, a statement
-   * (core/journal/pool.ts): a hung database fails the keeper's pass after this, and it is said.
-   */
-  JOURNAL_DB_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
+  ...moneyConfig.shape,
   /** The brand word in new key secrets: `sk-<brand>-` + 48 hex. */
   MODELPLANE_BRAND: z
     .string()
@@ -151,16 +127,6 @@ const schema = z.object({
   /** A lease unused for this long is given back to the account. */
   PROXY_LEASE_IDLE_MS: z.coerce.number().int().positive().default(1_000),
   /**
-   * Lifetime of a credit hold or lease in Redis time. Its proxy renews it every third of this while
-   * the call runs, so only a hold whose proxy died (or lost Redis for this long) expires and is
-   * voided by the sweeper: what a crash can strand, and for about how long.
-   */
-  HOLD_TTL_MS: z.coerce.number().int().min(300).default(30_000),
-  /** How often the fleet's one hold sweeper (leader-elected through a Redis lock) looks at due holds. */
-  HOLD_SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).default(1_000),
-  /** The sweeper lock's ttl: another replica takes the sweeping over this long after its holder died. */
-  HOLD_SWEEPER_LOCK_MS: z.coerce.number().int().min(100).default(5_000),
-  /**
    * The proxy's data directory: its settlement journal (the outbox's append-only files, replayed at
    * start). One per replica, kept across restarts of that replica.
    */
@@ -269,7 +235,21 @@ const schema = z.object({
   STRIPE_API_URL: z
     .url({ protocol: /^https?$/, error: 'an http(s) URL such as http://127.0.0.1:12111' })
     .optional(),
-  ...topUpSettings,
+  /**
+   * Auto top-up (Stripe only): how often each console instance checks the balances of accounts
+   * with it on (0: this instance does not check), and how many failed charges in a row pause it.
+   */
+  CONSOLE_AUTO_TOPUP_CHECK_MS: z.coerce.number().int().min(0).default(10_000),
+  CONSOLE_AUTO_TOPUP_MAX_FAILURES: z.coerce.number().int().min(1).default(3),
+  /** Smallest and largest top-up, in units of the account currency (decimal strings). */
+  CONSOLE_TOPUP_MIN: z
+    .string()
+    .regex(/^\d{1,7}(\.\d{1,9})?$/, 'a decimal amount such as "5" or "2.5"')
+    .default('5'),
+  CONSOLE_TOPUP_MAX: z
+    .string()
+    .regex(/^\d{1,7}(\.\d{1,9})?$/, 'a decimal amount such as "10000"')
+    .default('10000'),
   /**
    * The bearer token of the service ledger API (/ledger/v1), for the operator's other products that
    * spend the same credits. Unset: the API is off (404). At least 32 characters: openssl rand -hex 32.
@@ -333,7 +313,7 @@ const schema = z.object({
     .transform((v) => v === 'true'),
   /** Lines of one model a replica's batch runner runs at once, when the model is idle enough. */
   BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(1_024).default(16),
-  /** Interactive calls in flight on a model (this replica) at or above which batch lines wait. */
+  /** Interactive calls of a model in flight per endpoint, across the fleet, at or above which batch lines wait. */
   BATCH_IDLE_BELOW: z.coerce.number().int().min(1).default(4),
   /** How often the runner looks for work, and the leader lock's ttl (another replica takes over after it). */
   BATCH_POLL_MS: z.coerce.number().int().min(10).default(1_000),

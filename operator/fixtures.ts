@@ -1,5 +1,7 @@
 // Test fixtures shared by the unit tests (no cluster) and the integration tests (real API server):
 // one table of invalid Models, each with the message both validators must give.
+
+import type { BasePod } from './adapters/plan.ts';
 import { API_VERSION, type Model, type ModelSpec } from './model.ts';
 
 export function chatModel(name = 'llama', spec: Partial<ModelSpec> = {}): Model {
@@ -149,3 +151,13 @@ export function withSpec(base: Model, spec: InvalidCase['spec']): Model {
   for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
   return { ...base, spec: merged as unknown as ModelSpec };
 }
+
+/** A ready pod of an adapter's base, at http://<name>:8000, listing `loaded` (operator/adapters/). */
+export const basePod = (name: string, loaded: string[] = [], more: Partial<BasePod> = {}): BasePod => ({
+  name,
+  url: `http://${name}:8000`,
+  ready: true,
+  terminating: false,
+  loaded,
+  ...more,
+});

@@ -3,7 +3,7 @@
 import type { V1Deployment, V1OwnerReference, V1Service } from '@kubernetes/client-node';
 import { drainFor } from './drain.ts';
 import { enginePort, engineTemplate } from './engines/index.ts';
-import { kvEventsServicePorts } from './engines/vllm-kv-events.ts';
+import { kvEventsServicePorts } from './engines/kv-events-flags.ts';
 import { API_VERSION, type EngineSpec, type Model } from './model.ts';
 import type { Placement } from './placement.ts';
 import { withScratch } from './scratch.ts';

@@ -23,12 +23,14 @@ export const SLOW_FIRST = [
   'test/chaos/redis-hung.test.ts',
   'test/monitoring/live-metrics.test.ts',
   'test/console/playground-tools.test.ts',
+  'test/console/default-limits.test.ts',
   'test/chaos/redis-restart.test.ts',
   'test/chaos/journal-hung.test.ts',
   'test/k8s/placement.test.ts',
   'test/hostile/slow-clients.test.ts',
   'test/chart/dry-run.test.ts',
   'test/proxy/rate-limits.test.ts',
+  'test/proxy/batch-replicas.test.ts',
   'test/chaos/batch-kill.test.ts',
 ];
 

@@ -52,9 +52,9 @@ export class LeaseMetering {
   /**
    * Grows the lease by up to `add` (not past the available balance nor past 1/`den` of what the
    * account has outside other holds; growth below `min` is skipped) and renews its ttl. With
-   * `keyId` (a batch's lease, held for its key): a key with a spend limit bounds the growth too and
-   * the lease is filed as the key's hold (extend_lease.lua); `keyLimit` is set when the key's limit,
-   * not the balance, cut it.
+   * `keyId` (a batch's lease, held for its key): a key with a spend limit, and the account's budget
+   * across its keys, bound the growth too and the lease is filed as their hold (extend_lease.lua);
+   * `keyLimit` is set when a budget, not the balance, cut it (its `source` says whose).
    */
   async extendLease(a: {
     accountId: string;

@@ -10,6 +10,7 @@ import { checkAccountLedger } from '../ledger.ts';
 import { primaries } from '../redis-client.ts';
 import { slotBlockOf } from '../slot-blocks.ts';
 import { usageRecords } from '../usage.ts';
+import { resyncHoldIndexes } from './hold-index-resync.ts';
 import { LeaseMetering } from './leases.ts';
 import { Metering } from './metering.ts';
 import { SweepError, startHoldSweeper, sweepDueHolds, type VoidedHold } from './sweeper.ts';
@@ -196,5 +197,50 @@ describe('hold sweeper', () => {
     await stopSecond();
     expect(await r.get(globalKeys.sweeperLock)).toBeNull();
     expect((await metering.balance(a.id)).available).toBe(500);
+  });
+
+  it('a hold its expiry index lost (a failover) is filed again by the leader’s resync, then voided when its owner is gone', async () => {
+    const r = redis.client();
+    await r.flushdb();
+    const metering = new Metering(r);
+    const leases = new LeaseMetering(r);
+    const a = await new Accounts(r).create({ name: 'lost', country: 'US' });
+    const b = await new Accounts(r).create({ name: 'kept', country: 'US' });
+    for (const id of [a.id, b.id]) await metering.topUp({ accountId: id, topUpId: 't', amount: 10_000 });
+    await leases.extendLease({ accountId: a.id, leaseId: 'lease_lost', add: 1_000, den: 2, ttlMs: 400 });
+    await metering.reserve({ accountId: a.id, holdId: 'req_kept', min: 100, max: 100, ttlMs: 60_000 });
+    await metering.reserve({ accountId: b.id, holdId: 'req_kept', min: 100, max: 100, ttlMs: 60_000 });
+    // What a failover can do: the index's entry gone (its write never replicated), the lease kept.
+    const lost = dueMember(a.id, 'lease_lost');
+    await Promise.all(globalKeys.holdsDueAll().map((k) => r.zrem(k, lost)));
+    expect((await checkAccountLedger(r, a.id, { toleranceMs: 5_000 })).problems).toEqual([
+      "hold lease_lost is missing from the sweeper's index",
+    ]);
+    // Without the resync nothing would ever void it: the sweeper finds nothing due.
+    await sleep(500);
+    expect(await sweepDueHolds(r)).toEqual([]);
+    expect((await metering.balance(a.id)).held).toBe(1_100);
+
+    const refiled: string[] = [];
+    const voided: string[] = [];
+    const stop = startHoldSweeper(redis.client(), {
+      intervalMs: 20,
+      lockTtlMs: 1_000,
+      resyncMs: 60_000,
+      onRefiled: (x) => refiled.push(...x.map((h) => `${h.accountId} ${h.holdId}`)),
+      onVoided: (x) => voided.push(...x.map((h) => `${h.accountId} ${h.holdId} ${h.reason}`)),
+      onError: (err) => {
+        throw err;
+      },
+    });
+    await until(() => voided.length === 1, 'the lost lease was voided');
+    await stop();
+    // Only the lost one was filed again; the others were in their index already.
+    expect(refiled).toEqual([`${a.id} lease_lost`]);
+    expect(voided).toEqual([`${a.id} lease_lost lease_expired`]);
+    expect(await metering.balance(a.id)).toEqual({ balance: 10_000, held: 100, available: 9_900 });
+    for (const id of [a.id, b.id])
+      expect((await checkAccountLedger(r, id, { toleranceMs: 5_000 })).problems).toEqual([]);
+    expect(await resyncHoldIndexes(r)).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@
 import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
 import type { Redis } from '../redis-client.ts';
 import { RedisLock } from '../redis-lock.ts';
+import { type RefiledHold, resyncHoldIndexes } from './hold-index-resync.ts';
 import { scripts } from './scripts.ts';
 
 export interface VoidedHold {
@@ -94,7 +95,13 @@ export interface HoldSweeperOptions {
   intervalMs: number;
   /** The leader lock's ttl: another replica takes over this long after the sweeping one died. */
   lockTtlMs: number;
+  /**
+   * How often the leader also files again holds its expiry index lost (./hold-index-resync.ts),
+   * and once when it takes the lead; 0 or unset: never.
+   */
+  resyncMs?: number;
   onVoided?: (voided: VoidedHold[]) => void;
+  onRefiled?: (refiled: RefiledHold[]) => void;
   onError?: (err: unknown) => void;
 }
 
@@ -105,11 +112,35 @@ export interface HoldSweeperOptions {
 export function startHoldSweeper(redis: Redis, opts: HoldSweeperOptions): () => Promise<void> {
   const lock = new RedisLock(redis, globalKeys.sweeperLock, opts.lockTtlMs);
   let running = false;
+  /** When this replica last resynced as the leader; null while it does not lead. */
+  let resyncedAt: number | null = null;
+  let resyncing = false;
+  // Runs beside the ticks, not in them: a pass over many accounts must not hold up the sweeping or
+  // the lock's renewal. A resync that fails (an index's primary failing over) is said, no more.
+  const resyncWhenDue = async () => {
+    const resyncMs = opts.resyncMs ?? 0;
+    if (resyncMs <= 0 || resyncing) return;
+    if (resyncedAt !== null && Date.now() - resyncedAt < resyncMs) return;
+    resyncedAt = Date.now();
+    resyncing = true;
+    try {
+      const refiled = await resyncHoldIndexes(redis);
+      if (refiled.length > 0) opts.onRefiled?.(refiled);
+    } catch (err) {
+      opts.onError?.(err);
+    } finally {
+      resyncing = false;
+    }
+  };
   const tick = async () => {
     if (running) return;
     running = true;
     try {
-      if (!(await lock.acquireOrRenew())) return;
+      if (!(await lock.acquireOrRenew())) {
+        resyncedAt = null;
+        return;
+      }
+      void resyncWhenDue();
       const voided = await sweepDueHolds(redis);
       if (voided.length > 0) opts.onVoided?.(voided);
     } catch (err) {

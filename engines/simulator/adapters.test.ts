@@ -11,8 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => sim.close());
 
-const post = (path: string, body: unknown) =>
-  fetch(`${sim.url}${path}`, {
+const post = (path: string, body: unknown, url = sim.url) =>
+  fetch(`${url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -59,5 +59,32 @@ describe('simulator runtime LoRA adapters (vLLM /v1/load_lora_adapter)', () => {
     expect((await post('/v1/unload_lora_adapter', { lora_name: 'gone' })).status).toBe(404);
     expect((await post('/v1/load_lora_adapter', { lora_name: 'x' })).status).toBe(400);
     expect((await post('/v1/unload_lora_adapter', {})).status).toBe(400);
+  });
+
+  it('with knownModelsOnly, a chat for an adapter it does not hold is 404 NotFoundError, as vLLM answers', async () => {
+    const strict = await startSimulator({ ttftMs: 1, itlMs: 0, models: ['base'], knownModelsOnly: true });
+    try {
+      const chat = (model: string) =>
+        fetch(`${strict.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
+        });
+      expect((await chat('base')).status).toBe(200);
+      await post('/v1/load_lora_adapter', { lora_name: 'tone', lora_path: '/adapters/tone' }, strict.url);
+      expect((await chat('tone')).status).toBe(200);
+      await post('/v1/unload_lora_adapter', { lora_name: 'tone' }, strict.url);
+      const gone = await chat('tone');
+      expect(gone.status).toBe(404);
+      expect(await gone.json()).toEqual({
+        error: expect.objectContaining({
+          message: 'The model `tone` does not exist.',
+          type: 'NotFoundError',
+          code: 404,
+        }),
+      });
+    } finally {
+      await strict.close();
+    }
   });
 });

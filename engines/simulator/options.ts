@@ -78,6 +78,12 @@ export interface SimulatorOptions {
    * reasoning_tokens`); false leaves `completion_tokens_details: null`, as the recorded vLLM does.
    */
   reasoningTokensInUsage: boolean;
+  /**
+   * Answers a chat naming a model it neither lists nor holds as a loaded adapter 404, as vLLM does
+   * ("The model `x` does not exist."), so an unloaded adapter is seen gone; false (the default)
+   * accepts any id, which tests sending other names rely on.
+   */
+  knownModelsOnly: boolean;
 }
 
 export const defaultOptions: SimulatorOptions = {
@@ -110,6 +116,7 @@ export const defaultOptions: SimulatorOptions = {
   refuseInEngine: false,
   forceIncludeUsage: false,
   reasoningTokensInUsage: false,
+  knownModelsOnly: false,
 };
 
 export function resolveOptions(partial: Partial<SimulatorOptions>): SimulatorOptions {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
-import { applyLoads, loadedAdapters } from './apply.ts';
+import { applyLoads, applyUnloads, loadedAdapters } from './apply.ts';
 import { type BasePod, planAdapter } from './plan.ts';
+import { planAdapterRemoval } from './removal.ts';
 
 let a: Simulator;
 let b: Simulator;
@@ -54,6 +55,22 @@ describe('adapter apply against the simulator', () => {
     const url = closed.url;
     await closed.close();
     const failures = await applyLoads([{ pod: 'gone', url, body: { lora_name: 'tone', lora_path: 'x' } }]);
+    expect([...failures.keys()]).toEqual(['gone']);
+  });
+
+  it('unloads from the pods that list it; a pod that no longer has it (404) counts as done; an unreachable pod fails', async () => {
+    const pods = await observe([a, b]);
+    const unloads = planAdapterRemoval('tone', { exists: true, runtimeLoading: true, pods });
+    expect(unloads.map((u) => u.pod)).toEqual(['pod-0', 'pod-1']);
+    expect(await applyUnloads(unloads)).toEqual(new Map());
+    expect(await loadedAdapters(a.url)).toEqual([]);
+    expect(await loadedAdapters(b.url)).toEqual([]);
+    // Again: both engines answer 404 "cannot be found", which is what an unload wants.
+    expect(await applyUnloads(unloads)).toEqual(new Map());
+    const closed = await startSimulator({ models: ['llama'] });
+    const url = closed.url;
+    await closed.close();
+    const failures = await applyUnloads([{ pod: 'gone', url, body: { lora_name: 'tone' } }]);
     expect([...failures.keys()]).toEqual(['gone']);
   });
 });

@@ -1,8 +1,10 @@
-// The effects of an adapter plan: ask each base pod's engine what it has loaded, and load the
-// adapter where the plan says. Errors are returned per pod, never thrown: one pod that refuses must
-// not stop the others, and the next plan reports it (LoadFailed).
+// The effects of an adapter plan: ask each base pod's engine what it has loaded, and load (or, once
+// the adapter Model is deleted, unload) the adapter where the plan says. Errors are returned per
+// pod, never thrown: one pod that refuses must not stop the others, and the next plan reports it
+// (LoadFailed) or keeps the deleted Model's finalizer (./removal.ts).
 
 import type { LoadAction } from './plan.ts';
+import type { UnloadAction } from './removal.ts';
 
 const TIMEOUT_MS = 30_000;
 
@@ -16,22 +18,27 @@ export async function loadedAdapters(url: string, signal?: AbortSignal): Promise
     .map((m) => m.id as string);
 }
 
-/** Performs the loads; returns the error of each pod that failed (pod name → message). */
-export async function applyLoads(actions: readonly LoadAction[]): Promise<Map<string, string>> {
+/**
+ * POSTs each action's body to `path` on its pod; an answer `done` accepts counts as success.
+ * Returns the error of each pod that failed (pod name → message).
+ */
+async function post(
+  actions: readonly (LoadAction | UnloadAction)[],
+  path: string,
+  done: (status: number, text: string) => boolean,
+): Promise<Map<string, string>> {
   const failures = new Map<string, string>();
   await Promise.all(
     actions.map(async (a) => {
       try {
-        const res = await fetch(`${a.url}/v1/load_lora_adapter`, {
+        const res = await fetch(`${a.url}${path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify(a.body),
           signal: AbortSignal.timeout(TIMEOUT_MS),
         });
         const text = await res.text();
-        // A second load of the same name is vLLM's 400 "already been loaded": the pod holds it.
-        if (!res.ok && !/already been loaded/.test(text))
-          failures.set(a.pod, `${res.status} ${text.slice(0, 200)}`);
+        if (!res.ok && !done(res.status, text)) failures.set(a.pod, `${res.status} ${text.slice(0, 200)}`);
       } catch (err) {
         failures.set(a.pod, err instanceof Error ? err.message : String(err));
       }
@@ -39,3 +46,11 @@ export async function applyLoads(actions: readonly LoadAction[]): Promise<Map<st
   );
   return failures;
 }
+
+/** Performs the loads. A second load of the same name is vLLM's 400 "already been loaded": the pod holds it. */
+export const applyLoads = (actions: readonly LoadAction[]) =>
+  post(actions, '/v1/load_lora_adapter', (_status, text) => /already been loaded/.test(text));
+
+/** Performs the unloads. vLLM's 404 (the adapter "cannot be found") means the pod no longer holds it. */
+export const applyUnloads = (actions: readonly UnloadAction[]) =>
+  post(actions, '/v1/unload_lora_adapter', (status) => status === 404);

@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { type BasePod, planAdapter } from './plan.ts';
+import { basePod } from '../fixtures.ts';
+import { planAdapter } from './plan.ts';
 
 const spec = { base: 'llama', source: 'org/tone-lora' };
-const pod = (name: string, loaded: string[] = [], more: Partial<BasePod> = {}): BasePod => ({
-  name,
-  url: `http://${name}:8000`,
-  ready: true,
-  terminating: false,
-  loaded,
-  ...more,
-});
+const pod = basePod;
 
 describe('planAdapter', () => {
   it('says the base is missing and loads nothing', () => {

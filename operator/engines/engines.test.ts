@@ -117,7 +117,7 @@ describe('engine pod templates', () => {
       '--enable-auto-tool-choice',
       '--tool-call-parser',
       'hermes',
-      // ./vllm-kv-events.ts: the proxies' prefix index follows these.
+      // ./kv-events-flags.ts: the proxies' prefix index follows these.
       '--kv-events-config',
       JSON.stringify({
         enable_kv_cache_events: true,

@@ -1,5 +1,8 @@
 // The modelplane simulator (engines/simulator): no GPU, no weights, answers for any model name and
 // lists the served name on /v1/models. The image's entrypoint runs it (images/, `make images`).
+// A chat Model's pods publish KV events as vLLM's do (./kv-events-flags.ts), so the proxies' prefix
+// index runs in a cluster of simulators as it does on GPUs.
+import { kvEventsArgs, kvEventsContainerPorts } from './kv-events-flags.ts';
 import {
   type EngineDefaults,
   type EngineInput,
@@ -18,15 +21,16 @@ export const simulatorDefaults: EngineDefaults = {
 
 export function simulatorTemplate(input: EngineInput): EngineTemplate {
   const args = ['--host', '0.0.0.0', '--port', String(input.port), '--models', input.servedName];
-  return {
-    container: engineContainer(input, {
-      image: input.engine.image ?? simulatorDefaults.image,
-      // The image's own entrypoint starts the simulator (images/service.Dockerfile, `make images`:
-      // node dist/engines/simulator/main.js; test/k8s/simulator.Dockerfile: tsx on the sources).
-      ...(input.engine.command ? { command: input.engine.command } : {}),
-      args: [...args, ...(input.engine.args ?? [])],
-      readinessProbe: httpProbe('/health', 2, 3),
-      livenessProbe: httpProbe('/health', 10, 6),
-    }),
-  };
+  args.push(...kvEventsArgs(input.spec, input.engine, input.servedName));
+  const container = engineContainer(input, {
+    image: input.engine.image ?? simulatorDefaults.image,
+    // The image's own entrypoint starts the simulator (images/service.Dockerfile, `make images`:
+    // node dist/engines/simulator/main.js; test/k8s/simulator.Dockerfile: tsx on the sources).
+    ...(input.engine.command ? { command: input.engine.command } : {}),
+    args: [...args, ...(input.engine.args ?? [])],
+    readinessProbe: httpProbe('/health', 2, 3),
+    livenessProbe: httpProbe('/health', 10, 6),
+  });
+  container.ports = [...(container.ports ?? []), ...kvEventsContainerPorts(input.spec, input.engine)];
+  return { container };
 }

@@ -1,8 +1,8 @@
 // vLLM: OpenAI-compatible server (what it shares with SGLang: ./gpu-server.ts). Usage details are
 // switched on so the proxy can bill cached tokens and a stream cut short (DESIGN "Money").
 import { gpuServerArgs, gpuServerTemplate } from './gpu-server.ts';
+import { kvEventsArgs, kvEventsContainerPorts } from './kv-events-flags.ts';
 import { type EngineDefaults, type EngineInput, type EngineTemplate, hasFlag } from './types.ts';
-import { kvEventsContainerPorts, vllmKvEventsArgs } from './vllm-kv-events.ts';
 
 /**
  * v0.32.0: a current release (the one the proxy was tried against for real, docs/engines.md "Real engines"),
@@ -40,7 +40,7 @@ export function vllmTemplate(input: EngineInput): EngineTemplate {
     if (lora.maxLoras !== undefined) args.push('--max-loras', String(lora.maxLoras));
     if (lora.maxLoraRank !== undefined) args.push('--max-lora-rank', String(lora.maxLoraRank));
   }
-  args.push(...vllmKvEventsArgs(input.spec, input.engine, input.servedName));
+  args.push(...kvEventsArgs(input.spec, input.engine, input.servedName));
   const { container, volumes } = gpuServerTemplate(input, {
     image: input.engine.image ?? vllmDefaults.image,
     args,

@@ -362,6 +362,8 @@ export class KubernetesRuntime implements Runtime {
       );
       const result = await applyPlan(model, plan, { kube: this.kube, catalogue: this.deps.catalogue });
       if (result.catalogueChanged) this.deps.metrics?.catalogueWrites.inc();
+      // A deleted adapter a base engine refused to unload: tried again after the queue's backoff.
+      if (plan.retry) throw new Error(plan.retry);
       this.deps.metrics?.reconciles.inc({ result: 'success' });
       if (result.catalogueChanged || result.statusWritten) {
         this.deps.log.info({ model: key, reasons: plan.reasons }, 'reconciled');

@@ -8,7 +8,7 @@ import { join, relative } from 'node:path';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import type { NameClaim } from '../../core/catalogue/aliases.ts';
-import { completeAdapterPlan } from '../adapters/reconcile.ts';
+import { completeAdapterPlan, unloadAdapter } from '../adapters/reconcile.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
 import { type Model, type ModelStatus, parseModel } from '../model.ts';
 import { desiredReplicas } from '../objects.ts';
@@ -337,9 +337,8 @@ export class LocalRuntime implements Runtime {
     });
     // An adapter Model is loaded on its base's ready processes (operator/adapters/), by metadata.name.
     const name = m.model.metadata.name;
-    const base = [...this.models.values()].find((b) => b.model.metadata.name === m.model.spec.adapter?.base);
-    const urls = base?.processes.filter((p) => p.ready).map((p) => p.url) ?? [];
-    const plan = await completeAdapterPlan(model, planned, base?.model, urls, new Date().toISOString());
+    const base = this.baseOf(m.model);
+    const plan = await completeAdapterPlan(model, planned, base.model, base.urls, new Date().toISOString());
     for (const a of this.models.values()) if (a.model.spec.adapter?.base === name) this.queue.add(a.file);
     const action = plan.catalogue;
     let changed = false;
@@ -363,6 +362,12 @@ export class LocalRuntime implements Runtime {
     if (removed.length) this.deps.log.info({ removed }, 'removed entries of model files deleted meanwhile');
   }
 
+  /** An adapter's base (by metadata.name) and its ready processes' URLs; none for other Models. */
+  private baseOf(model: Model): { model?: Model; urls: string[] } {
+    const base = [...this.models.values()].find((b) => b.model.metadata.name === model.spec.adapter?.base);
+    return { model: base?.model, urls: base?.processes.filter((p) => p.ready).map((p) => p.url) ?? [] };
+  }
+
   private async forget(file: string): Promise<void> {
     const m = this.models.get(file);
     if (!m) return;
@@ -372,6 +377,11 @@ export class LocalRuntime implements Runtime {
       if (a.model.spec.adapter?.base === m.model.metadata.name) this.queue.add(a.file);
     await Promise.all([...m.processes, ...m.outgoing].map((p) => p.stop()));
     if (await this.deps.catalogue.remove(m.model.spec.id, m.source)) this.deps.metrics?.catalogueWrites.inc();
+    // Out of the catalogue, an adapter is unloaded from its base's engines (no finalizer to hold here).
+    const base = this.baseOf(m.model);
+    const failures = await unloadAdapter(m.model, base.model, base.urls);
+    if (failures.size)
+      this.deps.log.warn({ file: m.source, failures: Object.fromEntries(failures) }, 'adapter unload failed');
     this.deps.log.info({ file: m.source, id: m.model.spec.id }, 'model file removed; engine stopped');
   }
 }

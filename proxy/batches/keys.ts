@@ -18,3 +18,10 @@ export const batchLeaseId = (batchId: string) => `batch:${batchId}`;
 
 /** Renewed every runner tick while the batch is open; a lease whose runners all died lapses after it. */
 export const BATCH_LEASE_TTL_MS = 3_600_000;
+
+/**
+ * A batch on the runners' list with no record this many runner polls after it was filed was never
+ * created whole (its creation failed or its replica died between the two writes, ./create.ts): the
+ * runner gives its hold back and drops it. The two writes are two Redis round trips apart.
+ */
+export const CREATE_GRACE_POLLS = 100;

@@ -10,9 +10,10 @@
 // Lines are admitted only into idle capacity (./idle-gate.ts): the interactive calls of the model
 // are this replica's, counted live at the door (./interactive.ts), plus the other replicas' from the
 // fleet-wide demand (core/demand.ts, read each tick). An interactive call arriving when lines hold
-// the slots it needs preempts the newest line at once (its engine call is cancelled, it wrote no
-// result, so it runs again later); one leaving lets lines in again. Cancelling or expiry stops admission;
-// lines already running finish and are billed, and the batch finalizes once none runs.
+// the slots it needs (here at once; at another replica, at the first tick after it publishes its
+// demand) preempts the newest line (its engine call is cancelled, it wrote no result, so it runs
+// again later); one leaving lets lines in again. Cancelling or expiry stops admission; lines
+// already running finish and are billed, and the batch finalizes once none runs.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { BatchFiles } from '../../core/batch-files.ts';
 import { type Batches, finalStatuses } from '../../core/batches.ts';
@@ -29,7 +30,7 @@ import type { ProxyContext } from '../context.ts';
 import { finalizeBatch, settleLine } from './finalize.ts';
 import { mayAdmit, slotRoom } from './idle-gate.ts';
 import type { InteractiveLoad } from './interactive.ts';
-import { BATCH_LEASE_TTL_MS, batchLeaseId, linesKey, type StoredLine } from './keys.ts';
+import { BATCH_LEASE_TTL_MS, batchLeaseId, CREATE_GRACE_POLLS, linesKey, type StoredLine } from './keys.ts';
 import type { LineTickets } from './line-tickets.ts';
 import type { LineResult } from './output.ts';
 import { groupByPrefix } from './prefix-groups.ts';
@@ -120,7 +121,7 @@ export class BatchRunner {
       await this.readFleet();
       for (const b of await this.d.batches.active()) {
         try {
-          await this.advance(b.accountId, b.id);
+          await this.advance(b.accountId, b.id, b.filedAt);
         } catch (err) {
           this.d.log.error({ err, batchId: b.id }, 'advancing a batch failed');
         }
@@ -136,7 +137,11 @@ export class BatchRunner {
   private async readFleet(): Promise<void> {
     try {
       const { byModel } = await this.d.fleet.store.read(this.d.fleet.proxyId);
+      const before = this.others;
       this.others = new Map([...byModel].map(([m, d]) => [m, d.inFlight + d.queued + d.held]));
+      // Calls that arrived at other replicas preempt lines as this replica's own do (at the door):
+      // otherwise they would wait in the engine behind lines until these finished.
+      for (const [model, n] of this.others) if (n > (before.get(model) ?? 0)) this.preempt(model);
     } catch (err) {
       this.d.log.warn({ err }, 'the batch runner could not read the fleet demand');
     }
@@ -170,11 +175,26 @@ export class BatchRunner {
     }
   }
 
-  private async advance(accountId: string, id: string): Promise<void> {
+  private async advance(accountId: string, id: string, filedAt: number): Promise<void> {
     const { batches } = this.d;
     let record = await batches.get(accountId, id);
-    if (record === null || finalStatuses.has(record.status ?? '')) {
-      await batches.remove(accountId, id).catch(() => {});
+    if (record === null) {
+      // Filed before its record is written (./create.ts): young, its creation may still be writing
+      // it; past the grace, it never will be, and the hold it may have taken is given back.
+      if (Date.now() - filedAt < CREATE_GRACE_POLLS * this.d.ctx.config.BATCH_POLL_MS) return;
+      this.running.delete(id);
+      await this.d.leases.releaseLease({ accountId, leaseId: batchLeaseId(id) });
+      await this.d.store.delete(linesKey(accountId, id)).catch(() => {});
+      await batches.unfile(accountId, id);
+      this.d.log.warn(
+        { accountId, batchId: id },
+        'a batch never created whole was dropped, its hold given back',
+      );
+      return;
+    }
+    if (finalStatuses.has(record.status ?? '')) {
+      // Ended (a move whose unfiling did not land): off the list, its record kept for the account.
+      await batches.unfile(accountId, id);
       this.running.delete(id);
       return;
     }

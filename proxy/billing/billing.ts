@@ -380,6 +380,12 @@ function sweepDeadHolds({ redis, config, metrics, log }: BillingOptions): () => 
   return startHoldSweeper(redis, {
     intervalMs: config.HOLD_SWEEP_INTERVAL_MS,
     lockTtlMs: config.HOLD_SWEEPER_LOCK_MS,
+    resyncMs: config.HOLD_INDEX_RESYNC_MS,
+    onRefiled: (refiled) =>
+      log.warn(
+        { count: refiled.length, holds: refiled.slice(0, 20) },
+        "filed again holds missing from the sweeper's expiry index (lost in a Redis failover)",
+      ),
     onVoided: (voided) => {
       for (const v of voided) {
         metrics.holdsVoided.inc({ reason: v.reason });

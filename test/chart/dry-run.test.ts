@@ -135,6 +135,8 @@ describe('helm install, upgrade and uninstall on a real kube-apiserver', () => {
     );
     expect(notes).toContain('node dist/cli/modelplane.js users create --email you@example.com');
     expect(notes).toContain('Sign in to the console with that email and password');
+    // The defaults keep media on each proxy's emptyDir: NOTES say the console cannot serve batch files.
+    expect(notes).toContain('the console cannot serve batches');
     const first = await kek();
     expect(Buffer.from(first ?? '', 'base64').toString()).toMatch(/^[0-9a-f]{64}$/);
 

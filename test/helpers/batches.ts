@@ -12,6 +12,16 @@ export async function uploadLines(client: OpenAI, url: string, lines: BatchLine[
   return client.files.create({ file: await toFile(Buffer.from(text), 'input.jsonl'), purpose: 'batch' });
 }
 
+/** Uploads the lines and creates a 24 h batch of them on the chat completions endpoint. */
+export async function createChatBatch(client: OpenAI, lines: BatchLine[]) {
+  const file = await uploadLines(client, '/v1/chat/completions', lines);
+  return client.batches.create({
+    input_file_id: file.id,
+    endpoint: '/v1/chat/completions',
+    completion_window: '24h',
+  });
+}
+
 /** Polls until the batch is in a final status (a generous bound: the machine is shared). */
 export async function batchEnded(client: OpenAI, id: string, timeoutMs = 60_000) {
   const end = Date.now() + timeoutMs;

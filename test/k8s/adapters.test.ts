@@ -1,7 +1,10 @@
 // An adapter Model (spec.adapter) on a real kube-apiserver: its conditions while the base is
 // missing or cannot load adapters, then loaded at runtime on every ready base engine and catalogued
-// under its own id and prices with those engines as its endpoints. No kubelet here: the base's
-// EndpointSlices name two loopback simulators, which serve vLLM's runtime LoRA routes.
+// under its own id and prices with those engines as its endpoints; deleted, unloaded from them
+// again. No kubelet here: the base's EndpointSlices name two loopback simulators, which serve
+// vLLM's runtime LoRA routes and, like vLLM, answer 404 for a model they do not hold.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
@@ -35,8 +38,8 @@ beforeAll(async () => {
   [cluster, redis, a, b] = await Promise.all([
     startCluster(),
     startRedis(),
-    startSimulator({ models: [BASE_ID], host: '127.0.0.1' }),
-    startSimulator({ models: [BASE_ID], host: '127.0.0.1' }),
+    startSimulator({ models: [BASE_ID], host: '127.0.0.1', knownModelsOnly: true }),
+    startSimulator({ models: [BASE_ID], host: '127.0.0.1', knownModelsOnly: true }),
   ]);
   sims = [a, b];
   store = new CatalogueStore(redis.client());
@@ -56,6 +59,25 @@ const adapterCondition = async (name: string, reason: string) =>
       ? m
       : undefined;
   });
+
+/** An adapter Model of the base `llama`, its weights at /adapters/<name>. */
+const createAdapter = (name: string, id: string) =>
+  createModel(
+    cluster,
+    chatModel(name, { id, engine: undefined, adapter: { base: 'llama', source: `/adapters/${name}` } }),
+  );
+
+/** The Model no longer readable: its finalizer came off and the API server deleted it. */
+const modelGone = (name: string) =>
+  waitUntil(
+    `${name} gone`,
+    () =>
+      readModel(cluster, name).then(
+        () => false,
+        () => true,
+      ),
+    30_000,
+  );
 
 describe('an adapter Model on a real kube-apiserver', () => {
   it('with its base missing: AdapterLoaded False BaseMissing, Ready False, Degraded, catalogued with no endpoint', async () => {
@@ -157,9 +179,81 @@ describe('an adapter Model on a real kube-apiserver', () => {
     });
   });
 
-  it('deleting the adapter Model removes its catalogue entry and leaves the base', async () => {
+  it('deleting the adapter Model unloads it from every base engine before its finalizer comes off, removes its entry and leaves the base', async () => {
     await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('tone'));
-    await waitUntil('entry removed', async () => !(await store.get(ADAPTER_ID)));
+    await modelGone('tone');
+    // Gone means the finalizer came off, which waits for the unloads: no engine lists it now.
+    for (const s of sims) expect(await loadedAdapters(s.url)).toEqual([]);
+    expect(await store.get(ADAPTER_ID)).toBeNull();
     expect(await store.get(BASE_ID.toLowerCase())).toBeTruthy();
+    const res = await fetch(`${sims[0]!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: ADAPTER_ID, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }),
+    });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+      `The model \`${ADAPTER_ID}\` does not exist.`,
+    );
+  });
+
+  it('an engine that refuses the unload keeps the finalizer (the entry goes) until a retry succeeds', async () => {
+    // A stand-in for a misbehaving engine: it lists the adapter and answers its unload 500 at first.
+    let refuse = true;
+    let unloads = 0;
+    const engine = createServer((req, res) => {
+      if (req.url === '/v1/models')
+        return res.end(
+          JSON.stringify({ data: [{ id: BASE_ID }, { id: 'acme/llama-held', parent: BASE_ID }] }),
+        );
+      if (req.url === '/v1/unload_lora_adapter') {
+        unloads++;
+        res.statusCode = refuse ? 500 : 200;
+        return res.end(refuse ? 'engine busy' : 'removed');
+      }
+      res.statusCode = 404;
+      res.end();
+    });
+    await new Promise<void>((r) => engine.listen(0, '127.0.0.1', r));
+    const { discovery } = apis(cluster);
+    const third = readySlice('model-llama', (engine.address() as AddressInfo).port);
+    third.metadata!.name = 'model-llama-test-3';
+    try {
+      await discovery.createNamespacedEndpointSlice({ namespace: 'default', body: third });
+      await createAdapter('held', 'acme/llama-held');
+      await waitUntil(
+        'held catalogued on three engines',
+        async () => (await store.get('acme/llama-held'))?.endpoints.length === 3,
+      );
+      await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('held'));
+      await waitUntil('the unload refused twice (a retry)', async () => unloads >= 2, 30_000);
+      const held = await readModel(cluster, 'held');
+      expect(held.metadata.deletionTimestamp).toBeTruthy();
+      expect(held.metadata.finalizers?.length).toBeGreaterThan(0);
+      expect(await store.get('acme/llama-held')).toBeNull();
+      for (const s of sims) expect(await loadedAdapters(s.url)).toEqual([]);
+      refuse = false;
+      await modelGone('held');
+    } finally {
+      await discovery
+        .deleteNamespacedEndpointSlice({ name: 'model-llama-test-3', namespace: 'default' })
+        .catch(() => {});
+      await new Promise((r) => engine.close(r));
+    }
+  });
+
+  it('a base deleted before its adapter: the adapter turns BaseMissing, and its own deletion then completes', async () => {
+    await createAdapter('tone-two', 'acme/llama-tone-two');
+    await adapterCondition('tone-two', 'Loaded');
+    await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('llama'));
+    await adapterCondition('tone-two', 'BaseMissing');
+    await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('tone-two'));
+    await waitUntil(
+      'the adapter entry removed',
+      async () => !(await store.get('acme/llama-tone-two')),
+      30_000,
+    );
+    await modelGone('tone-two');
+    expect(operator.runtime.leader.isLeader).toBe(true);
   });
 });

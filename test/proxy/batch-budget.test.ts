@@ -4,19 +4,25 @@
 // gets (limit_source key, its window, resets_at), nothing held; a batch that fits holds its
 // estimate against the key while it runs, so a second one is refused; each line's charge counts in
 // the key's window; at the end the key holds nothing and the ledger check (which checks each key's
-// held against the holds filed under it) is clean.
+// held against the holds filed under it) is clean. The account's budget across its keys is held to
+// the same way (limit_source account), whichever key makes the batch; its money test ends with the
+// ledger check of Redis against the PostgreSQL journal the entries were archived into.
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Batches } from '../../core/batches.ts';
-import { budgetResetsAt, keyWindowSpend } from '../../core/billing/key-spend.ts';
+import { ACCOUNT_SPEND_KEY, budgetResetsAt, keyWindowSpend } from '../../core/billing/key-spend.ts';
+import { Archiver } from '../../core/journal/index.ts';
 import { accountKeys } from '../../core/keyspace.ts';
 import { batchCharges, batchEnded, uploadLines } from '../helpers/batches.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
+import { journalForFile } from '../helpers/postgres.ts';
 import { registerSecrets } from '../helpers/run-log.ts';
 import { type Harness, startHarness } from './harness.ts';
 
 const MODEL = 'Batch/Budget';
+/** The account-budget test archives its entries: a database of this file's own. */
+const db = journalForFile();
 const LINES = 3;
 
 let h: Harness;
@@ -78,7 +84,10 @@ async function limitedKey(accountId: string, limit: number) {
   return { keyId: key.id, secret, client: h.client(secret) };
 }
 
-async function expectDailyLimitRefusal(p: Promise<unknown>): Promise<void> {
+async function expectDailyLimitRefusal(
+  p: Promise<unknown>,
+  source: 'key' | 'account' = 'key',
+): Promise<void> {
   const err = await p.then(
     () => null,
     (e: unknown) => e,
@@ -87,8 +96,13 @@ async function expectDailyLimitRefusal(p: Promise<unknown>): Promise<void> {
   const e = err as InstanceType<typeof OpenAI.APIError>;
   expect(e.code).toBe('insufficient_quota');
   expect(e.headers?.get('x-should-retry')).toBe('false');
-  expect(e.message).toMatch(/This API key's daily spend limit of \S+ USD is reached/);
-  expect(e.error).toMatchObject({ limit_source: 'key', limit_window: 'day', resets_at: resetsAtText('day') });
+  const whose = source === 'key' ? "This API key's" : "This account's";
+  expect(e.message).toMatch(new RegExp(`${whose} daily spend limit of \\S+ USD is reached`));
+  expect(e.error).toMatchObject({
+    limit_source: source,
+    limit_window: 'day',
+    resets_at: resetsAtText('day'),
+  });
 }
 
 const keyHeld = async (accountId: string, keyId: string) =>
@@ -102,6 +116,18 @@ async function estimateOfLines(): Promise<number> {
   expect(estimate).toBeGreaterThan(0);
   await batchEnded(h.client(other.secret), b.id);
   return estimate;
+}
+
+/** Waits for the batch to end with every line done; its lines' charges (each once) and their total, within the estimate. */
+async function endedCharges(client: OpenAI, accountId: string, batchId: string, estimate: number) {
+  const b = await batchEnded(client, batchId);
+  expect(b.request_counts).toEqual({ total: LINES, completed: LINES, failed: 0 });
+  const charges = await batchCharges(h.redis.client(), accountId, b.id);
+  const total = [...charges.values()].flat().reduce((a, e) => a + e.amount, 0);
+  expect(charges.size).toBe(LINES);
+  expect(total).toBeGreaterThan(0);
+  expect(total).toBeLessThanOrEqual(estimate);
+  return { charges, total };
 }
 
 describe('a batch and its key’s spend limit', () => {
@@ -147,13 +173,7 @@ describe('a batch and its key’s spend limit', () => {
     // Another key of the account is not bound by this key's limit.
     const unlimited = await createBatch(h.client(acct.secret));
 
-    const b = await batchEnded(k.client, first.id);
-    expect(b.request_counts).toEqual({ total: LINES, completed: LINES, failed: 0 });
-    const charges = await batchCharges(h.redis.client(), acct.accountId, b.id);
-    const total = [...charges.values()].flat().reduce((a, e) => a + e.amount, 0);
-    expect(charges.size).toBe(LINES);
-    expect(total).toBeGreaterThan(0);
-    expect(total).toBeLessThanOrEqual(estimate);
+    const { charges, total } = await endedCharges(k.client, acct.accountId, first.id, estimate);
     // The lines' charges are the key's spend today; its hold is gone with the batch's.
     expect(await spentToday()).toBe(total);
     expect(await keyHeld(acct.accountId, k.keyId)).toBe(0);
@@ -162,5 +182,49 @@ describe('a batch and its key’s spend limit', () => {
     await batchEnded(h.client(acct.secret), unlimited.id);
     expect((await h.settled(acct.accountId)).held).toBe(0);
     await expectLedgerClean(h.redis.client(), [acct.accountId]);
+  });
+});
+
+describe('a batch and its account’s budget', () => {
+  const accountHeld = (accountId: string) => keyHeld(accountId, ACCOUNT_SPEND_KEY);
+  const spentToday = async (accountId: string) =>
+    (await keyWindowSpend(h.redis.client(), accountId, [{ id: ACCOUNT_SPEND_KEY, window: 'day' }])).get(
+      ACCOUNT_SPEND_KEY,
+    )!;
+
+  it('BILL-6 a batch the account’s daily budget cannot cover is refused up front naming the account, whichever key makes it; nothing is held', async () => {
+    const acct = await h.newAccount({ credit: '10' });
+    await h.accounts.setBudget(acct.accountId, 1_000, 'day');
+    const other = await h.keys.create(acct.accountId, { name: 'second key' });
+    registerSecrets(other.secret);
+    for (const secret of [acct.secret, other.secret])
+      await expectDailyLimitRefusal(createBatch(h.client(secret)), 'account');
+    expect((await h.metering.balance(acct.accountId)).held).toBe(0);
+    expect(await accountHeld(acct.accountId)).toBe(0);
+    expect((await h.client(acct.secret).batches.list()).data).toHaveLength(0);
+    await expectLedgerClean(h.redis.client(), [acct.accountId]);
+  });
+
+  it('BILL-6 a batch that fits holds its estimate against the account’s budget while it runs (another key’s batch is refused); its lines’ charges are the account’s spend; Redis and the journal agree', async () => {
+    const estimate = await estimateOfLines();
+    const acct = await h.newAccount({ credit: '10' });
+    // Room for one batch, not two, across all the account's keys.
+    await h.accounts.setBudget(acct.accountId, estimate + Math.floor(estimate / 2), 'day');
+    const other = await h.keys.create(acct.accountId, { name: 'second key' });
+    registerSecrets(other.secret);
+    const first = await createBatch(h.client(acct.secret));
+    expect(first.status).toBe('validating');
+    // Held for the account: what the lease still holds plus what its lines were charged.
+    expect((await accountHeld(acct.accountId)) + (await spentToday(acct.accountId))).toBe(estimate);
+    await expectDailyLimitRefusal(createBatch(h.client(other.secret)), 'account');
+
+    const { total } = await endedCharges(h.client(acct.secret), acct.accountId, first.id, estimate);
+    // The lines' charges are the account's spend today; its budget holds nothing once the batch ended.
+    expect(await spentToday(acct.accountId)).toBe(total);
+    expect(await accountHeld(acct.accountId)).toBe(0);
+    expect((await h.settled(acct.accountId)).held).toBe(0);
+    const archiver = new Archiver(h.redis.client(), db.journal);
+    await archiver.drain();
+    await expectLedgerClean(h.redis.client(), [acct.accountId], 5_000, db.journal);
   });
 });

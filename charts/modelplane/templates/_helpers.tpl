@@ -188,3 +188,41 @@ so no part stays on the old stores (a Secret of yours whose content changes need
 {{- $r := .Values.redis -}}
 {{- list $r.mode $r.external.url $r.external.existingSecret .Values.journal.databaseUrl | toJson | sha256sum | trunc 16 -}}
 {{- end -}}
+
+{{/*
+The media store's environment (MEDIA_STORE and friends), one definition for the proxy, which
+writes generated media and batch files, and the console, which serves batch output and error
+files from the same store: two copies would drift, and a console on another store answers 404.
+*/}}
+{{- define "modelplane.mediaEnv" -}}
+- name: MEDIA_STORE
+  value: {{ .Values.media.store | quote }}
+{{- if eq .Values.media.store "fs" }}
+- name: MEDIA_DIR
+  value: /var/lib/modelplane/media
+{{- else }}
+{{- with .Values.media.s3 }}
+- name: S3_BUCKET
+  value: {{ required "media.s3.bucket is required with media.store s3" .bucket | quote }}
+- name: S3_REGION
+  value: {{ .region | quote }}
+{{- with .endpoint }}
+- name: S3_ENDPOINT
+  value: {{ . | quote }}
+{{- end }}
+{{- with .prefix }}
+- name: S3_PREFIX
+  value: {{ . | quote }}
+{{- end }}
+{{- with .existingSecret }}
+- name: S3_ACCESS_KEY_ID
+  valueFrom:
+    secretKeyRef: { name: {{ . }}, key: accessKeyId }
+- name: S3_SECRET_ACCESS_KEY
+  valueFrom:
+    secretKeyRef: { name: {{ . }}, key: secretAccessKey }
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+

@@ -300,6 +300,8 @@ export const api = {
   accountLimits: () => call<AccountLimits>('GET', '/account/limits'),
   setAccountBudget: (budget: string | null, budgetWindow?: BudgetWindow) =>
     call<AccountLimits>('PUT', '/account/limits', budgetWindow ? { budget, budgetWindow } : { budget }),
+  setAccountRateLimits: (rateLimits: Partial<RateLimitValues>) =>
+    call<AccountLimits>('PUT', '/account/limits', { rateLimits }),
   show: async (id: string) => (await call<{ secret: string }>('GET', `/keys/${id}/secret`)).secret,
   rotate: (id: string) => call<{ key: KeyRow; secret: string }>('POST', `/keys/${id}/rotate`),
   remove: (id: string) => call('DELETE', `/keys/${id}`),

@@ -36,6 +36,12 @@ export async function handleChat(
 ): Promise<void> {
   const json = parseJsonObject(body);
   const chat = parseChatRequest(json);
+  if (
+    ctx.options.knownModelsOnly &&
+    !ctx.options.models.includes(chat.model) &&
+    !ctx.adapters.has(chat.model)
+  )
+    throw new HttpError(404, `The model \`${chat.model}\` does not exist.`, 'model');
   const failure = chooseFailure(headerValue(req, 'x-sim-fail'), ctx.options);
   const timing: ChatTiming = {
     ttftMs: latencyHeader(req, 'x-sim-ttft-ms', ctx.options.ttftMs),

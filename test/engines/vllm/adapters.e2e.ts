@@ -3,7 +3,8 @@
 // VLLM_ALLOW_RUNTIME_LORA_UPDATING); a tiny LoRA made offline (make-tiny-lora.py) is loaded at
 // runtime through the operator's own plan and apply (operator/adapters/), then called through the
 // proxy under its own catalogue id: vLLM answers it as the adapter, and the call is billed at the
-// adapter's price from the counts vLLM reported; the base, called beside it, at the base's.
+// adapter's price from the counts vLLM reported; the base, called beside it, at the base's. The
+// removal plan (the adapter Model deleted) then unloads it: vLLM lists it no more and refuses it.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,8 +13,9 @@ import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type UsageEntry, usageRecords } from '../../../core/usage.ts';
-import { applyLoads, loadedAdapters } from '../../../operator/adapters/apply.ts';
+import { applyLoads, applyUnloads, loadedAdapters } from '../../../operator/adapters/apply.ts';
 import { planAdapter } from '../../../operator/adapters/plan.ts';
+import { planAdapterRemoval } from '../../../operator/adapters/removal.ts';
 import { expectLedgerClean } from '../../helpers/ledger.ts';
 import { type Harness, startHarness } from '../../proxy/harness.ts';
 import { startVllm, VLLM_CONTEXT, VLLM_MODEL, type VllmServer } from './vllm-server.ts';
@@ -120,5 +122,30 @@ describe('a LoRA adapter Model on a real vLLM', () => {
       base.usage!.prompt_tokens * 1_000 + base.usage!.completion_tokens * 2_000,
     );
     await expectLedgerClean(h.redis.client(), [a.accountId]);
+  });
+
+  it('deleted, the operator unloads it: vLLM lists it no more, answers its name 404, and a second unload counts as done', async () => {
+    const pods = [
+      {
+        name: 'vllm-0',
+        url: vllm.url,
+        ready: true,
+        terminating: false,
+        loaded: await loadedAdapters(vllm.url),
+      },
+    ];
+    const unloads = planAdapterRemoval(ADAPTER, { exists: true, runtimeLoading: true, pods });
+    expect(unloads).toEqual([{ pod: 'vllm-0', url: vllm.url, body: { lora_name: ADAPTER } }]);
+    expect(await applyUnloads(unloads)).toEqual(new Map());
+    expect(await loadedAdapters(vllm.url)).toEqual([]);
+    const res = await fetch(`${vllm.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: ADAPTER, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
+    });
+    expect(res.status).toBe(404);
+    expect(await res.text()).toContain('does not exist');
+    // vLLM's 404 for an adapter it no longer has: what a retried unload meets.
+    expect(await applyUnloads(unloads)).toEqual(new Map());
   });
 });

@@ -10,6 +10,7 @@ import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { navigate } from '../router.tsx';
 import { Snippets } from '../Snippets.tsx';
 import { useTitle } from '../title.ts';
+import { AccountRateLimits } from './AccountRateLimits.tsx';
 import { KeyLimitsDialog, PERIOD } from './KeyLimits.tsx';
 
 type Open =
@@ -63,6 +64,7 @@ export function ApiManagement({ me }: { me: Me }) {
         Anthropic SDKs and editor tools: base address <code>{me.messagesBaseUrl}</code> (without{' '}
         <code>/v1</code>), the key as the Anthropic key. <a href="/docs">API Reference</a>
       </p>
+      <AccountRateLimits owner={owner} />
       <div className="row spread">
         <h2>API Keys</h2>
         <button type="button" className="primary" onClick={() => setOpen({ kind: 'generate' })}>

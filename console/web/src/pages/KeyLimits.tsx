@@ -2,8 +2,15 @@
 // UTC month, with the current period's spend and when it resets) and its rate limits (requests,
 // input and output tokens per minute, calls at once), each beside the account default it falls
 // back to. Owners edit them; members see them (the server refuses a member's change anyway).
-import { useEffect, useState } from 'react';
-import { api, type BudgetWindow, type KeyLimits, type KeyRow, type RateLimitName } from '../api.ts';
+import { type ReactNode, useEffect, useState } from 'react';
+import {
+  api,
+  type BudgetWindow,
+  type KeyLimits,
+  type KeyRow,
+  type RateLimitName,
+  type RateLimitValues,
+} from '../api.ts';
 import { Dialog } from '../Dialog.tsx';
 import { count, money } from '../format.ts';
 import { ErrorLine } from '../parts.tsx';
@@ -17,23 +24,49 @@ const WINDOWS: { value: BudgetWindow; label: string }[] = [
   { value: 'month', label: 'Monthly (UTC calendar month)' },
 ];
 
-const RATE_FIELDS: { name: RateLimitName; label: string }[] = [
+/** The four rate limits in the order every page lists them (AccountRateLimits.tsx too). */
+export const RATE_FIELDS: { name: RateLimitName; label: string }[] = [
   { name: 'requestsPerMinute', label: 'Requests per minute' },
   { name: 'inputTokensPerMinute', label: 'Input tokens per minute' },
   { name: 'outputTokensPerMinute', label: 'Output tokens per minute' },
   { name: 'concurrentCalls', label: 'Calls at once' },
 ];
 
-type Drafts = Record<RateLimitName, string>;
-const draftsOf = (l: KeyLimits): Drafts =>
+export type Drafts = Record<RateLimitName, string>;
+export const draftsOf = (l: { rateLimits: RateLimitValues }): Drafts =>
   Object.fromEntries(RATE_FIELDS.map((f) => [f.name, l.rateLimits[f.name]?.toString() ?? ''])) as Drafts;
 
 /** A typed rate limit: blank is none (null), else a whole number (the server checks the range). */
-function rateValue(label: string, text: string): number | null {
+export function rateValue(label: string, text: string): number | null {
   const t = text.trim();
   if (t === '') return null;
   if (!/^\d+$/.test(t)) throw new Error(`${label}: write a whole number, or leave it blank for none`);
   return Number(t);
+}
+
+/** The four rate limits as inputs, typed as text (blank: none); the key's dialog and the defaults'. */
+export function RateFields(props: {
+  rates: Drafts;
+  onChange: (rates: Drafts) => void;
+  disabled?: boolean;
+  placeholder: (name: RateLimitName) => string;
+  /** What follows a field's input (the key's use of it). */
+  after?: (name: RateLimitName) => ReactNode;
+}) {
+  return RATE_FIELDS.map((f) => (
+    <label key={f.name}>
+      {f.label}
+      <input
+        name={f.name}
+        inputMode="numeric"
+        value={props.rates[f.name]}
+        disabled={props.disabled}
+        placeholder={props.placeholder(f.name)}
+        onChange={(e) => props.onChange({ ...props.rates, [f.name]: e.target.value })}
+      />
+      {props.after?.(f.name)}
+    </label>
+  ));
 }
 
 export function KeyLimitsDialog(props: {
@@ -131,28 +164,23 @@ export function KeyLimitsDialog(props: {
             A call past one is refused with 429 <code>rate_limit_exceeded</code> and <code>retry-after</code>.
             Blank: the account default applies.
           </p>
-          {RATE_FIELDS.map((f) => (
-            <label key={f.name}>
-              {f.label}
-              <input
-                name={f.name}
-                inputMode="numeric"
-                value={rates[f.name]}
-                disabled={!props.editable}
-                placeholder={
-                  limits.accountDefaults[f.name] === null
-                    ? 'no limit'
-                    : `account default: ${count(limits.accountDefaults[f.name]!)}`
-                }
-                onChange={(e) => setRates({ ...rates, [f.name]: e.target.value })}
-              />
-              {limits.effective[f.name] !== null && (
-                <span className="muted small" data-testid={`use-${f.name}`}>
-                  {count(limits.use[f.name])} of {count(limits.effective[f.name]!)} in use now
+          <RateFields
+            rates={rates}
+            onChange={setRates}
+            disabled={!props.editable}
+            placeholder={(name) =>
+              limits.accountDefaults[name] === null
+                ? 'no limit'
+                : `account default: ${count(limits.accountDefaults[name]!)}`
+            }
+            after={(name) =>
+              limits.effective[name] !== null && (
+                <span className="muted small" data-testid={`use-${name}`}>
+                  {count(limits.use[name])} of {count(limits.effective[name]!)} in use now
                 </span>
-              )}
-            </label>
-          ))}
+              )
+            }
+          />
           <ErrorLine id="limits-error" error={error} />
           <div className="row">
             <button type="button" onClick={props.onClose}>

@@ -1,5 +1,6 @@
 // A vLLM chat Model publishes its KV events (docs/routing.md): the flag vLLM 0.32 reads, the
-// container ports and the Service ports the EndpointSlice carries to the catalogue.
+// container ports and the Service ports the EndpointSlice carries to the catalogue. A simulator
+// chat Model's pods publish the same wire on the same ports, with the simulator's own flags.
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { chatModel } from '../fixtures.ts';
@@ -56,6 +57,41 @@ describe('vLLM KV events', () => {
     ]) {
       const { container } = engineTemplate(m.spec, m.spec.engine!);
       expect((container.args ?? []).filter((a) => a === '--kv-events-config').length).toBeLessThanOrEqual(1);
+      expect(container.ports?.map((p) => p.name)).toEqual(['http']);
+      expect(serviceFor(m, m.spec.engine!).spec?.ports?.map((p) => p.name)).toEqual(['http']);
+    }
+  });
+
+  it('a simulator chat Model: --kv-events-endpoint and --kv-events-replay-endpoint on the same ports', () => {
+    const m = model({ type: 'simulator' });
+    const { container } = engineTemplate(m.spec, m.spec.engine!);
+    const args = container.args ?? [];
+    expect(args[args.indexOf('--kv-events-endpoint') + 1]).toBe('tcp://*:5557');
+    expect(args[args.indexOf('--kv-events-replay-endpoint') + 1]).toBe('tcp://*:5558');
+    // The simulator's topic is kv@<the name in --models>: the served name, as the catalogue says.
+    expect(args[args.indexOf('--models') + 1]).toBe('llama-8b');
+    expect(container.ports?.map((p) => [p.name, p.containerPort])).toEqual([
+      ['http', 9000],
+      ['kv-events', 5557],
+      ['kv-replay', 5558],
+    ]);
+    expect(serviceFor(m, m.spec.engine!).spec?.ports?.map((p) => p.name)).toEqual([
+      'http',
+      'kv-events',
+      'kv-replay',
+    ]);
+  });
+
+  it('none for a simulator embedding Model or an admin’s own --kv-events-endpoint', () => {
+    for (const m of [
+      model({ type: 'simulator' }, 'embedding'),
+      model({ type: 'simulator', args: ['--kv-events-endpoint', 'tcp://*:6000'] }),
+    ]) {
+      const { container } = engineTemplate(m.spec, m.spec.engine!);
+      expect((container.args ?? []).filter((a) => a === '--kv-events-endpoint').length).toBeLessThanOrEqual(
+        1,
+      );
+      expect(container.args).not.toContain('tcp://*:5557');
       expect(container.ports?.map((p) => p.name)).toEqual(['http']);
       expect(serviceFor(m, m.spec.engine!).spec?.ports?.map((p) => p.name)).toEqual(['http']);
     }
