@@ -82,7 +82,7 @@ REDIS_CLUSTER_SUITES := core/billing/metering.test.ts core/billing/sweeper.test.
   core/call-facts.test.ts test/proxy/call-facts.test.ts \
   test/proxy/batches.test.ts test/proxy/message-batches.test.ts test/proxy/batch-files.test.ts \
   test/proxy/batch-budget.test.ts test/proxy/batch-preempt.test.ts test/proxy/batch-lease-reclaim.test.ts \
-  test/proxy/batch-replicas.test.ts
+  test/proxy/batch-replicas.test.ts test/console/auto-topup.test.ts
 test-redis-cluster: $(NPM_STAMP)
 	MODELPLANE_TEST_REDIS=cluster npx vitest run $(REDIS_CLUSTER_SUITES)
 

@@ -12,7 +12,7 @@ import type { Config } from '../core/config.ts';
 import { newRequestId } from '../core/ids.ts';
 import type { Journal } from '../core/journal/index.ts';
 import { ApiKeys } from '../core/keys/index.ts';
-import { createPayments } from '../core/payments/index.ts';
+import { AutoTopUpStore, createPayments, startAutoTopUpChecker } from '../core/payments/index.ts';
 import type { Redis } from '../core/redis-client.ts';
 import { createObjectStore, type ObjectStore } from '../core/storage/index.ts';
 import { UrlSigner } from '../core/storage/url-signer.ts';
@@ -31,6 +31,7 @@ import { sessionPlugin } from './plugins/session.ts';
 import { consoleRequestForLog } from './request-log.ts';
 import { accountRoutes } from './routes/account.ts';
 import { accountLimitsRoutes } from './routes/account-limits.ts';
+import { autoTopUpRoutes } from './routes/auto-topup.ts';
 import { balanceAlertRoutes } from './routes/balance-alert.ts';
 import { batchesRoutes } from './routes/batches.ts';
 import { billingRoutes } from './routes/billing.ts';
@@ -123,7 +124,7 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     config.CONSOLE_SIGNIN_FAILURES_PER_EMAIL,
     config.CONSOLE_SIGNIN_FAILURES_PER_ADDRESS,
   );
-  const payments = createPayments(config, redis, deps.journal);
+  const payments = createPayments(config, redis, accounts, deps.journal);
   const store = deps.store ?? (await createObjectStore(config, new UrlSigner(config.kek)));
   await app.register(requestIdPlugin);
   const webDir = deps.webDir ?? fileURLToPath(new URL('./web/dist/', import.meta.url));
@@ -166,6 +167,12 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
         config,
         ...(deps.journal ? { journal: deps.journal } : {}),
       });
+      await api.register(autoTopUpRoutes, {
+        accounts,
+        store: new AutoTopUpStore(redis),
+        auto: payments.auto,
+        config,
+      });
     },
     { prefix: '/api' },
   );
@@ -178,6 +185,15 @@ export async function buildConsoleApp(deps: ConsoleDeps): Promise<FastifyInstanc
     ledger: new ServiceLedger(redis, payments.metering),
   });
   app.get('/healthz', async () => ({ status: 'ok' }));
+  // Auto top-up's checker: in every instance (a crossing is claimed once in Redis), off the proxy.
+  const auto = payments.auto;
+  if (auto !== null && config.CONSOLE_AUTO_TOPUP_CHECK_MS > 0) {
+    let checker: { stop(): Promise<void> } | undefined;
+    app.addHook('onReady', async () => {
+      checker = startAutoTopUpChecker(auto, config.CONSOLE_AUTO_TOPUP_CHECK_MS, app.log);
+    });
+    app.addHook('onClose', async () => checker?.stop());
+  }
   await app.register(pageRoutes, {
     webDir,
     openApiUrl: `${new URL(config.CONSOLE_API_BASE_URL).origin}/openapi.json`,

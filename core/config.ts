@@ -235,6 +235,12 @@ const schema = z.object({
   STRIPE_API_URL: z
     .url({ protocol: /^https?$/, error: 'an http(s) URL such as http://127.0.0.1:12111' })
     .optional(),
+  /**
+   * Auto top-up (Stripe only): how often each console instance checks the balances of accounts
+   * with it on (0: this instance does not check), and how many failed charges in a row pause it.
+   */
+  CONSOLE_AUTO_TOPUP_CHECK_MS: z.coerce.number().int().min(0).default(10_000),
+  CONSOLE_AUTO_TOPUP_MAX_FAILURES: z.coerce.number().int().min(1).default(3),
   /** Smallest and largest top-up, in units of the account currency (decimal strings). */
   CONSOLE_TOPUP_MIN: z
     .string()

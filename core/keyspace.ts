@@ -77,6 +77,8 @@ export const accountKeys = (accountId: string) => {
     topUps: `${t}:topups`,
     /** hash: one top-up request (amount, provider, status, who decided, the Stripe session) */
     topUp: (requestId: string) => `${t}:topup:${requestId}`,
+    /** hash: auto top-up's settings, saved card, crossing marker and last attempt (core/payments/auto-topup-store.ts) */
+    autoTopUp: `${t}:auto-topup`,
     /** zset caller's charge id → ms: the service ledger's charges (written by the charge script) */
     serviceCharges: `${t}:svc:charges`,
     /** hash: one service ledger charge (amount, product, description): its answer to a repeated id */
@@ -152,6 +154,8 @@ export const globalKeys = {
   topUpAccount: (requestId: string) => `mp:topup-account:${requestId}`,
   /** zset `<accountId> <requestId>` → created ms: top-up requests waiting for a decision */
   topUpsPending: 'mp:topups:pending',
+  /** set of account ids with auto top-up on: what the auto top-up checker walks */
+  autoTopUpAccounts: 'mp:auto-topup:accounts',
   /**
    * Demand for capacity (core/demand.ts, issue 32): a hash per proxy replica, model id → its
    * `inFlight queued held` counts, expiring a few publish intervals after its last write (a dead

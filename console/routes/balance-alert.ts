@@ -2,8 +2,7 @@
 // credit is below it, every console page says so with a link to Billing (the web app's
 // LowBalanceBanner). One alert per account, kept in Redis beside the balance, so every member sees
 // the same one; there is no mail server to send it by. The amount is in the account currency and
-// compared in nano-units, exactly. Automatic top-up is not offered: a Checkout session needs the
-// payer in the browser, and this install keeps no saved card to charge without them.
+// compared in nano-units, exactly. Auto top-up, which charges a saved card, is auto-topup.ts.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Accounts } from '../../core/accounts.ts';

@@ -245,7 +245,7 @@ export async function billingRoutes(
 }
 
 /** The amount as nano-units, refused (naming `amount`) outside the limits or finer than the currency pays. */
-function topUpAmount(value: string, currency: string, min: number, max: number): number {
+export function topUpAmount(value: string, currency: string, min: number, max: number): number {
   let nano: number;
   try {
     nano = parseDecimalToNano(value);

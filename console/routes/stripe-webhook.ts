@@ -17,11 +17,21 @@ export async function stripeWebhookRoutes(app: FastifyInstance, d: { stripe: Str
     '/webhooks/stripe',
     {
       schema: {
-        summary: 'Stripe events: a paid Checkout Session credits its top-up request once',
+        summary:
+          "Stripe events: a paid Checkout Session credits its top-up request once; auto top-up's saved cards and charges",
         response: {
           200: z.object({
             received: z.literal(true),
-            outcome: z.enum(['credited', 'duplicate', 'awaiting_payment', 'closed', 'mismatch', 'ignored']),
+            outcome: z.enum([
+              'credited',
+              'duplicate',
+              'awaiting_payment',
+              'closed',
+              'mismatch',
+              'ignored',
+              'card_saved',
+              'failed',
+            ]),
           }),
         },
       },

@@ -75,8 +75,10 @@ export class TopUpRequests {
     currency: string;
     provider: ProviderName;
     createdBy: string | null;
+    /** Given when the cause names it (an auto top-up's crossing); else a new one. */
+    id?: string;
   }): Promise<TopUpRequest> {
-    const id = newId('topup');
+    const id = a.id ?? newId('topup');
     const at = this.now();
     const k = accountKeys(a.accountId);
     // The indexes first (see the file's head): `topups approve <id>` finds it by id alone, and an
@@ -135,6 +137,11 @@ export class TopUpRequests {
     if (stale.length > 0)
       await this.redis.zrem(globalKeys.topUpsPending, ...stale.map((r) => pendingMember(r.accountId, r.id)));
     return found.filter((r) => r.status === 'pending');
+  }
+
+  /** An auto top-up's payment intent, for whoever looks the request up at Stripe. */
+  async setPaymentIntent(accountId: string, id: string, intentId: string): Promise<void> {
+    await this.redis.hset(accountKeys(accountId).topUp(id), 'paymentIntentId', intentId);
   }
 
   async setCheckoutSession(accountId: string, id: string, sessionId: string): Promise<void> {

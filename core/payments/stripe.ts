@@ -14,6 +14,7 @@ import { ApiError } from '../errors.ts';
 import { globalKeys } from '../keyspace.ts';
 import { formatNano } from '../money.ts';
 import type { Redis } from '../redis-client.ts';
+import type { AutoTopUps } from './auto-topup.ts';
 import { creditTopUp } from './credit.ts';
 import { nanoToMinorUnits } from './minor-units.ts';
 import type { PaymentLog, PaymentProvider, TopUpNext } from './provider.ts';
@@ -35,7 +36,11 @@ export type WebhookOutcome =
   /** Paid, but not for what the request recorded (amount or currency): logged, nothing credited. */
   | 'mismatch'
   /** Not an event a top-up needs, or a session that is not one of ours. */
-  | 'ignored';
+  | 'ignored'
+  /** Auto top-up: a card was saved for the account (setup_intent.succeeded). */
+  | 'card_saved'
+  /** Auto top-up: its charge failed; recorded, nothing credited. */
+  | 'failed';
 
 /** The Stripe client, pointed at STRIPE_API_URL (stripe-mock) when that is set. */
 export function stripeClient(config: Pick<Config, 'STRIPE_SECRET_KEY' | 'STRIPE_API_URL'>): Stripe {
@@ -67,6 +72,8 @@ export class StripeTopUps implements PaymentProvider {
       publicUrl: string;
       requests: TopUpRequests;
       metering: Metering;
+      /** Auto top-up's events (its saved cards and off-session charges) go to it. */
+      auto?: AutoTopUps;
     },
   ) {}
 
@@ -160,7 +167,7 @@ export class StripeTopUps implements PaymentProvider {
       case 'checkout.session.async_payment_failed':
         return this.close(event.data.object, 'the payment failed');
       default:
-        return 'ignored';
+        return (await this.d.auto?.handleEvent(event, log)) ?? 'ignored';
     }
   }
 

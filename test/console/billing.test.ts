@@ -4,8 +4,6 @@
 // day and model, refunds and service charges; the service ledger API. Real Redis, the real console
 // server over HTTP. Every money test ends with the ledger check.
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContext } from '../../cli/context.ts';
@@ -22,6 +20,7 @@ import { expectLedgerClean } from '../helpers/ledger.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { type Delivery, deliverStripeEvent, paidSession } from '../helpers/stripe-events.ts';
 import { startStripeMock, type TestStripeMock } from '../helpers/stripe-mock.ts';
+import { type RecordingProxy, recordingProxy } from '../helpers/stripe-recorder.ts';
 
 const PASSWORD = 'correct horse battery';
 const WEBHOOK_SECRET = `whsec_${randomBytes(24).toString('hex')}`;
@@ -41,48 +40,6 @@ const people: Record<Name, { email: string; accountId: string }> = {
   bob: { email: '', accountId: '' },
   jun: { email: '', accountId: '' },
 };
-
-/** Between the console and stripe-mock: what the SDK sent, as Stripe would have received it. */
-interface RecordingProxy {
-  url: string;
-  sent: { method: string; path: string; form: URLSearchParams; idempotencyKey: string | null }[];
-  close(): Promise<void>;
-}
-
-async function recordingProxy(target: string): Promise<RecordingProxy> {
-  const sent: RecordingProxy['sent'] = [];
-  const server: Server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = Buffer.concat(chunks);
-    const idem = req.headers['idempotency-key'];
-    sent.push({
-      method: req.method ?? '',
-      path: req.url ?? '',
-      form: new URLSearchParams(body.toString()),
-      idempotencyKey: typeof idem === 'string' ? idem : null,
-    });
-    const headers: Record<string, string> = {};
-    for (const name of ['authorization', 'content-type', 'stripe-version', 'idempotency-key']) {
-      const v = req.headers[name];
-      if (typeof v === 'string') headers[name] = v;
-    }
-    const r = await fetch(`${target}${req.url}`, {
-      method: req.method ?? 'GET',
-      headers,
-      ...(body.length > 0 ? { body } : {}),
-    });
-    res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
-    res.end(Buffer.from(await r.arrayBuffer()));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    sent,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 beforeAll(async () => {
   [redis, stripeMock] = await Promise.all([startRedis(), startStripeMock()]);

@@ -68,6 +68,21 @@ export interface UsageQuery {
 
 /** One transfer of a call from the journal (GET /api/usage/calls): its charge, refunds, a void. */
 /** The low-balance alert (console/routes/balance-alert.ts). */
+/** Auto top-up (GET/PUT /billing/auto-topup): a saved card charged when the balance falls below a threshold. */
+export interface AutoTopUp {
+  available: boolean;
+  currency: string | null;
+  enabled: boolean;
+  threshold: string | null;
+  amount: string | null;
+  monthlyCap: number | null;
+  card: { brand: string; last4: string } | null;
+  paused: string | null;
+  failures: number;
+  thisMonth: number;
+  last: { id: string; at: string; status: string; amount: string; reason: string | null } | null;
+}
+
 export interface BalanceAlert {
   currency: string | null;
   threshold: string | null;
@@ -322,6 +337,10 @@ export const api = {
   saveProfile: (p: { name?: string; country?: string | null }) => call<Profile>('PUT', '/profile', p),
   balanceAlert: () => call<BalanceAlert>('GET', '/billing/alert'),
   setBalanceAlert: (threshold: string | null) => call<BalanceAlert>('PUT', '/billing/alert', { threshold }),
+  autoTopUp: () => call<AutoTopUp>('GET', '/billing/auto-topup'),
+  setAutoTopUp: (s: { enabled: boolean; threshold: string; amount: string; monthlyCap: number }) =>
+    call<AutoTopUp>('PUT', '/billing/auto-topup', s),
+  saveCard: () => call<{ url: string }>('POST', '/billing/auto-topup/card'),
 
   batches: (after?: string) =>
     call<{ data: BatchRow[]; hasMore: boolean }>('GET', `/batches?${query({ after })}`),

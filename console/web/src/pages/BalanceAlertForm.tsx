@@ -68,10 +68,6 @@ export function BalanceAlertForm(props: { owner: boolean }) {
         <p className="muted small">Owners set the alert.</p>
       )}
       <ErrorLine error={error} />
-      <p className="muted small">
-        Automatic top-up is not offered: a card payment here goes through Stripe Checkout with the payer
-        present, and no card is kept to charge later.
-      </p>
     </section>
   );
 }

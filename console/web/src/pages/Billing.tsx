@@ -9,6 +9,7 @@ import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { Link, useLocation } from '../router.tsx';
 import { useTitle } from '../title.ts';
 import { AccountBudget } from './AccountBudget.tsx';
+import { AutoTopUpForm } from './AutoTopUpForm.tsx';
 import { BalanceAlertForm } from './BalanceAlertForm.tsx';
 
 const DAY = 86_400_000;
@@ -99,6 +100,7 @@ export function Billing({ me }: { me: Me }) {
       )}
 
       <BalanceAlertForm owner={me.account.role === 'owner'} />
+      <AutoTopUpForm owner={me.account.role === 'owner'} />
       <AccountBudget owner={me.account.role === 'owner'} currency={me.account.currency ?? ''} />
 
       {requests.length > 0 && (
