@@ -87,9 +87,7 @@ export function AutoTopUpForm(props: { owner: boolean }) {
   return (
     <section aria-labelledby="auto-heading">
       <h2 id="auto-heading">Auto top-up</h2>
-      <p data-testid="auto-state">
-        {state}
-      </p>
+      <p data-testid="auto-state">{state}</p>
       <p data-testid="auto-card">
         {auto.card ? `Card: ${auto.card.brand} ending ${auto.card.last4}` : 'No card saved.'}
         {props.owner && (
