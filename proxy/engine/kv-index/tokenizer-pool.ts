@@ -24,6 +24,8 @@ export interface TokenizerPoolOptions extends WorkerSetup {
 interface Thread {
   worker: Worker;
   outstanding: Set<number>;
+  /** It answered a job: it started (a thread that dies before is respawned after a back-off). */
+  answered: boolean;
 }
 
 interface Pending {
@@ -42,6 +44,8 @@ export class TokenizerPool {
   private readonly specs = new Set<string>();
   private nextId = 0;
   private closed = false;
+  /** Threads that died in a row without ever answering (a broken install): the back-off grows. */
+  private deadOnStart = 0;
 
   constructor(private readonly o: TokenizerPoolOptions) {
     for (let i = 0; i < o.size; i++) this.threads.push(this.spawn());
@@ -61,6 +65,10 @@ export class TokenizerPool {
   async tokenize(spec: string, prompt: ChatPrompt | string): Promise<Uint32Array | undefined> {
     if (this.closed || this.pending.size >= this.o.queue) {
       this.stats.saturated++;
+      return undefined;
+    }
+    if (this.threads.length === 0) {
+      this.stats.failed++;
       return undefined;
     }
     const thread = this.threads.reduce((a, b) => (b.outstanding.size < a.outstanding.size ? b : a));
@@ -107,19 +115,31 @@ export class TokenizerPool {
     });
     // Idle threads do not keep the process alive (a bench or test that ends without close()).
     worker.unref();
-    const thread: Thread = { worker, outstanding: new Set() };
-    worker.on('message', (a: TokenizeAnswer) => this.settle(thread, a.id, a));
+    const thread: Thread = { worker, outstanding: new Set(), answered: false };
+    worker.on('message', (a: TokenizeAnswer) => {
+      thread.answered = true;
+      this.deadOnStart = 0;
+      this.settle(thread, a.id, a);
+    });
     worker.on('error', (err) => this.o.log.warn({ err }, 'a tokenizer thread failed'));
     worker.on('exit', (code) => {
       for (const id of [...thread.outstanding]) this.settle(thread, id, undefined);
+      this.threads.splice(this.threads.indexOf(thread), 1);
       if (this.closed) return;
-      this.stats.replaced++;
       this.o.log.warn({ code }, 'a tokenizer thread exited: replaced');
-      const fresh = this.spawn();
-      this.threads[this.threads.indexOf(thread)] = fresh;
-      for (const spec of this.specs) void this.send(fresh, { id: 0, spec });
+      // One that never started (it cannot load its code, say) is not respawned in a tight loop.
+      const delay = thread.answered ? 0 : Math.min(60_000, 500 * 2 ** this.deadOnStart++);
+      setTimeout(() => this.replace(), delay).unref();
     });
     return thread;
+  }
+
+  private replace(): void {
+    if (this.closed) return;
+    this.stats.replaced++;
+    const fresh = this.spawn();
+    this.threads.push(fresh);
+    for (const spec of this.specs) void this.send(fresh, { id: 0, spec });
   }
 
   private settle(thread: Thread, id: number, answer: TokenizeAnswer | undefined): void {
