@@ -77,6 +77,8 @@ function bpe(base: string[], words: string[]): { vocab: Record<string, number>; 
   return { vocab, merges };
 }
 
+const HEAD = { version: '1.0', truncation: null, padding: null };
+
 function added(content: string, id: number, o: { lstrip?: boolean; special?: boolean } = {}) {
   return {
     id,
@@ -123,9 +125,7 @@ export function byteLevelTokenizerDir(): string {
   tokens.push(added('<|mask|>', n + 5, { lstrip: true }));
   return write({
     json: {
-      version: '1.0',
-      truncation: null,
-      padding: null,
+      ...HEAD,
       added_tokens: tokens,
       normalizer: { type: 'NFC' },
       pre_tokenizer: {
@@ -162,9 +162,7 @@ export function metaspaceTokenizerDir(): string {
   const tokens = ['<s>', '</s>', '[INST]', '[/INST]'].map((t, i) => added(t, n + i));
   return write({
     json: {
-      version: '1.0',
-      truncation: null,
-      padding: null,
+      ...HEAD,
       added_tokens: tokens,
       normalizer: null,
       pre_tokenizer: { type: 'Metaspace', replacement: '▁', prepend_scheme: 'first', split: false },

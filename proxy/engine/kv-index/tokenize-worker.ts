@@ -15,6 +15,8 @@ export interface TokenizeJob {
   id: number;
   spec: string;
   prompt?: string;
+  /** Epoch ms past which nobody waits for the answer: a job still queued then is skipped. */
+  deadline?: number;
 }
 
 export type TokenizeAnswer = { id: number; ids?: Uint32Array } | { id: number; error: string };
@@ -34,6 +36,10 @@ async function answer(job: TokenizeJob): Promise<void> {
   }
   try {
     const tokenize = await tokenizer;
+    // Without this a burst would keep the threads busy with answers no call waits for any more,
+    // and every later job would be late too.
+    if (job.deadline !== undefined && Date.now() > job.deadline)
+      return port?.postMessage({ id: job.id, error: 'late' } satisfies TokenizeAnswer);
     if (job.prompt === undefined) return port?.postMessage({ id: job.id } satisfies TokenizeAnswer);
     const ids = Uint32Array.from(tokenize(JSON.parse(job.prompt)));
     port?.postMessage({ id: job.id, ids } satisfies TokenizeAnswer, [ids.buffer]);

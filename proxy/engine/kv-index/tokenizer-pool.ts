@@ -37,8 +37,11 @@ interface Pending {
 const WORKER = new URL(`./tokenize-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 
 export class TokenizerPool {
-  /** What became of the jobs: the cost and the fallbacks of routing (bench, docs). */
-  readonly stats = { served: 0, saturated: 0, late: 0, failed: 0, replaced: 0 };
+  /**
+   * What became of the jobs: the cost and the fallbacks of routing (bench, docs). `late` calls
+   * did not wait for their answer; of those, `skipped` were still queued at their deadline.
+   */
+  readonly stats = { served: 0, saturated: 0, late: 0, failed: 0, replaced: 0, skipped: 0 };
   private readonly threads: Thread[] = [];
   private readonly pending = new Map<number, Pending>();
   private readonly specs = new Set<string>();
@@ -77,9 +80,11 @@ export class TokenizerPool {
     const late = new Promise<'late'>((resolve) => {
       timer = setTimeout(() => resolve('late'), this.o.budgetMs);
     });
-    const answer = await Promise.race([this.send(thread, { id: 0, spec, prompt: json }), late]);
+    const job = { id: 0, spec, prompt: json, deadline: Date.now() + this.o.budgetMs };
+    const answer = await Promise.race([this.send(thread, job), late]);
     clearTimeout(timer);
-    if (answer === 'late') this.stats.late++;
+    if (answer === 'late' || (answer !== undefined && 'error' in answer && answer.error === 'late'))
+      this.stats.late++;
     else if (answer?.ids !== undefined) {
       this.stats.served++;
       return answer.ids;
@@ -145,6 +150,8 @@ export class TokenizerPool {
   private settle(thread: Thread, id: number, answer: TokenizeAnswer | undefined): void {
     const p = this.pending.get(id);
     thread.outstanding.delete(id);
+    // Still queued past its deadline: the thread did not spend time on it.
+    if (answer !== undefined && 'error' in answer && answer.error === 'late') this.stats.skipped++;
     if (p === undefined) return;
     this.pending.delete(id);
     p.settle(answer);
