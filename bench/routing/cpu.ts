@@ -192,9 +192,12 @@ const cached = await loadPromptTokenizer(DIR, hub, 2_000_000);
 for (const r of requests()) {
   const a = whole(r);
   const b = cached(r);
-  if (a.length !== b.length || a.some((id, i) => id !== b[i])) throw new Error('the piece cache changed the ids');
+  if (a.length !== b.length || a.some((id, i) => id !== b[i]))
+    throw new Error('the piece cache changed the ids');
 }
-console.error(`piece cache: ids equal a whole encode on ${SESSIONS * TURNS} prompts; counts ${JSON.stringify(cached.pieces)}`);
+console.error(
+  `piece cache: ids equal a whole encode on ${SESSIONS * TURNS} prompts; counts ${JSON.stringify(cached.pieces)}`,
+);
 
 const rows: Row[] = [];
 for (const [spec, label] of [

@@ -13,7 +13,7 @@ import { PrefixIndex } from './prefix-index.ts';
 import type { ChatPrompt } from './prompt-tokens.ts';
 import { cachedTokens, expectedTtftMs, type RoutingWeights } from './score.ts';
 import type { HubAccess } from './tokenizer-files.ts';
-import { TokenizerPool } from './tokenizer-pool.ts';
+import { sessionKey, TokenizerPool } from './tokenizer-pool.ts';
 
 /** The tokenizer threads' knobs (PROXY_ROUTING_TOKENIZE_*; core/config.ts has the defaults). */
 export interface TokenizeOptions {
@@ -113,7 +113,7 @@ export class PrefixRouting {
     const tools = prompt.tools === undefined ? '' : `,"tools":${JSON.stringify(prompt.tools)}`;
     const json = `{"messages":${messagesJson ?? JSON.stringify(prompt.messages)}${tools}}`;
     const sent = performance.now();
-    const ids = await this.pool?.tokenize(spec, json);
+    const ids = await this.pool?.tokenize(spec, json, sessionKey(prompt));
     const answered = performance.now();
     // The index may have lost the model's blocks while the ids were on their way.
     const blockSize = this.index.blockSize(model);

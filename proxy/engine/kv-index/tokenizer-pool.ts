@@ -11,6 +11,18 @@ import { Worker } from 'node:worker_threads';
 import type { ChatPrompt } from './prompt-tokens.ts';
 import type { TokenizeAnswer, TokenizeJob, WorkerSetup } from './tokenize-worker.ts';
 
+/**
+ * What tells one session from another in a prompt: its first message after the system prompt
+ * (sessions of one agent share the system prompt, not their first request), at most 256 characters.
+ */
+export function sessionKey(prompt: ChatPrompt): string {
+  const first = prompt.messages.find((m) => (m as { role?: unknown })?.role !== 'system') as
+    | { content?: unknown }
+    | undefined;
+  const c = first?.content;
+  return typeof c === 'string' ? c.slice(0, 256) : JSON.stringify(c ?? '').slice(0, 256);
+}
+
 export interface TokenizerPoolOptions extends WorkerSetup {
   /** Threads (PROXY_ROUTING_TOKENIZE_THREADS). */
   size: number;
@@ -65,7 +77,12 @@ export class TokenizerPool {
    * The prompt's token ids, or undefined at once when the pool is full, or after budgetMs, or when
    * the thread fails. `json` is the prompt already serialized, when the caller has it.
    */
-  async tokenize(spec: string, prompt: ChatPrompt | string): Promise<Uint32Array | undefined> {
+  async tokenize(
+    spec: string,
+    prompt: ChatPrompt | string,
+    /** Sends a session's prompts to one thread, whose cache holds its history (sessionKey). */
+    session = '',
+  ): Promise<Uint32Array | undefined> {
     if (this.closed || this.pending.size >= this.o.queue) {
       this.stats.saturated++;
       return undefined;
@@ -74,7 +91,7 @@ export class TokenizerPool {
       this.stats.failed++;
       return undefined;
     }
-    const thread = this.threads.reduce((a, b) => (b.outstanding.size < a.outstanding.size ? b : a));
+    const thread = this.pick(session);
     const json = typeof prompt === 'string' ? prompt : JSON.stringify(prompt);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => {
@@ -90,6 +107,19 @@ export class TokenizerPool {
       return answer.ids;
     } else this.stats.failed++;
     return undefined;
+  }
+
+  /**
+   * The session's own thread, unless it has a queue the least busy one has not: each thread
+   * caches what it encoded, so a session kept on one encodes its history once.
+   */
+  private pick(session: string): Thread {
+    const least = this.threads.reduce((a, b) => (b.outstanding.size < a.outstanding.size ? b : a));
+    if (session === '') return least;
+    let h = 0x811c9dc5;
+    for (let i = 0; i < session.length; i++) h = Math.imul(h ^ session.charCodeAt(i), 0x01000193);
+    const own = this.threads[(h >>> 0) % this.threads.length] as Thread;
+    return own.outstanding.size <= least.outstanding.size + 1 ? own : least;
   }
 
   /** The live threads (tests end one to see it replaced). */
