@@ -2,6 +2,7 @@
 // docs/operations.md "Configuration". A bad value stops the process with a message naming the variable.
 import { z } from 'zod';
 import { moneyConfig } from './config-money.ts';
+import { routingConfig } from './config-routing.ts';
 import { csv, port, redisUrl, trustedProxies } from './config-values.ts';
 import { parseDecimalToNano } from './money.ts';
 
@@ -44,30 +45,7 @@ const schema = z.object({
   PROXY_PREFIX_AFFINITY_CHARS: z.coerce.number().int().min(0).default(0),
   /** Bounded load for affinity: an endpoint may carry at most this factor times the mean load. */
   PROXY_AFFINITY_LOAD_FACTOR: z.coerce.number().min(1).default(1.25),
-  /**
-   * Prefix-cache routing (docs/routing.md): endpoints are scored by expected time to first token =
-   * uncached prompt tokens × PROXY_ROUTING_PREFILL_US_PER_TOKEN + requests ahead ×
-   * PROXY_ROUTING_LOAD_MS (+ the engines' own waiting queue and KV-cache usage from /metrics,
-   * scraped every PROXY_ROUTING_METRICS_MS, trusted for PROXY_ROUTING_METRICS_STALE_MS), from the
-   * engines' KV events; off: the picker alone.
-   */
-  PROXY_ROUTING_KV_EVENTS: z
-    .enum(['true', 'false', '1', '0'])
-    .default('true')
-    .transform((v) => v === 'true' || v === '1'),
-  PROXY_ROUTING_PREFILL_US_PER_TOKEN: z.coerce.number().min(0).default(100),
-  PROXY_ROUTING_LOAD_MS: z.coerce.number().min(0).default(100),
-  PROXY_ROUTING_WAITING_MS: z.coerce.number().min(0).default(100),
-  PROXY_ROUTING_KV_FULL_MS: z.coerce.number().min(0).default(100),
-  /** 0: the engines' /metrics are not scraped (this replica's in-flight count alone). */
-  PROXY_ROUTING_METRICS_MS: z.coerce.number().int().min(0).default(200),
-  PROXY_ROUTING_METRICS_STALE_MS: z.coerce.number().int().positive().default(1_000),
-  /** Blocks the index keeps per model (each a few hundred bytes with its holders). */
-  PROXY_ROUTING_INDEX_BLOCKS: z.coerce.number().int().positive().default(1_000_000),
-  /** Where a catalogue `tokenizer: hf:<repo>` is fetched from: the Hugging Face hub or a mirror. */
-  PROXY_TOKENIZER_HUB_URL: z.string().url().default('https://huggingface.co'),
-  /** HF_TOKEN for gated tokenizers; sent to PROXY_TOKENIZER_HUB_URL only, never logged. */
-  PROXY_TOKENIZER_HUB_TOKEN: z.string().min(1).optional(),
+  ...routingConfig,
   /**
    * Tracing (proxy/tracing/): off unless an OTLP/HTTP collector is named. The standard variable,
    * the collector's base URL; spans go to <endpoint>/v1/traces.

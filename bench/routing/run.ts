@@ -3,7 +3,9 @@
 // prefix routing (proxy/engine/kv-index/) choose the engine, in this process — the routing decision
 // is the only thing that differs between the policies, so the proxy's HTTP, auth and billing are
 // left out. Per policy and workload: TTFT p50/p99 (non-streamed, one output token, no decode time),
-// prompt tokens prefilled, cache hit rate, and the routing CPU per request (tokenize + match + score).
+// prompt tokens prefilled, cache hit rate, and per routed request the event loop's own time
+// (serialize, block keys, match) and the wait for the tokenizer thread (PROXY_ROUTING_TOKENIZE_*
+// defaults: 2 threads, 50 ms budget).
 //   node --import tsx bench/routing/run.ts [--sessions 24] [--turns 6]
 import { parseArgs } from 'node:util';
 import type { CatalogueEntry } from '../../core/catalogue/index.ts';
@@ -93,7 +95,8 @@ async function runPolicy(policy: Policy, w: Workload) {
     if (policy === 'round-robin') url = urls[rr++ % urls.length]!;
     else if (policy === 'char-hash')
       url = picker.pick(urls, { affinityKey: affinityKeyOf(JSON.stringify(messages), 2048) })!;
-    else if (policy === 'kv-index') url = picker.pick(urls, { score: routing.scorer(entry, { messages }) })!;
+    else if (policy === 'kv-index')
+      url = picker.pick(urls, { score: await routing.scorer(entry, { messages }) })!;
     else url = picker.pick(urls)!;
     const release = picker.acquire(url);
     const started = performance.now();
@@ -126,6 +129,7 @@ async function runPolicy(policy: Policy, w: Workload) {
       }
     }),
   );
+  const pool = routing.threads()?.stats;
   routing.close();
   await Promise.all(sims.map((s) => s.close()));
   const ttft = samples.map((x) => x.ttftMs).sort((a, b) => a - b);
@@ -140,8 +144,11 @@ async function runPolicy(policy: Policy, w: Workload) {
     ttftP99: q(0.99),
     prefilled: prompt - cached,
     hitRate: cached / prompt,
-    routingUsPerRequest:
-      policy === 'kv-index' ? (routing.cost.ms * 1000) / Math.max(1, routing.cost.requests) : 0,
+    // The event loop's own time per routed request, and the wait for a tokenizer thread's answer.
+    loopUs: (routing.cost.loopMs * 1000) / Math.max(1, routing.cost.requests),
+    waitUs: (routing.cost.waitMs * 1000) / Math.max(1, routing.cost.requests),
+    // Requests routed without the index because the threads were full or late.
+    fellBack: pool ? pool.saturated + pool.late + pool.failed : 0,
   };
 }
 
@@ -150,11 +157,13 @@ for (const w of workloads)
   for (const p of ['round-robin', 'least-loaded', 'char-hash', 'kv-index'] as Policy[])
     rows.push(await runPolicy(p, w));
 console.log(
-  '| workload | policy | requests | TTFT p50 ms | TTFT p99 ms | prompt tokens prefilled | cache hit rate | routing µs/request |',
+  '| workload | policy | requests | TTFT p50 ms | TTFT p99 ms | prompt tokens prefilled | cache hit rate | event loop µs/request | tokens wait µs | fell back |',
 );
-console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
-for (const r of rows)
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+for (const r of rows) {
+  const routed = r.policy === 'kv-index';
   console.log(
-    `| ${r.workload} | ${r.policy} | ${r.requests} | ${r.ttftP50.toFixed(1)} | ${r.ttftP99.toFixed(1)} | ${r.prefilled} | ${(r.hitRate * 100).toFixed(1)}% | ${r.routingUsPerRequest.toFixed(0)} |`,
+    `| ${r.workload} | ${r.policy} | ${r.requests} | ${r.ttftP50.toFixed(1)} | ${r.ttftP99.toFixed(1)} | ${r.prefilled} | ${(r.hitRate * 100).toFixed(1)}% | ${routed ? r.loopUs.toFixed(0) : '—'} | ${routed ? r.waitUs.toFixed(0) : '—'} | ${routed ? r.fellBack : '—'} |`,
   );
+}
 process.exit(0);

@@ -67,12 +67,15 @@ export async function runTextCall<A>(
   if (t.request.notOffered.length > 0)
     reply.header('x-modelplane-tools-not-offered', t.request.notOffered.join(', '));
   t.affinityKey ??= affinityKeyOf(t.request.prompt, ctx.config.PROXY_PREFIX_AFFINITY_CHARS);
-  t.score = ctx.engine.routing?.scorer(t.entry, {
-    messages: t.request.messages,
-    tools: t.request.fields.tools,
-  });
+  // Tokenized on a worker thread while this call goes on; never waited on past its time budget.
+  const scoring = ctx.engine.routing?.scorer(
+    t.entry,
+    { messages: t.request.messages, tools: t.request.fields.tools },
+    t.request.prompt,
+  );
   const promptAtMost = chatPromptTokens(t.entry, t.request.messages, t.request.promptBytes);
   const perChoice = await fittedOutput(ctx, request, reply, t, promptAtMost);
+  t.score = await scoring;
   // An asked bound above the model's limit is served lowered (./text-door.ts admitOutput): the
   // client is told the bound it ran with.
   if (t.output.clampedFrom !== null) reply.header('x-modelplane-output-clamped', String(perChoice));

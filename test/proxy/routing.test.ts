@@ -20,9 +20,9 @@ let second: { proxy: ProxyApp; snapshot: CatalogueSnapshot; baseURL: string; dat
 
 const SYSTEM = `You are a coding agent. ${Array.from({ length: 200 }, (_, i) => `rule${i}`).join(' ')}`;
 
-async function until(check: () => boolean, what: string): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 20_000;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -49,7 +49,12 @@ beforeAll(async () => {
     kvEvents: { url: s.kvEvents!.url, replayUrl: s.kvEvents!.replayUrl!, topic: `kv@${ROUTED}` },
   }));
   h = await startHarness(
-    { PROXY_ROUTING_PREFILL_US_PER_TOKEN: '100', PROXY_ROUTING_LOAD_MS: '20' },
+    {
+      PROXY_ROUTING_PREFILL_US_PER_TOKEN: '100',
+      PROXY_ROUTING_LOAD_MS: '20',
+      // A loaded test machine may be slow to tokenize: these calls' routing is what is checked.
+      PROXY_ROUTING_TOKENIZE_BUDGET_MS: '10000',
+    },
     {
       entries: () => [{ ...chatModel(ROUTED, []), tokenizer: 'simulator' }],
       engines: { [ROUTED]: endpoints },
@@ -115,6 +120,7 @@ function configEnv(harness: Harness): Record<string, string> {
     LOG_LEVEL: 'silent',
     PROXY_ROUTING_PREFILL_US_PER_TOKEN: '100',
     PROXY_ROUTING_LOAD_MS: '20',
+    PROXY_ROUTING_TOKENIZE_BUDGET_MS: '10000',
   };
 }
 
@@ -141,7 +147,7 @@ describe('prefix-cache routing', () => {
       if (turn > 0) {
         const entry = proxy.ctx.catalogue.get(ROUTED)!;
         await until(
-          () => (routingOf(proxy).predict(entry, { messages })?.cached.size ?? 0) > 0,
+          async () => ((await routingOf(proxy).predict(entry, { messages }))?.cached.size ?? 0) > 0,
           `turn ${turn}'s prefix in replica ${turn % 2}'s index`,
         );
       }
@@ -175,10 +181,10 @@ describe('prefix-cache routing', () => {
       ],
     };
     await until(
-      () => (routingOf(h.proxy).predict(entry, probe)?.cached.size ?? 0) > 0,
+      async () => ((await routingOf(h.proxy).predict(entry, probe))?.cached.size ?? 0) > 0,
       'the hot prefix indexed',
     );
-    const warm = [...routingOf(h.proxy).predict(entry, probe)!.cached.keys()][0]!;
+    const warm = [...(await routingOf(h.proxy).predict(entry, probe))!.cached.keys()][0]!;
     for (const s of sims) s.setOptions({ ttftMs: 300 }); // calls overlap: each one is load
     const before = sims.map(chatCount);
     await Promise.all(

@@ -75,9 +75,9 @@ async function chat(sim: Simulator, text: string): Promise<number> {
 
 const keysOf = (text: string) => promptBlockKeys(simulatorTokens({ messages: messages(text) }), BLOCK);
 
-async function until(check: () => boolean, what: string): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 15_000;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -221,6 +221,8 @@ describe("routing on the engines' own load (/metrics)", () => {
         maxBlocksPerModel: 10_000,
         log: { warn: () => {} },
         metrics: { intervalMs, staleMs: 60_000, inFlight: () => 0 },
+        // A loaded test machine may be slow to answer: these picks must see the score.
+        tokenize: { budgetMs: 10_000 },
       });
       r.sync([entry]);
       open.push(r);
@@ -238,11 +240,12 @@ describe("routing on the engines' own load (/metrics)", () => {
     );
     const longer = messages(`${PROMPT} and then some`);
     const picker = new EndpointPicker(new EngineHealth({ cooldownMs: 5_000 }), { loadFactor: 1.25 });
-    const pick = (r: PrefixRouting) =>
-      picker.pick([a.url, b.url], { score: r.scorer(entry, { messages: longer }) });
-    await until(() => seeing.scorer(entry, { messages: longer }) !== undefined, 'the tokenizer');
-    expect(pick(blind)).toBe(a.url);
-    expect(pick(seeing)).toBe(a.url);
+    const pick = async (r: PrefixRouting) =>
+      picker.pick([a.url, b.url], { score: await r.scorer(entry, { messages: longer }) });
+    const scored = async (r: PrefixRouting) => (await r.scorer(entry, { messages: longer })) !== undefined;
+    await until(async () => (await scored(seeing)) && (await scored(blind)), 'the tokenizers');
+    expect(await pick(blind)).toBe(a.url);
+    expect(await pick(seeing)).toBe(a.url);
 
     // Another replica's calls keep a busy: one running, three waiting for its only slot.
     a.setOptions({ maxConcurrency: 1, itlMs: 50 });
@@ -257,12 +260,59 @@ describe("routing on the engines' own load (/metrics)", () => {
     );
     await until(() => seeing.engines!.report(a.url)?.waiting === 3, "a's report of its queue");
     expect(seeing.engines!.report(a.url)).toMatchObject({ running: 1, waiting: 3 });
-    expect(pick(seeing)).toBe(b.url);
+    expect(await pick(seeing)).toBe(b.url);
     // This replica sees none of it: its count of a's calls is 0, and it keeps sending there.
-    expect(pick(blind)).toBe(a.url);
+    expect(await pick(blind)).toBe(a.url);
     // A report past the staleness bound is not used.
     expect(seeing.engines!.report(a.url, performance.now() + 120_000)).toBeUndefined();
     busy.abort();
     await Promise.all(calls);
+  });
+});
+
+describe('routing when the tokenizer threads are busy', () => {
+  it('a full pool routes least-loaded at once, and the call is served; then the index again', async () => {
+    const [a, b] = [await engine(), await engine()];
+    const entry = entryFor([a, b]);
+    const routing = new PrefixRouting({
+      // 12 cached tokens save 12 ms; a request in flight costs 5: the warm engine wins while busy.
+      weights: { prefillUsPerToken: 1000, loadMs: 5, waitingMs: 0, kvFullMs: 0 },
+      maxBlocksPerModel: 10_000,
+      log: { warn: () => {} },
+      tokenize: { threads: 1, queue: 1, budgetMs: 10_000 },
+    });
+    routing.sync([entry]);
+    open.push(routing);
+    await joined(a, routing.index);
+    await joined(b, routing.index);
+    await chat(a, PROMPT);
+    await until(() => routing.index.match('m', keysOf(PROMPT)).get(a.url) === 3, 'the stored blocks');
+    const picker = new EndpointPicker(new EngineHealth({ cooldownMs: 5_000 }), { loadFactor: 1.25 });
+    const release = picker.acquire(a.url); // a: one call in flight, b: none
+    const longer = messages(`${PROMPT} and then some`);
+    await until(
+      async () => (await routing.scorer(entry, { messages: longer })) !== undefined,
+      'the tokenizer',
+    );
+    expect(picker.pick([a.url, b.url], { score: await routing.scorer(entry, { messages: longer }) })).toBe(
+      a.url,
+    );
+
+    // Another call's prompt holds the only queue slot: this one is not made to wait for it.
+    const pool = routing.threads()!;
+    const busy = pool.tokenize('simulator', { messages: messages('word '.repeat(200_000)) });
+    const score = await routing.scorer(entry, { messages: longer });
+    expect(score).toBeUndefined();
+    expect(pool.stats.saturated).toBe(1);
+    const url = picker.pick([a.url, b.url], { score });
+    expect(url).toBe(b.url); // least-loaded
+    expect(await chat(b, `${PROMPT} and then some`)).toBe(0); // served, cold
+    release();
+    await busy;
+    // The slot free again, the index scores once more (b now holds the longer prompt too).
+    await until(() => (routing.index.match('m', keysOf(`${PROMPT} and then some`)).get(b.url) ?? 0) > 3, 'b');
+    expect(picker.pick([a.url, b.url], { score: await routing.scorer(entry, { messages: longer }) })).toBe(
+      b.url,
+    );
   });
 });

@@ -7,10 +7,13 @@
 // - the model's tokenizer.json and tokenizer_config.json (a directory, or `hf:<repo>` fetched from
 //   the hub: ./tokenizer-files.ts): the chat template
 //   rendered with Jinja as vLLM renders it (messages, tools, add_generation_prompt), then encoded
-//   without special tokens (the template writes them), as vLLM's chat path does.
+//   without special tokens (the template writes them), as vLLM's chat path does; with a cache of
+//   the rendered text's pieces (./segment-cache.ts) when cacheTokens is set.
+// The proxy runs these in worker threads (./tokenizer-pool.ts), off the event loop.
 import { Template } from '@huggingface/jinja';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { blockKey } from './block-keys.ts';
+import { SegmentCache } from './segment-cache.ts';
 import { type HubAccess, tokenizerFiles } from './tokenizer-files.ts';
 
 export interface ChatPrompt {
@@ -18,26 +21,33 @@ export interface ChatPrompt {
   tools?: unknown;
 }
 
-export type PromptTokenizer = (prompt: ChatPrompt) => number[];
+/** `pieces`: the piece cache's counts (tests, bench), for a tokenizer.json one. */
+export type PromptTokenizer = ((prompt: ChatPrompt) => number[]) & { pieces?: SegmentCache['stats'] };
 
 export async function loadPromptTokenizer(
   spec: string,
   hub: HubAccess = { url: 'https://huggingface.co' },
+  /** Tokens of rendered-prompt pieces kept for reuse (./segment-cache.ts); 0: none. */
+  cacheTokens = 0,
 ): Promise<PromptTokenizer> {
   if (spec === 'simulator') return simulatorTokens;
   const { json, config } = await tokenizerFiles(spec, hub);
   const tokenizer = new Tokenizer(json, config);
+  const encode = (text: string) => tokenizer.encode(text, { add_special_tokens: false }).ids;
+  const pieces = new SegmentCache(encode, json as ConstructorParameters<typeof SegmentCache>[1], cacheTokens);
   const template = new Template(chatTemplateOf(config));
   const special = { bos_token: tokenText(config.bos_token), eos_token: tokenText(config.eos_token) };
-  return (prompt) => {
+  const tokenize: PromptTokenizer = (prompt) => {
     const text = template.render({
       messages: prompt.messages.map((m) => parsedToolArguments(flattenTextParts(m))),
       ...(prompt.tools ? { tools: prompt.tools } : {}),
       add_generation_prompt: true,
       ...special,
     });
-    return tokenizer.encode(text, { add_special_tokens: false }).ids;
+    return pieces.ids(text);
   };
+  tokenize.pieces = pieces.stats;
+  return tokenize;
 }
 
 const SIM_TOKEN = /\s*[^\s]{1,4}/gu;

@@ -27,6 +27,12 @@ export function prefixRouting(
       inFlight,
     },
     maxBlocksPerModel: config.PROXY_ROUTING_INDEX_BLOCKS,
+    tokenize: {
+      threads: config.PROXY_ROUTING_TOKENIZE_THREADS,
+      queue: config.PROXY_ROUTING_TOKENIZE_QUEUE,
+      budgetMs: config.PROXY_ROUTING_TOKENIZE_BUDGET_MS,
+      cacheTokens: config.PROXY_ROUTING_TOKENIZE_CACHE_TOKENS,
+    },
     hub: {
       url: config.PROXY_TOKENIZER_HUB_URL,
       ...(config.PROXY_TOKENIZER_HUB_TOKEN ? { token: config.PROXY_TOKENIZER_HUB_TOKEN } : {}),

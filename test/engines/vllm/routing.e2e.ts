@@ -42,6 +42,7 @@ beforeAll(async () => {
     weights: { prefillUsPerToken: 100, loadMs: 100, waitingMs: 100, kvFullMs: 100 },
     maxBlocksPerModel: 100_000,
     log: { warn: (obj, msg) => console.warn(msg, obj) },
+    tokenize: { budgetMs: 10_000 },
   });
   routing.sync([catalogueEntrySchema.parse(entry)]);
 });
@@ -54,10 +55,10 @@ afterAll(async () => {
 const parsed = () => catalogueEntrySchema.parse(entry);
 const predict = (prompt: ChatPrompt) => routing.predict(parsed(), prompt);
 
-async function until<T>(what: string, check: () => T | undefined | false): Promise<T> {
+async function until<T>(what: string, check: () => Promise<T | undefined | false>): Promise<T> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const v = check();
+    const v = await check();
     if (v !== undefined && v !== false) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -177,9 +178,9 @@ describe('prefix routing against a real vLLM publishing KV events', () => {
         body: JSON.stringify({ model: VLLM_MODEL, messages: m, max_tokens: 1 }),
       }).then((r) => r.text());
       const deadline = Date.now() + 2_000;
-      while (Date.now() < deadline && !((predict({ messages: m })?.cached.get(vllm.url) ?? 0) > 0))
-        await new Promise((r) => setTimeout(r, 50));
-      if ((predict({ messages: m })?.cached.get(vllm.url) ?? 0) > 0) break;
+      const held = async () => ((await predict({ messages: m }))?.cached.get(vllm.url) ?? 0) > 0;
+      while (Date.now() < deadline && !(await held())) await new Promise((r) => setTimeout(r, 50));
+      if (await held()) break;
       if (n > 30) throw new Error('the index never learnt a block from vLLM’s events');
     }
     const history: { role: string; content: string }[] = [
@@ -194,14 +195,14 @@ describe('prefix routing against a real vLLM publishing KV events', () => {
       // The previous turn's blocks (prompt and generated) reach the index as events: wait until the
       // prediction stops growing.
       let last: Prediction | undefined;
-      const p = await until('a settled prediction', () => {
-        const now = predict({ messages: history });
+      const p = await until('a settled prediction', async () => {
+        const now = await predict({ messages: history });
         const settled = now && last && now.cached.get(vllm.url) === last.cached.get(vllm.url);
         last = now;
         return settled ? now : undefined;
       });
       await new Promise((r) => setTimeout(r, 300));
-      const final = predict({ messages: history }) ?? p;
+      const final = (await predict({ messages: history })) ?? p;
       const res = await client.chat.completions.create({
         model: VLLM_MODEL,
         messages: history as OpenAI.Chat.ChatCompletionMessageParam[],
