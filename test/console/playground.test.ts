@@ -203,7 +203,8 @@ describe("the console's rough edges (issue 19 item 8)", () => {
     await page.locator('#keys-table tbody tr').first().waitFor(POLL);
     // No empty error line between the heading row and the table.
     const gap = await page.evaluate(() => {
-      const heading = document.querySelector('h2')!.closest('.row')!.getBoundingClientRect();
+      const keys = [...document.querySelectorAll('h2')].find((h) => h.textContent === 'API Keys')!;
+      const heading = keys.closest('.row')!.getBoundingClientRect();
       const table = document.querySelector('#keys-table')!.getBoundingClientRect();
       return table.top - heading.bottom;
     });

@@ -64,7 +64,6 @@ export function ApiManagement({ me }: { me: Me }) {
         Anthropic SDKs and editor tools: base address <code>{me.messagesBaseUrl}</code> (without{' '}
         <code>/v1</code>), the key as the Anthropic key. <a href="/docs">API Reference</a>
       </p>
-      <AccountRateLimits owner={owner} />
       <div className="row spread">
         <h2>API Keys</h2>
         <button type="button" className="primary" onClick={() => setOpen({ kind: 'generate' })}>
@@ -147,6 +146,8 @@ export function ApiManagement({ me }: { me: Me }) {
         </p>
       )}
       {keys !== null && keys.length === 0 && <p>No active keys. Generate one to call the API.</p>}
+      {/* Below the keys: what this page is first for stays at the top (issue 19 item 8). */}
+      <AccountRateLimits owner={owner} />
 
       <Snippets base={me.apiBaseUrl} />
 
