@@ -6,12 +6,13 @@
 // its open holds (`held:*`) against the usage stream and the holds.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { expectLedgerClean } from '../../test/helpers/ledger.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
+import { spendOnce } from '../../test/helpers/spend.ts';
 import { Accounts } from '../accounts.ts';
 import { keySpendLimitReached } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { ApiKeys } from '../keys/index.ts';
-import { checkAccountLedger } from '../ledger.ts';
 import { Metering } from './metering.ts';
 import type { UsageRecord } from './script-args.ts';
 
@@ -43,14 +44,9 @@ describe('account budgets', () => {
     const two = (await keys.create(accountId, { name: 'two' })).key.id;
     return { accountId, accounts, m, one, two };
   }
-  const spend = async (m: Metering, accountId: string, keyId: string, id: string, cost: number) => {
-    const res = await m.reserve({ accountId, holdId: id, min: 1, max: cost, ttlMs: TTL, keyId });
-    if (res.ok) await m.settle({ accountId, holdId: id, cost, usage: chat(keyId) });
-    return res;
-  };
-  async function expectLedgerClean(accountId: string) {
-    expect((await checkAccountLedger(r.redis, accountId, { toleranceMs: 0 })).problems).toEqual([]);
-  }
+  const spend = (m: Metering, accountId: string, keyId: string, holdId: string, cost: number) =>
+    spendOnce(m, { accountId, keyId, holdId, cost, ttlMs: TTL }, chat(keyId));
+  const ledgerClean = (accountId: string) => expectLedgerClean(r.redis, [accountId], 0);
 
   it('BILL-6 a daily account budget counts every key, lowers the hold to what is left, refuses with limit_source account, and passes the next day', async () => {
     const { accountId, m, one, two } = await setup(1_000, 'day');
@@ -94,7 +90,7 @@ describe('account budgets', () => {
       held: 700,
       keyLimit: null,
     });
-    await expectLedgerClean(accountId);
+    await ledgerClean(accountId);
   });
 
   it("a key's own budget, when tighter, is the one named; the account's open holds count against it until they end", async () => {
@@ -131,7 +127,7 @@ describe('account budgets', () => {
       held: 900,
     });
     await m.release(accountId, 'run_4');
-    await expectLedgerClean(accountId);
+    await ledgerClean(accountId);
   });
 
   it('BILL-4 a charge (video) past the account budget is refused and not recorded; cleared, the budget binds no more', async () => {
@@ -153,7 +149,7 @@ describe('account budgets', () => {
     });
     expect((await accounts.setBudget(accountId, null)).budget).toBeNull();
     expect(await charge('c3', two, 300)).toMatchObject({ ok: true, charged: 300 });
-    await expectLedgerClean(accountId);
+    await ledgerClean(accountId);
   });
 
   it('BILL-6 two replicas racing on one account: exactly as many calls as the budget covers pass, none more', async () => {
@@ -177,6 +173,6 @@ describe('account budgets', () => {
     expect(all.filter((x) => x.ok)).toHaveLength(covered);
     for (const x of all.filter((y) => !y.ok)) expect(x.keyLimit?.source).toBe('account');
     expect((await m.balance(accountId)).balance).toBe(10_000_000 - cost * covered);
-    await expectLedgerClean(accountId);
+    await ledgerClean(accountId);
   });
 });

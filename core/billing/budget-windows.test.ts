@@ -5,11 +5,12 @@
 // ledger check, which also proves each key's spend per period against the usage stream.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { expectLedgerClean } from '../../test/helpers/ledger.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
+import { spendOnce } from '../../test/helpers/spend.ts';
 import { keySpendLimitReached } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { ApiKeys } from '../keys/index.ts';
-import { checkAccountLedger } from '../ledger.ts';
 import { budgetResetsAt, keyWindowSpend, spendPeriod, spendPeriods } from './key-spend.ts';
 import { LeaseMetering } from './leases.ts';
 import { Metering } from './metering.ts';
@@ -81,14 +82,9 @@ describe('key budgets with reset windows', () => {
     expect(key).toMatchObject({ spendLimit: limit, spendWindow });
     return { accountId, keyId: key.id, m };
   }
-  const spend = async (m: Metering, accountId: string, keyId: string, id: string, cost: number) => {
-    const res = await m.reserve({ accountId, holdId: id, min: 1, max: cost, ttlMs: TTL, keyId });
-    if (res.ok) await m.settle({ accountId, holdId: id, cost, usage: chat(keyId) });
-    return res;
-  };
-  async function expectLedgerClean(accountId: string) {
-    expect((await checkAccountLedger(r.redis, accountId, { toleranceMs: 0 })).problems).toEqual([]);
-  }
+  const spend = (m: Metering, accountId: string, keyId: string, holdId: string, cost: number) =>
+    spendOnce(m, { accountId, keyId, holdId, cost, ttlMs: TTL }, chat(keyId));
+  const ledgerClean = (accountId: string) => expectLedgerClean(r.redis, [accountId], 0);
 
   it('BILL-6 a daily budget refuses at its bound, says the day resets at midnight UTC, and passes again the next day', async () => {
     const { accountId, keyId, m } = await setup(1_000, 'day');
@@ -123,7 +119,7 @@ describe('key budgets with reset windows', () => {
     const day = (ms: number) => keyWindowSpend(r.redis, accountId, [{ id: keyId, window: 'day' }], ms);
     expect(await day(SAT)).toEqual(new Map([[keyId, 1_500]]));
     expect(await day(SUN)).toEqual(new Map([[keyId, 700]]));
-    await expectLedgerClean(accountId);
+    await ledgerClean(accountId);
   });
 
   it('a weekly budget counts every day of the ISO week and resets on Monday; the month goes on counting', async () => {
@@ -140,7 +136,7 @@ describe('key budgets with reset windows', () => {
     const spent = await apiKeys().windowSpend(accountId, [{ id: keyId, spendWindow: 'week' }], MON);
     expect(spent.get(keyId)).toBe(800);
     expect((await apiKeys().monthSpend(accountId, [keyId], MON)).get(keyId)).toBe(1_800);
-    await expectLedgerClean(accountId);
+    await ledgerClean(accountId);
   });
 
   it('a window changed mid-period counts what the key already spent in the new one; the limit removed, its window goes too', async () => {
@@ -171,7 +167,7 @@ describe('key budgets with reset windows', () => {
       code: 'invalid_request',
       param: 'spendWindow',
     });
-    await expectLedgerClean(accountId);
+    await ledgerClean(accountId);
   });
 
   it('BILL-4 a charge (video) past a daily budget is refused; charges, leased batches and refunds count in every period', async () => {
@@ -223,6 +219,6 @@ describe('key budgets with reset windows', () => {
         [free.id, 250],
       ]),
     );
-    await expectLedgerClean(accountId);
+    await ledgerClean(accountId);
   });
 });
