@@ -7,10 +7,11 @@
 // open holds, with no hold filed under a key after it is gone.
 // `ledgerOfRequest` finds one call's entries (`modelplane ledger show`).
 
+import { unindexedHolds } from './billing/hold-index-resync.ts';
 import { ACCOUNT_SPEND_KEY, spendPeriods } from './billing/key-spend.ts';
 import { ARCHIVER_GROUP } from './journal/archiver.ts';
 import type { Journal } from './journal/journal.ts';
-import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
+import { accountKeys, globalKeys } from './keyspace.ts';
 import { keySpendProblems } from './ledger-key-spend.ts';
 import type { Redis } from './redis-client.ts';
 import { balanceEffect, ledgerEntries, parseEntry, type UsageEntry } from './usage.ts';
@@ -172,19 +173,14 @@ export async function checkAccountLedger(
     if (!(id in holdsRaw)) problems.push(`expiry entry ${id} has no hold`);
   }
   problems.push(...keySpendProblems(keySpendRaw, keyMonths, holdsRaw));
-  if (holds.length > 0) {
-    const members = holds.map((h) => dueMember(accountId, h.id));
-    // Its own block's index, or (filed by a release before those) the one index there was.
-    const [own, before] = await Promise.all(
-      [globalKeys.holdsDue(accountId), globalKeys.holdsDueAll().at(-1)!].map((k) =>
-        redis.zmscore(k, ...members),
-      ),
-    );
-    holds.forEach((h, i) => {
-      if (own![i] === null && before![i] === null)
-        problems.push(`hold ${h.id} is missing from the sweeper's index`);
-    });
-  }
+  const unfiled = await unindexedHolds(
+    redis,
+    accountId,
+    holds.map((h) => h.id),
+  );
+  holds.forEach((h, i) => {
+    if (unfiled[i]) problems.push(`hold ${h.id} is missing from the sweeper's index`);
+  });
   return { accountId, balance, held, holds, entries, uncollected, voids, problems };
 }
 

@@ -37,15 +37,31 @@ async function resyncAccount(redis: Redis, accountId: string): Promise<RefiledHo
   if (flat.length === 0) return [];
   const holds: { holdId: string; expiresAt: number }[] = [];
   for (let i = 0; i < flat.length; i += 2) holds.push({ holdId: flat[i]!, expiresAt: Number(flat[i + 1]) });
-  const members = holds.map((h) => dueMember(accountId, h.holdId));
-  // Its own block's index, or (filed by a release before those) the one index there was.
-  const own = globalKeys.holdsDue(accountId);
-  const [inOwn, inBefore] = await Promise.all(
-    [own, globalKeys.holdsDueAll().at(-1)!].map((k) => redis.zmscore(k, ...members)),
+  const unfiled = await unindexedHolds(
+    redis,
+    accountId,
+    holds.map((h) => h.holdId),
   );
-  const missing = holds.filter((_, i) => inOwn![i] === null && inBefore![i] === null);
+  const missing = holds.filter((_, i) => unfiled[i]);
   if (missing.length === 0) return [];
   // NX: an entry filed meanwhile (a renewal) keeps its own, newer, time.
+  const own = globalKeys.holdsDue(accountId);
   await redis.zadd(own, 'NX', ...missing.flatMap((h) => [h.expiresAt, dueMember(accountId, h.holdId)]));
   return missing.map((h) => ({ accountId, ...h }));
+}
+
+/**
+ * For each of an account's holds, whether no expiry index names it: neither its own block's index
+ * nor (filed by a release before those) the one index there was. The ledger check reports these;
+ * the resync files them again.
+ */
+export async function unindexedHolds(redis: Redis, accountId: string, holdIds: string[]): Promise<boolean[]> {
+  if (holdIds.length === 0) return [];
+  const members = holdIds.map((id) => dueMember(accountId, id));
+  const [inOwn, inBefore] = await Promise.all(
+    [globalKeys.holdsDue(accountId), globalKeys.holdsDueAll().at(-1)!].map((k) =>
+      redis.zmscore(k, ...members),
+    ),
+  );
+  return holdIds.map((_, i) => inOwn![i] === null && inBefore![i] === null);
 }
