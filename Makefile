@@ -41,6 +41,10 @@ test-deps: $(NPM_STAMP)
 	@test/s3/build-minio.sh >/dev/null
 	@test/stripe/build-stripe-mock.sh >/dev/null
 	@test/editors/install-editor-tools.sh >/dev/null
+	@# The Python SDKs' and Schemathesis' venvs: installed here once, never by a test (the tests
+	@# only read them with --check), so two test files on a cold cache cannot race an install.
+	@test/sdk/python-sdks.sh >/dev/null
+	@test/hostile/schemathesis.sh >/dev/null
 	@scripts/build-llamacpp.sh >/dev/null
 	@test/llamacpp/tiny-model.sh >/dev/null
 
