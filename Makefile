@@ -29,8 +29,10 @@ deps: $(NPM_STAMP)
 
 test-deps: $(NPM_STAMP)
 	@scripts/system-deps.sh etcd ffmpeg chromium prometheus
+	@# kube-apiserver for the operator's tests, kube-controller-manager and kube-scheduler for
+	@# e2e-cluster: the first call builds all three in one go build (minutes cold), cached in
+	@# ~/.cache/modelplane; the other two find theirs there.
 	@test/k8s/build-kube-apiserver.sh >/dev/null
-	@# e2e-cluster's controllers and kubelets: cold builds (minutes), cached in ~/.cache/modelplane.
 	@test/k8s/build-kube-component.sh kube-controller-manager >/dev/null
 	@test/k8s/build-kube-component.sh kube-scheduler >/dev/null
 	@test/k8s/build-kwok.sh >/dev/null
