@@ -82,7 +82,7 @@ REDIS_CLUSTER_SUITES := core/billing/metering.test.ts core/billing/sweeper.test.
   test/proxy/chat.test.ts test/proxy/messages.test.ts test/proxy/leases.test.ts \
   test/proxy/spend-limit.test.ts test/proxy/account-budget.test.ts test/proxy/rate-limits.test.ts test/console/api.test.ts test/console/key-limits.test.ts cli/main.test.ts \
   test/console/usage-calls.test.ts test/sdk/python.test.ts test/sdk/sdk-majors.test.ts \
-  test/sdk/ai-sdk-responses.test.ts \
+  test/sdk/ai-sdk-responses.test.ts test/sdk/python-jobs.test.ts \
   core/journal/journal.test.ts core/journal/keeper.test.ts core/journal/call-pages.test.ts \
   core/journal/partitions.test.ts core/journal/keeper-hung.test.ts \
   core/call-facts.test.ts test/proxy/call-facts.test.ts \

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { Accounts } from '../core/accounts.ts';
 import { Metering } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
-import { type Config, loadConfig } from '../core/config.ts';
+import { type Config, loadConfig } from '../core/config/index.ts';
 import { Journal } from '../core/journal/index.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { connectRedis, type Redis } from '../core/redis-client.ts';

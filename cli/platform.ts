@@ -11,7 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { Accounts } from '../core/accounts.ts';
 import { Metering } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
-import { loadConfig } from '../core/config.ts';
+import { loadConfig } from '../core/config/index.ts';
 import { newId } from '../core/ids.ts';
 import { Journal } from '../core/journal/index.ts';
 import { ApiKeys } from '../core/keys/index.ts';

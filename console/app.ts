@@ -8,7 +8,7 @@ import { BatchFiles } from '../core/batch-files.ts';
 import { Batches } from '../core/batches.ts';
 import { Metering, ServiceLedger } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
-import type { Config } from '../core/config.ts';
+import type { ConsoleConfig as Config } from '../core/config/index.ts';
 import { newRequestId } from '../core/ids.ts';
 import type { Journal } from '../core/journal/index.ts';
 import { ApiKeys } from '../core/keys/index.ts';

@@ -1,12 +1,12 @@
-// The console process: `tsx console/main.ts`. Configuration from the environment (core/config.ts,
+// The console process: `tsx console/main.ts`. Configuration from the environment (core/config/console.ts,
 // docs/operations.md "Configuration"): REDIS_URL, MODELPLANE_KEK, CONSOLE_*, DATABASE_URL.
-import { loadConfig } from '../core/config.ts';
+import { loadConsoleConfig } from '../core/config/index.ts';
 import { Journal } from '../core/journal/index.ts';
 import { connectRedis } from '../core/redis-client.ts';
 import { requireNoEviction } from '../core/redis-policy.ts';
 import { buildConsoleApp } from './app.ts';
 
-const config = loadConfig();
+const config = loadConsoleConfig();
 const redis = connectRedis(config.REDIS_URL);
 await requireNoEviction(redis, 'the console');
 // Top-ups are committed in the journal before Redis credits them, and the billing ledger reads it.

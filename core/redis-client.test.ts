@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisCluster, type TestRedisCluster } from '../test/helpers/redis-cluster.ts';
 import { until } from '../test/helpers/until.ts';
-import { loadConfig } from './config.ts';
+import { loadConfig } from './config/index.ts';
 import {
   isCluster,
   onMessage,

@@ -10,7 +10,7 @@ import { Cluster, type ClusterOptions, type RedisOptions, Redis as Single } from
 
 export type Redis = Single | Cluster;
 
-/** Where REDIS_URL points, parsed once (core/config.ts). */
+/** Where REDIS_URL points, parsed once (core/config/values.ts). */
 export type RedisTarget =
   | { kind: 'single'; url: string }
   | {

@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { FencedCatalogue } from '../core/catalogue/fence.ts';
 import { CatalogueStore } from '../core/catalogue/store.ts';
-import { redisUrl } from '../core/config-values.ts';
+import { redisUrl } from '../core/config/values.ts';
 import { DemandStore } from '../core/demand.ts';
 import { connectRedis } from '../core/redis-client.ts';
 import { requireNoEviction } from '../core/redis-policy.ts';

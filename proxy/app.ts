@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Accounts } from '../core/accounts.ts';
 import { acknowledge, parseAnnouncement } from '../core/announce.ts';
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
-import type { Config } from '../core/config.ts';
+import type { ProxyConfig as Config } from '../core/config/index.ts';
 import { newRequestId } from '../core/ids.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { channels } from '../core/keyspace.ts';

@@ -2,7 +2,7 @@
 // to route plugins as an option (no globals, so tests build as many apps as they like).
 
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
-import type { Config } from '../core/config.ts';
+import type { ProxyConfig as Config } from '../core/config/index.ts';
 import type { Redis } from '../core/redis-client.ts';
 import type { ObjectStore } from '../core/storage/store.ts';
 import type { UrlSigner } from '../core/storage/url-signer.ts';

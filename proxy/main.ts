@@ -1,9 +1,9 @@
-// The proxy process: `tsx proxy/main.ts`. Configuration comes from the environment (core/config.ts,
+// The proxy process: `tsx proxy/main.ts`. Configuration comes from the environment (core/config/proxy.ts,
 // docs/operations.md "Configuration"); REDIS_URL and MODELPLANE_KEK are the ones that matter. Run as many
 // replicas as you like against one Redis; each keeps one thing of its own, its settlement journal
 // in PROXY_DATA_DIR (a volume that outlives the process, so a restart replays what Redis missed).
 import { CatalogueSnapshot } from '../core/catalogue/index.ts';
-import { loadConfig } from '../core/config.ts';
+import { loadProxyConfig } from '../core/config/index.ts';
 import { Journal, type JournalKeeper, startJournalKeeper } from '../core/journal/index.ts';
 import { connectRedis } from '../core/redis-client.ts';
 import { requireNoEviction } from '../core/redis-policy.ts';
@@ -11,7 +11,7 @@ import { buildProxyApp } from './app.ts';
 import { registerJournalMetrics } from './metrics/journal-metrics.ts';
 
 async function main() {
-  const config = loadConfig();
+  const config = loadProxyConfig();
   // Auto-pipelining: the reserves and settles of concurrent requests leave in one write.
   // A command timeout bounds every request-path wait on a hung Redis (a retryable 500 after it).
   const redis = connectRedis(config.REDIS_URL, {

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Accounts } from '../../core/accounts.ts';
-import type { Config } from '../../core/config.ts';
+import type { ConsoleConfig as Config } from '../../core/config/index.ts';
 import { ApiError, billingCurrencyUnset } from '../../core/errors.ts';
 import type { Journal } from '../../core/journal/index.ts';
 import { ledgerView } from '../../core/ledger-view.ts';

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Accounts } from '../../core/accounts.ts';
-import type { Config } from '../../core/config.ts';
+import type { ConsoleConfig as Config } from '../../core/config/index.ts';
 import { ApiError } from '../../core/errors.ts';
 import { ROLES, type Team } from '../../core/team.ts';
 import { MIN_PASSWORD_LENGTH, type Users } from '../../core/users.ts';

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Accounts } from '../../core/accounts.ts';
-import type { Config } from '../../core/config.ts';
+import type { ConsoleConfig as Config } from '../../core/config/index.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { Membership, Team } from '../../core/team.ts';
 import type { Users } from '../../core/users.ts';

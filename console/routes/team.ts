@@ -4,7 +4,7 @@
 // account sees the team; only owners change it.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Config } from '../../core/config.ts';
+import type { ConsoleConfig as Config } from '../../core/config/index.ts';
 import { invitationLink, ROLES, type Team } from '../../core/team.ts';
 import type { Users } from '../../core/users.ts';
 import { requireOwner, requireSession } from '../plugins/session.ts';

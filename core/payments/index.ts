@@ -3,7 +3,7 @@
 
 import type { Accounts } from '../accounts.ts';
 import { Metering } from '../billing/index.ts';
-import type { Config } from '../config.ts';
+import type { ConsoleConfig as Config } from '../config/index.ts';
 import type { Journal } from '../journal/index.ts';
 import type { Redis } from '../redis-client.ts';
 import { ApprovalProvider } from './approval.ts';

@@ -9,7 +9,7 @@
 
 import Stripe from 'stripe';
 import type { Metering } from '../billing/index.ts';
-import type { Config } from '../config.ts';
+import type { ConsoleConfig as Config } from '../config/index.ts';
 import { ApiError } from '../errors.ts';
 import { globalKeys } from '../keyspace.ts';
 import { formatNano } from '../money.ts';

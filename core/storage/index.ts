@@ -1,5 +1,5 @@
 // The object store the configuration asks for (docs/operations.md "Media storage": MEDIA_STORE and friends).
-import type { Config } from '../config.ts';
+import type { MediaConfig as Config } from '../config/index.ts';
 import { FsStore } from './fs-store.ts';
 import { S3Store } from './s3-store.ts';
 import type { ObjectStore } from './store.ts';

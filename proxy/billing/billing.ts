@@ -11,7 +11,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { LeaseMetering, Metering, startHoldSweeper, type Voided } from '../../core/billing/index.ts';
 import { loadMeteringScripts } from '../../core/billing/scripts.ts';
-import type { Config } from '../../core/config.ts';
+import type { ProxyConfig as Config } from '../../core/config/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
 import { duplicateRedis, primaries, type Redis } from '../../core/redis-client.ts';
 import { FaultBoard } from '../faults/board.ts';

@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CatalogueEntry, CatalogueSnapshot } from '../../core/catalogue/index.ts';
-import type { Config } from '../../core/config.ts';
+import type { ProxyConfig as Config } from '../../core/config/index.ts';
 import type { Redis } from '../../core/redis-client.ts';
 import type { ObjectStore } from '../../core/storage/store.ts';
 import { type JobRecord, VideoJobs } from '../../core/video-jobs.ts';

@@ -35,7 +35,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { UsageRecord } from '../../core/billing/index.ts';
-import type { Config } from '../../core/config.ts';
+import type { ProxyConfig as Config } from '../../core/config/index.ts';
 import type { CallUsage } from '../usage.ts';
 
 // GenAI semantic conventions (still "development" there, so copied rather than imported from the

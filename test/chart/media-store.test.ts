@@ -4,7 +4,7 @@
 // on another store answers 404 for every batch file while `make dev` (one store) works.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/index.ts';
 import { createObjectStore } from '../../core/storage/index.ts';
 import { UrlSigner } from '../../core/storage/url-signer.ts';
 import { startS3, type TestS3 } from '../helpers/s3-server.ts';

@@ -11,7 +11,7 @@ import { main } from '../../cli/main.ts';
 import { buildConsoleApp } from '../../console/app.ts';
 import { Accounts } from '../../core/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
-import { type Config, loadConfig } from '../../core/config.ts';
+import { type Config, loadConfig } from '../../core/config/index.ts';
 import { TopUpRequests } from '../../core/payments/index.ts';
 import { Team } from '../../core/team.ts';
 import { Users } from '../../core/users.ts';

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { buildConsoleApp } from '../../console/app.ts';
 import { Accounts } from '../../core/accounts.ts';
-import { type Config, loadConfig } from '../../core/config.ts';
+import { type Config, loadConfig } from '../../core/config/index.ts';
 import type { Journal } from '../../core/journal/index.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
 import type { Redis } from '../../core/redis-client.ts';

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsoleApp } from '../../console/app.ts';
 import { PAGES } from '../../console/routes/pages.ts';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/index.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 
 const INDEX = '<!doctype html><title>app</title><div id="root"></div>';

@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { Accounts } from '../../core/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { type CatalogueEntryInput, CatalogueSnapshot, CatalogueStore } from '../../core/catalogue/index.ts';
-import { type Config, loadConfig } from '../../core/config.ts';
+import { type Config, loadConfig } from '../../core/config/index.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
 import type { UsageEntry } from '../../core/usage.ts';

@@ -1,7 +1,7 @@
 // Media through the proxy with the S3 store (MEDIA_STORE=s3) against a real S3-compatible server:
 // image links and the video content redirect are S3 presigned URLs that work without an API key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/index.ts';
 import { startS3, type TestS3 } from '../helpers/s3-server.ts';
 import { type Harness, imageModel, startHarness, videoModel } from './harness.ts';
 

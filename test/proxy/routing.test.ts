@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogueSnapshot } from '../../core/catalogue/index.ts';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/index.ts';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
 import { buildProxyApp, type ProxyApp } from '../../proxy/app.ts';
 import { runLogStream } from '../helpers/run-log.ts';

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogueSnapshot } from '../../core/catalogue/index.ts';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/index.ts';
 import { buildProxyApp } from '../../proxy/app.ts';
 import { startConsole } from '../console/harness.ts';
 import { CHAT_MODEL, type Harness, startHarness } from '../proxy/harness.ts';

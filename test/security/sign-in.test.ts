@@ -3,7 +3,7 @@
 // Linux routes all of 127/8 to lo), so "another address" is the socket's, not a header.
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/index.ts';
 import { type ConsoleHarness, PASSWORD, startConsole } from '../console/harness.ts';
 
 const agents: Agent[] = [];

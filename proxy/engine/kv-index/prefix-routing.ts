@@ -15,7 +15,7 @@ import { cachedTokens, expectedTtftMs, type RoutingWeights } from './score.ts';
 import type { HubAccess } from './tokenizer-files.ts';
 import { sessionKey, TokenizerPool } from './tokenizer-pool.ts';
 
-/** The tokenizer threads' knobs (PROXY_ROUTING_TOKENIZE_*; core/config.ts has the defaults). */
+/** The tokenizer threads' knobs (PROXY_ROUTING_TOKENIZE_*; core/config/routing.ts has the defaults). */
 export interface TokenizeOptions {
   threads: number;
   queue: number;

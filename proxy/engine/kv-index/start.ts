@@ -2,7 +2,7 @@
 // replica subscribes to every engine's events itself: no shared state to coordinate, and the index
 // is as fresh as the events (docs/routing.md says why not Redis).
 import type { CatalogueSnapshot } from '../../../core/catalogue/index.ts';
-import type { Config } from '../../../core/config.ts';
+import type { ProxyConfig as Config } from '../../../core/config/index.ts';
 import type { FeedLog } from './feed.ts';
 import { PrefixRouting } from './prefix-routing.ts';
 

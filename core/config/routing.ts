@@ -1,5 +1,5 @@
-// The proxy's prefix-cache routing knobs (docs/routing.md "Knobs"), part of core/config.ts's one
-// schema (spread into it): kept apart so that file stays one screenful of concerns.
+// The proxy's prefix-cache routing knobs (docs/routing.md "Knobs"): one concern of the proxy's
+// settings (./proxy.ts spreads them in), documented together in docs/routing.md.
 import { z } from 'zod';
 
 export const routingConfig = {

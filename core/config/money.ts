@@ -1,6 +1,6 @@
 // The configuration of the money's keepers: the PostgreSQL journal, and the credit holds with the
-// sweeper that voids a dead proxy's. Part of core/config.ts's schema (spread into it), here so each
-// file stays small; every variable is listed in docs/operations.md "Configuration".
+// sweeper that voids a dead proxy's: one concern of the settings every service reads (./shared.ts
+// spreads it in). Every variable is listed in docs/operations.md "Configuration".
 import { z } from 'zod';
 
 export const moneyConfig = z.object({

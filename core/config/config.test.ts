@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from './config.ts';
+import { loadConfig } from './index.ts';
 
 const KEK = { MODELPLANE_KEK: 'ab'.repeat(32) };
 
@@ -82,5 +82,26 @@ describe('configuration: billing', () => {
     ['a Stripe API URL that is not http(s)', { STRIPE_API_URL: 'localhost:12111' }, /STRIPE_API_URL/],
   ])('refuses %s, naming the variable', (_, env, message) => {
     expect(() => loadConfig({ ...KEK, ...env })).toThrow(message);
+  });
+});
+
+describe('configuration by owner', () => {
+  it('each service parses its own settings: a bad console setting does not stop a proxy, nor a bad proxy setting a console; both stop what parses everything', async () => {
+    const { loadConsoleConfig, loadProxyConfig } = await import('./index.ts');
+    const badConsole = { ...KEK, CONSOLE_PORT: 'abc' };
+    const badProxy = { ...KEK, PROXY_PORT: 'abc', PROXY_LEASES: 'maybe' };
+    expect(loadProxyConfig(badConsole).PROXY_PORT).toBe(8080);
+    expect(() => loadConsoleConfig(badConsole)).toThrow(/CONSOLE_PORT/);
+    // The console's own rules too: stripe without its keys stops a console, not a proxy.
+    const stripeKeyless = { ...KEK, CONSOLE_PAYMENT_PROVIDERS: 'stripe' };
+    expect(() => loadConsoleConfig(stripeKeyless)).toThrow(/STRIPE_SECRET_KEY/);
+    expect(loadProxyConfig(stripeKeyless).PROXY_PORT).toBe(8080);
+    expect(loadConsoleConfig(badProxy).CONSOLE_PORT).toBe(3000);
+    expect(() => loadProxyConfig(badProxy)).toThrow(/PROXY_PORT[\s\S]*PROXY_LEASES/);
+    expect(() => loadConfig(badProxy)).toThrow(/PROXY_PORT/);
+    expect(() => loadConfig(badConsole)).toThrow(/CONSOLE_PORT/);
+    // Shared and media settings stop both.
+    for (const load of [loadProxyConfig, loadConsoleConfig])
+      expect(() => load({ ...KEK, MEDIA_STORE: 's3' })).toThrow(/S3_BUCKET/);
   });
 });
