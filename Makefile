@@ -29,8 +29,10 @@ deps: $(NPM_STAMP)
 
 test-deps: $(NPM_STAMP)
 	@scripts/system-deps.sh etcd ffmpeg chromium prometheus
+	@# kube-apiserver for the operator's tests, kube-controller-manager and kube-scheduler for
+	@# e2e-cluster: the first call builds all three in one go build (minutes cold), cached in
+	@# ~/.cache/modelplane; the other two find theirs there.
 	@test/k8s/build-kube-apiserver.sh >/dev/null
-	@# e2e-cluster's controllers and kubelets: cold builds (minutes), cached in ~/.cache/modelplane.
 	@test/k8s/build-kube-component.sh kube-controller-manager >/dev/null
 	@test/k8s/build-kube-component.sh kube-scheduler >/dev/null
 	@test/k8s/build-kwok.sh >/dev/null
@@ -41,6 +43,10 @@ test-deps: $(NPM_STAMP)
 	@test/s3/build-minio.sh >/dev/null
 	@test/stripe/build-stripe-mock.sh >/dev/null
 	@test/editors/install-editor-tools.sh >/dev/null
+	@# The Python SDKs' and Schemathesis' venvs: installed here once, never by a test (the tests
+	@# only read them with --check), so two test files on a cold cache cannot race an install.
+	@test/sdk/python-sdks.sh >/dev/null
+	@test/hostile/schemathesis.sh >/dev/null
 	@scripts/build-llamacpp.sh >/dev/null
 	@test/llamacpp/tiny-model.sh >/dev/null
 

@@ -3,11 +3,20 @@
 // 100,000 levels, but the first recursive step after it (zod, JSON.stringify of the messages)
 // overflows the stack. `__proto__` and `constructor.prototype` keys are refused by name
 // (secure-json-parse), not called "not valid JSON". Bodies of other types get 415, except where a
-// route registers its own parser (multipart uploads).
+// route registers its own parser (multipart uploads). A route that takes no body (a cancel) says so
+// in its config: an empty body sent as application/json is then no body — what openai-python sends
+// on every request, and what OpenAI's own reference curl for a cancel sends.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import sjson from 'secure-json-parse';
 import { ApiError, invalidRequest } from '../core/errors.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes no body: an empty one is none, not "The request body is empty". */
+    bodyless?: boolean;
+  }
+}
 
 /** The deepest `[`/`{` nesting in JSON text, strings skipped; stops counting past `limit`. */
 export function jsonDepth(text: string, limit: number): number {
@@ -50,6 +59,8 @@ export const jsonBodyPlugin = fp(
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
       // An unknown route (or a known path with the wrong method) is answered 404/405 whatever it sent.
       if (request.is404) return done(null, undefined);
+      if (request.routeOptions.config.bodyless === true && (body as string).trim() === '')
+        return done(null, undefined);
       try {
         done(null, parseJsonBody(body as string, opts.maxDepth));
       } catch (err) {

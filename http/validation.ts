@@ -24,7 +24,7 @@ type Issue = z.core.$ZodIssue;
  * type at the union itself (an unknown block type three levels down), or, of several such, the
  * only one that failed on something other than a type.
  */
-function telling(issue: Issue): Issue {
+export function telling(issue: Issue): Issue {
   if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
   const branches = issue.errors.filter(
     (errs) =>

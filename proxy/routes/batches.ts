@@ -115,7 +115,7 @@ export async function batchesRoutes(
   app.post(
     '/batches/:id/cancel',
     {
-      config: { dialect: 'openai' },
+      config: { dialect: 'openai', bodyless: true },
       schema: {
         summary: 'Cancel a batch: no new line starts; running lines finish and are billed',
         tags: ['batches'],

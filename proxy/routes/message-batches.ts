@@ -142,14 +142,18 @@ export async function messageBatchesRoutes(
     },
   );
 
-  app.post('/messages/batches/:id/cancel', one, async (request) => {
-    const record = await owned(request);
-    const accountId = request.principal.accountId;
-    await batches.move(accountId, record.id!, ['validating', 'in_progress'], 'cancelling', {
-      cancelling_at: Math.floor(Date.now() / 1000),
-    });
-    return view(request, (await batches.get(accountId, record.id!))!);
-  });
+  app.post(
+    '/messages/batches/:id/cancel',
+    { ...one, config: { ...config, bodyless: true } },
+    async (request) => {
+      const record = await owned(request);
+      const accountId = request.principal.accountId;
+      await batches.move(accountId, record.id!, ['validating', 'in_progress'], 'cancelling', {
+        cancelling_at: Math.floor(Date.now() / 1000),
+      });
+      return view(request, (await batches.get(accountId, record.id!))!);
+    },
+  );
 
   app.delete(
     '/messages/batches/:id',

@@ -102,7 +102,7 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
   app.post(
     '/responses/:id/cancel',
     {
-      config: { dialect: 'openai' },
+      config: { dialect: 'openai', bodyless: true },
       schema: {
         summary: 'Cancel a background response',
         description:

@@ -111,4 +111,14 @@ export const toolChoice = z.union([
   z.strictObject({ type: z.literal('custom'), name: z.string().min(1) }),
   // Forcing a hosted tool: accepted here so that the door refuses it by name.
   z.looseObject({ type: z.enum(HOSTED_TOOL_TYPES) }),
+  // Offers the model only these of `tools` (each named as in tools: `{type, name}`, a hosted tool
+  // by its type), `auto` or `required` among them (../dialects/responses/request.ts).
+  z.strictObject({
+    type: z.literal('allowed_tools'),
+    mode: z.enum(['auto', 'required']),
+    tools: z
+      .array(z.looseObject({ type: z.string().min(1), name: z.string().min(1).optional() }))
+      .min(1)
+      .max(512),
+  }),
 ]);

@@ -5,6 +5,7 @@
 // nothing is forwarded to the engine as sent. Tool types no engine here can be offered (hosted
 // ones such as web search, and OpenAI's trained-in formats) are left out (HOSTED_TOOL_TYPES).
 import { z } from 'zod';
+import { paramPath, telling } from '../../http/validation.ts';
 import { optionalCostFields } from './cost.ts';
 import { MAX_MESSAGES, MAX_OUTPUT_TOKENS, modelId } from './openai.ts';
 import { toolChoice, tools } from './responses-tools.ts';
@@ -24,6 +25,9 @@ function unknownType(iss: { code: string; input?: unknown }, what: string, known
   const got = (iss.input as { type?: unknown } | undefined)?.type;
   return `${what} ${JSON.stringify(got ?? null)} is not supported here (supported: ${known.join(', ')})`;
 }
+
+/** A field this surface cannot act on: null (what the SDKs send for "unset") or left out, else a 400 saying why. */
+const nullOnly = (why: string) => z.null({ error: why }).optional();
 
 const inputText = z.strictObject({ type: z.literal('input_text'), text: z.string() });
 const inputImage = z.strictObject({
@@ -49,8 +53,18 @@ const outputText = z.strictObject({
 const refusal = z.strictObject({ type: z.literal('refusal'), refusal: z.string() });
 
 const PART_TYPES = ['input_text', 'input_image', 'output_text', 'refusal'] as const;
+/** Why a part OpenAI defines is not served here, by its type. */
+const UNSERVED_PARTS: Record<string, string> = {
+  input_file: 'files are not read by this surface; send their text as input_text',
+  input_audio: 'audio is not read by this surface',
+};
 const contentPart = z.discriminatedUnion('type', [inputText, inputImage, outputText, refusal], {
-  error: (iss) => unknownType(iss, 'content part type', PART_TYPES),
+  error: (iss) => {
+    const got = (iss.input as { type?: unknown } | undefined)?.type;
+    if (typeof got === 'string' && UNSERVED_PARTS[got] !== undefined)
+      return `content part type ${JSON.stringify(got)} is not supported here: ${UNSERVED_PARTS[got]}`;
+    return unknownType(iss, 'content part type', PART_TYPES);
+  },
 });
 export type ResponsesPart = z.infer<typeof contentPart>;
 
@@ -63,6 +77,9 @@ const messageItem = z.strictObject({
       `unknown role ${JSON.stringify(iss.input)}: roles are user, assistant, system and developer`,
   }),
   content: z.union([z.string(), z.array(contentPart)]),
+  phase: nullish(z.enum(['commentary', 'final_answer'])).describe(
+    "An assistant message's label (commentary or the final answer); accepted, not sent to the engine",
+  ),
 });
 
 export type ResponsesMessage = z.infer<typeof messageItem>;
@@ -131,6 +148,30 @@ const ITEM_TYPES = [
   'additional_tools',
 ] as const;
 
+/** Why an item OpenAI defines is not served here, by its type. */
+const UNSERVED_ITEMS: Record<string, string> = {
+  item_reference:
+    'items are not looked up by id here; send the item itself, or chain with previous_response_id',
+};
+
+/** The message of a failed input item: what failed inside a message, else the item's type. */
+function itemError(iss: { code: string; input?: unknown }): string | undefined {
+  const input = iss.input as { type?: unknown; role?: unknown } | undefined;
+  const got = input?.type;
+  if (typeof got === 'string' && UNSERVED_ITEMS[got] !== undefined)
+    return `input item type ${JSON.stringify(got)} is not supported here: ${UNSERVED_ITEMS[got]}`;
+  // A message sent without `type` (EasyInputMessage) failed inside (a part it holds): say what, not
+  // "input item type null".
+  if ((got === undefined || got === 'message') && input?.role !== undefined) {
+    const parsed = messageItem.safeParse(input);
+    if (!parsed.success && parsed.error.issues[0] !== undefined) {
+      const inner = telling(parsed.error.issues[0]);
+      return `${paramPath(inner.path) || 'the message'}: ${inner.message}`;
+    }
+  }
+  return unknownType(iss, 'input item type', ITEM_TYPES);
+}
+
 /**
  * A message without `type` is a message (OpenAI's EasyInputMessage); any other item is typed.
  * additional_tools (tools made available from this item on; Codex CLI sends its tools so) is
@@ -145,7 +186,7 @@ const turnItem = z.union(
     customToolCallOutputItem,
     reasoningItem,
   ],
-  { error: (iss) => unknownType(iss, 'input item type', ITEM_TYPES) },
+  { error: itemError },
 );
 
 const additionalToolsItem = z.strictObject({
@@ -155,9 +196,7 @@ const additionalToolsItem = z.strictObject({
   tools,
 });
 
-const inputItem = z.union([turnItem, additionalToolsItem], {
-  error: (iss) => unknownType(iss, 'input item type', ITEM_TYPES),
-});
+const inputItem = z.union([turnItem, additionalToolsItem], { error: itemError });
 export type ResponsesItem = z.infer<typeof inputItem>;
 
 const textFormat = z.discriminatedUnion(
@@ -208,7 +247,7 @@ export const responsesRequest = z.strictObject({
   ),
   reasoning: nullish(
     z.strictObject({
-      effort: nullish(z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'])).describe(
+      effort: nullish(z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'])).describe(
         "A reasoning model's reasoning_effort; a hint elsewhere",
       ),
       summary: nullish(z.enum(['auto', 'concise', 'detailed'])).describe(
@@ -240,6 +279,19 @@ export const responsesRequest = z.strictObject({
   client_metadata: nullish(z.record(z.string(), z.string())).describe(
     'Sent by Codex CLI (its session and turn ids); accepted without effect',
   ),
+  max_tool_calls: nullish(z.number().int().min(1)).describe(
+    'Accepted without effect: it bounds calls of built-in tools, and none run here',
+  ),
+  // OpenAI's fields this surface cannot act on: null is "unset" (the SDKs send it so), a value is a
+  // 400 that says why.
+  prompt: nullOnly(
+    'reusable prompts are not stored here: send the text as instructions and input, or send null',
+  ),
+  conversation: nullOnly(
+    'conversations are not stored here: chain turns with previous_response_id, or send null',
+  ),
+  context_management: nullOnly('server-side compaction is not run here: send null or leave it out'),
+  moderation: nullOnly('moderated completions are not run here: send null or leave it out'),
 });
 export type ResponsesRequest = z.infer<typeof responsesRequest>;
 

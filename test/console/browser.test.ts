@@ -372,7 +372,7 @@ describe('API Management', () => {
     const secret = await keys.show(owner.accountId, (await rows(page).first().getAttribute('data-key-id'))!);
     const work = mkdtempSync(join(tmpdir(), 'mp-snippets-'));
     writeFileSync(join(work, 'input.png'), gradientPng(200, 64, 64));
-    const python = execFileSync(`${repo}test/sdk/python-sdks.sh`, { encoding: 'utf8' }).trim();
+    const python = execFileSync(`${repo}test/sdk/python-sdks.sh`, ['--check'], { encoding: 'utf8' }).trim();
     const env = { ...process.env, MODELPLANE_API_KEY: secret };
     const tasks = ['Text Generation', 'Image Generation', 'Image Edit', 'Video Generation', 'Image to Video'];
     const ran: string[] = [];

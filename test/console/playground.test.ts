@@ -696,7 +696,7 @@ describe('the Playground', () => {
   it('every "view code" snippet runs as shown (CURL, Python, TypeScript; both dialects)', async () => {
     const secret = await keys.show(owner.accountId, (await keys.list(owner.accountId))[0]!.id);
     const work = mkdtempSync(join(tmpdir(), 'mp-view-code-'));
-    const python = execFileSync(`${repo}test/sdk/python-sdks.sh`, { encoding: 'utf8' }).trim();
+    const python = execFileSync(`${repo}test/sdk/python-sdks.sh`, ['--check'], { encoding: 'utf8' }).trim();
     const env = { ...process.env, MODELPLANE_API_KEY: secret };
     await page.getByRole('button', { name: 'New conversation' }).click();
     await page.getByLabel(/^Message/).fill('Say hello');

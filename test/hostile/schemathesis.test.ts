@@ -18,7 +18,7 @@ let key: string;
 // throwaway one, so a test run never leaves files in the repository.
 const cwd = mkdtempSync(join(tmpdir(), 'schemathesis-'));
 beforeAll(async () => {
-  st = (await promisify(execFile)(`${here}schemathesis.sh`)).stdout.trim();
+  st = (await promisify(execFile)(`${here}schemathesis.sh`, ['--check'])).stdout.trim();
   h = await startHarness({ VIDEO_POLL_MS: '50' });
   key = (await h.newAccount({ credit: '100000' })).secret;
 });

@@ -431,6 +431,26 @@ describe('Responses: function tools', () => {
     expect(messages.at(-1)).toEqual({ role: 'tool', tool_call_id: call.call_id, content: '2' });
   });
 
+  it('tool_choice allowed_tools offers the engine only the tools it names, auto or required among them', async () => {
+    const clockTool = { ...weatherTool, name: 'get_time', description: 'The time in a city' };
+    for (const mode of ['auto', 'required'] as const) {
+      const [sent] = await sentDuring(() =>
+        h.client().responses.create({
+          model: CHAT_MODEL,
+          input: 'hi',
+          tools: [weatherTool, clockTool],
+          tool_choice: { type: 'allowed_tools', mode, tools: [{ type: 'function', name: 'get_time' }] },
+          max_output_tokens: 20,
+          store: false,
+        }),
+      );
+      expect((sent!.tools as { function: { name: string } }[]).map((t) => t.function.name)).toEqual([
+        'get_time',
+      ]);
+      expect(sent!.tool_choice).toBe(mode);
+    }
+  });
+
   it('tool_choice and parallel_tool_calls are carried as chat names them', async () => {
     const [sent] = await sentDuring(() =>
       h.client().responses.create({
@@ -445,6 +465,39 @@ describe('Responses: function tools', () => {
     );
     expect(sent!.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
     expect(sent!.parallel_tool_calls).toBe(false);
+  });
+});
+
+describe('Responses: what OpenAI allows is accepted', () => {
+  it('explicit nulls OpenAI allows (max_tool_calls, prompt, moderation, conversation, context_management), max_tool_calls set, an assistant message’s phase and reasoning.effort max are served', async () => {
+    const [sent] = await sentDuring(() =>
+      h.client().responses.create({
+        model: THINKING_MODEL,
+        input: [
+          { role: 'user', content: 'hi' },
+          { type: 'message', role: 'assistant', content: 'Looking.', phase: 'commentary' },
+          { role: 'assistant', content: 'Hello!', phase: 'final_answer' },
+          { role: 'user', content: 'again' },
+        ],
+        max_tool_calls: null,
+        prompt: null,
+        conversation: null,
+        context_management: null,
+        moderation: null,
+        reasoning: { effort: 'max' },
+        max_output_tokens: 20,
+        store: false,
+      } as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming),
+    );
+    expect(sent!.reasoning_effort).toBe('high');
+    expect((sent!.messages as { role: string }[]).map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'assistant',
+      'user',
+    ]);
+    const { res } = await raw({ model: CHAT_MODEL, input: 'hi', max_output_tokens: 5, max_tool_calls: 3 });
+    expect(res.status).toBe(200);
   });
 });
 
@@ -502,10 +555,54 @@ describe('Responses: money and errors as chat completions', () => {
       'tools[0].type',
     ],
     [
-      'an unknown input item type',
+      'an item_reference input item (items are not looked up by id here)',
       { ...ask, input: [{ type: 'item_reference', id: 'x' }] },
-      /input item type "item_reference" is not supported/,
+      /input item type "item_reference" is not supported here: items are not looked up by id/,
       null,
+    ],
+    [
+      'an unknown input item type',
+      { ...ask, input: [{ type: 'teleport', id: 'x' }] },
+      /input item type "teleport" is not supported/,
+      null,
+    ],
+    [
+      'an input_file part in a message without type: named as the part, not "input item type null"',
+      {
+        ...ask,
+        input: [
+          { role: 'user', content: [{ type: 'input_file', file_data: 'JVBERi0=', filename: 'a.pdf' }] },
+        ],
+      },
+      /content part type "input_file" is not supported here: files are not read/,
+      null,
+    ],
+    ...(
+      [
+        ['prompt', { id: 'pmpt_1' }, /reusable prompts are not stored here/],
+        ['conversation', 'conv_1', /conversations are not stored here/],
+        [
+          'context_management',
+          [{ type: 'compaction', compact_threshold: 1000 }],
+          /compaction is not run here/,
+        ],
+        ['moderation', { mode: 'on' }, /moderated completions are not run here/],
+      ] as const
+    ).map(([field, value, message]): [string, unknown, RegExp, string] => [
+      `${field} with a value (null is accepted)`,
+      { ...ask, [field]: value },
+      message,
+      field,
+    ]),
+    [
+      'allowed_tools naming a tool not in tools',
+      {
+        ...ask,
+        tools: [weatherTool],
+        tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'nope' }] },
+      },
+      /tool_choice.tools\[0\] names the function tool "nope", which is not in tools/,
+      'tool_choice.tools[0]',
     ],
     // max_output_tokens past the model's limit is served at the limit: ./output-limit.test.ts.
     [

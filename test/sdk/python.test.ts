@@ -26,7 +26,7 @@ const here = new URL('./', import.meta.url).pathname;
 let h: Harness;
 let python: string;
 beforeAll(async () => {
-  python = execFileSync(`${here}python-sdks.sh`, { encoding: 'utf8' }).trim();
+  python = execFileSync(`${here}python-sdks.sh`, ['--check'], { encoding: 'utf8' }).trim();
   const downPort = await freePort(); // nothing listens there
   h = await startHarness(
     { VIDEO_POLL_MS: '40' },

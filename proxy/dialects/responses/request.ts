@@ -152,8 +152,11 @@ function chatPart(p: ResponsesPart, role: string, at: string): ChatPart {
 export function chatFields(
   req: ResponsesRequest,
   can: EngineAbilities,
-  tools: readonly ResponsesTool[] = (req.tools ?? []) as ResponsesTool[],
+  offered: readonly ResponsesTool[] = (req.tools ?? []) as ResponsesTool[],
 ): { fields: Record<string, unknown>; declared: Map<string, DeclaredTool> } {
+  const choice = req.tool_choice;
+  const allowed = typeof choice === 'object' && choice?.type === 'allowed_tools' ? choice : null;
+  const tools = allowed === null ? offered : allowedTools(offered, allowed.tools);
   const fields: Record<string, unknown> = {};
   const declared = new Map<string, DeclaredTool>();
   // A model without tools is the door's to refuse (../../calls/text-door.ts).
@@ -179,8 +182,9 @@ export function chatFields(
       });
     });
   }
-  const choice = req.tool_choice;
-  if (choice != null) {
+  if (allowed !== null) {
+    fields.tool_choice = allowed.mode;
+  } else if (choice != null) {
     if (typeof choice === 'object' && choice.type !== 'function' && choice.type !== 'custom') {
       fields.tool_choice = { type: choice.type }; // forcing a hosted tool: the door refuses it
     } else if (typeof choice === 'object') {
@@ -219,9 +223,33 @@ export function chatFields(
   const effort = req.reasoning?.effort;
   if (effort != null && can.reasoning) {
     if (effort === 'none') fields.chat_template_kwargs = { enable_thinking: false };
-    else fields.reasoning_effort = effort === 'minimal' ? 'low' : effort === 'xhigh' ? 'high' : effort;
+    else
+      fields.reasoning_effort =
+        effort === 'minimal' ? 'low' : effort === 'xhigh' || effort === 'max' ? 'high' : effort;
   }
   return { fields, declared };
+}
+
+/**
+ * The tools a `tool_choice: {type: "allowed_tools"}` leaves on offer, in the order of `tools`: each
+ * entry names a tool of `tools` by type and name (a hosted tool by its type alone); one naming
+ * none is a 400.
+ */
+function allowedTools(
+  tools: readonly ResponsesTool[],
+  list: readonly { type: string; name?: string | undefined }[],
+): ResponsesTool[] {
+  const nameOf = (t: ResponsesTool) => ('name' in t && typeof t.name === 'string' ? t.name : undefined);
+  const matches = (t: ResponsesTool, e: (typeof list)[number]) =>
+    t.type === e.type && (nameOf(t) === undefined || nameOf(t) === e.name);
+  list.forEach((e, i) => {
+    if (!tools.some((t) => matches(t, e)))
+      throw invalid(
+        `tool_choice.tools[${i}] names the ${e.type} tool${e.name === undefined ? '' : ` ${JSON.stringify(e.name)}`}, which is not in tools`,
+        `tool_choice.tools[${i}]`,
+      );
+  });
+  return tools.filter((t) => list.some((e) => matches(t, e)));
 }
 
 function chatFunction(
