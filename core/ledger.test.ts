@@ -9,8 +9,7 @@ import { spendMonth, spendPeriod } from './billing/key-spend.ts';
 import { LeaseMetering } from './billing/leases.ts';
 import { Metering } from './billing/metering.ts';
 import { accountKeys, dueMember, globalKeys } from './keyspace.ts';
-import { checkAccountLedger, checkLedger, ledgerOfRequest } from './ledger.ts';
-import { accountSpendCounted } from './ledger-key-spend.ts';
+import { accountSpendCounted, checkAccountLedger, checkLedger, ledgerOfRequest } from './ledger.ts';
 
 const chat = (requestId: string) => ({
   keyId: 'key_1',

@@ -4,7 +4,8 @@
 // unswept, every hold is in the sweeper's index, and no charge was refunded beyond what it took.
 // The keys' spend (keySpend, for their monthly spend limits) adds up too: each key's month spend is
 // its charges − refunds in the stream that month, and each limited key's `held` is the sum of its
-// open holds, with no hold filed under a key after it is gone.
+// open holds, with no hold filed under a key after it is gone; in the same hash, each key's rate
+// windows hold shares of open holds only, and its calls running are its holds' slots.
 // `ledgerOfRequest` finds one call's entries (`modelplane ledger show`).
 
 import { unindexedHolds } from './billing/hold-index-resync.ts';
@@ -12,7 +13,6 @@ import { ACCOUNT_SPEND_KEY, spendPeriods } from './billing/key-spend.ts';
 import { ARCHIVER_GROUP } from './journal/archiver.ts';
 import type { Journal } from './journal/journal.ts';
 import { accountKeys, globalKeys } from './keyspace.ts';
-import { keySpendProblems } from './ledger-key-spend.ts';
 import type { Redis } from './redis-client.ts';
 import { balanceEffect, ledgerEntries, parseEntry, type UsageEntry } from './usage.ts';
 
@@ -265,11 +265,6 @@ async function streamInfo(
   return { lastGenerated, archivedUpTo };
 }
 
-/**
- * The keySpend hash against the stream's per key and month sums and the open holds: `spent:` equals
- * the stream (a missing field is 0), `held:` the sum of the holds filed under the key with `h:`,
- * and every `h:` names a hold that is still open.
- */
 /** A key's charge or refund counts in each period it falls in (month, day, week), as the scripts count it. */
 function addKeySpend(into: Map<string, number>, keyId: string, atMs: number, amount: number): void {
   for (const p of spendPeriods(atMs).split('|')) {
@@ -285,6 +280,113 @@ function withAccountSpend(keyMonths: Map<string, number>): void {
     const ak = `${ACCOUNT_SPEND_KEY}:${period}`;
     keyMonths.set(ak, (keyMonths.get(ak) ?? 0) + v);
   }
+}
+
+/**
+ * Whether the account's own spend (`*`) was counted for the whole of `period` (YYYYMM, YYYYMMDD or
+ * wYYYYMMDD): from its first charge for an account that had spent nothing before (`since` '0');
+ * for an install upgraded mid-period, only periods beginning after the day it began (common.lua
+ * add_spent); never when nothing has counted it yet.
+ */
+export function accountSpendCounted(period: string, since: string | undefined): boolean {
+  if (since === undefined) return false;
+  if (since === '0') return true;
+  const start = (s: string) => (s.startsWith('w') ? s.slice(1) : s.length === 6 ? `${s}01` : s);
+  // The day it began is left out too: part of it came before.
+  return start(period) > start(since);
+}
+
+/**
+ * The keySpend hash against the stream's per key and month sums and the open holds: `spent:` equals
+ * the stream (a missing field is 0), `held:` the sum of the holds filed under the key with `h:`,
+ * and every `h:` names a hold that is still open; the keys' rate windows in the same hash too.
+ */
+function keySpendProblems(
+  raw: Record<string, string>,
+  streamMonths: ReadonlyMap<string, number>,
+  holds: Record<string, string>,
+): string[] {
+  const problems: string[] = [];
+  const spent = new Map<string, number>();
+  const held = new Map<string, number>();
+  const holdsOfKey = new Map<string, number>();
+  const running = { problems: [] as string[], slots: new Map<string, number>() };
+  for (const [field, value] of Object.entries(raw)) {
+    if (field === `since:${ACCOUNT_SPEND_KEY}`) continue;
+    if (field.startsWith('spent:')) spent.set(field.slice(6), Number(value));
+    else if (field.startsWith('held:')) held.set(field.slice(5), Number(value));
+    else if (field.startsWith('h:') || field.startsWith('ah:')) {
+      // `ah:` files a hold under the account's budget (its `held:*`), as `h:` under a key's.
+      const holdId = field.slice(field.indexOf(':') + 1);
+      const amount = holds[holdId];
+      if (amount === undefined)
+        problems.push(`hold ${holdId} is gone, but it is still filed under key ${value}`);
+      else holdsOfKey.set(value, (holdsOfKey.get(value) ?? 0) + Number(amount));
+    } else if (!windowField(field, value, holds, running))
+      problems.push(`unknown key spend field '${field}'`);
+  }
+  problems.push(...runningProblems(raw, running));
+  const since = raw[`since:${ACCOUNT_SPEND_KEY}`];
+  for (const km of new Set([...spent.keys(), ...streamMonths.keys()])) {
+    if (km.startsWith(`${ACCOUNT_SPEND_KEY}:`) && !accountSpendCounted(km.slice(2), since)) continue;
+    const recorded = spent.get(km) ?? 0;
+    const summed = streamMonths.get(km) ?? 0;
+    if (recorded !== summed) {
+      const sep = km.lastIndexOf(':');
+      problems.push(
+        `key ${km.slice(0, sep)} spent ${recorded} in ${km.slice(sep + 1)}, but its charges − refunds in the usage stream in that period are ${summed}`,
+      );
+    }
+  }
+  for (const key of new Set([...held.keys(), ...holdsOfKey.keys()])) {
+    const recorded = held.get(key) ?? 0;
+    const summed = holdsOfKey.get(key) ?? 0;
+    if (recorded !== summed)
+      problems.push(`key ${key} holds ${recorded}, but the open holds filed under it sum to ${summed}`);
+  }
+  return problems;
+}
+
+/**
+ * The keys' rate windows (core/billing/lua/windows.lua) in the same hash: buckets (`wr:`, `wi:`,
+ * `wo:`) are judged by nothing but their shape; a hold's share (`wh:`) must name an open hold, and
+ * its running slot is counted toward its key. False for a field that is none of them.
+ */
+function windowField(
+  field: string,
+  value: string,
+  holds: Record<string, string>,
+  running: { problems: string[]; slots: Map<string, number> },
+): boolean {
+  const kind = field.slice(0, 3);
+  if (kind === 'wr:' || kind === 'wi:' || kind === 'wo:') return /^-?\d+:\d+:\d+$/.test(value);
+  if (kind === 'wc:') return true;
+  if (kind !== 'wh:') return false;
+  const m = /^(.+):\d+:\d+:\d+:([01]):\d+:\d+$/.exec(value);
+  if (m === null) return false;
+  if (holds[field.slice(3)] === undefined)
+    running.problems.push(
+      `hold ${field.slice(3)} is gone, but its share of key ${m[1]}'s rate windows is still taken`,
+    );
+  if (m[2] === '1') running.slots.set(m[1]!, (running.slots.get(m[1]!) ?? 0) + 1);
+  return true;
+}
+
+/** Each key's running calls (`wc:`) are its holds' slots (`wh:`), nothing taken forever. */
+function runningProblems(
+  raw: Record<string, string>,
+  running: { problems: string[]; slots: Map<string, number> },
+): string[] {
+  const out = [...running.problems];
+  const counted = new Map<string, number>();
+  for (const [field, value] of Object.entries(raw))
+    if (field.startsWith('wc:')) counted.set(field.slice(3), Number(value));
+  for (const key of new Set([...counted.keys(), ...running.slots.keys()])) {
+    const c = counted.get(key) ?? 0;
+    const s = running.slots.get(key) ?? 0;
+    if (c !== s) out.push(`key ${key} counts ${c} calls running, but ${s} open holds took a slot`);
+  }
+  return out;
 }
 
 /** Every account's ledger (or one account's). */

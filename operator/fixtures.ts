@@ -143,6 +143,111 @@ export const invalidModels: InvalidCase[] = [
     spec: { engine: { type: 'llamacpp', weights: { source: { pvc: { claimName: 'w' } } } } },
     message: 'llama.cpp loads one GGUF file',
   },
+  // Rules on one field rather than the spec (model-spec.ts, model/kube-schema.ts celRule).
+  {
+    name: 'an env var with a value and a valueFrom',
+    spec: {
+      engine: {
+        type: 'simulator',
+        env: [{ name: 'A', value: 'x', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }],
+      },
+    },
+    message: 'env: value or valueFrom, not both',
+  },
+  {
+    name: 'an env valueFrom naming no key',
+    spec: { engine: { type: 'simulator', env: [{ name: 'A', valueFrom: {} }] } },
+    message: 'valueFrom needs one of secretKeyRef or configMapKeyRef',
+  },
+  {
+    name: 'an envFrom naming a Secret and a ConfigMap',
+    spec: {
+      engine: { type: 'simulator', envFrom: [{ secretRef: { name: 'a' }, configMapRef: { name: 'b' } }] },
+    },
+    message: 'envFrom needs one of secretRef or configMapRef',
+  },
+  {
+    name: 'a maxSurge that is neither a count nor a percentage',
+    spec: { engine: { type: 'simulator', rollout: { maxSurge: '25x' } } },
+    message: 'a pod count (0 or more) or a percentage such as 25%',
+  },
+  {
+    name: 'a negative maxUnavailable',
+    spec: { engine: { type: 'simulator', rollout: { maxUnavailable: -1 } } },
+    message: 'a pod count (0 or more) or a percentage such as 25%',
+  },
+];
+
+export interface OutOfBoundsCase {
+  name: string;
+  spec: InvalidCase['spec'];
+  /** The field both validators name, as the API server writes it (`env[0].value`). */
+  field: string;
+}
+
+/**
+ * One field past a bound, refused by both validators since the CRD is generated from the zod
+ * schema. Each is a place where the two hand-written schemas disagreed: a bound only the CRD had
+ * (the local runtime took the Model, the cluster refused it) or one only zod had (the other way).
+ */
+export const outOfBounds: OutOfBoundsCase[] = [
+  {
+    name: 'an image name of 513 characters (was the CRD only)',
+    spec: { engine: { type: 'simulator', image: `r/${'x'.repeat(511)}` } },
+    field: 'spec.engine.image',
+  },
+  {
+    name: 'an empty image name (was zod only)',
+    spec: { engine: { type: 'simulator', image: '' } },
+    field: 'spec.engine.image',
+  },
+  {
+    name: '129 engine args (was the CRD only)',
+    spec: { engine: { type: 'simulator', args: Array.from({ length: 129 }, () => '-v') } },
+    field: 'spec.engine.args',
+  },
+  {
+    name: 'an env value of 32769 characters (was the CRD only)',
+    spec: { engine: { type: 'simulator', env: [{ name: 'A', value: 'x'.repeat(32769) }] } },
+    field: 'spec.engine.env[0].value',
+  },
+  {
+    name: 'a fractional quantity written as a number (was the CRD only: int-or-string)',
+    spec: { engine: { type: 'simulator', resources: { requests: { cpu: 0.5 } } } },
+    field: 'spec.engine.resources.requests.cpu',
+  },
+  {
+    name: 'a nodeSelector of 17 labels (was the CRD only)',
+    spec: {
+      engine: {
+        type: 'simulator',
+        scheduling: {
+          nodeSelector: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`l${i}`, 'x'])),
+        },
+      },
+    },
+    field: 'spec.engine.scheduling.nodeSelector',
+  },
+  {
+    name: 'a price of 33 characters (was the CRD only)',
+    spec: { pricing: { USD: { input: '1'.repeat(33) } } },
+    field: 'spec.pricing.USD.input',
+  },
+  {
+    name: 'replicas past int32 (was the CRD only: its format int32)',
+    spec: { engine: { type: 'simulator', replicas: 2 ** 31 } },
+    field: 'spec.engine.replicas',
+  },
+  {
+    name: 'an empty region (was zod only)',
+    spec: { region: '' },
+    field: 'spec.region',
+  },
+  {
+    name: 'an external url that is no URL (was zod only)',
+    spec: { engine: undefined, external: { url: 'http://exa mple.com' } },
+    field: 'spec.external.url',
+  },
 ];
 
 /** A valid chat model with `spec` merged over it (undefined removes a field). */

@@ -1,7 +1,9 @@
 // The Model custom resource as TypeScript sees it. The API server validates Models with the CRD's
-// OpenAPI schema and CEL rules (operator/crd.ts); this zod schema mirrors it for the local runtime,
-// which reads YAML files with no API server in between. Both share the rules in rules.ts.
+// OpenAPI schema and CEL rules, generated from these zod schemas (operator/model/crd/); zod
+// validates them for the local runtime, which reads YAML files with no API server in between.
+// Both run the cross-field rules of rules.ts.
 import { z } from 'zod';
+import { dateTime, int64 } from './model/kube-schema.ts';
 import { type ModelSpec, modelSpecSchema } from './model-spec.ts';
 import { nameRule, specProblems } from './rules.ts';
 
@@ -26,40 +28,61 @@ export {
   priceSpecSchema,
 } from './model-spec.ts';
 
-export interface Condition {
-  type: 'Ready' | 'Progressing' | 'Degraded' | 'Scaling' | 'WeightsCached' | 'AdapterLoaded';
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime: string;
-  observedGeneration?: number;
-}
+export const conditionTypes = [
+  'Ready',
+  'Progressing',
+  'Degraded',
+  'Scaling',
+  'WeightsCached',
+  'AdapterLoaded',
+] as const;
+export type ConditionType = (typeof conditionTypes)[number];
 
-export interface ModelStatus {
-  observedGeneration?: number;
-  replicas?: number;
-  readyReplicas?: number;
-  /** Label selector of the engine pods, for the scale subresource (HPA). */
-  selector?: string;
-  endpoints?: string[];
-  /** The scaler's last decision and its inputs (operator/autoscale/), for `kubectl get models`. */
-  autoscaling?: AutoscalingStatus;
-  conditions?: Condition[];
-}
+// Status is written by the operator and never parsed: this schema is its type and the CRD's
+// status schema (what the API server stores), so a field added here is one the server keeps.
+const conditionSchema = z.object({
+  // Any string to the API server; the operator writes only these.
+  type: z.string().transform((t) => t as ConditionType),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  lastTransitionTime: dateTime().optional(),
+  observedGeneration: int64().optional(),
+});
+export type Condition = z.infer<typeof conditionSchema>;
 
-export interface AutoscalingStatus {
-  desiredReplicas: number;
-  recommendation: number;
-  demand: number;
-  inFlight: number;
-  queued: number;
-  held: number;
-  saturated: boolean;
-  reason: string;
-  lastScaleTime?: string;
-  lastScaleUpTime?: string;
-  lastDemandTime?: string;
-}
+const autoscalingStatusSchema = z
+  .object({
+    desiredReplicas: z.int32().optional(),
+    recommendation: z.int32().optional(),
+    demand: z.int32().describe('In flight + queued + held, summed over the proxies.').optional(),
+    inFlight: z.int32().optional(),
+    queued: z.int32().optional(),
+    held: z.int32().optional(),
+    saturated: z.boolean().optional(),
+    reason: z.string().optional(),
+    lastScaleTime: dateTime().optional(),
+    lastScaleUpTime: dateTime().optional(),
+    lastDemandTime: dateTime().optional(),
+  })
+  .describe("The scaler's last decision and its inputs.");
+/** The scaler's last decision and its inputs (operator/autoscale/), for `kubectl get models`. */
+export type AutoscalingStatus = z.infer<typeof autoscalingStatusSchema>;
+
+export const modelStatusSchema = z.object({
+  observedGeneration: int64().optional(),
+  replicas: z.int32().optional(),
+  readyReplicas: z.int32().optional(),
+  // Label selector of the engine pods, for the scale subresource (HPA).
+  selector: z.string().optional(),
+  endpoints: z.array(z.string()).optional(),
+  autoscaling: autoscalingStatusSchema.optional(),
+  conditions: z
+    .array(conditionSchema)
+    .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] })
+    .optional(),
+});
+export type ModelStatus = z.infer<typeof modelStatusSchema>;
 
 export interface ModelMetadata {
   name: string;

@@ -166,16 +166,6 @@ export const nameRule = {
   holds: (name: string) => name.length <= 57 && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(name),
 };
 
-export const weightsImmutableRule = {
-  cel: 'self == oldSelf',
-  message: 'spec.engine.weights is immutable (the cache is keyed by the Model): create a new Model',
-};
-
-export const idImmutableRule = {
-  cel: 'self == oldSelf',
-  message: 'spec.id is immutable: create a new Model',
-};
-
 export function specProblems(spec: ModelSpec): string[] {
   return specRules.filter((r) => !r.holds(spec)).map((r) => r.message);
 }

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { startSimulator } from '../../engines/simulator/server.ts';
-import { modelCrd } from '../../operator/crd.ts';
-import { chatModel, invalidModels, withSpec } from '../../operator/fixtures.ts';
+import { chatModel, invalidModels, outOfBounds, withSpec } from '../../operator/fixtures.ts';
 import { startMetricsServer } from '../../operator/metrics.ts';
+import { modelCrd } from '../../operator/model/crd/crd.ts';
 import { FINALIZER, type Model } from '../../operator/model.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startCluster, type TestCluster } from './cluster.ts';
@@ -116,7 +116,7 @@ describe('operator on a real kube-apiserver', () => {
 
   it('kubectl get models shows ID, Kind, Ready, Replicas, Available, Demand, Profile, Problem and Scaling (-o wide), Age', async () => {
     const table = await getTable(cluster, '/apis/modelplane.dev/v1alpha1/namespaces/default/models');
-    // The names themselves are operator/crd.test.ts's: here, that the server renders every one.
+    // The names themselves are operator/model/crd/crd.test.ts's: here, that the server renders every one.
     const columns = modelCrd().spec.versions[0]!.additionalPrinterColumns.map((c) => c.name);
     expect(table.columnDefinitions.map((c) => c.name)).toEqual(['Name', ...columns]);
     expect(table.rows[0]?.cells.slice(0, 4)).toEqual(['llama', ID, 'chat', 'True']);
@@ -163,6 +163,58 @@ describe('operator on a real kube-apiserver', () => {
       expect(String((err as ApiException<unknown>).body)).toContain(message);
     },
   );
+
+  it.each(outOfBounds.map((c, i) => ({ ...c, i })))(
+    'the API server rejects $name, naming the field',
+    async ({ spec, field, i }) => {
+      const err = await createModel(cluster, withSpec(chatModel(`bounds-${i}`), spec)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ApiException);
+      expect((err as ApiException<unknown>).code).toBe(422);
+      expect(String((err as ApiException<unknown>).body)).toContain(field);
+    },
+  );
+
+  it('the CRD generated from zod: int-or-string fields take both forms, the defaults are filled in, spec.id and spec.engine.weights refuse a change', async () => {
+    const m = chatModel('shapes', {
+      id: 'acme/Shapes',
+      engine: {
+        type: 'simulator',
+        resources: { requests: { cpu: 2, memory: '8Gi' } },
+        rollout: { maxSurge: '25%', maxUnavailable: 0 },
+        weights: { source: { huggingFace: { repo: 'acme/shapes' } } },
+      },
+    });
+    await createModel(cluster, m);
+    const stored = await readModel(cluster, 'shapes');
+    expect(stored.spec.engine).toMatchObject({
+      resources: { requests: { cpu: 2, memory: '8Gi' } },
+      rollout: { maxSurge: '25%', maxUnavailable: 0 },
+    });
+    expect(stored.spec).toMatchObject({ availability: 'available', region: 'global' });
+    for (const [path, value, message] of [
+      ['/spec/id', 'acme/Other', 'spec.id is immutable'],
+      ['/spec/engine/weights/source/huggingFace/repo', 'acme/other', 'spec.engine.weights is immutable'],
+    ] as const) {
+      const err = await apis(cluster)
+        .custom.patchNamespacedCustomObject({ ...modelRef('shapes'), body: [{ op: 'replace', path, value }] })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect((err as ApiException<unknown>).code).toBe(422);
+      expect(String((err as ApiException<unknown>).body)).toContain(message);
+    }
+    await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('shapes'));
+    await waitUntil('shapes gone', () =>
+      readModel(cluster, 'shapes').then(
+        () => false,
+        (e: unknown) => e instanceof ApiException && e.code === 404,
+      ),
+    );
+  });
 
   it('deleting a Model removes its entry, then the finalizer; owned objects stay for the GC', async () => {
     const uid = (await readModel(cluster, 'llama')).metadata.uid;

@@ -18,7 +18,25 @@ import { customInput } from './custom-tools.ts';
 import { responseErrorCode } from './error-code.ts';
 import { callItem, type Echo, itemId, type OutputItem, type Status } from './response.ts';
 import { ResponseJson } from './response-json.ts';
-import { deltaTail, EMPTY_REASONING_PART, EMPTY_SUMMARY_PART, EMPTY_TEXT_PART } from './stream-bytes.ts';
+
+/**
+ * The end of a text delta event after its JSON string, by sequence number: built once per number
+ * for the first thousands (every stream's deltas are numbered from the same few), not per delta.
+ */
+const TAILS: Buffer[] = [];
+const TAILS_KEPT = 8192;
+function deltaTail(seq: number): Buffer {
+  const kept = TAILS[seq];
+  if (kept !== undefined) return kept;
+  const tail = Buffer.from(`,"logprobs":[],"sequence_number":${seq}}\n\n`);
+  if (seq < TAILS_KEPT) TAILS[seq] = tail;
+  return tail;
+}
+
+/** The empty text part a message opens with; the empty parts a reasoning item opens with. */
+const EMPTY_TEXT_PART = '{"type":"output_text","text":"","annotations":[],"logprobs":[]}';
+const EMPTY_REASONING_PART = '{"type":"reasoning_text","text":""}';
+const EMPTY_SUMMARY_PART = '{"type":"summary_text","text":""}';
 
 interface ChunkChoice {
   delta?: {

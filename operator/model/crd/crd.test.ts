@@ -1,17 +1,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { chatModel, invalidModels, outOfBounds, withSpec } from '../../fixtures.ts';
+import { type Model, parseModel } from '../../model.ts';
+import { specRules } from '../../rules.ts';
 import { modelCrd, modelCrdYaml } from './crd.ts';
-import { chatModel, invalidModels, withSpec } from './fixtures.ts';
-import { type Model, parseModel } from './model.ts';
-import { specRules } from './rules.ts';
 
 describe('Model CRD', () => {
-  it('crds/model.yaml and the chart copy are exactly what operator/crd.ts generates (run: npx tsx operator/crd.ts > crds/model.yaml && cp crds/model.yaml charts/modelplane/crds/)', () => {
-    const committed = readFileSync(new URL('../crds/model.yaml', import.meta.url), 'utf8');
+  it('crds/model.yaml and the chart copy are exactly what operator/model/crd/crd.ts generates from the zod schema (run: npx tsx operator/model/crd/crd.ts > crds/model.yaml && cp crds/model.yaml charts/modelplane/crds/)', () => {
+    const committed = readFileSync(new URL('../../../crds/model.yaml', import.meta.url), 'utf8');
     expect(committed).toBe(modelCrdYaml());
     expect(parse(committed)).toEqual(modelCrd());
-    const chartCopy = new URL('../charts/modelplane/crds/model.yaml', import.meta.url);
+    const chartCopy = new URL('../../../charts/modelplane/crds/model.yaml', import.meta.url);
     expect(readFileSync(chartCopy, 'utf8')).toBe(modelCrdYaml());
   });
 
@@ -67,6 +67,12 @@ describe("parseModel (the local runtime's validator)", () => {
     if (!result.ok) expect(result.problems.join('\n')).toContain(message);
   });
 
+  it.each(outOfBounds)('rejects $name, naming the field', ({ spec, field }) => {
+    const result = parseModel(withSpec(chatModel(), spec));
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.problems.join('\n')).toContain(field.replace(/\[(\d+)\]/g, '.$1'));
+  });
+
   it('rejects a metadata.name that cannot name a Service', () => {
     const result = parseModel(chatModel('Llama.3'));
     expect(result.ok).toBe(false);
@@ -74,7 +80,7 @@ describe("parseModel (the local runtime's validator)", () => {
 });
 
 describe('examples/models', () => {
-  const root = new URL('../examples/models/', import.meta.url);
+  const root = new URL('../../../examples/models/', import.meta.url);
   const files = [
     ...readdirSync(root).filter((f) => f.endsWith('.yaml')),
     ...readdirSync(new URL('cluster/', root)).map((f) => `cluster/${f}`),
