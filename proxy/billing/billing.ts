@@ -289,6 +289,12 @@ export class Billing implements ChargeDeps {
     for (const c of this.openCharges) c.call.cancel.abort(reason);
   }
 
+  /** Lands every queued settlement and keeps the leases held (tests). */
+  async settleQueued(): Promise<void> {
+    await this.leases?.flushAll();
+    await this.outbox.drain(30_000);
+  }
+
   /** Lands every queued settlement and gives back every lease's unused money (tests). */
   async quiesce(): Promise<void> {
     await this.leases?.quiesce();

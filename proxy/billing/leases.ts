@@ -128,6 +128,11 @@ export class CreditLeases {
     return this.release(b);
   }
 
+  /** Lands every queued settle and keeps the leases (tests read a balance that no settle will move). */
+  async flushAll(): Promise<void> {
+    await Promise.all([...this.books.values()].map((b) => this.run(b, () => this.flushNow(b, true))));
+  }
+
   /** Flushes every queued settle and gives back every lease's unused money (tests, shutdown). */
   async quiesce(): Promise<void> {
     await this.releaseIdle(true);

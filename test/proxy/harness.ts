@@ -50,6 +50,8 @@ export interface Harness {
    * `held` read afterwards are exact (leases otherwise stay held until PROXY_LEASE_IDLE_MS).
    */
   quiesce(): Promise<void>;
+  /** Lands every queued settlement; the leases stay held. */
+  settleQueued(): Promise<void>;
   /** Waits until every hold of the account is settled or released (quiescing the leases). */
   settled(accountId: string): Promise<{ balance: number; held: number }>;
   stop(): Promise<void>;
@@ -232,6 +234,7 @@ export async function startHarness(
     client: (secret = main.secret, opts = {}) =>
       new OpenAI({ apiKey: secret, baseURL, maxRetries: opts.maxRetries ?? 0 }),
     quiesce: () => proxy.ctx.billing.quiesce(),
+    settleQueued: () => proxy.ctx.billing.settleQueued(),
     async settled(accountId) {
       for (let i = 0; i < 200; i++) {
         await proxy.ctx.billing.quiesce();

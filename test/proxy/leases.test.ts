@@ -93,11 +93,15 @@ describe('credit leases', () => {
     for (let i = 0; i < 4; i++)
       await c.chat.completions.create({ model: CHAT_MODEL, messages, max_tokens: 5 });
     // The lease grows in the background after a call: wait until it holds money and stopped moving.
+    // The calls' settles land in batches a tick later; a loaded machine delayed one past this wait
+    // and its charge then lowered the balance under the test (144 tokens covered, not 150), so
+    // every queued settle lands before the balance is read: nothing else moves it.
     let b = await t.metering.balance(a.accountId);
     for (let i = 0; i < 100; i++) {
       await new Promise((r) => setTimeout(r, 50));
+      await t.settleQueued();
       const now = await t.metering.balance(a.accountId);
-      if (now.held > 0 && now.held === b.held) break;
+      if (now.held > 0 && now.held === b.held && now.balance === b.balance) break;
       b = now;
     }
     const lease = b.held;
