@@ -7,10 +7,9 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { z } from 'zod';
 import { FencedCatalogue } from '../core/catalogue/fence.ts';
 import { CatalogueStore } from '../core/catalogue/store.ts';
-import { redisUrl } from '../core/config/values.ts';
+import { type OperatorConfig, operatorSchema } from '../core/config/operator.ts';
 import { DemandStore } from '../core/demand.ts';
 import { connectRedis } from '../core/redis-client.ts';
 import { requireNoEviction } from '../core/redis-policy.ts';
@@ -22,25 +21,7 @@ import { LocalRuntime } from './local/runtime.ts';
 import { OperatorMetrics, startMetricsServer } from './metrics.ts';
 import type { Runtime } from './runtime.ts';
 
-const schema = z.object({
-  OPERATOR_RUNTIME: z.enum(['kubernetes', 'local']).default('kubernetes'),
-  OPERATOR_PORT: z.coerce.number().int().min(0).max(65535).default(9090),
-  OPERATOR_HOST: z.string().default('0.0.0.0'),
-  REDIS_URL: redisUrl,
-  MODELS_DIR: z.string().default('examples/models'),
-  /** Watch one namespace only; all namespaces when empty. */
-  OPERATOR_NAMESPACE: z.string().default(''),
-  /** Where the leader-election Lease lives (in-cluster: the operator's own namespace). */
-  OPERATOR_LEASE_NAMESPACE: z.string().default('default'),
-  /** The engine profiles and pod defaults (the chart's ConfigMap, operator/fleet.ts); empty: none. */
-  OPERATOR_FLEET_CONFIG: z.string().default(''),
-  POD_NAME: z.string().optional(),
-  /** How often the leader's scaler decides autoscaled Models' replicas (docs/autoscaling.md). */
-  OPERATOR_SCALE_INTERVAL_MS: z.coerce.number().int().min(100).default(2_000),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-});
-
-export type OperatorConfig = z.infer<typeof schema>;
+export type { OperatorConfig };
 
 export function operatorConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConfig {
   const { values } = parseArgs({
@@ -54,7 +35,7 @@ export function operatorConfig(argv: string[], env: NodeJS.ProcessEnv): Operator
     ...(values['models-dir'] ? { MODELS_DIR: values['models-dir'] } : {}),
     ...(values.port ? { OPERATOR_PORT: values.port } : {}),
   };
-  const parsed = schema.safeParse(merged);
+  const parsed = operatorSchema.safeParse(merged);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
     throw new Error(`invalid operator configuration:\n${problems}`);

@@ -1,6 +1,6 @@
 // Typed configuration, parsed once from the environment at start-up, by owner: the settings every
 // service reads (./shared.ts), the media store's (./media.ts), the proxy's (./proxy.ts) and the
-// console's (./console.ts). Each service parses the schemas it uses, so a console never fails on a
+// console's (./console.ts), the operator's (./operator.ts, with REDIS_URL and LOG_LEVEL only). Each service parses the schemas it uses, so a console never fails on a
 // proxy setting and the other way round; the CLI and `make dev`, which start every service, and the
 // tests parse them all (loadConfig). Every variable is listed in docs/operations.md
 // "Configuration" with its owner (./owners.test.ts holds the table to these schemas). A bad value
@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { consoleConfig, consoleRules } from './console.ts';
 import { mediaConfig, mediaRules } from './media.ts';
+import { operatorConfig } from './operator.ts';
 import { proxyConfig } from './proxy.ts';
 import { sharedConfig } from './shared.ts';
 
@@ -17,6 +18,7 @@ export const configOwners = {
   media: mediaConfig,
   proxy: proxyConfig,
   console: consoleConfig,
+  operator: operatorConfig,
 } as const;
 
 const proxySchema = z.object({ ...sharedConfig, ...mediaConfig, ...proxyConfig });
