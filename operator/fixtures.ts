@@ -2,7 +2,7 @@
 // one table of invalid Models, each with the message both validators must give.
 
 import type { BasePod } from './adapters/plan.ts';
-import { API_VERSION, type Model, type ModelSpec } from './model.ts';
+import { API_VERSION, type Model, type ModelSpec } from './model/model.ts';
 
 export function chatModel(name = 'llama', spec: Partial<ModelSpec> = {}): Model {
   return {

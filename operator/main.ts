@@ -13,13 +13,13 @@ import { type OperatorConfig, operatorSchema } from '../core/config/operator.ts'
 import { DemandStore } from '../core/demand.ts';
 import { connectRedis } from '../core/redis-client.ts';
 import { requireNoEviction } from '../core/redis-policy.ts';
-import { CatalogueWriter } from './catalogue-writer.ts';
-import { loadFleetConfig } from './fleet.ts';
+import { loadFleetConfig } from './fleet/profiles.ts';
 import { KubeClient } from './kube/client.ts';
 import { KubernetesRuntime } from './kube/runtime.ts';
 import { LocalRuntime } from './local/runtime.ts';
 import { OperatorMetrics, startMetricsServer } from './metrics.ts';
-import type { Runtime } from './runtime.ts';
+import { CatalogueWriter } from './runtime/catalogue-writer.ts';
+import type { Runtime } from './runtime/runtime.ts';
 
 export type { OperatorConfig };
 

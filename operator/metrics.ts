@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Condition } from './model.ts';
+import type { Condition } from './model/model.ts';
 
 export interface ModelConditionSource {
   /** Current conditions of every Model this operator sees. */

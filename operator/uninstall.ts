@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { type Logger, pino } from 'pino';
 import { isNotFound, KubeClient } from './kube/client.ts';
-import { API_VERSION, FINALIZER, type Model } from './model.ts';
+import { API_VERSION, FINALIZER, type Model } from './model/model.ts';
 
 export interface UninstallOptions {
   /** One namespace; undefined: every namespace. */

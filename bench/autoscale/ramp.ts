@@ -14,8 +14,8 @@ import { pino } from 'pino';
 import { stringify } from 'yaml';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { DemandStore } from '../../core/demand.ts';
-import { CatalogueWriter } from '../../operator/catalogue-writer.ts';
 import { LocalRuntime } from '../../operator/local/runtime.ts';
+import { CatalogueWriter } from '../../operator/runtime/catalogue-writer.ts';
 import { startHarness } from '../../test/proxy/harness.ts';
 
 const START_S = Number(process.env.START_S ?? 3);

@@ -126,7 +126,7 @@ export const catalogueEntrySchema = z.object({
    * How the proxy tokenizes a request as this model's engine does, to match it against the engines'
    * KV events: 'simulator' (engines/simulator's tokenizer), a directory holding the model's
    * tokenizer.json and tokenizer_config.json (its chat_template), or `hf:<repo>[@<revision>]`
-   * to fetch those two from the hub (operator/tokenizer.ts). Unset: no prefix index routing.
+   * to fetch those two from the hub (operator/reconcile/tokenizer.ts). Unset: no prefix index routing.
    */
   tokenizer: z.string().min(1).optional(),
   ownedBy: z.string().default('modelplane'),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chatModel } from '../fixtures.ts';
-import { planModel } from '../plan.ts';
+import { planModel } from '../reconcile/plan.ts';
 import { type BasePod, planAdapter } from './plan.ts';
 import { afterLoads, baseState, loraName, publishAdapter } from './publish.ts';
 

@@ -2,9 +2,9 @@
 // prices, its availability) whose endpoints are the base pods that hold it, so the proxy only ever
 // sends it where the engine knows its name; and a status saying where it is loaded and why not.
 // Pure: the reconciler (./reconcile.ts) passes the plan after the loads.
-import type { Model } from '../model.ts';
-import type { Plan } from '../plan.ts';
-import { type ConditionInput, condition, withTransitions } from '../status.ts';
+import type { Model } from '../model/model.ts';
+import { type ConditionInput, condition, withTransitions } from '../model/status.ts';
+import type { Plan } from '../reconcile/plan.ts';
 import type { AdapterPlan, BasePod, BaseState } from './plan.ts';
 
 /** The name the adapter is loaded under and the proxy sends as `model`: its served name or id. */

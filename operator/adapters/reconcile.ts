@@ -1,10 +1,10 @@
-// The effects of reconciling an adapter Model (after its Model plan, operator/plan.ts): ask each
+// The effects of reconciling an adapter Model (after its Model plan, operator/reconcile/plan.ts): ask each
 // ready base engine what it holds, load the adapter where it is missing, and publish it on the
 // pods that hold it; once the Model is deleted, unload it from those that list it. Shared by the
 // Kubernetes runtime (base pods from the base's EndpointSlices) and the local runtime (the base's
 // simulator processes).
-import type { Model } from '../model.ts';
-import type { Plan } from '../plan.ts';
+import type { Model } from '../model/model.ts';
+import type { Plan } from '../reconcile/plan.ts';
 import { applyLoads, applyUnloads, loadedAdapters } from './apply.ts';
 import { type BasePod, planAdapter } from './plan.ts';
 import { afterLoads, baseState, loraName, publishAdapter } from './publish.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { basePod, chatModel } from '../fixtures.ts';
-import { FINALIZER } from '../model.ts';
-import { planModel } from '../plan.ts';
+import { FINALIZER } from '../model/model.ts';
+import { planModel } from '../reconcile/plan.ts';
 import { baseState } from './publish.ts';
 import { holdFinalizer, planAdapterRemoval } from './removal.ts';
 

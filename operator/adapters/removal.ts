@@ -3,7 +3,7 @@
 // a name nobody publishes and frees its adapter slot (vLLM keeps up to --max-cpu-loras of them).
 // Pure: the caller observes the base's pods, ./apply.ts performs the unloads, and holdFinalizer
 // decides from their outcome whether the Model's finalizer may come off.
-import type { Plan } from '../plan.ts';
+import type { Plan } from '../reconcile/plan.ts';
 import type { BaseState } from './plan.ts';
 
 export interface UnloadAction {

@@ -1,7 +1,7 @@
 // A Model's autoscaling fields with their defaults (docs/autoscaling.md), read in one place: the
 // scaler's policy, and the cold-start hold the catalogue entry tells the proxies about.
 import type { QueueLimits } from '../../core/catalogue/entry.ts';
-import type { EngineSpec } from '../model.ts';
+import type { EngineSpec } from '../model/model.ts';
 import type { AutoscalePolicy } from './decide.ts';
 
 export const AUTOSCALING_DEFAULTS = {

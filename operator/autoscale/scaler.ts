@@ -9,9 +9,9 @@
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { type Demand, type DemandStore, noDemand, totalDemand } from '../../core/demand.ts';
-import type { AutoscalingStatus, Model } from '../model.ts';
-import type { ConditionInput } from '../status.ts';
-import { condition } from '../status.ts';
+import type { AutoscalingStatus, Model } from '../model/model.ts';
+import type { ConditionInput } from '../model/status.ts';
+import { condition } from '../model/status.ts';
 import {
   decideReplicas,
   type EngineLoad,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chatModel } from '../fixtures.ts';
-import type { EngineSpec } from '../model.ts';
+import type { EngineSpec } from '../model/model.ts';
 import { engineTemplate } from './index.ts';
 
 const spec = (engine: EngineSpec, over = {}) => ({ ...chatModel().spec, engine, ...over });
@@ -128,7 +128,7 @@ describe('engine pod templates', () => {
       }),
       '--seed',
       '1',
-      // operator/drain.ts: in-flight streams finish on SIGTERM (vLLM's default 0 aborts them).
+      // operator/fleet/drain.ts: in-flight streams finish on SIGTERM (vLLM's default 0 aborts them).
       '--shutdown-timeout',
       '40',
     ]);

@@ -1,8 +1,8 @@
 // Picks the template for an engine type; the switch is exhaustive so a new type fails to compile
 // until it has a template.
-import { drainFor } from '../drain.ts';
-import type { EngineSpec, EngineType, ModelSpec } from '../model.ts';
-import type { Placement } from '../placement.ts';
+import { drainFor } from '../fleet/drain.ts';
+import type { Placement } from '../fleet/placement.ts';
+import type { EngineSpec, EngineType, ModelSpec } from '../model/model.ts';
 import type { EngineWeights } from '../weights/engine.ts';
 import { customDefaults, customTemplate } from './custom.ts';
 import { llamacppDefaults, llamacppTemplate } from './llamacpp.ts';

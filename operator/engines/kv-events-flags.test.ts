@@ -4,9 +4,9 @@
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { chatModel } from '../fixtures.ts';
-import { kvEventAddresses } from '../kv-events.ts';
-import type { EngineSpec } from '../model.ts';
-import { serviceFor } from '../objects.ts';
+import { kvEventAddresses } from '../fleet/kv-events.ts';
+import type { EngineSpec } from '../model/model.ts';
+import { serviceFor } from '../reconcile/objects.ts';
 import { engineTemplate } from './index.ts';
 
 const model = (engine: EngineSpec, kind: 'chat' | 'embedding' = 'chat') =>

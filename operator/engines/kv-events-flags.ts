@@ -3,14 +3,14 @@
 // prefix index follows them to route a conversation to the engine that holds its prefix. Both
 // publish the same wire (a ZMQ PUB socket for the event batches, a ROUTER answering replays of
 // missed ones) on fixed container ports the Service names `kv-events` and `kv-replay`
-// (operator/kv-events.ts reads them back from the EndpointSlice into the catalogue):
+// (operator/fleet/kv-events.ts reads them back from the EndpointSlice into the catalogue):
 // - vLLM: --kv-events-config (vllm/config/kv_events.py in 0.32), topic kv@<served name>;
 // - the simulator: --kv-events-endpoint and --kv-events-replay-endpoint, topic kv@<model> (the
 //   served name it is started with), as the local runtime starts it (operator/local/engine-command.ts).
 // An admin's own flag wins, and then no port is published: where it listens is theirs to say.
 import type { V1ContainerPort, V1ServicePort } from '@kubernetes/client-node';
-import { kvEventsTopic } from '../kv-events.ts';
-import type { EngineSpec, ModelSpec } from '../model.ts';
+import { kvEventsTopic } from '../fleet/kv-events.ts';
+import type { EngineSpec, ModelSpec } from '../model/model.ts';
 import { hasFlag } from './types.ts';
 
 export const KV_EVENTS_PORT = 5557;

@@ -1,8 +1,8 @@
 // What every engine template receives and returns. One file per engine keeps each engine's flags,
 // probes and image in one place; index.ts picks one with an exhaustive switch.
 import type { V1Container, V1Probe, V1ResourceRequirements, V1Volume } from '@kubernetes/client-node';
-import type { EngineSpec, ModelSpec } from '../model.ts';
-import { mergedResources, type Placement } from '../placement.ts';
+import { mergedResources, type Placement } from '../fleet/placement.ts';
+import type { EngineSpec, ModelSpec } from '../model/model.ts';
 
 export interface EngineInput {
   spec: ModelSpec;
@@ -17,7 +17,7 @@ export interface EngineInput {
   revision?: string;
   port: number;
   gpus: number;
-  /** Where the pods go and what a profile grants them (operator/placement.ts). */
+  /** Where the pods go and what a profile grants them (operator/fleet/placement.ts). */
   placement?: Placement;
 }
 

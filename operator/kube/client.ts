@@ -18,7 +18,7 @@ import {
   setHeaderOptions,
   type Watch,
 } from '@kubernetes/client-node';
-import { FIELD_MANAGER, GROUP, type Model, type ModelStatus, PLURAL, VERSION } from '../model.ts';
+import { FIELD_MANAGER, GROUP, type Model, type ModelStatus, PLURAL, VERSION } from '../model/model.ts';
 import { BoundedWatch, type WatchBounds } from './watch.ts';
 
 export const isStatus = (err: unknown, code: number) =>

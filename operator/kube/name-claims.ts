@@ -2,7 +2,7 @@
 // namespace/name), over the informer's list of Models. Pure; the Kubernetes runtime passes its cache.
 import { type NameClaim, takenAliases } from '../../core/catalogue/aliases.ts';
 import { catalogueKey } from '../../core/catalogue/entry.ts';
-import { type Model, modelKey, modelSource } from '../model.ts';
+import { type Model, modelKey, modelSource } from '../model/model.ts';
 
 const created = (m: Model) => new Date(m.metadata.creationTimestamp ?? 0).getTime();
 

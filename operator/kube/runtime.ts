@@ -15,16 +15,17 @@ import type {
 } from '@kubernetes/client-node';
 import { catalogueKey } from '../../core/catalogue/entry.ts';
 import { adaptersOf, completeAdapterPlan } from '../adapters/reconcile.ts';
-import { applyPlan } from '../apply.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
-import { readyEndpoints } from '../entry.ts';
-import { emptyFleet, type FleetConfig } from '../fleet.ts';
-import { API_VERSION, type Model, modelKey, modelSource } from '../model.ts';
-import { desiredReplicas, MANAGED_BY, MODEL_LABEL, modelNameFromOwned, ownedName } from '../objects.ts';
-import { type Observed, planModel } from '../plan.ts';
-import { KeyedQueue } from '../queue.ts';
-import type { Runtime, RuntimeDeps } from '../runtime.ts';
+import { emptyFleet, type FleetConfig } from '../fleet/profiles.ts';
+import { API_VERSION, type Model, modelKey, modelSource } from '../model/model.ts';
+import { MANAGED_BY, MODEL_LABEL, modelNameFromOwned, ownedName } from '../model/owned.ts';
+import { readyEndpoints } from '../reconcile/entry.ts';
+import { desiredReplicas } from '../reconcile/objects.ts';
+import { type Observed, planModel } from '../reconcile/plan.ts';
+import { KeyedQueue } from '../runtime/queue.ts';
+import type { Runtime, RuntimeDeps } from '../runtime/runtime.ts';
 import { evictJobName, loadJobName, WEIGHTS_LABEL } from '../weights/objects.ts';
+import { applyPlan } from './apply.ts';
 import { describeError, type KubeClient } from './client.ts';
 import { markDeletionCosts } from './deletion-cost.ts';
 import { ResilientInformer } from './informer.ts';
@@ -46,7 +47,7 @@ export interface KubernetesRuntimeOptions {
   resyncMs?: number;
   /** Informer restart backoff (defaults 500 ms doubling to 30 s). */
   informerBackoff?: { baseDelayMs?: number; maxDelayMs?: number };
-  /** Engine profiles and pod defaults (the chart's engines values, operator/fleet.ts). */
+  /** Engine profiles and pod defaults (the chart's engines values, operator/fleet/profiles.ts). */
   fleet?: FleetConfig;
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chatModel } from '../fixtures.ts';
-import type { Model } from '../model.ts';
+import type { Model } from '../model/model.ts';
 import { SCALE_TERM_ANNOTATION, scaleFence, scaleTermOf } from './scale-fence.ts';
 
 const claimedBy = (term: string | undefined): Model => {

@@ -11,7 +11,7 @@
 // with an older resourceVersion and gets 409; one that read it after sees the newer term and does
 // not write. Either way no stale term's replicas land, whatever the stale leader believes.
 // A 409 from our own status writes (which also move the resourceVersion) is retried on a fresh read.
-import type { Model } from '../model.ts';
+import type { Model } from '../model/model.ts';
 import { isAlreadyExists, type KubeClient } from './client.ts';
 
 export const SCALE_TERM_ANNOTATION = 'modelplane.dev/scale-term';

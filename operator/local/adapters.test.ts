@@ -12,9 +12,9 @@ import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { waitUntil } from '../../test/k8s/helpers.ts';
 import { loadedAdapters } from '../adapters/apply.ts';
-import { CatalogueWriter } from '../catalogue-writer.ts';
 import { chatModel } from '../fixtures.ts';
-import type { Model } from '../model.ts';
+import type { Model } from '../model/model.ts';
+import { CatalogueWriter } from '../runtime/catalogue-writer.ts';
 import { LocalRuntime } from './runtime.ts';
 
 const repo = resolve(import.meta.dirname, '..', '..');

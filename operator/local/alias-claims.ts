@@ -1,8 +1,8 @@
 // Which aliases each Model file may not have, for the local runtime: files are ranked by name, as
 // ids are, so a later file yields an alias an earlier one (or any file's id) holds.
 import { type NameClaim, takenAliases } from '../../core/catalogue/aliases.ts';
-import type { Model } from '../model.ts';
-import { canonical } from '../status.ts';
+import type { Model } from '../model/model.ts';
+import { canonical } from '../model/status.ts';
 
 export function claimAliasesByFile(
   files: readonly string[],

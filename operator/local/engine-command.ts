@@ -3,8 +3,8 @@
 // events published as vLLM's --kv-events-config does, and the drain flag of drain.ts so a process
 // taken away finishes its calls. Any other engine type runs only in Kubernetes.
 import { freePort } from '../../core/free-port.ts';
-import { drainFor } from '../drain.ts';
-import type { Model } from '../model.ts';
+import { drainFor } from '../fleet/drain.ts';
+import type { Model } from '../model/model.ts';
 import type { ProcessSpec } from './process.ts';
 
 /** The process for one replica of `model` on `host`, or undefined when it cannot run locally. */

@@ -1,5 +1,5 @@
-import type { Model } from '../model.ts';
-import { canonical } from '../status.ts';
+import type { Model } from '../model/model.ts';
+import { canonical } from '../model/status.ts';
 
 /** What the engine processes run: a change restarts them; replicas and scaling fields do not. */
 export function processKey(model: Model): string {

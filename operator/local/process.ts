@@ -12,7 +12,7 @@ export interface ProcessSpec {
   cwd: string;
   host: string;
   port: number;
-  /** The simulator's KV-event ports (PUB, replay), published beside the endpoint (operator/kv-events.ts). */
+  /** The simulator's KV-event ports (PUB, replay), published beside the endpoint (operator/fleet/kv-events.ts). */
   kvPorts?: { events: number; replay: number };
 }
 

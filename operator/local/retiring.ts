@@ -7,8 +7,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { callsInEngine } from '../autoscale/engine-load.ts';
 import { replicasToRemove } from '../autoscale/removal.ts';
-import { DEFAULT_DRAIN_SECONDS, drainFor } from '../drain.ts';
-import type { EngineSpec } from '../model-spec.ts';
+import { DEFAULT_DRAIN_SECONDS, drainFor } from '../fleet/drain.ts';
+import type { EngineSpec } from '../model/spec.ts';
 import type { EngineProcess } from './process.ts';
 
 /** The `count` least-loaded processes (a process not ready, or not answering, goes first). */

@@ -11,9 +11,9 @@ import { DemandStore } from '../../core/demand.ts';
 import { DemandBoard } from '../../proxy/demand/board.ts';
 import { DemandPublisher } from '../../proxy/demand/publisher.ts';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
-import { CatalogueWriter } from '../catalogue-writer.ts';
 import { chatModel, withSpec } from '../fixtures.ts';
-import type { Model } from '../model.ts';
+import type { Model } from '../model/model.ts';
+import { CatalogueWriter } from '../runtime/catalogue-writer.ts';
 import { LocalRuntime } from './runtime.ts';
 
 const repo = resolve(import.meta.dirname, '..', '..');

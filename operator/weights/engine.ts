@@ -1,4 +1,4 @@
-// How an engine container reaches its weights (decided by ./plan.ts, applied by operator/objects.ts
+// How an engine container reaches its weights (decided by ./plan.ts, applied by operator/reconcile/objects.ts
 // and the engine templates). On its own so the engine side imports no planning code.
 import type { V1EnvVar, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 

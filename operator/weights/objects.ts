@@ -12,10 +12,10 @@ import type {
   V1Volume,
   V1VolumeMount,
 } from '@kubernetes/client-node';
-import type { CacheProfile, LoaderPlacement, PodDefaults } from '../fleet.ts';
-import type { Model } from '../model.ts';
-import { MANAGED_BY, ownerReference } from '../objects.ts';
-import type { WeightsSource } from './spec.ts';
+import type { CacheProfile, LoaderPlacement, PodDefaults } from '../fleet/profiles.ts';
+import type { Model } from '../model/model.ts';
+import { MANAGED_BY, ownerReference } from '../model/owned.ts';
+import type { WeightsSource } from '../model/weights.ts';
 
 /** Jobs carry this label (not the engine pods' modelplane.dev/model, which would count them as engines). */
 export const WEIGHTS_LABEL = 'modelplane.dev/weights-of';

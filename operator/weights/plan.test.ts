@@ -1,12 +1,12 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { chatModel } from '../fixtures.ts';
-import { parseFleetConfig } from '../fleet.ts';
-import type { Model } from '../model.ts';
-import { planModel } from '../plan.ts';
+import { parseFleetConfig } from '../fleet/profiles.ts';
+import type { Model } from '../model/model.ts';
+import type { WeightsSpec } from '../model/weights.ts';
+import { planModel } from '../reconcile/plan.ts';
 import { UID_ANNOTATION } from './objects.ts';
 import { planWeights } from './plan.ts';
-import type { WeightsSpec } from './spec.ts';
 
 const fleet = parseFleetConfig({
   cacheProfiles: {

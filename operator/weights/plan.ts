@@ -1,6 +1,6 @@
 // Weights once, the thinking half: from a Model, the fleet's cache profiles and the loader/evictor
 // Jobs we observed, what should exist, what the engine pods mount, and the WeightsCached condition.
-// Pure; operator/plan.ts folds it into the Model's plan and apply.ts executes it.
+// Pure; operator/reconcile/plan.ts folds it into the Model's plan and apply.ts executes it.
 //   - No cacheProfile: the engine reads the weights itself — a Hugging Face repo it downloads into
 //     its scratch volume (its token by reference), or a claim mounted read-only. No Job, no condition.
 //   - A cacheProfile: the profile's claim (made by us unless the admin named one), a loader Job per
@@ -12,9 +12,9 @@
 //     the finalizer waits for it. A failed eviction is reported and let go: files left on a volume are
 //     better than a Model that cannot be deleted.
 import type { V1Job, V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import type { FleetConfig } from '../fleet.ts';
-import type { Model } from '../model.ts';
-import { type ConditionInput, condition } from '../status.ts';
+import type { FleetConfig } from '../fleet/profiles.ts';
+import type { Model } from '../model/model.ts';
+import { type ConditionInput, condition } from '../model/status.ts';
 import type { EngineWeights } from './engine.ts';
 import {
   cacheClaimFor,

@@ -1,4 +1,4 @@
-// Chaos: an engine pod stops under streaming load, in the order operator/drain.ts gives every engine
+// Chaos: an engine pod stops under streaming load, in the order operator/fleet/drain.ts gives every engine
 // pod (a rollout or a scale-down): its endpoint leaves the catalogue (what the operator writes once
 // the pod turns `terminating`), the preStop keeps it serving for CATALOGUE_PROPAGATION_SECONDS, then
 // SIGTERM with a shutdown timeout (the simulator as vLLM's --shutdown-timeout): new calls refused
@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
-import { CATALOGUE_PROPAGATION_SECONDS } from '../../operator/drain.ts';
+import { CATALOGUE_PROPAGATION_SECONDS } from '../../operator/fleet/drain.ts';
 import {
   chargesByRequest,
   eventually,

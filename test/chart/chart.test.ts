@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { parseFleetConfig } from '../../operator/fleet.ts';
+import { parseFleetConfig } from '../../operator/fleet/profiles.ts';
 import { allOnValues, chartDir, find, helm, helmBinary, type K8sObject, render, repo } from './helm.ts';
 
 let defaults: K8sObject[];
@@ -367,7 +367,7 @@ describe('secrets and Redis', () => {
   });
 });
 
-describe('the engine fleet (operator/fleet.ts)', () => {
+describe('the engine fleet (operator/fleet/profiles.ts)', () => {
   it("the operator reads the chart's engines values from a ConfigMap it mounts, which its own parser accepts; a change rolls it", async () => {
     const cm = find(defaults, 'ConfigMap', 'mp-modelplane-engines');
     const fleet = parseFleetConfig(parse(cm.data['fleet.yaml']));

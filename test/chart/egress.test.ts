@@ -7,7 +7,7 @@
 import { BlockList, isIPv6 } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chatModel } from '../../operator/fixtures.ts';
-import { deploymentFor } from '../../operator/objects.ts';
+import { deploymentFor } from '../../operator/reconcile/objects.ts';
 import { mediaUrlProblem } from '../../proxy/media-urls.ts';
 import { chartDir, helm, type K8sObject, render, renderDefaultsAndAllOn } from './helm.ts';
 

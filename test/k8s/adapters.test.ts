@@ -10,7 +10,7 @@ import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
 import { loadedAdapters } from '../../operator/adapters/apply.ts';
 import { chatModel } from '../../operator/fixtures.ts';
-import type { Model } from '../../operator/model.ts';
+import type { Model } from '../../operator/model/model.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startCluster, type TestCluster } from './cluster.ts';
 import {

@@ -10,8 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedCatalogue, isStaleTerm } from '../../core/catalogue/fence.ts';
 import type { CatalogueEntry, CatalogueEntryInput } from '../../core/catalogue/index.ts';
-import { NotLeadingError } from '../../operator/catalogue-writer.ts';
 import { chatModel, withSpec } from '../../operator/fixtures.ts';
+import { NotLeadingError } from '../../operator/runtime/catalogue-writer.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { type Harness, startHarness } from '../proxy/harness.ts';
 import { startCluster, type TestCluster } from './cluster.ts';

@@ -16,13 +16,13 @@ import { FencedCatalogue } from '../../core/catalogue/fence.ts';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import type { DemandStore } from '../../core/demand.ts';
 import type { Redis } from '../../core/redis-client.ts';
-import { CatalogueWriter } from '../../operator/catalogue-writer.ts';
-import type { FleetConfig } from '../../operator/fleet.ts';
+import type { FleetConfig } from '../../operator/fleet/profiles.ts';
 import { KubeClient } from '../../operator/kube/client.ts';
 import { KubernetesRuntime } from '../../operator/kube/runtime.ts';
 import { OperatorMetrics } from '../../operator/metrics.ts';
-import { GROUP, type Model, PLURAL, VERSION } from '../../operator/model.ts';
-import { MANAGED_BY } from '../../operator/objects.ts';
+import { GROUP, type Model, PLURAL, VERSION } from '../../operator/model/model.ts';
+import { MANAGED_BY } from '../../operator/model/owned.ts';
+import { CatalogueWriter } from '../../operator/runtime/catalogue-writer.ts';
 import type { TestCluster } from './cluster.ts';
 
 export function apis(cluster: TestCluster) {
@@ -142,7 +142,7 @@ export interface OperatorReplicaOptions {
   informerBackoff?: { baseDelayMs?: number; maxDelayMs?: number };
   /** A writer of the test's own (one that records what it writes). */
   catalogue?: CatalogueWriter;
-  /** Engine profiles and pod defaults (operator/fleet.ts). */
+  /** Engine profiles and pod defaults (operator/fleet/profiles.ts). */
   fleet?: FleetConfig;
   /** The proxies' published demand: the leader then scales autoscaled Models (issue 32). */
   demand?: DemandStore;

@@ -3,7 +3,7 @@
 // plane and a Redis started together, the file's own objects made (`prepare`: nodes, volumes,
 // Secrets), then the operator, waited on until it leads; all stopped after the file.
 import { afterAll, beforeAll } from 'vitest';
-import type { FleetConfig } from '../../operator/fleet.ts';
+import type { FleetConfig } from '../../operator/fleet/profiles.ts';
 import { type ControlPlane, startControlPlane } from '../cluster/control-plane.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { type OperatorReplica, startOperator, waitUntil } from './helpers.ts';

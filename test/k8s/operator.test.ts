@@ -10,7 +10,7 @@ import { startSimulator } from '../../engines/simulator/server.ts';
 import { chatModel, invalidModels, outOfBounds, withSpec } from '../../operator/fixtures.ts';
 import { startMetricsServer } from '../../operator/metrics.ts';
 import { modelCrd } from '../../operator/model/crd/crd.ts';
-import { FINALIZER, type Model } from '../../operator/model.ts';
+import { FINALIZER, type Model } from '../../operator/model/model.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startCluster, type TestCluster } from './cluster.ts';
 import {

@@ -3,14 +3,14 @@
 // and one GPU node as managed pools have them: `nvidia.com/gpu` capacity, the product label and the
 // `nvidia.com/gpu=present:NoSchedule` taint. An engine asking for a GPU without a profile stays
 // Pending and its Model says why within seconds (issue 36 item 4); with the pool's profile it lands
-// on the GPU node and is catalogued. The last test measures what operator/drain.ts sizes the
+// on the GPU node and is catalogued. The last test measures what operator/fleet/drain.ts sizes the
 // preStop by: a deleted engine pod → its endpoint gone from the catalogue.
 import { describe, expect, it } from 'vitest';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
-import { CATALOGUE_PROPAGATION_SECONDS } from '../../operator/drain.ts';
 import { chatModel } from '../../operator/fixtures.ts';
-import { parseFleetConfig } from '../../operator/fleet.ts';
-import type { Model } from '../../operator/model.ts';
+import { CATALOGUE_PROPAGATION_SECONDS } from '../../operator/fleet/drain.ts';
+import { parseFleetConfig } from '../../operator/fleet/profiles.ts';
+import type { Model } from '../../operator/model/model.ts';
 import type { ControlPlane } from '../cluster/control-plane.ts';
 import { apis, createModel, getTable, json, modelRef, readModel, waitUntil } from './helpers.ts';
 import { kwokSuite } from './kwok-suite.ts';
@@ -204,7 +204,7 @@ describe('engine placement on a real scheduler (kwok nodes)', () => {
     expect(fewest).toBeGreaterThanOrEqual(1);
   });
 
-  it('a scale-down takes the engine out of the catalogue well within the preStop (what operator/drain.ts sizes it by)', async () => {
+  it('a scale-down takes the engine out of the catalogue well within the preStop (what operator/fleet/drain.ts sizes it by)', async () => {
     // Measured from the Model's change, a longer chain than a rollout's (pod deletion onwards):
     // operator → Deployment → ReplicaSet deletes a pod → endpointslice terminating → operator →
     // catalogue write and change message. kwok removes the pod at once, so no new pod can reuse

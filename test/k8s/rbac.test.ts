@@ -8,10 +8,10 @@ import { parseAllDocuments } from 'yaml';
 import { FencedCatalogue } from '../../core/catalogue/fence.ts';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { DemandStore } from '../../core/demand.ts';
-import { CatalogueWriter } from '../../operator/catalogue-writer.ts';
 import { chatModel } from '../../operator/fixtures.ts';
 import { KubeClient } from '../../operator/kube/client.ts';
 import { KubernetesRuntime } from '../../operator/kube/runtime.ts';
+import { CatalogueWriter } from '../../operator/runtime/catalogue-writer.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startCluster, type TestCluster } from './cluster.ts';
 import {

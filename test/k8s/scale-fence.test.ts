@@ -15,7 +15,7 @@ import {
   scaleFence,
   scaleTermOf,
 } from '../../operator/kube/scale-fence.ts';
-import type { Model } from '../../operator/model.ts';
+import type { Model } from '../../operator/model/model.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startCluster, type TestCluster } from './cluster.ts';
 import {

@@ -8,10 +8,10 @@
 // placing engine pods that use the claim, the eviction Job before the finalizer comes off.
 import { describe, expect, it } from 'vitest';
 import { chatModel } from '../../operator/fixtures.ts';
-import { parseFleetConfig } from '../../operator/fleet.ts';
-import type { Model } from '../../operator/model.ts';
-import type { EngineSpec } from '../../operator/model-spec.ts';
-import type { WeightsSpec } from '../../operator/weights/spec.ts';
+import { parseFleetConfig } from '../../operator/fleet/profiles.ts';
+import type { Model } from '../../operator/model/model.ts';
+import type { EngineSpec } from '../../operator/model/spec.ts';
+import type { WeightsSpec } from '../../operator/model/weights.ts';
 import type { ControlPlane } from '../cluster/control-plane.ts';
 import { apis, createModel, getTable, json, modelRef, readModel, waitUntil } from './helpers.ts';
 import { kwokSuite } from './kwok-suite.ts';

@@ -2,7 +2,7 @@
 // import" table between the top-level folders (tests and benchmarks may import anything), no import
 // circle anywhere, and the proxy's rooms (routes declare and parse; a call's money is
 // proxy/calls/ and proxy/billing/ only).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FAULTS } from '../../proxy/faults/faults.ts';
@@ -99,7 +99,7 @@ describe('layout', () => {
         !isTest(f) &&
         (graph.get(f) ?? []).some((d) => d === 'core/catalogue/store.ts' || d === 'core/catalogue/fence.ts'),
     );
-    expect(writers.sort()).toEqual(['operator/catalogue-writer.ts', 'operator/main.ts']);
+    expect(writers.sort()).toEqual(['operator/main.ts', 'operator/runtime/catalogue-writer.ts']);
   });
 
   it('no file under proxy/dialects/ imports proxy/billing/: usage and cost come from the leaf proxy/usage.ts', () => {
@@ -131,26 +131,39 @@ describe('layout', () => {
     ).toEqual([]);
   });
 
-  it('no folder loop inside proxy/: its subfolders (and the files at its root, each on its own) import one another in one direction', () => {
-    // A file at proxy/'s root is its own node: lumped together they would join every folder (app.ts
-    // imports them all), and apart a loop through one of them (request-abort.ts) is still seen.
+  // A file at a part's root is its own node: lumped together they would join every folder (app.ts
+  // imports them all), and apart a loop through one of them (request-abort.ts) is still seen.
+  function roomGraph(part: string): Map<string, string[]> {
     const node = (f: string) => {
       const parts = f.split('/');
-      return parts.length > 2 ? `proxy/${parts[1]}/` : f;
+      return parts.length > 2 ? `${part}/${parts[1]}/` : f;
     };
-    const folders = new Map<string, string[]>();
+    const rooms = new Map<string, string[]>();
     for (const [file, deps] of graph) {
-      if (!file.startsWith('proxy/') || isTest(file)) continue;
+      if (!file.startsWith(`${part}/`) || isTest(file)) continue;
       const from = node(file);
-      const out = folders.get(from) ?? [];
-      folders.set(from, out);
+      const out = rooms.get(from) ?? [];
+      rooms.set(from, out);
       for (const dep of deps) {
         const to = node(dep);
-        if (dep.startsWith('proxy/') && to !== from && !out.includes(to)) out.push(to);
+        if (dep.startsWith(`${part}/`) && to !== from && !out.includes(to)) out.push(to);
       }
     }
-    expect(folders.size).toBeGreaterThan(10);
-    expect(importCircles(folders)).toEqual([]);
+    return rooms;
+  }
+
+  it('no folder loop inside proxy/: its subfolders (and the files at its root, each on its own) import one another in one direction', () => {
+    const rooms = roomGraph('proxy');
+    expect(rooms.size).toBeGreaterThan(10);
+    expect(importCircles(rooms)).toEqual([]);
+  });
+
+  it('the operator laid out by question (issue 46): its rooms import one another in one direction, and its root holds at most 16 entries', () => {
+    const rooms = roomGraph('operator');
+    expect(rooms.size).toBeGreaterThan(10);
+    expect(importCircles(rooms)).toEqual([]);
+    const entries = readdirSync(`${root}operator`).filter((e) => !/\.test\.ts$/.test(e));
+    expect(entries.length).toBeLessThanOrEqual(16);
   });
 
   it('a fault is one entry in one table: no proxy file but proxy/faults/faults.ts names a fault, its refusal or its gauge', () => {

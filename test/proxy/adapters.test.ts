@@ -10,8 +10,8 @@ import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { usageRecords } from '../../core/usage.ts';
 import { completeAdapterPlan } from '../../operator/adapters/reconcile.ts';
 import { chatModel } from '../../operator/fixtures.ts';
-import type { Model } from '../../operator/model.ts';
-import { planModel } from '../../operator/plan.ts';
+import type { Model } from '../../operator/model/model.ts';
+import { planModel } from '../../operator/reconcile/plan.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
 

@@ -16,9 +16,9 @@ import { stringify } from 'yaml';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { usageRecords } from '../../core/usage.ts';
 import { callsInEngine } from '../../operator/autoscale/engine-load.ts';
-import { CatalogueWriter } from '../../operator/catalogue-writer.ts';
 import { chatModel, withSpec } from '../../operator/fixtures.ts';
 import { LocalRuntime } from '../../operator/local/runtime.ts';
+import { CatalogueWriter } from '../../operator/runtime/catalogue-writer.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { type Harness, startHarness } from './harness.ts';
 

@@ -2,8 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { chatModel, invalidModels, outOfBounds, withSpec } from '../../fixtures.ts';
-import { type Model, parseModel } from '../../model.ts';
-import { specRules } from '../../rules.ts';
+import { type Model, parseModel } from '../model.ts';
+import { specRules } from '../rules.ts';
 import { modelCrd, modelCrdYaml } from './crd.ts';
 
 describe('Model CRD', () => {

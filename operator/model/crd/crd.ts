@@ -6,9 +6,9 @@
 // Kubernetes' own: names, subresources, printer columns, the object's envelope.
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
-import { GROUP, modelStatusSchema, PLURAL, VERSION } from '../../model.ts';
-import { modelSpecSchema } from '../../model-spec.ts';
-import { nameRule, specRules } from '../../rules.ts';
+import { GROUP, modelStatusSchema, PLURAL, VERSION } from '../model.ts';
+import { nameRule, specRules } from '../rules.ts';
+import { modelSpecSchema } from '../spec.ts';
 import { structuralSchema } from './structural.ts';
 
 const spec = {

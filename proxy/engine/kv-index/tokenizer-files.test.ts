@@ -1,4 +1,4 @@
-// A catalogue `tokenizer: hf:<repo>@<rev>` (operator/tokenizer.ts, what the operator names for a vLLM
+// A catalogue `tokenizer: hf:<repo>@<rev>` (operator/reconcile/tokenizer.ts, what the operator names for a vLLM
 // Model in a cluster): the proxy fetches the two files from the hub's /<repo>/resolve/<rev>/ path —
 // here a real HTTP server on loopback standing in for the hub — and tokenizes with them.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';

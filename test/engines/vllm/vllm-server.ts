@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { engineTemplate } from '../../../operator/engines/index.ts';
-import type { ModelSpec } from '../../../operator/model.ts';
+import type { ModelSpec } from '../../../operator/model/model.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 

@@ -2,8 +2,8 @@
 // the objects, catalogue action and status out.
 import type { V1Deployment, V1EndpointSlice } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { chatModel } from './fixtures.ts';
-import { FINALIZER, type Model } from './model.ts';
+import { chatModel } from '../fixtures.ts';
+import { FINALIZER, type Model } from '../model/model.ts';
 import { type Observed, planModel } from './plan.ts';
 
 const now = '2026-01-01T00:00:00Z';

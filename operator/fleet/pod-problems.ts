@@ -3,8 +3,8 @@
 // the Deployment's progress deadline, 10 minutes later). The scheduler's own reason and message are
 // copied: "0/3 nodes are available: 3 node(s) had untolerated taint {nvidia.com/gpu: present}".
 import type { V1Pod } from '@kubernetes/client-node';
+import { type ConditionInput, condition } from '../model/status.ts';
 import type { PlacementResult } from './placement.ts';
-import { type ConditionInput, condition } from './status.ts';
 
 /** The first problem worth an admin's attention, or null. Pods being deleted are past caring. */
 export function placementProblem(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { chatModel } from './fixtures.ts';
-import type { EngineSpec } from './model.ts';
-import { parseModel } from './model.ts';
+import { chatModel } from '../fixtures.ts';
+import type { EngineSpec } from '../model/model.ts';
+import { parseModel } from '../model/model.ts';
 import { catalogueTokenizer } from './tokenizer.ts';
 
 const spec = (engine: EngineSpec, kind: 'chat' | 'embedding' = 'chat') =>

@@ -5,7 +5,7 @@
 // Hub for vLLM, SGLang and TEI; llama.cpp's own for --hf-repo) unless the Model sets them.
 // Weights that survive a restart need a cache volume (not here yet: issue 31 "Weights once").
 import type { V1Container, V1Volume } from '@kubernetes/client-node';
-import type { EngineSpec } from './model-spec.ts';
+import type { EngineSpec } from '../model/spec.ts';
 
 export const SCRATCH_MOUNT = '/scratch';
 /** Fits a 70B model in 16-bit weights (about 140 GB) with room to spare. */

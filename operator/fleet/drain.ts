@@ -10,7 +10,7 @@
 //      reaches it after step 1, and the in-flight ones finish during the sleep.
 //   3. The kubelet's SIGKILL at the termination grace, which covers both plus a margin.
 // Pure; objects.ts and the engine templates read the result.
-import type { EngineSpec, EngineType } from './model-spec.ts';
+import type { EngineSpec, EngineType } from '../model/spec.ts';
 
 /**
  * A scale-down on the kwok control plane, from the Model's change to the catalogue without the pod

@@ -7,11 +7,11 @@
 // term — not leading, or stepped down by the renew deadline — the writer refuses before asking
 // Redis: a replica stops writing the moment it stops leading, and Redis stops it even if it does
 // not know. The local runtime has one writer and no leader, so it writes unfenced.
-import type { CatalogueEntryInput } from '../core/catalogue/entry.ts';
-import { catalogueEntrySchema } from '../core/catalogue/entry.ts';
-import type { FencedCatalogue } from '../core/catalogue/fence.ts';
-import type { CatalogueStore } from '../core/catalogue/store.ts';
-import { canonical } from './status.ts';
+import type { CatalogueEntryInput } from '../../core/catalogue/entry.ts';
+import { catalogueEntrySchema } from '../../core/catalogue/entry.ts';
+import type { FencedCatalogue } from '../../core/catalogue/fence.ts';
+import type { CatalogueStore } from '../../core/catalogue/store.ts';
+import { canonical } from '../model/status.ts';
 
 /** A fenced writer asked to write while it holds no term (not the leader). */
 export class NotLeadingError extends Error {

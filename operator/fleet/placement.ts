@@ -3,8 +3,8 @@
 // Model's own narrow override (spec.engine.scheduling) on top. A profile the fleet does not define
 // is not guessed around: the plan reports it on the Model and leaves the Deployment as it is.
 import type { V1PodSpec } from '@kubernetes/client-node';
-import { type FleetConfig, QUANTITY_PATTERN, type ResourceProfile } from './fleet.ts';
-import type { EngineSpec } from './model-spec.ts';
+import type { EngineSpec } from '../model/spec.ts';
+import { type FleetConfig, QUANTITY_PATTERN, type ResourceProfile } from './profiles.ts';
 
 /** The pod fields placement decides; merged into the engine pod's spec. */
 export type PlacementPodFields = Pick<

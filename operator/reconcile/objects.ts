@@ -1,39 +1,14 @@
 // The Kubernetes objects one Model owns: a Deployment of engine pods and a Service whose
 // EndpointSlices tell us which pods are ready. Pure builders; apply.ts sends them.
-import type { V1Deployment, V1OwnerReference, V1Service } from '@kubernetes/client-node';
-import { drainFor } from './drain.ts';
-import { enginePort, engineTemplate } from './engines/index.ts';
-import { kvEventsServicePorts } from './engines/kv-events-flags.ts';
-import { API_VERSION, type EngineSpec, type Model } from './model.ts';
-import type { Placement } from './placement.ts';
-import { withScratch } from './scratch.ts';
-import type { EngineWeights } from './weights/engine.ts';
-
-export const MODEL_LABEL = 'modelplane.dev/model';
-export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'modelplane-operator' } as const;
-export const ID_ANNOTATION = 'modelplane.dev/model-id';
-
-/** Deployment and Service share this name; metadata.name is ≤ 57 chars (CRD rule), so ≤ 63. */
-export const ownedName = (model: Model) => `model-${model.metadata.name}`;
-
-/** model-<name> → <name>, for EndpointSlices (label kubernetes.io/service-name) and Deployments. */
-export function modelNameFromOwned(objectName: string): string | null {
-  return objectName.startsWith('model-') ? objectName.slice('model-'.length) : null;
-}
-
-export const podSelector = (model: Model) => ({ [MODEL_LABEL]: model.metadata.name });
-export const selectorString = (model: Model) => `${MODEL_LABEL}=${model.metadata.name}`;
-
-export function ownerReference(model: Model): V1OwnerReference {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'Model',
-    name: model.metadata.name,
-    uid: model.metadata.uid ?? '',
-    controller: true,
-    blockOwnerDeletion: true,
-  };
-}
+import type { V1Deployment, V1Service } from '@kubernetes/client-node';
+import { enginePort, engineTemplate } from '../engines/index.ts';
+import { kvEventsServicePorts } from '../engines/kv-events-flags.ts';
+import { drainFor } from '../fleet/drain.ts';
+import type { Placement } from '../fleet/placement.ts';
+import { withScratch } from '../fleet/scratch.ts';
+import type { EngineSpec, Model } from '../model/model.ts';
+import { ID_ANNOTATION, MANAGED_BY, ownedName, ownerReference, podSelector } from '../model/owned.ts';
+import type { EngineWeights } from '../weights/engine.ts';
 
 /** Desired replicas: spec.engine.replicas (what `kubectl scale` writes) kept within min/max. */
 export function desiredReplicas(engine: EngineSpec): number {

@@ -3,12 +3,12 @@
 // the Model's Degraded condition.
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { chatModel } from '../fixtures.ts';
+import { FINALIZER, type Model } from '../model/model.ts';
+import { planModel } from '../reconcile/plan.ts';
 import { CATALOGUE_PROPAGATION_SECONDS, drainFor } from './drain.ts';
-import { chatModel } from './fixtures.ts';
-import { type FleetConfig, parseFleetConfig } from './fleet.ts';
-import { FINALIZER, type Model } from './model.ts';
 import { multiplyQuantity, placementFor } from './placement.ts';
-import { planModel } from './plan.ts';
+import { type FleetConfig, parseFleetConfig } from './profiles.ts';
 
 const gpuTaint = { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' };
 const fleet: FleetConfig = parseFleetConfig({
@@ -37,7 +37,7 @@ function model(engine: NonNullable<Model['spec']['engine']>): Model {
 
 const observed = { deployment: null, serviceExists: false, endpointSlices: [], now: '2026-01-01T00:00:00Z' };
 
-describe('placement (operator/placement.ts)', () => {
+describe('placement (operator/fleet/placement.ts)', () => {
   it.each([
     ['16Gi', 2, '32Gi'],
     ['500m', 3, '1500m'],
@@ -144,7 +144,7 @@ describe('placement (operator/placement.ts)', () => {
   });
 });
 
-describe('drain (operator/drain.ts)', () => {
+describe('drain (operator/fleet/drain.ts)', () => {
   it.each([
     // type, drainSeconds, preStop, engine flag, grace
     ['vllm', undefined, CATALOGUE_PROPAGATION_SECONDS, ['--shutdown-timeout', '40'], 50],
@@ -181,7 +181,7 @@ describe('drain (operator/drain.ts)', () => {
   });
 });
 
-describe('scratch volume (operator/scratch.ts)', () => {
+describe('scratch volume (operator/fleet/scratch.ts)', () => {
   it('a downloading engine writes its weights into a size-limited emptyDir, its caches pointed there; the Model may resize it or move a cache', () => {
     const pod = planModel(
       model({ type: 'vllm', gpus: 1, scratchSize: '400Gi', env: [{ name: 'HF_HOME', value: '/models' }] }),

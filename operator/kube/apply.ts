@@ -3,11 +3,12 @@
 // first catalogue write (so a delete always cleans up) and comes off only after the entry is gone.
 // NotFound means someone got there first, which is success (server-side apply never reports
 // AlreadyExists); a 409 on the finalizer patch is a stale view and is retried by the queue.
-import type { CatalogueWriter } from './catalogue-writer.ts';
-import { isNotFound, type KubeClient } from './kube/client.ts';
-import { FINALIZER, type Model } from './model.ts';
-import type { Plan } from './plan.ts';
-import { sameStatus } from './status.ts';
+
+import { FINALIZER, type Model } from '../model/model.ts';
+import { sameStatus } from '../model/status.ts';
+import type { Plan } from '../reconcile/plan.ts';
+import type { CatalogueWriter } from '../runtime/catalogue-writer.ts';
+import { isNotFound, type KubeClient } from './client.ts';
 
 export interface ApplyDeps {
   kube: KubeClient;

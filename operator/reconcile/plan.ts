@@ -2,17 +2,24 @@
 // what we observed to everything that should be true, with human-readable reasons. No I/O here;
 // apply.ts executes the plan and tests run it with no cluster.
 import type { V1Deployment, V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
-import type { NameClaim } from '../core/catalogue/aliases.ts';
-import type { CatalogueEntryInput } from '../core/catalogue/entry.ts';
+import type { NameClaim } from '../../core/catalogue/aliases.ts';
+import type { CatalogueEntryInput } from '../../core/catalogue/entry.ts';
+import { kvEventAddresses } from '../fleet/kv-events.ts';
+import { placementFor } from '../fleet/placement.ts';
+import { placementProblem } from '../fleet/pod-problems.ts';
+import { emptyFleet, type FleetConfig } from '../fleet/profiles.ts';
+import {
+  type AutoscalingStatus,
+  FINALIZER,
+  type Model,
+  type ModelStatus,
+  modelSource,
+} from '../model/model.ts';
+import { ownedName, selectorString } from '../model/owned.ts';
+import { type ConditionInput, condition, withTransitions } from '../model/status.ts';
+import { planWeights, type WeightsObserved, type WeightsPlan } from '../weights/plan.ts';
 import { catalogueEntryFor, readyEndpoints } from './entry.ts';
-import { emptyFleet, type FleetConfig } from './fleet.ts';
-import { kvEventAddresses } from './kv-events.ts';
-import { type AutoscalingStatus, FINALIZER, type Model, type ModelStatus, modelSource } from './model.ts';
-import { deploymentFor, desiredReplicas, ownedName, selectorString, serviceFor } from './objects.ts';
-import { placementFor } from './placement.ts';
-import { placementProblem } from './pod-problems.ts';
-import { type ConditionInput, condition, withTransitions } from './status.ts';
-import { planWeights, type WeightsObserved, type WeightsPlan } from './weights/plan.ts';
+import { deploymentFor, desiredReplicas, serviceFor } from './objects.ts';
 
 export interface Observed {
   /** The Deployment `model-<name>` if it exists. */

@@ -4,7 +4,7 @@
 // spec.engine.tokenizer, else the weights' own repo, else engine.model when it names a repo. Only
 // engines that publish KV events need one (the simulator's tokenizer is built into the proxy;
 // llama.cpp publishes none). Pure.
-import type { ModelSpec } from './model-spec.ts';
+import type { ModelSpec } from '../model/spec.ts';
 
 /** org/name, optionally @revision. */
 export const TOKENIZER_PATTERN =

@@ -1,7 +1,7 @@
 // Cross-field rules of a Model, written once: the CEL text goes into the CRD (so `kubectl apply`
 // rejects a bad object) and `holds` runs the same rule in TypeScript for the local runtime, which
 // has no API server to ask. The message is identical in both places, and a test keeps them paired.
-import type { ModelSpec } from './model-spec.ts';
+import type { ModelSpec } from './spec.ts';
 
 export interface ModelRule {
   /** CEL evaluated with `self` = the Model's spec. */

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { CatalogueEntryInput } from '../core/catalogue/entry.ts';
-import { FencedCatalogue, isStaleTerm } from '../core/catalogue/fence.ts';
-import { CatalogueStore } from '../core/catalogue/store.ts';
-import { globalKeys } from '../core/keyspace.ts';
-import type { Redis } from '../core/redis-client.ts';
-import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
+import type { CatalogueEntryInput } from '../../core/catalogue/entry.ts';
+import { FencedCatalogue, isStaleTerm } from '../../core/catalogue/fence.ts';
+import { CatalogueStore } from '../../core/catalogue/store.ts';
+import { globalKeys } from '../../core/keyspace.ts';
+import type { Redis } from '../../core/redis-client.ts';
+import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { CatalogueWriter, NotLeadingError } from './catalogue-writer.ts';
 
 let server: TestRedis;

@@ -1,10 +1,10 @@
 // From a Model and its ready endpoints to the catalogue entry the proxies read (core/catalogue).
 
 import type { V1EndpointSlice } from '@kubernetes/client-node';
-import type { CatalogueEntryInput, Price, QueueLimits } from '../core/catalogue/entry.ts';
-import { coldStartTimeoutMs, queueLimits } from './autoscale/policy.ts';
-import type { KvEventsAddress } from './kv-events.ts';
-import { type Model, type ModelSpec, modelSource } from './model.ts';
+import type { CatalogueEntryInput, Price, QueueLimits } from '../../core/catalogue/entry.ts';
+import { coldStartTimeoutMs, queueLimits } from '../autoscale/policy.ts';
+import type { KvEventsAddress } from '../fleet/kv-events.ts';
+import { type Model, type ModelSpec, modelSource } from '../model/model.ts';
 import { catalogueTokenizer } from './tokenizer.ts';
 
 /** Base URLs of ready endpoints. Kubernetes says a missing `ready` means ready. Sorted, unique. */

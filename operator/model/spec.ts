@@ -4,16 +4,16 @@
 // sizes) is metadata from ./model/kube-schema.ts. On its own so that the cross-field rules
 // (./rules.ts) and the resource around it (./model.ts) can both read it.
 import { z } from 'zod';
-import { ALIAS_PATTERN } from '../core/catalogue/aliases.ts';
-import { availabilities, modelKinds } from '../core/catalogue/entry.ts';
-import { boundedRecord, celRule, int64, intOrString, transitionRule } from './model/kube-schema.ts';
-import { weightsSpecSchema } from './weights/spec.ts';
+import { ALIAS_PATTERN } from '../../core/catalogue/aliases.ts';
+import { availabilities, modelKinds } from '../../core/catalogue/entry.ts';
+import { boundedRecord, celRule, int64, intOrString, transitionRule } from './kube-schema.ts';
+import { weightsSpecSchema } from './weights.ts';
 
 export const engineTypes = ['vllm', 'sglang', 'tei', 'llamacpp', 'simulator', 'custom'] as const;
 export type EngineType = (typeof engineTypes)[number];
 
 export const ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$';
-/** `<profile>` or `<profile>:<count>` (operator/placement.ts); the count multiplies the profile. */
+/** `<profile>` or `<profile>:<count>` (operator/fleet/placement.ts); the count multiplies the profile. */
 export const RESOURCE_PROFILE_PATTERN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[1-9][0-9]{0,2})?$';
 /** A rollout's maxSurge / maxUnavailable: a pod count or a percentage, as a Deployment takes it. */
 export const INT_OR_PERCENT_PATTERN = '^(0|[1-9][0-9]{0,3})%?$';
@@ -189,7 +189,7 @@ export const adapterSpecSchema = z
     "A LoRA adapter served on another Model's engine pods (loaded at runtime), catalogued under this Model's own id and prices. No engine or external of its own.",
   );
 
-/** spec.engine.tokenizer: a Hugging Face repo, org/name, optionally @revision (operator/tokenizer.ts). */
+/** spec.engine.tokenizer: a Hugging Face repo, org/name, optionally @revision (operator/reconcile/tokenizer.ts). */
 export const TOKENIZER_PATTERN =
   '^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*(@[A-Za-z0-9._/-]{1,128})?$';
 
@@ -220,7 +220,7 @@ export const engineSpecSchema = z
     replicas: z.int32().min(0).describe('Desired replicas (the scale subresource writes this).').optional(),
     minReplicas: z.int32().min(0).optional(),
     maxReplicas: z.int32().min(0).optional(),
-    // operator/placement.ts
+    // operator/fleet/placement.ts
     resourceProfile: z
       .string()
       .regex(new RegExp(RESOURCE_PROFILE_PATTERN))
@@ -237,7 +237,7 @@ export const engineSpecSchema = z
       })
       .describe('A one-off on top of the profile: more node labels, tolerations, another priority class.')
       .optional(),
-    // The pod's termination grace covers it (operator/drain.ts).
+    // The pod's termination grace covers it (operator/fleet/drain.ts).
     drainSeconds: z
       .int32()
       .min(0)
@@ -246,7 +246,7 @@ export const engineSpecSchema = z
         'Seconds a stopping engine keeps generating for its in-flight streams (vLLM --shutdown-timeout); default 40.',
       )
       .optional(),
-    // operator/scratch.ts
+    // operator/fleet/scratch.ts
     scratchSize: z
       .string()
       .regex(/^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$/)
@@ -281,7 +281,7 @@ export const engineSpecSchema = z
         'vLLM: the only hosts the engine may download media URLs from (--allowed-media-domains). Unset: any public host the proxy lets through.',
       )
       .optional(),
-    // operator/tokenizer.ts
+    // operator/reconcile/tokenizer.ts
     tokenizer: z
       .string()
       .regex(new RegExp(TOKENIZER_PATTERN))
@@ -374,7 +374,7 @@ export const modelSpecSchema = z.strictObject({
     )
     .optional(),
   // The API server writes the defaults into the stored Model; the local runtime reads an absent
-  // field as the same (operator/entry.ts).
+  // field as the same (operator/reconcile/entry.ts).
   availability: z.enum(availabilities).meta({ default: 'available' }).optional(),
   region: z.string().min(1).max(64).meta({ default: 'global' }).optional(),
   tags: z.array(z.string().min(1).max(64)).max(32).optional(),

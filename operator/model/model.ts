@@ -3,9 +3,9 @@
 // validates them for the local runtime, which reads YAML files with no API server in between.
 // Both run the cross-field rules of rules.ts.
 import { z } from 'zod';
-import { dateTime, int64 } from './model/kube-schema.ts';
-import { type ModelSpec, modelSpecSchema } from './model-spec.ts';
+import { dateTime, int64 } from './kube-schema.ts';
 import { nameRule, specProblems } from './rules.ts';
+import { type ModelSpec, modelSpecSchema } from './spec.ts';
 
 export const GROUP = 'modelplane.dev';
 export const VERSION = 'v1alpha1';
@@ -26,7 +26,7 @@ export {
   modelSpecSchema,
   type PriceSpec,
   priceSpecSchema,
-} from './model-spec.ts';
+} from './spec.ts';
 
 export const conditionTypes = [
   'Ready',
