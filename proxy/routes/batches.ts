@@ -6,7 +6,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { BatchFiles } from '../../core/batch-files.ts';
 import { Batches } from '../../core/batches.ts';
-import type { LeaseMetering } from '../../core/billing/index.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { newLongId } from '../../core/ids.ts';
 import { createBatch, inputOptions } from '../batches/create.ts';
@@ -19,10 +18,7 @@ import { commonErrors, errorResponse } from '../schemas/openai.ts';
 const notFound = (id: string) =>
   new ApiError('not_found', `No batch found with id '${id}'.`, { param: 'batch_id' });
 
-export async function batchesRoutes(
-  app: FastifyInstance,
-  opts: { ctx: ProxyContext; leases: LeaseMetering },
-) {
+export async function batchesRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
   const { ctx } = opts;
   const batches = new Batches(ctx.media.redis);
   const files = new BatchFiles(ctx.media.redis, ctx.media.store);
@@ -48,7 +44,7 @@ export async function batchesRoutes(
       if (bytes === null)
         throw invalidRequest(`input_file_id: the file '${body.input_file_id}' is gone.`, 'input_file_id');
       const read = readOpenAiInput(bytes.toString('utf8'), inputOptions(ctx, p, body.endpoint));
-      const record = await createBatch({ ctx, batches, leases: opts.leases }, p, {
+      const record = await createBatch({ ctx, batches }, p, {
         id: newLongId('batch'),
         endpoint: body.endpoint,
         inputFileId: body.input_file_id,

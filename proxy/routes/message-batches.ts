@@ -7,7 +7,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { BatchFiles } from '../../core/batch-files.ts';
 import { Batches, finalStatuses } from '../../core/batches.ts';
-import type { LeaseMetering } from '../../core/billing/index.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { newLongId } from '../../core/ids.ts';
 import type { RecordFields } from '../../core/listed-records.ts';
@@ -42,10 +41,7 @@ const params = z.object({ id: z.string().min(1).max(64) });
 
 const notFound = (id: string) => new ApiError('not_found', `No message batch found with id '${id}'.`);
 
-export async function messageBatchesRoutes(
-  app: FastifyInstance,
-  opts: { ctx: ProxyContext; leases: LeaseMetering },
-) {
+export async function messageBatchesRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
   const { ctx } = opts;
   const batches = new Batches(ctx.media.redis);
   const files = new BatchFiles(ctx.media.redis, ctx.media.store);
@@ -74,7 +70,7 @@ export async function messageBatchesRoutes(
         const where = first.line === null ? '' : `requests.${first.line - 1}: `;
         throw invalidRequest(`${where}${first.message}`, first.param ?? undefined);
       }
-      const record = await createBatch({ ctx, batches, leases: opts.leases }, p, {
+      const record = await createBatch({ ctx, batches }, p, {
         id: newLongId('msgbatch'),
         endpoint: '/v1/messages',
         inputFileId: '',
