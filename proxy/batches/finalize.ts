@@ -9,6 +9,7 @@
 import { Buffer } from 'node:buffer';
 import type { BatchFiles } from '../../core/batch-files.ts';
 import type { Batches } from '../../core/batches.ts';
+import { endpointOf, speaksMessages } from '../../core/endpoints.ts';
 import type { RecordFields } from '../../core/listed-records.ts';
 import type { ObjectStore } from '../../core/storage/store.ts';
 import type { ProxyContext } from '../context.ts';
@@ -43,7 +44,7 @@ export async function settleLine(
       usage: result.usage,
       keyId: l.record.key_id ?? null,
       model: l.record.model ?? '',
-      kind: l.record.endpoint === '/v1/embeddings' ? 'embedding' : 'chat',
+      kind: endpointOf(l.record.endpoint)?.kind ?? 'chat',
       currency: l.record.currency ?? '',
     });
   await d.batches.markSettled(accountId, id, index);
@@ -79,7 +80,7 @@ export async function finalizeBatch(
   for (const [index, json] of results)
     if (!settled.has(index)) await settleLine(d, { accountId, id, record, index, result: JSON.parse(json) });
 
-  const anthropic = record.endpoint === '/v1/messages';
+  const anthropic = speaksMessages(record.endpoint);
   const out: string[] = [];
   const err: string[] = [];
   let unrun = 0;

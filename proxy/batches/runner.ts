@@ -303,7 +303,7 @@ export class BatchRunner {
     let result: LineResult;
     try {
       result = await runLine(this.d.app, this.d.tickets, {
-        endpoint: record.endpoint === '/v1/messages' ? '/v1/messages' : (record.endpoint ?? ''),
+        endpoint: record.endpoint ?? '',
         customId: line.customId,
         body: line.body,
         budget: line.budget,

@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { BatchFiles } from '../../core/batch-files.ts';
 import { Batches } from '../../core/batches.ts';
+import { speaksMessages } from '../../core/endpoints.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { newLongId } from '../../core/ids.ts';
 import { createBatch, inputOptions } from '../batches/create.ts';
@@ -58,7 +59,7 @@ export async function batchesRoutes(app: FastifyInstance, opts: { ctx: ProxyCont
   const owned = async (request: FastifyRequest) => {
     const { id } = request.params as { id: string };
     const record = await batches.get(request.principal.accountId, id);
-    if (record === null || record.endpoint === '/v1/messages') throw notFound(id);
+    if (record === null || speaksMessages(record.endpoint)) throw notFound(id);
     return record;
   };
 
@@ -93,7 +94,7 @@ export async function batchesRoutes(app: FastifyInstance, opts: { ctx: ProxyCont
         after: q.after,
         limit: q.limit ?? 20,
         order: 'desc',
-        filter: (r) => r.endpoint !== '/v1/messages',
+        filter: (r) => !speaksMessages(r.endpoint),
       });
       if (page === null)
         throw invalidRequest(`after: there is no batch '${q.after}' to list after.`, 'after');

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { BatchFiles } from '../../core/batch-files.ts';
 import { Batches, finalStatuses } from '../../core/batches.ts';
+import { speaksMessages } from '../../core/endpoints.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { newLongId } from '../../core/ids.ts';
 import type { RecordFields } from '../../core/listed-records.ts';
@@ -84,7 +85,7 @@ export async function messageBatchesRoutes(app: FastifyInstance, opts: { ctx: Pr
   const owned = async (request: FastifyRequest) => {
     const { id } = request.params as { id: string };
     const record = await batches.get(request.principal.accountId, id);
-    if (record === null || record.endpoint !== '/v1/messages') throw notFound(id);
+    if (record === null || !speaksMessages(record.endpoint)) throw notFound(id);
     return record;
   };
   const one = {
@@ -124,7 +125,7 @@ export async function messageBatchesRoutes(app: FastifyInstance, opts: { ctx: Pr
         before: q.before_id,
         limit: q.limit ?? 20,
         order: 'desc',
-        filter: (r) => r.endpoint === '/v1/messages',
+        filter: (r) => speaksMessages(r.endpoint),
       });
       if (page === null)
         throw invalidRequest('There is no such batch to list from.', q.after_id ? 'after_id' : 'before_id');

@@ -19,9 +19,10 @@ import {
   settledState,
   startBackground,
 } from '../calls/background-run.ts';
+import { endpointOutput } from '../calls/endpoints.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { runTextCall } from '../calls/text-call.ts';
-import { admitOutput, admitPrompt } from '../calls/text-door.ts';
+import { admitPrompt } from '../calls/text-door.ts';
 import type { ProxyContext } from '../context.ts';
 import { inputItemsPage } from '../dialects/responses/input-items.ts';
 import { toChatForm } from '../dialects/responses/request.ts';
@@ -194,10 +195,10 @@ async function handleCreate(
     );
   const accountId = request.principal!.accountId;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
-  const output = admitOutput(
+  const output = endpointOutput(
+    '/v1/responses',
     entry,
-    body.max_output_tokens,
-    'max_output_tokens',
+    body,
     entry.maxOutputTokens ?? ctx.config.PROXY_DEFAULT_MAX_TOKENS,
   );
   const history = await previousItems(store, accountId, body.previous_response_id);

@@ -78,6 +78,19 @@ describe('layout', () => {
     expect(meterings).toEqual([]);
   });
 
+  it("an endpoint's facts are read from its table (core/endpoints.ts): no '/v1/…' path is compared anywhere else", () => {
+    const compared =
+      /(?:[=!]==\s*['"`]\/v1\/[^'"`]*['"`])|(?:['"`]\/v1\/[^'"`]*['"`]\s*[=!]==)|(?:case\s+['"`]\/v1\/)/g;
+    // A check of the check (on a copy: a global pattern's test moves its lastIndex).
+    expect(new RegExp(compared.source).test("if (r.endpoint === '/v1/messages')")).toBe(true);
+    const offending = files
+      .filter((f) => /^(proxy|console|http|core)\//.test(f) && !isTest(f) && f !== 'core/endpoints.ts')
+      .flatMap((f) =>
+        [...readFileSync(`${root}${f}`, 'utf8').matchAll(compared)].map((m) => `${f}: ${m[0]}`),
+      );
+    expect(offending).toEqual([]);
+  });
+
   it('proxy routes neither call an engine nor touch files: proxy/routes/ imports no proxy/engine/, no node:fs', () => {
     const routes = files.filter((f) => f.startsWith('proxy/routes/') && !isTest(f));
     expect(routes.length).toBeGreaterThan(5);
