@@ -3,7 +3,7 @@
 // (../dialects/openai/text.ts): the engine's JSON (model echoed canonical) or its relayed stream.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { invalidRequest } from '../../core/errors.ts';
-import { endpointOutput } from '../calls/endpoints.ts';
+import { ENDPOINT_REQUESTS, endpointOutput } from '../calls/endpoints.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { runTextCall } from '../calls/text-call.ts';
 import { admitPrompt } from '../calls/text-door.ts';
@@ -13,7 +13,6 @@ import {
   type ChatCompletionRequest,
   chatCompletion,
   chatCompletionChunk,
-  chatCompletionRequest,
   commonErrors,
 } from '../schemas/openai.ts';
 
@@ -26,7 +25,7 @@ export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext
       schema: {
         summary: 'Create a chat completion',
         tags: ['chat-completions dialect'],
-        body: chatCompletionRequest,
+        body: ENDPOINT_REQUESTS['/v1/chat/completions'],
         charged: true,
         response: { 200: chatCompletion, ...commonErrors },
         stream: chatCompletionChunk,

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { estimatedPromptTokens } from '../billing/text-quote.ts';
-import { endpointOutput } from '../calls/endpoints.ts';
+import { ENDPOINT_REQUESTS, endpointOutput } from '../calls/endpoints.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { runTextCall } from '../calls/text-call.ts';
 import { admitPrompt } from '../calls/text-door.ts';
@@ -14,12 +14,7 @@ import { engineTokenCount } from '../calls/token-count.ts';
 import type { ProxyContext } from '../context.ts';
 import { toChatRequest } from '../dialects/messages/request.ts';
 import { messagesDialect } from '../dialects/messages/text.ts';
-import {
-  type CountTokensRequest,
-  countTokensRequest,
-  type MessagesRequest,
-  messagesRequest,
-} from '../schemas/messages.ts';
+import { type CountTokensRequest, countTokensRequest, type MessagesRequest } from '../schemas/messages.ts';
 import {
   countTokensResponse,
   messageResponse,
@@ -42,7 +37,7 @@ export async function messagesRoutes(app: FastifyInstance, opts: { ctx: ProxyCon
           'Authenticate with x-api-key or Authorization: Bearer. anthropic-version and anthropic-beta headers are accepted.',
         tags: ['messages dialect'],
         querystring: betaQuery,
-        body: messagesRequest,
+        body: ENDPOINT_REQUESTS['/v1/messages'],
         charged: true,
         response: { 200: messageResponse, ...messagesErrors },
         stream: messagesStreamEvent,

@@ -19,7 +19,7 @@ import {
   settledState,
   startBackground,
 } from '../calls/background-run.ts';
-import { endpointOutput } from '../calls/endpoints.ts';
+import { ENDPOINT_REQUESTS, endpointOutput } from '../calls/endpoints.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { runTextCall } from '../calls/text-call.ts';
 import { admitPrompt } from '../calls/text-door.ts';
@@ -38,7 +38,6 @@ import {
   type ResponsesRequest,
   responseObject,
   responseStreamEvent,
-  responsesRequest,
   retrieveQuery,
 } from '../schemas/responses.ts';
 
@@ -63,7 +62,7 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
         description:
           'Translated to the engines’ chat completions and billed exactly as one. Function tools only; store: true keeps the response 30 days.',
         tags: ['chat-completions dialect'],
-        body: responsesRequest,
+        body: ENDPOINT_REQUESTS['/v1/responses'],
         charged: true,
         response: { 200: responseObject, ...commonErrors },
         stream: responseStreamEvent,
