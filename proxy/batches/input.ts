@@ -12,7 +12,8 @@ import { ENDPOINTS, type Endpoint } from '../../core/endpoints.ts';
 import { ApiError } from '../../core/errors.ts';
 import { zodToApiError } from '../../http/validation.ts';
 import { chatPromptTokens, embeddingPromptTokens, textQuote } from '../billing/text-quote.ts';
-import { ENDPOINT_REQUESTS, endpointOutput } from '../calls/endpoints.ts';
+import { ENDPOINT_REQUESTS } from '../calls/endpoints.ts';
+import { admitOutput } from '../calls/text-door.ts';
 
 /** A batch's lines are calls to one endpoint of the table. */
 export type BatchEndpoint = Endpoint;
@@ -192,12 +193,7 @@ export function lineEstimate(
   }
   // The interactive rule (issue 30): over the model's limit a line runs at the limit, or is
   // refused where the Model says `outputLimitPolicy: refuse`; the hold is sized by what runs.
-  const perChoice = endpointOutput(
-    o.endpoint,
-    entry,
-    b,
-    entry.maxOutputTokens ?? o.defaultMaxTokens,
-  ).perChoice;
+  const perChoice = admitOutput(entry, o.endpoint, b, entry.maxOutputTokens ?? o.defaultMaxTokens).perChoice;
   const n = typeof b.n === 'number' ? b.n : 1;
   // The whole body's bytes bound every prompt form (messages, input items, instructions, tools).
   const messages = (

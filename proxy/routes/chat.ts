@@ -3,10 +3,10 @@
 // (../dialects/openai/text.ts): the engine's JSON (model echoed canonical) or its relayed stream.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { invalidRequest } from '../../core/errors.ts';
-import { ENDPOINT_REQUESTS, endpointOutput } from '../calls/endpoints.ts';
+import { ENDPOINT_REQUESTS } from '../calls/endpoints.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { runTextCall } from '../calls/text-call.ts';
-import { admitPrompt } from '../calls/text-door.ts';
+import { admitOutput, admitPrompt } from '../calls/text-door.ts';
 import type { ProxyContext } from '../context.ts';
 import { chatDialect } from '../dialects/openai/text.ts';
 import {
@@ -38,9 +38,9 @@ export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext
 function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as ChatCompletionRequest;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat', request.trace);
-  const output = endpointOutput(
-    '/v1/chat/completions',
+  const output = admitOutput(
     entry,
+    '/v1/chat/completions',
     body,
     entry.maxOutputTokens ?? ctx.config.PROXY_DEFAULT_MAX_TOKENS,
   );

@@ -6,10 +6,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { estimatedPromptTokens } from '../billing/text-quote.ts';
-import { ENDPOINT_REQUESTS, endpointOutput } from '../calls/endpoints.ts';
+import { ENDPOINT_REQUESTS } from '../calls/endpoints.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { runTextCall } from '../calls/text-call.ts';
-import { admitPrompt } from '../calls/text-door.ts';
+import { admitOutput, admitPrompt } from '../calls/text-door.ts';
 import { engineTokenCount } from '../calls/token-count.ts';
 import type { ProxyContext } from '../context.ts';
 import { toChatRequest } from '../dialects/messages/request.ts';
@@ -64,7 +64,7 @@ export async function messagesRoutes(app: FastifyInstance, opts: { ctx: ProxyCon
 function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as MessagesRequest;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat', request.trace);
-  const output = endpointOutput('/v1/messages', entry, body, body.max_tokens);
+  const output = admitOutput(entry, '/v1/messages', body, body.max_tokens);
   const chat = toChatRequest(body, entry.capabilities);
   const admitted = admitPrompt(entry, chat);
   return runTextCall(

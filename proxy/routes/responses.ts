@@ -19,10 +19,10 @@ import {
   settledState,
   startBackground,
 } from '../calls/background-run.ts';
-import { ENDPOINT_REQUESTS, endpointOutput } from '../calls/endpoints.ts';
+import { ENDPOINT_REQUESTS } from '../calls/endpoints.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { runTextCall } from '../calls/text-call.ts';
-import { admitPrompt } from '../calls/text-door.ts';
+import { admitOutput, admitPrompt } from '../calls/text-door.ts';
 import type { ProxyContext } from '../context.ts';
 import { inputItemsPage } from '../dialects/responses/input-items.ts';
 import { toChatForm } from '../dialects/responses/request.ts';
@@ -194,9 +194,9 @@ async function handleCreate(
     );
   const accountId = request.principal!.accountId;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
-  const output = endpointOutput(
-    '/v1/responses',
+  const output = admitOutput(
     entry,
+    '/v1/responses',
     body,
     entry.maxOutputTokens ?? ctx.config.PROXY_DEFAULT_MAX_TOKENS,
   );
