@@ -1,10 +1,9 @@
 // The batches of one proxy replica (docs/batches.md), built once by app.ts: the routes of both APIs
 // and the line tickets in the API scope, and the runner (started unless BATCH_RUNNER=false; every
-// replica may run it, one at a time holds its lock).
+// replica may run it, one at a time holds its lock). Their money is billing's (ctx.billing.batches).
 import type { FastifyInstance } from 'fastify';
 import { BatchFiles } from '../core/batch-files.ts';
 import { Batches } from '../core/batches.ts';
-import { LeaseMetering } from '../core/billing/index.ts';
 import { DemandStore } from '../core/demand.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { InteractiveLoad, interactiveLoadPlugin } from './batches/interactive.ts';
@@ -15,14 +14,10 @@ import { batchFilesRoutes } from './routes/batch-files.ts';
 import { batchesRoutes } from './routes/batches.ts';
 import { messageBatchesRoutes } from './routes/message-batches.ts';
 
-/** A line's settlement is remembered past the 24 h window and its finalizing. */
-const SETTLE_DONE_TTL_MS = 3 * 24 * 3_600_000;
-
 export function setupBatches(app: FastifyInstance, ctx: ProxyContext, proxyId: string) {
   const redis = ctx.media.redis;
   const tickets = new LineTickets();
   const interactive = new InteractiveLoad();
-  const leases = new LeaseMetering(redis, { settleDoneTtlMs: SETTLE_DONE_TTL_MS });
   const runner = new BatchRunner({
     app,
     ctx,
@@ -31,7 +26,6 @@ export function setupBatches(app: FastifyInstance, ctx: ProxyContext, proxyId: s
     files: new BatchFiles(redis, ctx.media.store),
     store: ctx.media.store,
     keys: new ApiKeys(redis, { brand: ctx.config.MODELPLANE_BRAND, kek: ctx.config.kek }),
-    leases,
     tickets,
     log: app.log,
     interactive,
@@ -47,8 +41,8 @@ export function setupBatches(app: FastifyInstance, ctx: ProxyContext, proxyId: s
         resolve: (model) => ctx.catalogue.get(model)?.id,
       });
       await api.register(batchFilesRoutes, { ctx });
-      await api.register(batchesRoutes, { ctx, leases });
-      await api.register(messageBatchesRoutes, { ctx, leases });
+      await api.register(batchesRoutes, { ctx });
+      await api.register(messageBatchesRoutes, { ctx });
     },
     start: () => {
       if (ctx.config.BATCH_RUNNER) runner.start();

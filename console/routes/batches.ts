@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { BatchFiles } from '../../core/batch-files.ts';
 import { type Batches, finalStatuses } from '../../core/batches.ts';
+import { speaksMessages } from '../../core/endpoints.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import type { ApiKeyRecord, ApiKeys } from '../../core/keys/index.ts';
 import type { RecordFields } from '../../core/listed-records.ts';
@@ -55,7 +56,7 @@ const ended = (r: RecordFields) => finalStatuses.has(r.status ?? '');
 function view(r: RecordFields, key: ApiKeyRecord | null, session: ActiveSession) {
   return {
     id: r.id!,
-    api: r.endpoint === '/v1/messages' ? ('anthropic' as const) : ('openai' as const),
+    api: speaksMessages(r.endpoint) ? ('anthropic' as const) : ('openai' as const),
     endpoint: r.endpoint ?? '',
     model: r.model || null,
     status: r.status ?? '',

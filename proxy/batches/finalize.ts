@@ -1,19 +1,19 @@
 // A batch's money per line and its end (docs/batches.md "Billing"):
-// - settleLine bills one written result, once: a settlement of the batch's lease under the line's
-//   own id (batch id + line index), with the usage record's request id naming the batch and line,
-//   so a runner that retries it after a crash charges nothing more. Failed lines cost 0 and are
-//   never settled.
+// - settleLine bills one written result, once, through billing (../billing/batch-money.ts): a
+//   settlement of the batch's hold under the line's own id (batch id + line index), so a runner
+//   that retries it after a crash charges nothing more; then marks it billed. Failed lines cost 0
+//   and are never settled.
 // - finalizeBatch, once no line runs: every written result billed (those a dead runner left
 //   unbilled), the output and error files written (ids made from the batch's, so finalizing again
 //   writes the same files), the unused hold released, the batch moved to its final status.
 import { Buffer } from 'node:buffer';
 import type { BatchFiles } from '../../core/batch-files.ts';
 import type { Batches } from '../../core/batches.ts';
-import type { LeaseMetering } from '../../core/billing/index.ts';
+import { endpointOf, speaksMessages } from '../../core/endpoints.ts';
 import type { RecordFields } from '../../core/listed-records.ts';
 import type { ObjectStore } from '../../core/storage/store.ts';
 import type { ProxyContext } from '../context.ts';
-import { BATCH_LEASE_TTL_MS, batchLeaseId, linesKey, type StoredLine } from './keys.ts';
+import { linesKey, type StoredLine } from './keys.ts';
 import {
   anthropicLine,
   anthropicUnrunLine,
@@ -28,7 +28,6 @@ import {
 interface MoneyDeps {
   ctx: ProxyContext;
   batches: Batches;
-  leases: LeaseMetering;
 }
 
 export async function settleLine(
@@ -36,35 +35,18 @@ export async function settleLine(
   l: { accountId: string; id: string; record: RecordFields; index: number; result: LineResult },
 ): Promise<void> {
   const { accountId, id, index, result } = l;
-  if (result.cost > 0 && result.usage !== null) {
-    const ref = `${id}:${index}`;
-    const r = await d.leases.settleBatch({
+  if (result.cost > 0 && result.usage !== null)
+    await d.ctx.billing.batches.settleLine({
       accountId,
-      leaseId: batchLeaseId(id),
-      batchId: `line:${index}`,
-      ttlMs: BATCH_LEASE_TTL_MS,
-      records: [
-        {
-          holdId: ref,
-          cost: result.cost,
-          carved: result.cost,
-          usage: {
-            keyId: l.record.key_id ?? null,
-            model: l.record.model ?? '',
-            kind: l.record.endpoint === '/v1/embeddings' ? 'embedding' : 'chat',
-            inputTokens: result.usage.inputTokens ?? 0,
-            cachedTokens: result.usage.cachedTokens ?? 0,
-            outputTokens: result.usage.outputTokens ?? 0,
-            requestId: ref,
-          },
-        },
-      ],
+      batchId: id,
+      index,
+      cost: result.cost,
+      usage: result.usage,
+      keyId: l.record.key_id ?? null,
+      model: l.record.model ?? '',
+      kind: endpointOf(l.record.endpoint)?.kind ?? 'chat',
+      currency: l.record.currency ?? '',
     });
-    if (!r.duplicate) {
-      const currency = l.record.currency ?? '';
-      d.ctx.metrics.creditsOf(l.record.model ?? '', currency).inc(r.charged[0] ?? 0);
-    }
-  }
   await d.batches.markSettled(accountId, id, index);
 }
 
@@ -98,7 +80,7 @@ export async function finalizeBatch(
   for (const [index, json] of results)
     if (!settled.has(index)) await settleLine(d, { accountId, id, record, index, result: JSON.parse(json) });
 
-  const anthropic = record.endpoint === '/v1/messages';
+  const anthropic = speaksMessages(record.endpoint);
   const out: string[] = [];
   const err: string[] = [];
   let unrun = 0;
@@ -122,7 +104,7 @@ export async function finalizeBatch(
   if (out.length > 0 || anthropic) fields.output_file_id = await writeFile(d, accountId, id, 'output', out);
   if (err.length > 0) fields.error_file_id = await writeFile(d, accountId, id, 'error', err);
   if (ending !== 'completed') fields[`unrun_${ending}`] = unrun;
-  await d.leases.releaseLease({ accountId, leaseId: batchLeaseId(id) });
+  await d.ctx.billing.batches.release(accountId, id);
   const at = ending === 'completed' ? 'completed_at' : ending === 'expired' ? 'expired_at' : 'cancelled_at';
   const moved = await d.batches.move(accountId, id, ['in_progress', 'finalizing', 'cancelling'], ending, {
     ...fields,

@@ -4,19 +4,19 @@
 // within the model's limits and not streamed. Any bad line fails the whole batch with OpenAI's
 // errors (code, message, param, line), and nothing is charged. Each good line gets its cost
 // estimate at the batch price — the most its call can be charged, as the route would hold it — and
-// the batch holds their sum. Pure: the model lookup is passed in.
-import type { z } from 'zod';
+// the batch holds their sum. What each endpoint parses with, bounds its output by and is priced as
+// is the endpoint table's (core/endpoints.ts, ../calls/endpoints.ts), the routes' own. Pure: the
+// model lookup is passed in.
 import type { CatalogueEntry, TokenPrice } from '../../core/catalogue/index.ts';
+import { ENDPOINTS, type Endpoint } from '../../core/endpoints.ts';
 import { ApiError } from '../../core/errors.ts';
 import { zodToApiError } from '../../http/validation.ts';
 import { chatPromptTokens, embeddingPromptTokens, textQuote } from '../billing/text-quote.ts';
+import { ENDPOINT_REQUESTS } from '../calls/endpoints.ts';
 import { admitOutput } from '../calls/text-door.ts';
-import { embeddingsRequest } from '../schemas/embeddings.ts';
-import { messagesRequest } from '../schemas/messages.ts';
-import { chatCompletionRequest } from '../schemas/openai.ts';
-import { responsesRequest } from '../schemas/responses.ts';
 
-export type BatchEndpoint = '/v1/chat/completions' | '/v1/responses' | '/v1/embeddings' | '/v1/messages';
+/** A batch's lines are calls to one endpoint of the table. */
+export type BatchEndpoint = Endpoint;
 
 export interface BatchLine {
   /** 0-based place in the input. */
@@ -55,13 +55,6 @@ export interface InputOptions {
 
 /** Errors past this many are counted, not listed. */
 const MAX_ERRORS = 100;
-
-const schemas: Record<BatchEndpoint, z.ZodType> = {
-  '/v1/chat/completions': chatCompletionRequest,
-  '/v1/responses': responsesRequest,
-  '/v1/embeddings': embeddingsRequest,
-  '/v1/messages': messagesRequest,
-};
 
 export interface ReadInput {
   lines: BatchLine[];
@@ -140,7 +133,7 @@ export function readBodies(
       continue;
     }
     const b = body as Record<string, unknown>;
-    const schema = schemas[o.endpoint];
+    const schema = ENDPOINT_REQUESTS[o.endpoint];
     const parsed = schema.safeParse(b);
     if (!parsed.success) {
       const err = zodToApiError(parsed.error);
@@ -156,8 +149,7 @@ export function readBodies(
       continue;
     }
     try {
-      const kind = o.endpoint === '/v1/embeddings' ? 'embedding' : 'chat';
-      const resolved = o.resolve(String(b.model), kind);
+      const resolved = o.resolve(String(b.model), ENDPOINTS[o.endpoint].kind);
       if (model !== null && resolved.entry.id !== model) {
         bad(
           'mismatched_model',
@@ -194,20 +186,14 @@ export function lineEstimate(
   price: TokenPrice,
   b: Record<string, unknown>,
 ): number {
-  if (o.endpoint === '/v1/embeddings') {
+  const endpoint = ENDPOINTS[o.endpoint];
+  if (endpoint.kind === 'embedding') {
     const inputs = Array.isArray(b.input) ? b.input.length : 1;
     return textQuote(price, embeddingPromptTokens(Buffer.byteLength(JSON.stringify(b.input)), inputs), 0).max;
   }
-  const field =
-    o.endpoint === '/v1/responses'
-      ? 'max_output_tokens'
-      : b.max_completion_tokens != null
-        ? 'max_completion_tokens'
-        : 'max_tokens';
-  const asked = b[field] as number | null | undefined;
   // The interactive rule (issue 30): over the model's limit a line runs at the limit, or is
   // refused where the Model says `outputLimitPolicy: refuse`; the hold is sized by what runs.
-  const perChoice = admitOutput(entry, asked, field, entry.maxOutputTokens ?? o.defaultMaxTokens).perChoice;
+  const perChoice = admitOutput(entry, o.endpoint, b, entry.maxOutputTokens ?? o.defaultMaxTokens).perChoice;
   const n = typeof b.n === 'number' ? b.n : 1;
   // The whole body's bytes bound every prompt form (messages, input items, instructions, tools).
   const messages = (
@@ -215,7 +201,7 @@ export function lineEstimate(
   ) as {
     content?: unknown;
   }[];
-  const system = o.endpoint === '/v1/messages' || b.instructions != null ? 1 : 0;
+  const system = endpoint.systemApart || b.instructions != null ? 1 : 0;
   const bytes = Buffer.byteLength(JSON.stringify(b));
   const prompt = chatPromptTokens(entry, [...messages, ...Array(system).fill({})], bytes);
   return textQuote(price, prompt, perChoice * n).max;

@@ -1,23 +1,18 @@
-// Names a batch's pieces are kept under, shared by its creation, runner and finalizing.
+// Names a batch's pieces are kept under, shared by its creation, runner and finalizing (its hold's
+// are billing's, ../billing/batch-money.ts).
 
 /** A batch's lines as copied at creation (the input file may be deleted meanwhile). */
 export interface StoredLine {
   customId: string;
   body: Record<string, unknown>;
   estimate: number;
-  /** The estimate at the interactive price: the most the line's call may hold (./line-charge.ts). */
+  /** The estimate at the interactive price: the most the line's call may hold (../billing/batch-line-charge.ts). */
   budget: number;
 }
 
 /** The media store key of a batch's line copy. */
 export const linesKey = (accountId: string, batchId: string) =>
   `batch-files/${accountId.toLowerCase().replace(/[^a-z0-9._-]/g, '-')}/${batchId.toLowerCase()}.lines.json`;
-
-/** The batch's hold: a lease (core/billing/leases.ts) every line is billed from. */
-export const batchLeaseId = (batchId: string) => `batch:${batchId}`;
-
-/** Renewed every runner tick while the batch is open; a lease whose runners all died lapses after it. */
-export const BATCH_LEASE_TTL_MS = 3_600_000;
 
 /**
  * A batch on the runners' list with no record this many runner polls after it was filed was never

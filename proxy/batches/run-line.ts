@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { textCostSaturating } from '../../core/billing/index.ts';
 import type { TokenPrice } from '../../core/catalogue/index.ts';
+import { speaksMessages } from '../../core/endpoints.ts';
 import { formatNano } from '../../core/money.ts';
 import type { LineTicket } from '../billing/batch-line-charge.ts';
 import { BATCH_LINE_HEADER, type LineTickets } from './line-tickets.ts';
@@ -34,7 +35,7 @@ export class LinePreemptedError extends Error {
 
 export async function runLine(app: FastifyInstance, tickets: LineTickets, l: LineRun): Promise<LineResult> {
   const { token, ticket } = tickets.issue(l.budget);
-  const messages = l.endpoint === '/v1/messages';
+  const messages = speaksMessages(l.endpoint);
   l.started?.(ticket);
   try {
     const res = await app.inject({

@@ -17,7 +17,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { BatchFiles } from '../../core/batch-files.ts';
 import { type Batches, finalStatuses } from '../../core/batches.ts';
-import { batchTokenPrice, type LeaseMetering } from '../../core/billing/index.ts';
+import { batchTokenPrice } from '../../core/billing/index.ts';
 import { priceFor } from '../../core/catalogue/index.ts';
 import type { DemandStore } from '../../core/demand.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
@@ -30,7 +30,7 @@ import type { ProxyContext } from '../context.ts';
 import { finalizeBatch, settleLine } from './finalize.ts';
 import { mayAdmit, slotRoom } from './idle-gate.ts';
 import type { InteractiveLoad } from './interactive.ts';
-import { BATCH_LEASE_TTL_MS, batchLeaseId, CREATE_GRACE_POLLS, linesKey, type StoredLine } from './keys.ts';
+import { CREATE_GRACE_POLLS, linesKey, type StoredLine } from './keys.ts';
 import type { LineTickets } from './line-tickets.ts';
 import type { LineResult } from './output.ts';
 import { groupByPrefix } from './prefix-groups.ts';
@@ -56,7 +56,6 @@ export interface RunnerDeps {
   files: BatchFiles;
   store: ObjectStore;
   keys: ApiKeys;
-  leases: LeaseMetering;
   tickets: LineTickets;
   log: FastifyBaseLogger;
   interactive: InteractiveLoad;
@@ -183,7 +182,7 @@ export class BatchRunner {
       // it; past the grace, it never will be, and the hold it may have taken is given back.
       if (Date.now() - filedAt < CREATE_GRACE_POLLS * this.d.ctx.config.BATCH_POLL_MS) return;
       this.running.delete(id);
-      await this.d.leases.releaseLease({ accountId, leaseId: batchLeaseId(id) });
+      await this.d.ctx.billing.batches.release(accountId, id);
       await this.d.store.delete(linesKey(accountId, id)).catch(() => {});
       await batches.unfile(accountId, id);
       this.d.log.warn(
@@ -204,13 +203,7 @@ export class BatchRunner {
       record = (await batches.get(accountId, id)) ?? record;
     }
     // The batch's hold lives while the batch does.
-    await this.d.leases.extendLease({
-      accountId,
-      leaseId: batchLeaseId(id),
-      add: 0,
-      den: 1,
-      ttlMs: BATCH_LEASE_TTL_MS,
-    });
+    await this.d.ctx.billing.batches.keep(accountId, id);
     const run = this.running.get(id) ?? (await this.load(accountId, id, record));
     const ending =
       record.status === 'cancelling' ? 'cancelled' : now >= Number(record.expires_at) ? 'expired' : null;
@@ -310,7 +303,7 @@ export class BatchRunner {
     let result: LineResult;
     try {
       result = await runLine(this.d.app, this.d.tickets, {
-        endpoint: record.endpoint === '/v1/messages' ? '/v1/messages' : (record.endpoint ?? ''),
+        endpoint: record.endpoint ?? '',
         customId: line.customId,
         body: line.body,
         budget: line.budget,

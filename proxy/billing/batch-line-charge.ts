@@ -1,14 +1,16 @@
 // The money of one batch line's call (docs/batches.md "Billing"). A line runs as its route's own
 // POST, injected by the batch runner (../batches/run-line.ts) with the batch's key, so it is read,
 // checked, translated and answered exactly as an interactive call is — one route, one metered
-// lifecycle (../calls/metered.ts). Only its charge differs, and only here: the call is already
-// covered by the batch's hold (made when the batch was created), so the line's charge holds nothing
-// in Redis and settles nothing itself. It hands the call's usage back to the runner, which writes
-// the line's result and bills it once, at the batch price, under the line's own id.
+// lifecycle (../calls/metered.ts), one door (Billing.open, which hands a line's call this charge).
+// Only its charge differs, and only here: the call is already covered by the batch's hold (made
+// when the batch was created, ./batch-money.ts), so the line's charge holds nothing in Redis and
+// settles nothing itself. It hands the call's usage back to the runner, which writes the line's
+// result and bills it once, at the batch price, under the line's own id. It is a Charge beside the
+// interactive CallCharge, not a kind of it: an interactive call never runs a line's code.
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import type { CallUsage } from '../usage.ts';
-import { CallCharge, type CallInfo, type ChargeDeps, type HeldRun, type Quote } from './charge.ts';
+import type { CallInfo, Charge, HeldRun, Quote } from './charge-types.ts';
 
 export interface LineTicket {
   /** The most the line may hold at the route's price: its estimate there, so the batch's hold covers it. */
@@ -37,17 +39,20 @@ declare module 'fastify' {
 const noop = () => {};
 
 /** A line's charge: covered by the batch's hold; its usage goes back to the runner. */
-export class BatchLineCharge extends CallCharge {
-  constructor(
-    deps: ChargeDeps,
-    call: CallInfo,
-    quote: Quote,
-    private readonly ticket: LineTicket,
-  ) {
-    super(deps, call, quote);
-  }
+export class BatchLineCharge implements Charge {
+  allowance = 0;
+  covered = false;
+  /** A line holds nothing of its own (the batch's hold covers it), so no rate window refuses it here. */
+  readonly rateLimit = null;
+  readonly windows = null;
 
-  override async hold<T>(h: HeldRun<T>): Promise<T> {
+  constructor(
+    private readonly call: CallInfo,
+    private readonly quote: Quote,
+    private readonly ticket: LineTicket,
+  ) {}
+
+  async hold<T>(h: HeldRun<T>): Promise<T> {
     const q = this.quote;
     // The route may hold more than the estimate (a Responses line's stored history): its output is
     // then lowered to what the estimate pays for, as a short reserve lowers it.
@@ -61,14 +66,17 @@ export class BatchLineCharge extends CallCharge {
     return h.run(allowance, this.call.cancel);
   }
 
-  override settle(_cost: number, counts: CallUsage, deliver: () => void = noop): void {
+  settle(_cost: number, counts: CallUsage, deliver: () => void = noop): void {
     this.ticket.usage = counts;
     deliver();
   }
 
-  override release(): void {}
+  release(): void {}
 
-  override chargeNow(): never {
+  chargeNow(): never {
     throw new Error('a batch line is never charged at once');
   }
+
+  /** Nothing to journal while it runs: the runner bills the line from its written result. */
+  trackProgress(): void {}
 }

@@ -7,7 +7,9 @@
 // - the gate: no new billable call while a fault of the table in proxy/faults/ holds (Billing hands
 //   it the probe, the outbox and the journal to read; the Redis probe's acting half is
 //   ./redis-watch.ts, what the replica owes is published by ./replica-reporter.ts);
-// - the open calls, so shutdown can wait for them, or end them, before the outbox drains.
+// - the open calls, so shutdown can wait for them, or end them, before the outbox drains;
+// - batches' money (./batch-money.ts): a batch's hold, its lines' charges and bills. Every call's
+//   charge, a batch line's too, is made by `open`: billing is the one door money goes through.
 import type { FastifyBaseLogger } from 'fastify';
 import { LeaseMetering, Metering, startHoldSweeper, type Voided } from '../../core/billing/index.ts';
 import { loadMeteringScripts } from '../../core/billing/scripts.ts';
@@ -20,7 +22,9 @@ import { FAULTS } from '../faults/faults.ts';
 import type { ProxyMetrics } from '../metrics/metrics.ts';
 import type { CallUsage } from '../usage.ts';
 import { BalanceView } from './balance-view.ts';
-import { CallCharge, type CallInfo, type ChargeDeps, type Quote } from './charge.ts';
+import type { LineTicket } from './batch-line-charge.ts';
+import { BatchMoney } from './batch-money.ts';
+import { CallCharge, type CallInfo, type Charge, type ChargeDeps, type Quote } from './charge.ts';
 import { HoldRenewer } from './hold-renewer.ts';
 import { LeaseReclaim } from './lease-reclaim.ts';
 import { CreditLeases } from './leases.ts';
@@ -48,6 +52,8 @@ export class Billing implements ChargeDeps {
   readonly renewer: HoldRenewer;
   readonly reclaim: LeaseReclaim | null;
   readonly balances = new BalanceView();
+  /** Batches' holds and their lines' bills. */
+  readonly batches: BatchMoney;
   readonly holdTtlMs: number;
   /** What this replica cannot bill through now (proxy/faults/): readiness, refusals, /readyz's words. */
   readonly faults: FaultBoard;
@@ -127,6 +133,11 @@ export class Billing implements ChargeDeps {
       onAvailable: (accountId, available) => this.balances.set(accountId, available),
       onVoided: (v) => this.observeVoids(v),
     }));
+    this.batches = new BatchMoney({
+      redis: o.redis,
+      reclaim: this.reclaim,
+      charged: (model, currency, amount) => metrics.creditsOf(model, currency).inc(amount),
+    });
     this.renewer = new HoldRenewer({
       metering: this.metering,
       ttlMs: config.HOLD_TTL_MS,
@@ -188,8 +199,14 @@ export class Billing implements ChargeDeps {
     if (any) this.journal.afterWrite();
   }
 
-  /** A call's money (./charge.ts); refused while this replica cannot bill. */
-  open(call: CallInfo, quote: Quote): CallCharge {
+  /**
+   * A call's money (./charge.ts); refused while this replica cannot bill. A batch line's call
+   * (`line`, its runner's ticket) is covered by its batch's hold, made at the batch's creation, so
+   * it is neither refused nor counted here: its charge hands the usage back to the runner, which
+   * bills the line through `batches`.
+   */
+  open(call: CallInfo, quote: Quote, line: LineTicket | null = null): Charge {
+    if (line !== null) return this.batches.openLine(call, quote, line);
     const refused = this.faults.refusal(call.principal.accountId);
     if (refused !== null) {
       this.o.metrics.billingRefused.inc();

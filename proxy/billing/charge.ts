@@ -46,14 +46,14 @@ import type {
 import { insufficientQuota, keySpendLimitReached, rateLimitExceeded } from '../../core/errors.ts';
 import type { CallUsage } from '../usage.ts';
 import type { BalanceView } from './balance-view.ts';
-import type { CallInfo, HeldRun, Quote } from './charge-types.ts';
+import type { CallInfo, Charge, HeldRun, Quote } from './charge-types.ts';
 import type { HoldRenewer } from './hold-renewer.ts';
 import type { Progress } from './journal-lines.ts';
 import type { LeaseReclaim } from './lease-reclaim.ts';
 import type { CreditLeases } from './leases.ts';
 import type { Outbox } from './outbox.ts';
 
-export type { CallInfo, HeldRun, Quote } from './charge-types.ts';
+export type { CallInfo, Charge, HeldRun, Quote } from './charge-types.ts';
 
 /** What a charge needs of its replica's billing (Billing implements it). */
 export interface ChargeDeps {
@@ -86,7 +86,7 @@ const NOT_COVERED = -1;
 
 const noop = () => {};
 
-export class CallCharge {
+export class CallCharge implements Charge {
   /** What the engine call was allowed once held (text: output tokens, all choices together). */
   allowance = 0;
   /**

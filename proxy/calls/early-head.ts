@@ -9,7 +9,7 @@
 // exactly as without it: head, opening bytes and the first content in one write (./relay.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { logFailure, toApiError } from '../../http/errors.ts';
-import type { CallCharge } from '../billing/charge.ts';
+import type { Charge } from '../billing/charge.ts';
 import type { StreamTranslator } from '../dialects/translator.ts';
 import { openEventStream } from './event-stream.ts';
 
@@ -29,7 +29,7 @@ export class EarlyHead {
     private readonly reply: FastifyReply,
     private readonly translator: StreamTranslator,
     private readonly o: {
-      charge: CallCharge;
+      charge: Charge;
       /** The prompt's tokens as the proxy estimates them, for an early head. */
       estimateInput: () => number;
       pingMs: number;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError, billingUnavailable, shuttingDown } from '../../core/errors.ts';
 import { errorsPlugin } from '../../http/errors.ts';
 import { KeyCache, type KeyLease } from '../auth/key-cache.ts';
-import type { CallCharge, CallInfo, HeldRun, Quote } from '../billing/charge.ts';
+import type { CallInfo, Charge, HeldRun, Quote } from '../billing/charge.ts';
 import type { ProxyContext } from '../context.ts';
 import type { Cancel } from '../engine/cancel.ts';
 import '../plugins/auth.ts'; // the request's principal and keyLease declarations
@@ -30,7 +30,7 @@ let ranWith: Cancel | undefined;
 
 const keys = new KeyCache({ lookup: async () => null, ttlMs: 0 });
 
-function fakeCharge(info: CallInfo): CallCharge {
+function fakeCharge(info: CallInfo): Charge {
   return {
     allowance: 0,
     async hold<T>(h: HeldRun<T>): Promise<T> {
@@ -54,7 +54,7 @@ function fakeCharge(info: CallInfo): CallCharge {
       log.push('charge now');
       return { ok: true, charged: 3, balance: 0, duplicate: false, keyLimit: null };
     },
-  } as unknown as CallCharge;
+  } as unknown as Charge;
 }
 
 const ctx = {
@@ -219,7 +219,7 @@ describe('meteredCall', () => {
   });
 
   it('a started stream is handed to the relay with its charge: meteredCall settles nothing itself', async () => {
-    let relayed: { result: string; charge: CallCharge; cancel: Cancel } | undefined;
+    let relayed: { result: string; charge: Charge; cancel: Cancel } | undefined;
     call = {
       kind: 'chat',
       model: 'm',
@@ -243,7 +243,7 @@ describe('meteredCall', () => {
       model: 'v',
       quote: QUOTE,
       now: async (charge) => {
-        await charge.chargeNow({} as Parameters<CallCharge['chargeNow']>[0]);
+        await charge.chargeNow({} as Parameters<Charge['chargeNow']>[0]);
         return () => {
           log.push('deliver');
           currentReply!.send({ id: 'video_1' });

@@ -7,7 +7,7 @@
 // meteredCall (DESIGN "Money"; ../billing/charge.ts tells how each step holds and settles):
 // 1. the request's abort is linked (the client leaving, the key dying, shutdown) to the call;
 // 2. `billing.open` makes the charge, or refuses the call while settlements cannot reach Redis
-//    (the outbox gate);
+//    (the outbox gate); a batch line's call gets its line's charge from the same door;
 // 3. a held call: the hold is made and the engine run under it; its whole answer is billed,
 //    settled, and delivered once the settlement is in the journal (settle-then-deliver) — or a
 //    started stream is handed to the relay, which does the same at the stream's end;
@@ -23,9 +23,8 @@ import { formatNano } from '../../core/money.ts';
 import { ClientClosedError } from '../../http/client-closed.ts';
 import { dialectOf } from '../../http/dialect.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
-import { BatchLineCharge } from '../billing/batch-line-charge.ts';
 import { COST_HEADER } from '../billing/call-cost.ts';
-import type { CallCharge, Quote } from '../billing/charge.ts';
+import type { Charge, Quote } from '../billing/charge.ts';
 import { rateLimitHeaders, retryAfterMsHeader } from '../billing/rate-headers.ts';
 import type { ProxyContext } from '../context.ts';
 import type { Cancel } from '../engine/cancel.ts';
@@ -57,21 +56,21 @@ interface MeteredBase {
 /** A call run under a hold, settled from its answer. */
 export interface HeldCall<T> extends MeteredBase {
   /** Called once the charge is open, before the hold is sought (a stream's early head). */
-  opened?(charge: CallCharge): void;
+  opened?(charge: Charge): void;
   /** Starts the engine call allowed `allowance`; resolves when an answer can be sent. */
   run(allowance: number, cancel: Cancel): Promise<T>;
   /** Throws away a result that will not be sent (closes its engine body). */
   discard?(result: T): void;
   /** A whole answer: its bill. */
-  bill?(result: T, charge: CallCharge): Bill | Promise<Bill>;
+  bill?(result: T, charge: Charge): Bill | Promise<Bill>;
   /** A started stream: relayed, and settled by the relay (./relay.ts) before its last bytes. */
-  relay?(result: T, charge: CallCharge, abort: RequestAbort): Promise<void>;
+  relay?(result: T, charge: Charge, abort: RequestAbort): Promise<void>;
 }
 
 /** A call charged at once (a video job): no hold, the charge is the settlement. */
 export interface ChargedNowCall extends MeteredBase {
   /** Charges through `charge.chargeNow`; returns what sends the answer. */
-  now(charge: CallCharge): Promise<() => void>;
+  now(charge: Charge): Promise<() => void>;
 }
 
 const noop = () => {};
@@ -84,7 +83,7 @@ export async function meteredCall<T>(
 ): Promise<FastifyReply> {
   const abort = linkRequestAbort(request, reply);
   request.trace?.call(c.kind, c.model);
-  let charge: CallCharge | undefined;
+  let charge: Charge | undefined;
   let hold: HoldSpan | undefined;
   try {
     const call = {
@@ -96,10 +95,7 @@ export async function meteredCall<T>(
       trace: request.trace,
     };
     // A batch line's call is covered by its batch's hold and billed by the batch runner (../batches/).
-    charge =
-      request.batchLine === null || request.batchLine === undefined
-        ? ctx.billing.open(call, c.quote)
-        : new BatchLineCharge(ctx.billing, call, c.quote, request.batchLine);
+    charge = ctx.billing.open(call, c.quote, request.batchLine ?? null);
     if ('now' in c) {
       const deliver = await c.now(charge);
       abort.dispose();

@@ -17,7 +17,7 @@ import { ApiError, invalidApiKey } from '../../core/errors.ts';
 import { ClientClosedError, ClientStalledError } from '../../http/client-closed.ts';
 import { KeyInvalidatedError } from '../auth/key-cache.ts';
 import { callCost } from '../billing/call-cost.ts';
-import type { CallCharge } from '../billing/charge.ts';
+import type { Charge } from '../billing/charge.ts';
 import { textBill } from '../billing/text-quote.ts';
 import type { ProxyContext } from '../context.ts';
 import type { StreamTranslator } from '../dialects/translator.ts';
@@ -34,7 +34,7 @@ import { LastFrames } from './finish-reason.ts';
 export interface RelayArgs {
   start: StreamStart;
   abort: RequestAbort;
-  charge: CallCharge;
+  charge: Charge;
   entry: CatalogueEntry;
   price: TokenPrice;
   /** Bytes the hold counted for the prompt (the estimate's input when the engine reports no usage). */
@@ -123,7 +123,7 @@ export async function relay(
 /** The bill of a stream's usage (../engine/frames/stream-usage.ts: the engine's last reported, else the proxy's count). */
 function streamBill(
   request: FastifyRequest,
-  a: { price: TokenPrice; entry: CatalogueEntry; charge: CallCharge },
+  a: { price: TokenPrice; entry: CatalogueEntry; charge: Charge },
   reported: TextUsage,
 ): { cost: number; usage: TextUsage } {
   const bill = textBill(a.price, reported, { output: a.charge.allowance, input: a.entry.contextLength });

@@ -113,11 +113,15 @@ describe('admitPrompt', () => {
 
 describe('admitOutput', () => {
   it('a default bound is not the caller’s; an asked one within the limit is', () => {
-    expect(admitOutput(entry({ maxOutputTokens: 100 }), null, 'max_tokens', 50)).toMatchObject({
+    expect(
+      admitOutput(entry({ maxOutputTokens: 100 }), '/v1/chat/completions', { max_tokens: null }, 50),
+    ).toMatchObject({
       perChoice: 50,
       asked: false,
     });
-    expect(admitOutput(entry({ maxOutputTokens: 100 }), 100, 'max_tokens', 50)).toMatchObject({
+    expect(
+      admitOutput(entry({ maxOutputTokens: 100 }), '/v1/chat/completions', { max_tokens: 100 }, 50),
+    ).toMatchObject({
       perChoice: 100,
       asked: true,
     });
@@ -130,12 +134,12 @@ describe('admitOutput above the limit (issue 30 item 2)', () => {
     [{ contextLength: 1024 }, 1025, 1024],
     [{}, 1_000_001, 1_000_000],
   ])('%j: %i is served at %i, as a default (lowered further to what the context leaves)', (e, n, limit) => {
-    expect(admitOutput(entry(e), n, 'max_tokens', 1)).toMatchObject({
+    expect(admitOutput(entry(e), '/v1/messages', { max_tokens: n }, 1)).toMatchObject({
       perChoice: limit,
       asked: false,
       clampedFrom: n,
     });
-    expect(admitOutput(entry(e), limit, 'max_tokens', 1)).toMatchObject({
+    expect(admitOutput(entry(e), '/v1/messages', { max_tokens: limit }, 1)).toMatchObject({
       perChoice: limit,
       clampedFrom: null,
     });
@@ -143,9 +147,12 @@ describe('admitOutput above the limit (issue 30 item 2)', () => {
 
   it('a Model with outputLimitPolicy refuse answers 400 naming the field', () => {
     const strict = entry({ maxOutputTokens: 256, outputLimitPolicy: 'refuse' });
-    const r = refusal(() => admitOutput(strict, 257, 'max_output_tokens', 1));
+    const r = refusal(() => admitOutput(strict, '/v1/responses', { max_output_tokens: 257 }, 1));
     expect(r).toMatchObject({ param: 'max_output_tokens', message: expect.stringMatching(/at most 256/) });
-    expect(admitOutput(strict, 256, 'max_output_tokens', 1)).toMatchObject({ perChoice: 256, asked: true });
+    expect(admitOutput(strict, '/v1/responses', { max_output_tokens: 256 }, 1)).toMatchObject({
+      perChoice: 256,
+      asked: true,
+    });
   });
 });
 

@@ -11,6 +11,7 @@
 // A refusal names the client's own field where the translator recorded it (../dialects/origins.ts),
 // else the chat form's (which is the client's on chat completions). Pure: no I/O.
 import type { CatalogueEntry } from '../../core/catalogue/index.ts';
+import { ENDPOINTS, type Endpoint } from '../../core/endpoints.ts';
 import { ApiError } from '../../core/errors.ts';
 import { originOf } from '../dialects/origins.ts';
 import { mediaUrlProblem } from '../media-urls.ts';
@@ -172,20 +173,33 @@ export function outputLimit(entry: CatalogueEntry): number {
 }
 
 /**
- * The output bound: what the caller asked for (`asked`, from the request's `field`), else the
- * dialect's default. Above the model's limit it is served at the limit (issue 30 item 2): clients
- * send one bound for every model (Claude Code sends max_tokens 32000), and open models' limits are
- * often lower (8,192), so refusing would fail them on every such model; the hold is sized by the
- * lowered bound and the response says so (`x-modelplane-output-clamped`). A lowered bound counts
- * as a default, lowered further to what the context leaves. A Model with outputLimitPolicy
- * `refuse` answers 400 naming the field instead, as OpenAI does.
+ * The output bound of a call to `endpoint`: what the caller asked for, in the first of the
+ * endpoint's output fields the body sets (core/endpoints.ts: chat's max_completion_tokens, else
+ * max_tokens), else `fallback`, the dialect's default (named by the last field). Above the model's
+ * limit it is served at the limit (issue 30 item 2): clients send one bound for every model (Claude
+ * Code sends max_tokens 32000), and open models' limits are often lower (8,192), so refusing would
+ * fail them on every such model; the hold is sized by the lowered bound and the response says so
+ * (`x-modelplane-output-clamped`). A lowered bound counts as a default, lowered further to what the
+ * context leaves. A Model with outputLimitPolicy `refuse` answers 400 naming the field instead, as
+ * OpenAI does. The routes and a batch's line estimates (../batches/input.ts) both call this.
  */
 export function admitOutput(
   entry: CatalogueEntry,
-  asked: number | null | undefined,
-  field: string,
+  endpoint: Endpoint,
+  body: object,
   fallback: number,
 ): OutputBound {
+  const fields: readonly string[] = ENDPOINTS[endpoint].output;
+  if (fields.length === 0) throw new Error(`${endpoint} generates no output`);
+  const b = body as Record<string, unknown>;
+  // A loop, not find(): every text call passes here.
+  let field = fields[fields.length - 1]!;
+  for (const f of fields)
+    if (b[f] != null) {
+      field = f;
+      break;
+    }
+  const asked = b[field] as number | null | undefined;
   const bound = (perChoice: number, isAsked: boolean, clampedFrom: number | null) =>
     ({ perChoice, field, asked: isAsked, clampedFrom }) as unknown as OutputBound;
   if (asked == null) return bound(fallback, false, null);

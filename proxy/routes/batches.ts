@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { BatchFiles } from '../../core/batch-files.ts';
 import { Batches } from '../../core/batches.ts';
-import type { LeaseMetering } from '../../core/billing/index.ts';
+import { speaksMessages } from '../../core/endpoints.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { newLongId } from '../../core/ids.ts';
 import { createBatch, inputOptions } from '../batches/create.ts';
@@ -19,10 +19,7 @@ import { commonErrors, errorResponse } from '../schemas/openai.ts';
 const notFound = (id: string) =>
   new ApiError('not_found', `No batch found with id '${id}'.`, { param: 'batch_id' });
 
-export async function batchesRoutes(
-  app: FastifyInstance,
-  opts: { ctx: ProxyContext; leases: LeaseMetering },
-) {
+export async function batchesRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
   const { ctx } = opts;
   const batches = new Batches(ctx.media.redis);
   const files = new BatchFiles(ctx.media.redis, ctx.media.store);
@@ -48,7 +45,7 @@ export async function batchesRoutes(
       if (bytes === null)
         throw invalidRequest(`input_file_id: the file '${body.input_file_id}' is gone.`, 'input_file_id');
       const read = readOpenAiInput(bytes.toString('utf8'), inputOptions(ctx, p, body.endpoint));
-      const record = await createBatch({ ctx, batches, leases: opts.leases }, p, {
+      const record = await createBatch({ ctx, batches }, p, {
         id: newLongId('batch'),
         endpoint: body.endpoint,
         inputFileId: body.input_file_id,
@@ -62,7 +59,7 @@ export async function batchesRoutes(
   const owned = async (request: FastifyRequest) => {
     const { id } = request.params as { id: string };
     const record = await batches.get(request.principal.accountId, id);
-    if (record === null || record.endpoint === '/v1/messages') throw notFound(id);
+    if (record === null || speaksMessages(record.endpoint)) throw notFound(id);
     return record;
   };
 
@@ -97,7 +94,7 @@ export async function batchesRoutes(
         after: q.after,
         limit: q.limit ?? 20,
         order: 'desc',
-        filter: (r) => r.endpoint !== '/v1/messages',
+        filter: (r) => !speaksMessages(r.endpoint),
       });
       if (page === null)
         throw invalidRequest(`after: there is no batch '${q.after}' to list after.`, 'after');

@@ -3,6 +3,7 @@
 // (../dialects/openai/text.ts): the engine's JSON (model echoed canonical) or its relayed stream.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { invalidRequest } from '../../core/errors.ts';
+import { ENDPOINT_REQUESTS } from '../calls/endpoints.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { runTextCall } from '../calls/text-call.ts';
 import { admitOutput, admitPrompt } from '../calls/text-door.ts';
@@ -12,7 +13,6 @@ import {
   type ChatCompletionRequest,
   chatCompletion,
   chatCompletionChunk,
-  chatCompletionRequest,
   commonErrors,
 } from '../schemas/openai.ts';
 
@@ -25,7 +25,7 @@ export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext
       schema: {
         summary: 'Create a chat completion',
         tags: ['chat-completions dialect'],
-        body: chatCompletionRequest,
+        body: ENDPOINT_REQUESTS['/v1/chat/completions'],
         charged: true,
         response: { 200: chatCompletion, ...commonErrors },
         stream: chatCompletionChunk,
@@ -38,17 +38,16 @@ export async function chatRoutes(app: FastifyInstance, opts: { ctx: ProxyContext
 function handleChat(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as ChatCompletionRequest;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat', request.trace);
-  const field = body.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
   const output = admitOutput(
     entry,
-    body.max_completion_tokens ?? body.max_tokens,
-    field,
+    '/v1/chat/completions',
+    body,
     entry.maxOutputTokens ?? ctx.config.PROXY_DEFAULT_MAX_TOKENS,
   );
   if (body.min_tokens != null && body.min_tokens > output.perChoice)
     throw invalidRequest(
       output.asked
-        ? `min_tokens must be at most ${field} (${output.perChoice}), got ${body.min_tokens}.`
+        ? `min_tokens must be at most ${output.field} (${output.perChoice}), got ${body.min_tokens}.`
         : `min_tokens must be at most the default output bound, ${output.perChoice} tokens (or set max_tokens), got ${body.min_tokens}.`,
       'min_tokens',
     );

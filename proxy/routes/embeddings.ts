@@ -4,9 +4,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { embeddingPromptTokens, textQuote } from '../billing/text-quote.ts';
 import { checkEmbeddingInputs } from '../calls/context-fit.ts';
 import { embeddingsCall } from '../calls/embeddings-call.ts';
+import { ENDPOINT_REQUESTS } from '../calls/endpoints.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import type { ProxyContext } from '../context.ts';
-import { type EmbeddingsRequest, embeddingsRequest, embeddingsResponse } from '../schemas/embeddings.ts';
+import { type EmbeddingsRequest, embeddingsResponse } from '../schemas/embeddings.ts';
 import { commonErrors } from '../schemas/openai.ts';
 
 export async function embeddingsRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
@@ -18,7 +19,7 @@ export async function embeddingsRoutes(app: FastifyInstance, opts: { ctx: ProxyC
       schema: {
         summary: 'Create embeddings',
         tags: ['chat-completions dialect'],
-        body: embeddingsRequest,
+        body: ENDPOINT_REQUESTS['/v1/embeddings'],
         charged: true,
         response: { 200: embeddingsResponse, ...commonErrors },
       },

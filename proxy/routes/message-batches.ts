@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { BatchFiles } from '../../core/batch-files.ts';
 import { Batches, finalStatuses } from '../../core/batches.ts';
-import type { LeaseMetering } from '../../core/billing/index.ts';
+import { speaksMessages } from '../../core/endpoints.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { newLongId } from '../../core/ids.ts';
 import type { RecordFields } from '../../core/listed-records.ts';
@@ -42,10 +42,7 @@ const params = z.object({ id: z.string().min(1).max(64) });
 
 const notFound = (id: string) => new ApiError('not_found', `No message batch found with id '${id}'.`);
 
-export async function messageBatchesRoutes(
-  app: FastifyInstance,
-  opts: { ctx: ProxyContext; leases: LeaseMetering },
-) {
+export async function messageBatchesRoutes(app: FastifyInstance, opts: { ctx: ProxyContext }) {
   const { ctx } = opts;
   const batches = new Batches(ctx.media.redis);
   const files = new BatchFiles(ctx.media.redis, ctx.media.store);
@@ -74,7 +71,7 @@ export async function messageBatchesRoutes(
         const where = first.line === null ? '' : `requests.${first.line - 1}: `;
         throw invalidRequest(`${where}${first.message}`, first.param ?? undefined);
       }
-      const record = await createBatch({ ctx, batches, leases: opts.leases }, p, {
+      const record = await createBatch({ ctx, batches }, p, {
         id: newLongId('msgbatch'),
         endpoint: '/v1/messages',
         inputFileId: '',
@@ -88,7 +85,7 @@ export async function messageBatchesRoutes(
   const owned = async (request: FastifyRequest) => {
     const { id } = request.params as { id: string };
     const record = await batches.get(request.principal.accountId, id);
-    if (record === null || record.endpoint !== '/v1/messages') throw notFound(id);
+    if (record === null || !speaksMessages(record.endpoint)) throw notFound(id);
     return record;
   };
   const one = {
@@ -128,7 +125,7 @@ export async function messageBatchesRoutes(
         before: q.before_id,
         limit: q.limit ?? 20,
         order: 'desc',
-        filter: (r) => r.endpoint === '/v1/messages',
+        filter: (r) => speaksMessages(r.endpoint),
       });
       if (page === null)
         throw invalidRequest('There is no such batch to list from.', q.after_id ? 'after_id' : 'before_id');

@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { estimatedPromptTokens } from '../billing/text-quote.ts';
+import { ENDPOINT_REQUESTS } from '../calls/endpoints.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { runTextCall } from '../calls/text-call.ts';
 import { admitOutput, admitPrompt } from '../calls/text-door.ts';
@@ -13,12 +14,7 @@ import { engineTokenCount } from '../calls/token-count.ts';
 import type { ProxyContext } from '../context.ts';
 import { toChatRequest } from '../dialects/messages/request.ts';
 import { messagesDialect } from '../dialects/messages/text.ts';
-import {
-  type CountTokensRequest,
-  countTokensRequest,
-  type MessagesRequest,
-  messagesRequest,
-} from '../schemas/messages.ts';
+import { type CountTokensRequest, countTokensRequest, type MessagesRequest } from '../schemas/messages.ts';
 import {
   countTokensResponse,
   messageResponse,
@@ -41,7 +37,7 @@ export async function messagesRoutes(app: FastifyInstance, opts: { ctx: ProxyCon
           'Authenticate with x-api-key or Authorization: Bearer. anthropic-version and anthropic-beta headers are accepted.',
         tags: ['messages dialect'],
         querystring: betaQuery,
-        body: messagesRequest,
+        body: ENDPOINT_REQUESTS['/v1/messages'],
         charged: true,
         response: { 200: messageResponse, ...messagesErrors },
         stream: messagesStreamEvent,
@@ -68,7 +64,7 @@ export async function messagesRoutes(app: FastifyInstance, opts: { ctx: ProxyCon
 function handleMessages(ctx: ProxyContext, request: FastifyRequest, reply: FastifyReply) {
   const body = request.body as MessagesRequest;
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat', request.trace);
-  const output = admitOutput(entry, body.max_tokens, 'max_tokens', body.max_tokens);
+  const output = admitOutput(entry, '/v1/messages', body, body.max_tokens);
   const chat = toChatRequest(body, entry.capabilities);
   const admitted = admitPrompt(entry, chat);
   return runTextCall(

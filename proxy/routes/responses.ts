@@ -19,6 +19,7 @@ import {
   settledState,
   startBackground,
 } from '../calls/background-run.ts';
+import { ENDPOINT_REQUESTS } from '../calls/endpoints.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import { runTextCall } from '../calls/text-call.ts';
 import { admitOutput, admitPrompt } from '../calls/text-door.ts';
@@ -37,7 +38,6 @@ import {
   type ResponsesRequest,
   responseObject,
   responseStreamEvent,
-  responsesRequest,
   retrieveQuery,
 } from '../schemas/responses.ts';
 
@@ -62,7 +62,7 @@ export async function responsesRoutes(app: FastifyInstance, opts: { ctx: ProxyCo
         description:
           'Translated to the engines’ chat completions and billed exactly as one. Function tools only; store: true keeps the response 30 days.',
         tags: ['chat-completions dialect'],
-        body: responsesRequest,
+        body: ENDPOINT_REQUESTS['/v1/responses'],
         charged: true,
         response: { 200: responseObject, ...commonErrors },
         stream: responseStreamEvent,
@@ -196,8 +196,8 @@ async function handleCreate(
   const { entry, price } = tokenModel(ctx.catalogue, request.principal, body.model, 'chat');
   const output = admitOutput(
     entry,
-    body.max_output_tokens,
-    'max_output_tokens',
+    '/v1/responses',
+    body,
     entry.maxOutputTokens ?? ctx.config.PROXY_DEFAULT_MAX_TOKENS,
   );
   const history = await previousItems(store, accountId, body.previous_response_id);

@@ -1,6 +1,7 @@
 // Schemas of OpenAI's Files and Batch APIs and Anthropic's Message Batches, as their SDKs send
 // and read them (the source of /openapi.json too).
 import { z } from 'zod';
+import { OPENAI_BATCH_ENDPOINTS } from '../../core/endpoints.ts';
 
 export const fileObject = z.object({
   id: z.string(),
@@ -33,7 +34,8 @@ export const idParams = z.object({ id: z.string().min(1).max(64) });
 
 export const fileDeleted = z.object({ id: z.string(), object: z.literal('file'), deleted: z.literal(true) });
 
-export const batchEndpoints = ['/v1/chat/completions', '/v1/responses', '/v1/embeddings'] as const;
+/** The endpoints OpenAI's Batch API runs (the endpoint table's, core/endpoints.ts). */
+export const batchEndpoints = OPENAI_BATCH_ENDPOINTS;
 
 export const batchCreateRequest = z.strictObject({
   input_file_id: z.string().min(1).max(64),

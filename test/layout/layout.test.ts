@@ -59,7 +59,7 @@ describe('layout', () => {
     expect(importCircles(graph)).toEqual([]);
   });
 
-  it('proxy routes declare and parse only: no route imports another, nor a charge; Metering is built by billing alone', () => {
+  it('proxy routes declare and parse only: no route imports another, nor a charge; Metering and LeaseMetering are built by billing alone', () => {
     const routes = files.filter((f) => f.startsWith('proxy/routes/') && !isTest(f));
     expect(routes.length).toBeGreaterThan(5);
     const offending = routes.flatMap((f) =>
@@ -73,9 +73,22 @@ describe('layout', () => {
         f.startsWith('proxy/') &&
         !isTest(f) &&
         !f.startsWith('proxy/billing/') &&
-        readFileSync(`${root}${f}`, 'utf8').includes('new Metering'),
+        /\bnew (Lease)?Metering\b/.test(readFileSync(`${root}${f}`, 'utf8')),
     );
     expect(meterings).toEqual([]);
+  });
+
+  it("an endpoint's facts are read from its table (core/endpoints.ts): no '/v1/…' path is compared anywhere else", () => {
+    const compared =
+      /(?:[=!]==\s*['"`]\/v1\/[^'"`]*['"`])|(?:['"`]\/v1\/[^'"`]*['"`]\s*[=!]==)|(?:case\s+['"`]\/v1\/)/g;
+    // A check of the check (on a copy: a global pattern's test moves its lastIndex).
+    expect(new RegExp(compared.source).test("if (r.endpoint === '/v1/messages')")).toBe(true);
+    const offending = files
+      .filter((f) => /^(proxy|console|http|core)\//.test(f) && !isTest(f) && f !== 'core/endpoints.ts')
+      .flatMap((f) =>
+        [...readFileSync(`${root}${f}`, 'utf8').matchAll(compared)].map((m) => `${f}: ${m[0]}`),
+      );
+    expect(offending).toEqual([]);
   });
 
   it('proxy routes neither call an engine nor touch files: proxy/routes/ imports no proxy/engine/, no node:fs', () => {

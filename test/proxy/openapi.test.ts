@@ -6,6 +6,9 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
+import { ENDPOINTS, type Endpoint } from '../../core/endpoints.ts';
+import { dialectOfPath } from '../../http/dialect.ts';
+import { ENDPOINT_REQUESTS } from '../../proxy/calls/endpoints.ts';
 import { batchCreateRequest, messageBatchCreateRequest } from '../../proxy/schemas/batches.ts';
 import { embeddingsRequest } from '../../proxy/schemas/embeddings.ts';
 import {
@@ -161,6 +164,15 @@ describe('/openapi.json', () => {
       .filter(([, ops]) => ops.post?.requestBody !== undefined)
       .map(([path]) => path);
     expect(withBody.sort()).toEqual([...new Set(bodies.map(([path]) => path))].sort());
+  });
+
+  it("the endpoint table's paths (core/endpoints.ts) are POST routes in the table's dialect, validated by the table's schemas", () => {
+    const app = h.proxy.app;
+    for (const path of Object.keys(ENDPOINTS) as Endpoint[]) {
+      expect(app.hasRoute({ method: 'POST', url: path }), path).toBe(true);
+      expect(dialectOfPath(app, path), path).toBe(ENDPOINTS[path].dialect);
+      expect(bodies.find(([p]) => p === path)?.[2], path).toBe(ENDPOINT_REQUESTS[path]);
+    }
   });
 
   it('the chat request is closed at the top, its messages and parts open; the Messages request closed throughout', () => {
