@@ -75,8 +75,8 @@ test: test-deps typecheck lint
 # docs/redis-cluster.md "Running on Redis Cluster"). test/layout/layout.test.ts holds this list to
 # the SDK and journal suites there are.
 REDIS_CLUSTER_SUITES := core/billing/metering.test.ts core/billing/sweeper.test.ts \
-  core/billing/leases.test.ts core/billing/key-spend.test.ts core/billing/budget-windows.test.ts core/billing/account-budget.test.ts core/billing/rate-limits.test.ts core/ledger.test.ts \
-  core/announce.test.ts core/keys/store.test.ts core/catalogue/snapshot.test.ts core/demand.test.ts \
+  core/billing/leases.test.ts core/billing/key-spend.test.ts core/billing/budget-windows.test.ts core/billing/account-budget.test.ts core/billing/rate-limits.test.ts core/ledger/ledger.test.ts \
+  core/redis/announce.test.ts core/keys/store.test.ts core/catalogue/snapshot.test.ts core/demand/demand.test.ts \
   proxy/billing/outbox.test.ts \
   proxy/billing/leases.test.ts test/proxy/money.test.ts test/proxy/billing.test.ts \
   test/proxy/chat.test.ts test/proxy/messages.test.ts test/proxy/leases.test.ts \
@@ -85,7 +85,7 @@ REDIS_CLUSTER_SUITES := core/billing/metering.test.ts core/billing/sweeper.test.
   test/sdk/ai-sdk-responses.test.ts test/sdk/python-jobs.test.ts \
   core/journal/journal.test.ts core/journal/keeper.test.ts core/journal/call-pages.test.ts \
   core/journal/partitions.test.ts core/journal/keeper-hung.test.ts \
-  core/call-facts.test.ts test/proxy/call-facts.test.ts \
+  core/usage/call-facts.test.ts test/proxy/call-facts.test.ts \
   test/proxy/batches.test.ts test/proxy/message-batches.test.ts test/proxy/batch-files.test.ts \
   test/proxy/batch-budget.test.ts test/proxy/batch-preempt.test.ts test/proxy/batch-lease-reclaim.test.ts \
   test/proxy/batch-replicas.test.ts test/console/auto-topup.test.ts

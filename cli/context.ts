@@ -1,15 +1,15 @@
 // What every command needs: the domain stores over one Redis connection, and an output sink that
 // prints JSON with --json or a readable line otherwise.
 import { existsSync, readFileSync } from 'node:fs';
-import { Accounts } from '../core/accounts.ts';
+import { Accounts } from '../core/accounts/accounts.ts';
+import { Team } from '../core/accounts/team.ts';
+import { Users } from '../core/accounts/users.ts';
 import { Metering } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import { type Config, loadConfig } from '../core/config/index.ts';
 import { Journal } from '../core/journal/index.ts';
 import { ApiKeys } from '../core/keys/index.ts';
-import { connectRedis, type Redis } from '../core/redis-client.ts';
-import { Team } from '../core/team.ts';
-import { Users } from '../core/users.ts';
+import { connectRedis, type Redis } from '../core/redis/client.ts';
 import { UsageError } from './args.ts';
 
 export interface Context {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Metering } from '../core/billing/index.ts';
-import { accountKeys } from '../core/keyspace.ts';
-import { primaries, type Redis, whenReady } from '../core/redis-client.ts';
+import { primaries, type Redis, whenReady } from '../core/redis/client.ts';
+import { accountKeys } from '../core/redis/keyspace.ts';
 import { startRedis, type TestRedis } from '../test/helpers/redis.ts';
 import { createContext } from './context.ts';
 import { main } from './main.ts';

@@ -1,7 +1,7 @@
 // The admin command line: `npx modelplane <command> ... [--json]`. Exit codes: 0 done, 1 failed
 // while running, 2 bad arguments (nothing was written).
 import { isApiError } from '../core/errors.ts';
-import { requireNoEviction } from '../core/redis-policy.ts';
+import { requireNoEviction } from '../core/redis/policy.ts';
 import { parse, UsageError } from './args.ts';
 import { accountCommands } from './commands/accounts.ts';
 import { keyCommands } from './commands/keys.ts';

@@ -8,7 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { Accounts } from '../core/accounts.ts';
+import { Accounts } from '../core/accounts/accounts.ts';
+import { Team } from '../core/accounts/team.ts';
+import { Users } from '../core/accounts/users.ts';
 import { Metering } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import { loadConfig } from '../core/config/index.ts';
@@ -17,10 +19,8 @@ import { Journal } from '../core/journal/index.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { formatNano, parseDecimalToNano } from '../core/money.ts';
 import { NODE_SERVICE_FLAGS } from '../core/node-flags.ts';
-import { connectRedis } from '../core/redis-client.ts';
-import { requireNoEviction } from '../core/redis-policy.ts';
-import { Team } from '../core/team.ts';
-import { Users } from '../core/users.ts';
+import { connectRedis } from '../core/redis/client.ts';
+import { requireNoEviction } from '../core/redis/policy.ts';
 import { startPostgres } from './postgres-server.ts';
 
 export const DEMO_EMAIL = 'demo@modelplane.dev';
@@ -164,7 +164,7 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
         'everysec',
         '--save',
         '',
-        // Every part refuses an evicting Redis (core/redis-policy.ts).
+        // Every part refuses an evicting Redis (core/redis/policy.ts).
         '--maxmemory-policy',
         'noeviction',
       ]);

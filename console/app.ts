@@ -3,21 +3,21 @@
 // build the very same app. The React app that uses this API comes in a later step.
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Accounts } from '../core/accounts.ts';
-import { BatchFiles } from '../core/batch-files.ts';
-import { Batches } from '../core/batches.ts';
+import { Accounts } from '../core/accounts/accounts.ts';
+import { Team } from '../core/accounts/team.ts';
+import { Users } from '../core/accounts/users.ts';
 import { Metering, ServiceLedger } from '../core/billing/index.ts';
 import { CatalogueStore } from '../core/catalogue/index.ts';
 import type { ConsoleConfig as Config } from '../core/config/index.ts';
 import { newRequestId } from '../core/ids.ts';
+import { BatchFiles } from '../core/jobs/batch-files.ts';
+import { Batches } from '../core/jobs/batches.ts';
 import type { Journal } from '../core/journal/index.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { AutoTopUpStore, createPayments, startAutoTopUpChecker } from '../core/payments/index.ts';
-import type { Redis } from '../core/redis-client.ts';
+import type { Redis } from '../core/redis/client.ts';
 import { createObjectStore, type ObjectStore } from '../core/storage/index.ts';
 import { UrlSigner } from '../core/storage/url-signer.ts';
-import { Team } from '../core/team.ts';
-import { Users } from '../core/users.ts';
 // What every server here shares with the proxy: request ids, one error catalogue rendering, JSON
 // bodies, zod schemas.
 import {

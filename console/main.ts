@@ -2,8 +2,8 @@
 // docs/operations.md "Configuration"): REDIS_URL, MODELPLANE_KEK, CONSOLE_*, DATABASE_URL.
 import { loadConsoleConfig } from '../core/config/index.ts';
 import { Journal } from '../core/journal/index.ts';
-import { connectRedis } from '../core/redis-client.ts';
-import { requireNoEviction } from '../core/redis-policy.ts';
+import { connectRedis } from '../core/redis/client.ts';
+import { requireNoEviction } from '../core/redis/policy.ts';
 import { buildConsoleApp } from './app.ts';
 
 const config = loadConsoleConfig();

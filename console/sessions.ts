@@ -2,9 +2,9 @@
 // the user and account it acts for, and the session's CSRF token; expiring, and revocable by
 // deleting the key (sign-out does).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { globalKeys } from '../core/keyspace.ts';
-import { LuaScript } from '../core/lua.ts';
-import type { Redis } from '../core/redis-client.ts';
+import type { Redis } from '../core/redis/client.ts';
+import { globalKeys } from '../core/redis/keyspace.ts';
+import { LuaScript } from '../core/redis/lua.ts';
 
 export interface Session {
   id: string;

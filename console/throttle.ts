@@ -6,9 +6,9 @@
 // wrong passwords for the owner's email blocks only themselves. The address is the one fastify
 // derives from CONSOLE_TRUSTED_PROXIES, so a client cannot pick a fresh one per try.
 
-import { globalKeys } from '../core/keyspace.ts';
-import type { Redis } from '../core/redis-client.ts';
-import { normalizeEmail } from '../core/users.ts';
+import { normalizeEmail } from '../core/accounts/users.ts';
+import type { Redis } from '../core/redis/client.ts';
+import { globalKeys } from '../core/redis/keyspace.ts';
 
 const WINDOW_MS = 15 * 60_000;
 

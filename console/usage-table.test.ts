@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { UsageRow } from '../core/usage.ts';
+import type { UsageRow } from '../core/usage/usage.ts';
 import { groupUsage, usageCsv } from './usage-table.ts';
 
 const H = 3_600_000;

@@ -1,7 +1,7 @@
 // Inference API Usage's table (issue "Console" item 3): the hourly rollup rows grouped by key,
 // model or day, and the same table as CSV. Pure: the route reads the rollups and the key names.
 import { formatNano } from '../core/money.ts';
-import { USAGE_COUNTS, type UsageCounts, type UsageRow, zeroCounts } from '../core/usage.ts';
+import { USAGE_COUNTS, type UsageCounts, type UsageRow, zeroCounts } from '../core/usage/usage.ts';
 
 export type UsageGroup = 'key' | 'model' | 'day';
 

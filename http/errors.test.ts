@@ -42,7 +42,7 @@ describe('error logging', () => {
   });
 });
 
-// Issue 38: what a Redis Cluster shard says while its primary fails over (core/redis-unavailable.ts
+// Issue 38: what a Redis Cluster shard says while its primary fails over (core/redis/unavailable.ts
 // has every case): the call did nothing, so it is a retryable 500 with Retry-After in the route's
 // dialect, and a warning that Redis is unavailable — no "request failed" at error level.
 describe.each([

@@ -8,7 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { ApiError, invalidRequest, isApiError, storeUnavailable } from '../core/errors.ts';
 import { newRequestId } from '../core/ids.ts';
-import { isRedisUnavailable } from '../core/redis-unavailable.ts';
+import { isRedisUnavailable } from '../core/redis/unavailable.ts';
 import { ClientClosedError } from './client-closed.ts';
 import { dialectOf, dialectOfPath, errorBody, routeDialectsOf } from './dialect.ts';
 import { MESSAGES_REQUEST_ID_HEADER, REQUEST_ID_HEADER, setRequestIdHeaders } from './request-id.ts';

@@ -4,14 +4,14 @@
 // attached once, then the public operational routes.
 
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Accounts } from '../core/accounts.ts';
-import { acknowledge, parseAnnouncement } from '../core/announce.ts';
+import { Accounts } from '../core/accounts/accounts.ts';
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import type { ProxyConfig as Config } from '../core/config/index.ts';
 import { newRequestId } from '../core/ids.ts';
 import { ApiKeys } from '../core/keys/index.ts';
-import { channels } from '../core/keyspace.ts';
-import { onMessage, type Redis, subscribe } from '../core/redis-client.ts';
+import { acknowledge, parseAnnouncement } from '../core/redis/announce.ts';
+import { onMessage, type Redis, subscribe } from '../core/redis/client.ts';
+import { channels } from '../core/redis/keyspace.ts';
 import { createObjectStore, type ObjectStore } from '../core/storage/index.ts';
 import { UrlSigner } from '../core/storage/url-signer.ts';
 import { clientError, errorsPlugin, frameworkError } from '../http/errors.ts';
@@ -275,7 +275,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
  * with it. A spend-limit change announces the key's hash on keyChanged: the cached lookup is dropped
  * and its requests go on. A currency or grant change names the account: its cached principals are
  * dropped so the next request sees the change. Each is acknowledged once applied: the change returns
- * only then (core/announce.ts). After a reconnect messages may have been missed: the cache is dropped.
+ * only then (core/redis/announce.ts). After a reconnect messages may have been missed: the cache is dropped.
  */
 async function subscribeInvalidations(
   redis: Redis,

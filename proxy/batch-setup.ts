@@ -2,9 +2,9 @@
 // and the line tickets in the API scope, and the runner (started unless BATCH_RUNNER=false; every
 // replica may run it, one at a time holds its lock). Their money is billing's (ctx.billing.batches).
 import type { FastifyInstance } from 'fastify';
-import { BatchFiles } from '../core/batch-files.ts';
-import { Batches } from '../core/batches.ts';
-import { DemandStore } from '../core/demand.ts';
+import { DemandStore } from '../core/demand/demand.ts';
+import { BatchFiles } from '../core/jobs/batch-files.ts';
+import { Batches } from '../core/jobs/batches.ts';
 import { ApiKeys } from '../core/keys/index.ts';
 import { InteractiveLoad, interactiveLoadPlugin } from './batches/interactive.ts';
 import { batchLinePlugin, LineTickets } from './batches/line-tickets.ts';

@@ -3,7 +3,7 @@
 
 import type { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import type { ProxyConfig as Config } from '../core/config/index.ts';
-import type { Redis } from '../core/redis-client.ts';
+import type { Redis } from '../core/redis/client.ts';
 import type { ObjectStore } from '../core/storage/store.ts';
 import type { UrlSigner } from '../core/storage/url-signer.ts';
 import type { KeyCache } from './auth/key-cache.ts';

@@ -5,8 +5,8 @@
 import { CatalogueSnapshot } from '../core/catalogue/index.ts';
 import { loadProxyConfig } from '../core/config/index.ts';
 import { Journal, type JournalKeeper, startJournalKeeper } from '../core/journal/index.ts';
-import { connectRedis } from '../core/redis-client.ts';
-import { requireNoEviction } from '../core/redis-policy.ts';
+import { connectRedis } from '../core/redis/client.ts';
+import { requireNoEviction } from '../core/redis/policy.ts';
 import { buildProxyApp } from './app.ts';
 import { registerJournalMetrics } from './metrics/journal-metrics.ts';
 

@@ -15,7 +15,7 @@ export const SLOW_FIRST = [
   'test/k8s/weights.test.ts',
   'test/chaos/engine-drain.test.ts',
   'test/chaos/background-replica-killed.test.ts',
-  'core/redis-epoch.test.ts',
+  'core/redis/epoch.test.ts',
   'test/console/playground-media.test.ts',
   'test/console/batches-page.test.ts',
   'test/console/playground-compare.test.ts',

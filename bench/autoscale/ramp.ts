@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
-import { DemandStore } from '../../core/demand.ts';
+import { DemandStore } from '../../core/demand/demand.ts';
 import { LocalRuntime } from '../../operator/local/runtime.ts';
 import { CatalogueWriter } from '../../operator/runtime/catalogue-writer.ts';
 import { startHarness } from '../../test/proxy/harness.ts';

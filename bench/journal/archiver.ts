@@ -15,12 +15,12 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { startPostgres } from '../../cli/postgres-server.ts';
-import { Accounts } from '../../core/accounts.ts';
+import { Accounts } from '../../core/accounts/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { freePort } from '../../core/free-port.ts';
 import { newId } from '../../core/ids.ts';
 import { Archiver, Journal } from '../../core/journal/index.ts';
-import { accountKeys } from '../../core/keyspace.ts';
+import { accountKeys } from '../../core/redis/keyspace.ts';
 import { startRedis } from '../../test/helpers/redis.ts';
 
 const { values } = parseArgs({

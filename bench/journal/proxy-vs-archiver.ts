@@ -20,12 +20,12 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { startPostgres } from '../../cli/postgres-server.ts';
-import { Accounts } from '../../core/accounts.ts';
+import { Accounts } from '../../core/accounts/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { freePort } from '../../core/free-port.ts';
 import { Archiver, Journal } from '../../core/journal/index.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
-import { accountKeys, globalKeys } from '../../core/keyspace.ts';
+import { accountKeys, globalKeys } from '../../core/redis/keyspace.ts';
 import { cpuUs } from '../proxy/proc-cpu.ts';
 import { startStack, WARMUP_S } from '../proxy/stack.ts';
 

@@ -12,7 +12,7 @@ import { execFileSync, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { CatalogueStore } from '../../core/catalogue/index.ts';
-import { connectRedis } from '../../core/redis-client.ts';
+import { connectRedis } from '../../core/redis/client.ts';
 import { probeLatency } from '../proxy/latency.ts';
 import { startStack } from '../proxy/stack.ts';
 

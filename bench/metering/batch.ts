@@ -4,7 +4,7 @@
 // this is the number that bounds the fleet's request rate. Starts its own redis-server.
 //   npx tsx bench/metering/batch.ts [--records 4096]
 import { parseArgs } from 'node:util';
-import { Accounts } from '../../core/accounts.ts';
+import { Accounts } from '../../core/accounts/accounts.ts';
 import { LeaseMetering } from '../../core/billing/leases.ts';
 import { Metering } from '../../core/billing/metering.ts';
 import { startRedis } from '../../test/helpers/redis.ts';

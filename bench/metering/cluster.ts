@@ -7,8 +7,8 @@
 //   npx tsx bench/metering/cluster.ts [--concurrency 96] [--seconds 3] [--accounts 192]
 import { parseArgs } from 'node:util';
 import { Metering } from '../../core/billing/metering.ts';
-import { accountKeys } from '../../core/keyspace.ts';
-import { connectRedis, primaries, type Redis, serverOf } from '../../core/redis-client.ts';
+import { connectRedis, primaries, type Redis, serverOf } from '../../core/redis/client.ts';
+import { accountKeys } from '../../core/redis/keyspace.ts';
 import { startRedis } from '../../test/helpers/redis.ts';
 import { startRedisCluster } from '../../test/helpers/redis-cluster.ts';
 import { pairs, type Result } from './pairs.ts';

@@ -15,8 +15,8 @@ import { Metering } from '../../core/billing/metering.ts';
 import { textCost, textHold } from '../../core/billing/pricing.ts';
 import { MAX_RATE_LIMIT } from '../../core/billing/rate-limits.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
-import { checkAccountLedger } from '../../core/ledger.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import { checkAccountLedger } from '../../core/ledger/ledger.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import { startRedis } from '../../test/helpers/redis.ts';
 import { measure } from './pairs.ts';
 

@@ -4,7 +4,7 @@
 //   npx tsx bench/metering/run.ts [--concurrency 64] [--seconds 1.5]
 import { parseArgs } from 'node:util';
 import { Metering } from '../../core/billing/metering.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import { startRedis } from '../../test/helpers/redis.ts';
 import { measure as measureFor, pairs as pairsFor, type Result } from './pairs.ts';
 

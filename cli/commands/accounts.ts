@@ -1,4 +1,4 @@
-import { isSupportedCountry } from '../../core/currency.ts';
+import { isSupportedCountry } from '../../core/accounts/currency.ts';
 import { newId } from '../../core/ids.ts';
 import { formatNano } from '../../core/money.ts';
 import {

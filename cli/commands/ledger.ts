@@ -1,12 +1,13 @@
-// `ledger check` proves the money adds up (core/ledger.ts) and exits 1 naming every difference;
+// `ledger check` proves the money adds up (core/ledger/ledger.ts) and exits 1 naming every difference;
 // `ledger show` prints one call's entries: its hold and settlement (one charge entry), a void of
 // its hold, refunds of its charge.
-import { requestHistory } from '../../core/journal/index.ts';
-import { checkLedger, ledgerOfRequest } from '../../core/ledger.ts';
+
+import { isSilent, lostAcknowledged, replicaReports } from '../../core/billing/replica-reports.ts';
+import { requestHistory } from '../../core/ledger/history.ts';
+import { checkLedger, ledgerOfRequest } from '../../core/ledger/ledger.ts';
 import { formatNano } from '../../core/money.ts';
-import { epochFaults } from '../../core/redis-epoch.ts';
-import { isSilent, lostAcknowledged, replicaReports } from '../../core/replica-reports.ts';
-import type { UsageEntry } from '../../core/usage.ts';
+import { epochFaults } from '../../core/redis/epoch.ts';
+import type { UsageEntry } from '../../core/usage/usage.ts';
 import { noExtraPositionals, optional, positional, UsageError } from '../args.ts';
 import type { Command } from './types.ts';
 
@@ -35,7 +36,7 @@ export const ledgerCommands: Command[] = [
         // A hold may stand this long past its expiry before it counts as stranded: one sweep
         // interval and one hand-over of the sweeper lock.
         const toleranceMs = tolerance ?? ctx.config.HOLD_SWEEP_INTERVAL_MS + ctx.config.HOLD_SWEEPER_LOCK_MS;
-        // With DATABASE_URL, Redis is checked against the durable journal too (core/ledger.ts).
+        // With DATABASE_URL, Redis is checked against the durable journal too (core/ledger/ledger.ts).
         const journal = await ctx.journal();
         const ledgers = await checkLedger(ctx.redis, {
           toleranceMs,
@@ -46,21 +47,21 @@ export const ledgerCommands: Command[] = [
           (l) =>
             `${l.accountId}  ${l.problems.length === 0 ? 'ok' : 'MISMATCH'}  balance=${formatNano(l.balance)} held=${formatNano(l.held)} holds=${l.holds.length} entries=${l.entries} voids=${l.voids} uncollected=${formatNano(l.uncollected)}`,
         );
-        // Proxies that find this Redis is not the one they knew say so in it (core/redis-epoch.ts):
+        // Proxies that find this Redis is not the one they knew say so in it (core/redis/epoch.ts):
         // the accounts are gone, so no account's check could show it.
         const lost = (await epochFaults(ctx.redis)).map(
           (f) =>
             `replica ${f.replica}: this Redis is not the one it knew (epoch ${f.found ?? 'missing'}, expected ${f.expected}) — it lost its data; ${f.owed} settlements wait in that replica's journal. Restore Redis from its AOF/RDB.`,
         );
         for (const l of lost) lines.push(`LOST  ${l}`);
-        // What each replica's journal still owes (core/replica-reports.ts): in flight from a live
+        // What each replica's journal still owes (core/billing/replica-reports.ts): in flight from a live
         // replica, lost for good from one whose volume is gone — a silent one is named with the amount.
         const now = Date.now();
         const silent: string[] = [];
         const reports = await replicaReports(ctx.redis);
         // Settlements Redis acknowledged and no longer has: a failover to a replica that had not
         // received them yet (replication is asynchronous). Redis alone stays self-consistent, so
-        // only the replicas' witness can name them (core/replica-reports.ts, AcknowledgedWrite).
+        // only the replicas' witness can name them (core/billing/replica-reports.ts, AcknowledgedWrite).
         const forgotten = (await lostAcknowledged(ctx.redis, reports)).map(
           ({ replica, write: w }) =>
             `${w.accountId}: ${w.op} (${w.count} call${w.count === 1 ? '' : 's'}, cost ${formatNano(w.nano)}) was acknowledged to replica ${replica} at ${new Date(w.atMs).toISOString()} and Redis has no trace of it — lost in a failover (replication is asynchronous; REDIS_WAIT_REPLICAS=1 makes a settlement wait for a replica)`,

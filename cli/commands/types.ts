@@ -6,7 +6,7 @@ export interface Command {
   name: string;
   /**
    * Writes to Redis (accounts, keys, credits, top-ups, team): refused on a Redis that may evict
-   * keys (core/redis-policy.ts), as every long-running part is. Reads still run there, so an
+   * keys (core/redis/policy.ts), as every long-running part is. Reads still run there, so an
    * operator can look at what an evicting Redis holds.
    */
   writes: boolean;

@@ -1,6 +1,6 @@
 import { callPage } from '../../core/journal/call-pages.ts';
 import { formatNano } from '../../core/money.ts';
-import { usageReport } from '../../core/usage.ts';
+import { usageReport } from '../../core/usage/usage.ts';
 import { optional, positionals, UsageError } from '../args.ts';
 import { requireAccount } from '../context.ts';
 import type { Command } from './types.ts';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { invitationLink, ROLES, type Role } from '../../core/team.ts';
+import { invitationLink, ROLES, type Role } from '../../core/accounts/team.ts';
 import { noExtraPositionals, optional, positionals, required, UsageError } from '../args.ts';
 import { requireAccount } from '../context.ts';
 import type { Command } from './types.ts';

@@ -7,9 +7,9 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Role, Team } from '../../core/accounts/team.ts';
 import type { ConsoleConfig as Config } from '../../core/config/index.ts';
 import { ApiError } from '../../core/errors.ts';
-import type { Role, Team } from '../../core/team.ts';
 import { csrfMatches, type Session, type Sessions } from '../sessions.ts';
 
 export const SESSION_COOKIE = 'mp_session';

@@ -4,7 +4,7 @@
 // owners change them, as with a key's limits (key-limits.ts). Always the session's account.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Accounts } from '../../core/accounts.ts';
+import type { Accounts } from '../../core/accounts/accounts.ts';
 import {
   ACCOUNT_SPEND_KEY,
   type BudgetWindow,

@@ -3,7 +3,7 @@
 // keys labelled; the pricing of every model the account can see; the balance.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Accounts } from '../../core/accounts.ts';
+import type { Accounts } from '../../core/accounts/accounts.ts';
 import type { Metering } from '../../core/billing/index.ts';
 import { batchTokenPrice } from '../../core/billing/index.ts';
 import {
@@ -15,8 +15,8 @@ import {
 } from '../../core/catalogue/index.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import { formatNano } from '../../core/money.ts';
-import type { Redis } from '../../core/redis-client.ts';
-import { usageReport } from '../../core/usage.ts';
+import type { Redis } from '../../core/redis/client.ts';
+import { usageReport } from '../../core/usage/usage.ts';
 import { requireSession } from '../plugins/session.ts';
 import { groupUsage, usageCsv } from '../usage-table.ts';
 

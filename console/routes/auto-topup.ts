@@ -3,7 +3,7 @@
 // charging itself is the console's checker (core/payments/auto-topup.ts), never a request here.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Accounts } from '../../core/accounts.ts';
+import type { Accounts } from '../../core/accounts/accounts.ts';
 import type { ConsoleConfig as Config } from '../../core/config/index.ts';
 import { ApiError, billingCurrencyUnset } from '../../core/errors.ts';
 import { formatNano, parseDecimalToNano } from '../../core/money.ts';

@@ -5,12 +5,12 @@
 // compared in nano-units, exactly. Auto top-up, which charges a saved card, is auto-topup.ts.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Accounts } from '../../core/accounts.ts';
+import type { Accounts } from '../../core/accounts/accounts.ts';
 import type { Metering } from '../../core/billing/index.ts';
 import { ApiError } from '../../core/errors.ts';
-import { accountKeys } from '../../core/keyspace.ts';
 import { formatNano, parseDecimalToNano } from '../../core/money.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
+import { accountKeys } from '../../core/redis/keyspace.ts';
 import { requireOwner, requireSession } from '../plugins/session.ts';
 
 const alertView = z.object({

@@ -1,17 +1,17 @@
 // The Batches page's API (issue 35 item 5; docs/console.md "Batches"): the account's batches of both
-// APIs (OpenAI's /v1/batches and Anthropic's /v1/messages/batches share one store, core/batches.ts),
+// APIs (OpenAI's /v1/batches and Anthropic's /v1/messages/batches share one store, core/jobs/batches.ts),
 // newest first, with their counts and what their lines have been charged so far; a batch's output and
 // error files; and cancel, under the rule a batch's key sets (../key-permissions.ts). Cancelling here
 // is the same move the API's cancel makes: no new line starts, running lines finish and are billed,
 // the batch's runner writes the files and releases the rest of the hold.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { BatchFiles } from '../../core/batch-files.ts';
-import { type Batches, finalStatuses } from '../../core/batches.ts';
 import { speaksMessages } from '../../core/endpoints.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
+import type { BatchFiles } from '../../core/jobs/batch-files.ts';
+import { type Batches, finalStatuses } from '../../core/jobs/batches.ts';
+import type { RecordFields } from '../../core/jobs/listed-records.ts';
 import type { ApiKeyRecord, ApiKeys } from '../../core/keys/index.ts';
-import type { RecordFields } from '../../core/listed-records.ts';
 import { formatNano } from '../../core/money.ts';
 import { mayCancelBatch } from '../key-permissions.ts';
 import { type ActiveSession, requireSession } from '../plugins/session.ts';

@@ -3,11 +3,11 @@
 // itself is GET /billing (account.ts). Money is decimal strings in the account currency.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Accounts } from '../../core/accounts.ts';
+import type { Accounts } from '../../core/accounts/accounts.ts';
 import type { ConsoleConfig as Config } from '../../core/config/index.ts';
 import { ApiError, billingCurrencyUnset } from '../../core/errors.ts';
 import type { Journal } from '../../core/journal/index.ts';
-import { ledgerView } from '../../core/ledger-view.ts';
+import { ledgerView } from '../../core/ledger/view.ts';
 import { formatNano, parseDecimalToNano } from '../../core/money.ts';
 import {
   currencyUnits,
@@ -16,11 +16,11 @@ import {
   PROVIDER_NAMES,
   type TopUpRequest,
 } from '../../core/payments/index.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import { requireSession } from '../plugins/session.ts';
 
 const DAY_MS = 86_400_000;
-/** Longest range one ledger request reads (its cost is the entries in range: see core/ledger-view.ts). */
+/** Longest range one ledger request reads (its cost is the entries in range: see core/ledger/view.ts). */
 const MAX_RANGE_DAYS = 366;
 
 const ledgerQuery = z.object({

@@ -4,11 +4,11 @@
 // the link's token is the credential.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Accounts } from '../../core/accounts.ts';
+import type { Accounts } from '../../core/accounts/accounts.ts';
+import { ROLES, type Team } from '../../core/accounts/team.ts';
+import { MIN_PASSWORD_LENGTH, type Users } from '../../core/accounts/users.ts';
 import type { ConsoleConfig as Config } from '../../core/config/index.ts';
 import { ApiError } from '../../core/errors.ts';
-import { ROLES, type Team } from '../../core/team.ts';
-import { MIN_PASSWORD_LENGTH, type Users } from '../../core/users.ts';
 import { startSession } from '../plugins/session.ts';
 import { csrfMatches, type Sessions } from '../sessions.ts';
 import type { SignInThrottle } from '../throttle.ts';

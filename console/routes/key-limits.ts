@@ -7,7 +7,7 @@
 // Always the session's account: an id from another account is simply not found.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Accounts } from '../../core/accounts.ts';
+import type { Accounts } from '../../core/accounts/accounts.ts';
 import {
   BUDGET_WINDOWS,
   budgetResetsAt,

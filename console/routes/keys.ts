@@ -2,11 +2,11 @@
 // session's account — an id from another account is simply not found.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { keysLastUsed } from '../../core/call-facts.ts';
 import { invalidRequest } from '../../core/errors.ts';
 import { type ApiKeyRecord, type ApiKeys, MAX_KEY_NAME_LENGTH } from '../../core/keys/index.ts';
 import { formatNano, parseDecimalToNano } from '../../core/money.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
+import { keysLastUsed } from '../../core/usage/call-facts.ts';
 import { assertMayManageKey, type KeyAction } from '../key-permissions.ts';
 import { requireSession } from '../plugins/session.ts';
 

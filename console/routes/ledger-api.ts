@@ -7,7 +7,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Accounts } from '../../core/accounts.ts';
+import type { Accounts } from '../../core/accounts/accounts.ts';
 import {
   DEFAULT_SERVICE_PRODUCT,
   type Metering,

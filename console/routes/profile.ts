@@ -3,10 +3,10 @@
 // billing_currency_unset, and the console says why on every page. Owners change it.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Accounts } from '../../core/accounts.ts';
-import { currencyForCountry, supportedCountries } from '../../core/currency.ts';
+import type { Accounts } from '../../core/accounts/accounts.ts';
+import { currencyForCountry, supportedCountries } from '../../core/accounts/currency.ts';
+import type { Users } from '../../core/accounts/users.ts';
 import { ApiError } from '../../core/errors.ts';
-import type { Users } from '../../core/users.ts';
 import { requireOwner, requireSession } from '../plugins/session.ts';
 
 const profile = z.object({

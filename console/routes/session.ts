@@ -2,11 +2,11 @@
 // several accounts; the session acts for one at a time, and every other route works inside it.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Accounts } from '../../core/accounts.ts';
+import type { Accounts } from '../../core/accounts/accounts.ts';
+import type { Membership, Team } from '../../core/accounts/team.ts';
+import type { Users } from '../../core/accounts/users.ts';
 import type { ConsoleConfig as Config } from '../../core/config/index.ts';
 import { ApiError } from '../../core/errors.ts';
-import type { Membership, Team } from '../../core/team.ts';
-import type { Users } from '../../core/users.ts';
 import { requireSession, SESSION_COOKIE, startSession } from '../plugins/session.ts';
 import { csrfMatches, type Session, type Sessions } from '../sessions.ts';
 import type { SignInThrottle } from '../throttle.ts';

@@ -4,9 +4,9 @@
 // account sees the team; only owners change it.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { invitationLink, ROLES, type Team } from '../../core/accounts/team.ts';
+import type { Users } from '../../core/accounts/users.ts';
 import type { ConsoleConfig as Config } from '../../core/config/index.ts';
-import { invitationLink, ROLES, type Team } from '../../core/team.ts';
-import type { Users } from '../../core/users.ts';
 import { requireOwner, requireSession } from '../plugins/session.ts';
 
 const role = z.enum(ROLES);

@@ -5,15 +5,16 @@
 // (no DATABASE_URL) both answer 404 saying so: the rollups (/usage) are then the only usage kept.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Accounts } from '../../core/accounts.ts';
-import { type CallFact, callFacts, refusedCalls } from '../../core/call-facts.ts';
+import type { Accounts } from '../../core/accounts/accounts.ts';
 import { ApiError } from '../../core/errors.ts';
 import { callPage, decodeCursor } from '../../core/journal/call-pages.ts';
-import { type Journal, requestHistory } from '../../core/journal/index.ts';
+import type { Journal } from '../../core/journal/index.ts';
 import type { ApiKeyRecord, ApiKeys } from '../../core/keys/index.ts';
+import { requestHistory } from '../../core/ledger/history.ts';
 import { formatNano } from '../../core/money.ts';
-import type { Redis } from '../../core/redis-client.ts';
-import type { UsageEntry } from '../../core/usage.ts';
+import type { Redis } from '../../core/redis/client.ts';
+import { type CallFact, callFacts, refusedCalls } from '../../core/usage/call-facts.ts';
+import type { UsageEntry } from '../../core/usage/usage.ts';
 import { requireSession } from '../plugins/session.ts';
 
 const DAY_MS = 86_400_000;
@@ -218,7 +219,7 @@ export async function usageCallsRoutes(
     },
   );
 
-  /** The facts (status, latency, …) kept of these entries' calls (core/call-facts.ts). */
+  /** The facts (status, latency, …) kept of these entries' calls (core/usage/call-facts.ts). */
   const factsOf = (accountId: string, entries: readonly UsageEntry[]) =>
     callFacts(
       d.redis,

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { expectLedgerClean } from '../../test/helpers/ledger.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
 import { spendOnce } from '../../test/helpers/spend.ts';
-import { Accounts } from '../accounts.ts';
+import { Accounts } from '../accounts/accounts.ts';
 import { keySpendLimitReached } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { ApiKeys } from '../keys/index.ts';

@@ -5,8 +5,9 @@
 // proxy's next renewal files it again, but a proxy that dies first leaves a hold nothing would ever
 // void — money held for nothing. This pass reads every account's holds (their expiry zset, the
 // truth) and files each one no index names, at its expiry, so the sweeper judges it as any other.
-import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
-import type { Redis } from '../redis-client.ts';
+
+import type { Redis } from '../redis/client.ts';
+import { accountKeys, dueMember, globalKeys } from '../redis/keyspace.ts';
 
 /** A hold filed again: it was in its account's holds but in no expiry index. */
 export interface RefiledHold {

@@ -1,6 +1,6 @@
 // Per-key spend, for the keys' spend limits (DESIGN "Money") and their reset windows (issue 34: a
 // budget of a day, a week or a month). The metering scripts keep it in the account's keySpend hash
-// (core/keyspace.ts) in the same step as the balance: every charge adds to its key's
+// (core/redis/keyspace.ts) in the same step as the balance: every charge adds to its key's
 // `spent:<keyId>:<period>` for each of the three periods it falls in (its UTC month `YYYYMM`, day
 // `YYYYMMDD` and ISO week `wYYYYMMDD`, named by its Monday), every refund takes off, and a reserve
 // for a key with a limit holds no more than the key may still spend in its window's period. Every
@@ -8,8 +8,8 @@
 // the key already spent in it. This module names the periods and reads the figures back (the
 // console's keys table, the ledger check).
 
-import { accountKeys } from '../keyspace.ts';
-import type { Redis } from '../redis-client.ts';
+import type { Redis } from '../redis/client.ts';
+import { accountKeys } from '../redis/keyspace.ts';
 
 /** What a key with a spend limit stands at this month (nano). */
 export interface KeySpend {

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { newId } from '../ids.ts';
-import { accountKeys } from '../keyspace.ts';
-import type { Redis } from '../redis-client.ts';
-import { recomputeBalanceFromStream, usageRecords, usageReport } from '../usage.ts';
+import type { Redis } from '../redis/client.ts';
+import { accountKeys } from '../redis/keyspace.ts';
+import { recomputeBalanceFromStream, usageRecords, usageReport } from '../usage/usage.ts';
 import { LeaseMetering, type LeaseSettleRecord } from './leases.ts';
 import { Metering } from './metering.ts';
 import type { UsageRecord } from './script-args.ts';

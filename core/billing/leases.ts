@@ -4,8 +4,8 @@
 // time) passes, and `balance ≥ held ≥ 0` holds under any mix of leases and direct reserves. Each
 // operation is one Lua script over the account's tag.
 
-import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
-import type { Redis } from '../redis-client.ts';
+import type { Redis } from '../redis/client.ts';
+import { accountKeys, dueMember, globalKeys } from '../redis/keyspace.ts';
 import { type KeySpend, keySpendAt, spendPeriods } from './key-spend.ts';
 import type { Voided } from './metering.ts';
 import { nano, ttl, type UsageRecord, usageArgs } from './script-args.ts';

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { accountKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
-import { type Redis, scanKeys } from '../redis-client.ts';
-import { recomputeBalanceFromStream, usageRecords, usageReport } from '../usage.ts';
+import { type Redis, scanKeys } from '../redis/client.ts';
+import { accountKeys } from '../redis/keyspace.ts';
+import { recomputeBalanceFromStream, usageRecords, usageReport } from '../usage/usage.ts';
 import { Metering } from './metering.ts';
 import type { UsageRecord } from './script-args.ts';
 

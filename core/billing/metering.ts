@@ -3,9 +3,9 @@
 // atomic and runs unchanged on Redis Cluster. Amounts are integer nano-units below 2^53.
 
 import { ApiError } from '../errors.ts';
-import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
-import type { Redis } from '../redis-client.ts';
+import type { Redis } from '../redis/client.ts';
+import { accountKeys, dueMember, globalKeys } from '../redis/keyspace.ts';
 import { type KeySpend, keySpendAt, spendPeriods } from './key-spend.ts';
 import { type RateRefusal, refusalAt, type WindowsState, windowsAt } from './rate-limits.ts';
 import { nano, ttl, type UsageRecord, usageArgs } from './script-args.ts';

@@ -5,10 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
-import { Accounts } from '../accounts.ts';
+import { Accounts } from '../accounts/accounts.ts';
 import { newId } from '../ids.ts';
 import { ApiKeys } from '../keys/index.ts';
-import { checkAccountLedger } from '../ledger.ts';
+import { checkAccountLedger } from '../ledger/ledger.ts';
 import { Metering } from './metering.ts';
 import type { RateLimits } from './rate-limits.ts';
 import { rateUse, rateUseFields } from './rate-limits.ts';

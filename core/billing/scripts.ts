@@ -1,8 +1,8 @@
 // The metering Lua scripts, read once from ./lua at import. Each script is common.lua (shared
 // helpers) and windows.lua followed by the operation's own file, so every operation stays one atomic script.
 import { readFileSync } from 'node:fs';
-import { LuaScript } from '../lua.ts';
-import type { Redis } from '../redis-client.ts';
+import type { Redis } from '../redis/client.ts';
+import { LuaScript } from '../redis/lua.ts';
 
 const read = (file: string) => readFileSync(new URL(`./lua/${file}`, import.meta.url), 'utf8');
 // windows.lua (the keys' rate windows) follows common.lua: void_hold, in common, gives a hold's

@@ -6,9 +6,9 @@
 // it was for), which answers a repeated id after the scripts' 35-day memory of ids has passed.
 
 import { ApiError, insufficientQuota } from '../errors.ts';
-import { accountKeys } from '../keyspace.ts';
 import { formatNano } from '../money.ts';
-import type { Redis } from '../redis-client.ts';
+import type { Redis } from '../redis/client.ts';
+import { accountKeys } from '../redis/keyspace.ts';
 import type { Metering } from './metering.ts';
 
 /** What a service charge's usage entry names as its model when the caller names no product. */

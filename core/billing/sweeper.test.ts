@@ -4,12 +4,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { until } from '../../test/helpers/until.ts';
-import { Accounts } from '../accounts.ts';
-import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
-import { checkAccountLedger } from '../ledger.ts';
-import { primaries } from '../redis-client.ts';
-import { slotBlockOf } from '../slot-blocks.ts';
-import { usageRecords } from '../usage.ts';
+import { Accounts } from '../accounts/accounts.ts';
+import { checkAccountLedger } from '../ledger/ledger.ts';
+import { primaries } from '../redis/client.ts';
+import { accountKeys, dueMember, globalKeys } from '../redis/keyspace.ts';
+import { slotBlockOf } from '../redis/slot-blocks.ts';
+import { usageRecords } from '../usage/usage.ts';
 import { resyncHoldIndexes } from './hold-index-resync.ts';
 import { LeaseMetering } from './leases.ts';
 import { Metering } from './metering.ts';

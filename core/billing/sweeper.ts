@@ -5,9 +5,9 @@
 // the index, live ones (renewed since) are re-filed at their expiry, expired ones are voided.
 // One replica of the fleet runs it at a time (startHoldSweeper, behind a RedisLock).
 
-import { accountKeys, dueMember, globalKeys } from '../keyspace.ts';
-import type { Redis } from '../redis-client.ts';
-import { RedisLock } from '../redis-lock.ts';
+import type { Redis } from '../redis/client.ts';
+import { accountKeys, dueMember, globalKeys } from '../redis/keyspace.ts';
+import { RedisLock } from '../redis/lock.ts';
 import { type RefiledHold, resyncHoldIndexes } from './hold-index-resync.ts';
 import { scripts } from './scripts.ts';
 

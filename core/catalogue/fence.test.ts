@@ -1,8 +1,8 @@
 import calculateSlot from 'cluster-key-slot';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
-import { globalKeys } from '../keyspace.ts';
-import type { Redis } from '../redis-client.ts';
+import type { Redis } from '../redis/client.ts';
+import { globalKeys } from '../redis/keyspace.ts';
 import type { CatalogueEntryInput } from './entry.ts';
 import { FencedCatalogue, isStaleTerm, StaleTermError } from './fence.ts';
 import { CatalogueStore } from './store.ts';

@@ -6,12 +6,13 @@
 //
 // The fence only ratchets up: a write (or a claim) with a newer token raises it. A new leader
 // claims before its first reconcile, so the old one is refused from that moment, not only from the
-// new leader's first real write. The fence key shares the catalogue's slot (core/keyspace.ts), so
+// new leader's first real write. The fence key shares the catalogue's slot (core/redis/keyspace.ts), so
 // the script is one slot on Redis Cluster too. The change is announced after the script, as
 // CatalogueStore does; a lost announcement is healed by the proxies' periodic reload.
-import { channels, globalKeys } from '../keyspace.ts';
-import { LuaScript } from '../lua.ts';
-import { publish, type Redis } from '../redis-client.ts';
+
+import { publish, type Redis } from '../redis/client.ts';
+import { channels, globalKeys } from '../redis/keyspace.ts';
+import { LuaScript } from '../redis/lua.ts';
 import { type CatalogueEntryInput, catalogueEntrySchema, catalogueKey } from './entry.ts';
 
 // KEYS: catalogue hash, fence. ARGV: token, op (claim | put | remove), field, value.

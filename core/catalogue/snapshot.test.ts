@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { until } from '../../test/helpers/until.ts';
-import { globalKeys } from '../keyspace.ts';
-import type { Redis } from '../redis-client.ts';
+import type { Redis } from '../redis/client.ts';
+import { globalKeys } from '../redis/keyspace.ts';
 import type { CatalogueEntryInput } from './entry.ts';
 import { CatalogueSnapshot } from './snapshot.ts';
 import { CatalogueStore } from './store.ts';

@@ -1,8 +1,8 @@
 // An in-memory copy of the catalogue for hot paths (every proxy request resolves a model). It is
 // refreshed on each change message and on a slow timer, so a missed message heals itself.
 
-import { channels } from '../keyspace.ts';
-import { offMessage, onMessage, type Redis, subscribe } from '../redis-client.ts';
+import { offMessage, onMessage, type Redis, subscribe } from '../redis/client.ts';
+import { channels } from '../redis/keyspace.ts';
 import { NameIndex } from './aliases.ts';
 import { type CatalogueEntry, catalogueKey } from './entry.ts';
 import { CatalogueStore } from './store.ts';

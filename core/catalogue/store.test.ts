@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
-import { channels, globalKeys } from '../keyspace.ts';
-import { onMessage, type Redis, subscribe } from '../redis-client.ts';
+import { onMessage, type Redis, subscribe } from '../redis/client.ts';
+import { channels, globalKeys } from '../redis/keyspace.ts';
 import type { CatalogueEntryInput } from './entry.ts';
 import { CatalogueStore } from './store.ts';
 

@@ -1,8 +1,8 @@
 // Catalogue persistence: one hash field per model (lowercased id → entry JSON) and a pub/sub
 // message on every change. The operator writes; proxies and the console read a snapshot.
 
-import { channels, globalKeys } from '../keyspace.ts';
-import { publish, type Redis } from '../redis-client.ts';
+import { publish, type Redis } from '../redis/client.ts';
+import { channels, globalKeys } from '../redis/keyspace.ts';
 import {
   type CatalogueEntry,
   type CatalogueEntryInput,

@@ -105,7 +105,7 @@ export const proxyConfig = {
   PROXY_REPLICA_REPORT_MS: z.coerce.number().int().min(50).default(2_000),
   /**
    * How often a proxy replica publishes its per-model demand (in flight, queued, held for a cold
-   * start) for the operator's scaler (core/demand.ts); the published hash lives three intervals.
+   * start) for the operator's scaler (core/demand/demand.ts); the published hash lives three intervals.
    */
   PROXY_DEMAND_PUBLISH_MS: z.coerce.number().int().min(50).default(1_000),
   /** How long a near-limit call waits for other replicas to give back unused lease money. */

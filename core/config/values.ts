@@ -2,7 +2,7 @@
 // a message naming the variable (./config.ts parses the settings with them).
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { parseRedisTarget } from '../redis-client.ts';
+import { parseRedisTarget } from '../redis/client.ts';
 
 export const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 export const csv = z

@@ -7,11 +7,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { journalForFile } from '../../test/helpers/postgres.ts';
 import { startRedisCluster, type TestRedisCluster } from '../../test/helpers/redis-cluster.ts';
-import { Accounts } from '../accounts.ts';
+import { Accounts } from '../accounts/accounts.ts';
 import { Metering } from '../billing/index.ts';
 import { newId } from '../ids.ts';
-import { accountKeys } from '../keyspace.ts';
-import { connectRedis, type Redis } from '../redis-client.ts';
+import { connectRedis, type Redis } from '../redis/client.ts';
+import { accountKeys } from '../redis/keyspace.ts';
 import { Archiver } from './archiver.ts';
 
 const j = journalForFile();

@@ -5,9 +5,9 @@
 // stream to the entries after the last acknowledged one. A crash between commit and acknowledge
 // re-reads entries the journal already has, and their inserts change nothing: exactly once.
 
-import { accountKeys, globalKeys } from '../keyspace.ts';
-import { type Redis, serverOf } from '../redis-client.ts';
-import { parseEntry, type UsageEntry } from '../usage.ts';
+import { type Redis, serverOf } from '../redis/client.ts';
+import { accountKeys, globalKeys } from '../redis/keyspace.ts';
+import { parseEntry, type UsageEntry } from '../usage/usage.ts';
 import type { Journal } from './journal.ts';
 
 export const ARCHIVER_GROUP = 'archiver';

@@ -5,10 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { expectLedgerClean } from '../../test/helpers/ledger.ts';
 import { journalForFile } from '../../test/helpers/postgres.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
-import { Accounts } from '../accounts.ts';
+import { Accounts } from '../accounts/accounts.ts';
 import { Metering } from '../billing/index.ts';
 import { newRequestId } from '../ids.ts';
-import type { UsageEntry } from '../usage.ts';
+import type { UsageEntry } from '../usage/usage.ts';
 import { Archiver } from './archiver.ts';
 import { callPage, decodeCursor } from './call-pages.ts';
 

@@ -4,10 +4,10 @@
 // cursor — the last entry's (time, transfer id) — and the next page starts strictly after it, so
 // paging is stable while new calls arrive and while the archiver moves entries across.
 
-import { accountKeys } from '../keyspace.ts';
-import type { Redis } from '../redis-client.ts';
-import { parseEntry, type UsageEntry } from '../usage.ts';
-import { entryOfRecord } from './history.ts';
+import type { Redis } from '../redis/client.ts';
+import { accountKeys } from '../redis/keyspace.ts';
+import { parseEntry, type UsageEntry } from '../usage/usage.ts';
+import { entryOfRecord } from './entry-of-record.ts';
 import { type Journal, MONTHS_3_4 } from './journal.ts';
 
 /** Stream ids are Redis's clock, entries are filed by the writer's: read the stream this much wider. */

@@ -4,7 +4,7 @@
 // transfer's id (its cause), so doing either twice changes nothing. Nothing on the request path
 // waits on this: the proxy never opens it.
 import type pg from 'pg';
-import type { UsageCounts, UsageEntry } from '../usage.ts';
+import type { UsageCounts, UsageEntry } from '../usage/usage.ts';
 import { migrate } from './migrate.ts';
 import { boundedPool, endPool, JOURNAL_DB_TIMEOUT_MS, MIGRATION_TIMEOUT_MS } from './pool.ts';
 import {

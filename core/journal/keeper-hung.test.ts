@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OwnPostgres, startOwnPostgres } from '../../test/helpers/postgres-own.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
-import { Accounts } from '../accounts.ts';
+import { Accounts } from '../accounts/accounts.ts';
 import { Metering } from '../billing/index.ts';
 import { newId } from '../ids.ts';
 import { Journal } from './journal.ts';

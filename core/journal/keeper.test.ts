@@ -6,10 +6,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { expectLedgerClean } from '../../test/helpers/ledger.ts';
 import { journalForFile } from '../../test/helpers/postgres.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
-import { Accounts } from '../accounts.ts';
+import { Accounts } from '../accounts/accounts.ts';
 import { Metering } from '../billing/index.ts';
 import { newId } from '../ids.ts';
-import { accountKeys } from '../keyspace.ts';
+import { accountKeys } from '../redis/keyspace.ts';
 import type { Journal } from './journal.ts';
 import { startJournalKeeper } from './keeper.ts';
 

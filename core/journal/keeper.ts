@@ -9,9 +9,9 @@
 // say they lead; and stop() waits for a hung tick only so long.
 
 import { Metering } from '../billing/index.ts';
-import { globalKeys } from '../keyspace.ts';
-import type { Redis } from '../redis-client.ts';
-import { RedisLock } from '../redis-lock.ts';
+import type { Redis } from '../redis/client.ts';
+import { globalKeys } from '../redis/keyspace.ts';
+import { RedisLock } from '../redis/lock.ts';
 import { Archiver } from './archiver.ts';
 import type { Journal } from './journal.ts';
 import { type Restored, reconcileTopUps } from './reconciler.ts';

@@ -6,8 +6,8 @@
 // forgot it had one.
 
 import type { Metering } from '../billing/index.ts';
-import { accountKeys } from '../keyspace.ts';
-import type { Redis } from '../redis-client.ts';
+import type { Redis } from '../redis/client.ts';
+import { accountKeys } from '../redis/keyspace.ts';
 import type { Journal } from './journal.ts';
 
 export interface Restored {

@@ -2,7 +2,7 @@
 // and the inserts that make writing it twice a no-op — across months too (002 migration). The
 // queries that read transfers back are in journal.ts.
 import type pg from 'pg';
-import type { UsageEntry } from '../usage.ts';
+import type { UsageEntry } from '../usage/usage.ts';
 
 export const COLUMNS = [
   ['account_id', 'text'],

@@ -3,9 +3,9 @@
 import { randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
-import { Accounts } from '../accounts.ts';
-import { Team } from '../team.ts';
-import { Users } from '../users.ts';
+import { Accounts } from '../accounts/accounts.ts';
+import { Team } from '../accounts/team.ts';
+import { Users } from '../accounts/users.ts';
 import { ApiKeys } from './store.ts';
 
 const r = redisForFile();

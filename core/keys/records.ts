@@ -2,7 +2,6 @@
 // need no key-encryption key: reading, listing and revoking. Accounts.removeMember revokes through
 // here, so it does not have to hold the KEK.
 
-import { announce } from '../announce.ts';
 import {
   BUDGET_WINDOWS,
   type BudgetWindow,
@@ -16,9 +15,10 @@ import {
   type RateLimits,
 } from '../billing/rate-limits.ts';
 import { invalidRequest } from '../errors.ts';
-import { accountKeys, channels, globalKeys } from '../keyspace.ts';
 import { MAX_SAFE_NANO } from '../money.ts';
-import type { Redis } from '../redis-client.ts';
+import { announce } from '../redis/announce.ts';
+import type { Redis } from '../redis/client.ts';
+import { accountKeys, channels, globalKeys } from '../redis/keyspace.ts';
 import { deleteKeyScript } from './scripts.ts';
 
 export interface ApiKeyRecord {

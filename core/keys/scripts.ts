@@ -1,7 +1,7 @@
 // The atomic steps of the key lifecycle. Each script touches only keys under one account's hash tag
 // (`{a:<id>}`) so it runs unchanged on Redis Cluster; the global `mp:keyhash:*` lookup lives in
 // another slot and is written around the script by the caller (see store.ts for the ordering).
-import { LuaScript } from '../lua.ts';
+import { LuaScript } from '../redis/lua.ts';
 
 /**
  * KEYS: keys set, key hash, key names, had-key flag.

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
-import { acknowledge, parseAnnouncement } from '../announce.ts';
 import { NO_RATE_LIMITS } from '../billing/rate-limits.ts';
 import { ApiError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { accountKeys, channels, globalKeys } from '../keyspace.ts';
-import { onMessage, primaries, type Redis, scanKeys, subscribe } from '../redis-client.ts';
+import { acknowledge, parseAnnouncement } from '../redis/announce.ts';
+import { onMessage, primaries, type Redis, scanKeys, subscribe } from '../redis/client.ts';
+import { accountKeys, channels, globalKeys } from '../redis/keyspace.ts';
 import { hashSecret, maskSecret } from './secret.ts';
 import { ApiKeys } from './store.ts';
 
@@ -26,7 +26,7 @@ beforeAll(async () => {
   redis = server.client();
   keys = new ApiKeys(redis, { brand: 'service', kek: randomBytes(32) });
   sub = server.client();
-  // Stands in for a proxy replica: records what it was told and acknowledges it (core/announce.ts).
+  // Stands in for a proxy replica: records what it was told and acknowledges it (core/redis/announce.ts).
   onMessage(sub, (channel, message) => {
     const { nonce, payload } = parseAnnouncement(message);
     if (channel === channels.keyInvalidated) published.push(payload);

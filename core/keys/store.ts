@@ -9,7 +9,6 @@
 //   or deleted secret fails the instant the record script commits; the lookup entry is removed
 //   right after and the invalidation is published.
 
-import { announce } from '../announce.ts';
 import {
   type BudgetWindow,
   DEFAULT_BUDGET_WINDOW,
@@ -31,8 +30,9 @@ import {
 import { open, seal } from '../crypto.ts';
 import { ApiError, invalidRequest } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { accountKeys, channels, globalKeys } from '../keyspace.ts';
-import type { Redis } from '../redis-client.ts';
+import { announce } from '../redis/announce.ts';
+import type { Redis } from '../redis/client.ts';
+import { accountKeys, channels, globalKeys } from '../redis/keyspace.ts';
 import {
   type ApiKeyRecord,
   type AuthenticatedKey,

@@ -6,9 +6,10 @@
 // (every console instance runs one) a crossing is claimed once and gets one attempt id. A failed
 // charge consumes its crossing: nothing is retried until the balance has been above the threshold
 // again, and after CONSOLE_AUTO_TOPUP_MAX_FAILURES failures in a row auto top-up pauses itself.
-import { accountKeys, globalKeys } from '../keyspace.ts';
-import { LuaScript } from '../lua.ts';
-import type { Redis } from '../redis-client.ts';
+
+import type { Redis } from '../redis/client.ts';
+import { accountKeys, globalKeys } from '../redis/keyspace.ts';
+import { LuaScript } from '../redis/lua.ts';
 
 export type AttemptStatus = 'charging' | 'awaiting' | 'credited' | 'failed' | 'capped';
 

@@ -6,7 +6,7 @@
 // crossing is one charge and one credit however many checkers and webhook deliveries there are.
 // Stripe is called only from the console's checker, never on the proxy's request path.
 import Stripe from 'stripe';
-import type { Accounts } from '../accounts.ts';
+import type { Accounts } from '../accounts/accounts.ts';
 import type { Metering } from '../billing/index.ts';
 import { formatNano } from '../money.ts';
 import { type Attempt, type AutoTopUpStore, attemptPrefix } from './auto-topup-store.ts';

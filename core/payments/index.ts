@@ -1,11 +1,11 @@
 // Top-ups (issue "Console" item 5): a request recorded server-side, paid through one of the
 // configured providers, credited exactly once through Metering.topUp.
 
-import type { Accounts } from '../accounts.ts';
+import type { Accounts } from '../accounts/accounts.ts';
 import { Metering } from '../billing/index.ts';
 import type { ConsoleConfig as Config } from '../config/index.ts';
 import type { Journal } from '../journal/index.ts';
-import type { Redis } from '../redis-client.ts';
+import type { Redis } from '../redis/client.ts';
 import { ApprovalProvider } from './approval.ts';
 import { AutoTopUps } from './auto-topup.ts';
 import { AutoTopUpStore } from './auto-topup-store.ts';

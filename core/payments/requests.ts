@@ -8,9 +8,9 @@
 // a request that exists can always be found, like the sweeper's index of holds.
 
 import { newId } from '../ids.ts';
-import { accountKeys, globalKeys } from '../keyspace.ts';
-import { LuaScript } from '../lua.ts';
-import { perItem, type Redis } from '../redis-client.ts';
+import { perItem, type Redis } from '../redis/client.ts';
+import { accountKeys, globalKeys } from '../redis/keyspace.ts';
+import { LuaScript } from '../redis/lua.ts';
 
 export type ProviderName = 'stripe' | 'approval';
 export const PROVIDER_NAMES = ['stripe', 'approval'] as const satisfies readonly ProviderName[];

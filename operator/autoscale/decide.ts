@@ -13,7 +13,7 @@
 //   and goes does not flap), never sooner than `scaleDownDelay` after a scale-up, and only once a
 //   whole window has been watched (a new leader does not scale down on its first sample);
 // - to zero only after `idle` with no demand at all (minReplicas 0).
-import { type Demand, totalDemand } from '../../core/demand.ts';
+import { type Demand, totalDemand } from '../../core/demand/demand.ts';
 
 export interface AutoscalePolicy {
   min: number;

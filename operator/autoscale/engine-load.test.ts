@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseEngineLoad } from '../../core/engine-load.ts';
+import { parseEngineLoad } from '../../core/demand/engine-load.ts';
 
 describe("the engines' load from their /metrics", () => {
   it("reads vLLM's names (labels summed) and llama.cpp's; none exported is null", () => {

@@ -4,7 +4,7 @@
 // kv_cache_usage_ratio. Requests queued inside an engine are demand the proxies cannot see. An
 // engine that does not answer in time, or exports none of these, is left out: the proxies'
 // demand alone decides then.
-import { type EngineLoadSample, scrapeEngineLoadOf } from '../../core/engine-load.ts';
+import { type EngineLoadSample, scrapeEngineLoadOf } from '../../core/demand/engine-load.ts';
 import type { EngineLoad } from './decide.ts';
 
 /** One engine's load from its /metrics; null when it did not answer in time or exports none. */

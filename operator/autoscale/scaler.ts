@@ -1,5 +1,5 @@
 // The scaler, the acting half (./decide.ts thinks): on the leader only, every interval, it reads
-// the demand every proxy published (core/demand.ts) and the engines' own load, decides each
+// the demand every proxy published (core/demand/demand.ts) and the engines' own load, decides each
 // autoscaled Model's replicas, writes `replicas` where it changes (the runtime's setReplicas: the
 // scale subresource on Kubernetes, the process count locally) and hands the decision to the
 // runtime, whose reconcile puts it in the Model's status. One writer of `replicas`: a follower
@@ -8,7 +8,7 @@
 // (the last scale-up, the last demand) are read back from the status when a new leader starts.
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { type Demand, type DemandStore, noDemand, totalDemand } from '../../core/demand.ts';
+import { type Demand, type DemandStore, noDemand, totalDemand } from '../../core/demand/demand.ts';
 import type { AutoscalingStatus, Model } from '../model/model.ts';
 import type { ConditionInput } from '../model/status.ts';
 import { condition } from '../model/status.ts';

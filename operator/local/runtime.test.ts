@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
-import { DemandStore } from '../../core/demand.ts';
+import { DemandStore } from '../../core/demand/demand.ts';
 import { DemandBoard } from '../../proxy/demand/board.ts';
 import { DemandPublisher } from '../../proxy/demand/publisher.ts';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CatalogueEntryInput } from '../../core/catalogue/entry.ts';
 import { FencedCatalogue, isStaleTerm } from '../../core/catalogue/fence.ts';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
-import { globalKeys } from '../../core/keyspace.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
+import { globalKeys } from '../../core/redis/keyspace.ts';
 import { startRedis, type TestRedis } from '../../test/helpers/redis.ts';
 import { CatalogueWriter, NotLeadingError } from './catalogue-writer.ts';
 

@@ -2,7 +2,7 @@
 // EndpointSlices) and `local` (Model YAML files → child processes). Either way the outcome is the
 // same catalogue entries in Redis, which is all the proxies see.
 import type { Logger } from 'pino';
-import type { DemandStore } from '../../core/demand.ts';
+import type { DemandStore } from '../../core/demand/demand.ts';
 import type { HealthSource, ModelConditionSource, OperatorMetrics } from '../metrics.ts';
 import type { CatalogueWriter } from './catalogue-writer.ts';
 

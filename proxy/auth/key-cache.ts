@@ -7,7 +7,7 @@
 // live key's settings (its spend limit) publishes its hash too, on another channel: `refresh` drops
 // the cached answer only, and the key's running requests go on.
 import { hashSecret } from '../../core/keys/index.ts';
-import { isRedisUnavailable } from '../../core/redis-unavailable.ts';
+import { isRedisUnavailable } from '../../core/redis/unavailable.ts';
 
 export interface Principal {
   accountId: string;

@@ -1,6 +1,6 @@
 // Who is calling: the key lookup (core/keys) joined with what the proxy needs of the account for
 // every request (billing currency, invite-only grants). Cached as one unit by KeyCache.
-import type { Accounts } from '../../core/accounts.ts';
+import type { Accounts } from '../../core/accounts/accounts.ts';
 import { effectiveRateLimits, hasRateLimits } from '../../core/billing/rate-limits.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import type { Principal, PrincipalLookup } from './key-cache.ts';

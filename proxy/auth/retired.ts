@@ -3,8 +3,8 @@
 // learn it (a guessed key is simply wrong), and only failed authentications ever ask.
 
 import { hashSecret } from '../../core/keys/index.ts';
-import { globalKeys } from '../../core/keyspace.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
+import { globalKeys } from '../../core/redis/keyspace.ts';
 
 export class RetiredKeys {
   private readonly seen = new Map<string, { retired: boolean; expires: number }>();

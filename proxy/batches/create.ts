@@ -7,9 +7,9 @@
 // the lines copied beside the input (which may be deleted meanwhile), and the batch filed for the
 // runner.
 
-import type { Batches } from '../../core/batches.ts';
 import { batchTokenPrice } from '../../core/billing/index.ts';
-import type { RecordFields } from '../../core/listed-records.ts';
+import type { Batches } from '../../core/jobs/batches.ts';
+import type { RecordFields } from '../../core/jobs/listed-records.ts';
 import type { Principal } from '../auth/key-cache.ts';
 import { tokenModel } from '../calls/resolve-model.ts';
 import type { ProxyContext } from '../context.ts';
@@ -85,7 +85,7 @@ export async function createBatch(
     budget: l.budget,
   }));
   // The lines first (the runner reads them when it first sees the record); then the batch is
-  // filed for the runners before its hold and record (core/batches.ts `file`): a creation cut after
+  // filed for the runners before its hold and record (core/jobs/batches.ts `file`): a creation cut after
   // this leaves an entry the runner resolves, never a record in `validating` nobody runs.
   const key = linesKey(p.accountId, b.id);
   await ctx.media.store.put(key, Buffer.from(JSON.stringify(lines)), 'application/json');

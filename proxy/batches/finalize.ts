@@ -7,10 +7,10 @@
 //   unbilled), the output and error files written (ids made from the batch's, so finalizing again
 //   writes the same files), the unused hold released, the batch moved to its final status.
 import { Buffer } from 'node:buffer';
-import type { BatchFiles } from '../../core/batch-files.ts';
-import type { Batches } from '../../core/batches.ts';
 import { endpointOf, speaksMessages } from '../../core/endpoints.ts';
-import type { RecordFields } from '../../core/listed-records.ts';
+import type { BatchFiles } from '../../core/jobs/batch-files.ts';
+import type { Batches } from '../../core/jobs/batches.ts';
+import type { RecordFields } from '../../core/jobs/listed-records.ts';
 import type { ObjectStore } from '../../core/storage/store.ts';
 import type { ProxyContext } from '../context.ts';
 import { linesKey, type StoredLine } from './keys.ts';

@@ -1,7 +1,7 @@
 // An uploaded batch input (../routes/batch-files.ts), from its spooled file: its lines counted
 // (the upload's limit) and its bytes streamed into the media store.
 import { createReadStream } from 'node:fs';
-import type { BatchFiles, FileObject } from '../../core/batch-files.ts';
+import type { BatchFiles, FileObject } from '../../core/jobs/batch-files.ts';
 import type { SpooledFile } from '../media/upload-form.ts';
 
 /** Lines of a JSONL file (a last line without its newline counts; blank lines do not). */

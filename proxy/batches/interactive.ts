@@ -4,7 +4,7 @@
 // the door rather than from the demand board, which counts batch lines too and only from the
 // engine on: the runner must hear of a call the moment it arrives, before it waits for a slot a
 // line holds, to give that slot back (a preempted line). Other replicas' calls reach the runner
-// through the fleet-wide demand (core/demand.ts), a publish interval late.
+// through the fleet-wide demand (core/demand/demand.ts), a publish interval late.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 

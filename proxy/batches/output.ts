@@ -2,7 +2,7 @@
 // output and error files in OpenAI's line format, Anthropic's results lines, and the batch objects
 // of both APIs from the stored record.
 import { createHash } from 'node:crypto';
-import type { RecordFields } from '../../core/listed-records.ts';
+import type { RecordFields } from '../../core/jobs/listed-records.ts';
 import { formatNano } from '../../core/money.ts';
 import type { CallUsage } from '../usage.ts';
 

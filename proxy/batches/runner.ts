@@ -1,29 +1,29 @@
 // The batch runner (docs/batches.md "How a batch runs"): one replica of the fleet at a time holds
-// its lock (core/redis-lock.ts, Redis's ttl) and runs every batch's lines; a replica that dies
+// its lock (core/redis/lock.ts, Redis's ttl) and runs every batch's lines; a replica that dies
 // stops renewing it and another takes over within BATCH_LOCK_MS. All state is in Redis and the
 // media store: the batch record, its lines (a copy made at creation), each line's result. What a
 // runner holds in memory is rebuilt from them, so a runner killed at any point loses nothing:
 // - a line with no result is run (again): a run that was cut never wrote one, so it was never billed;
-// - a line's result is written once (core/batches.ts, HSETNX), then billed under its own id
+// - a line's result is written once (core/jobs/batches.ts, HSETNX), then billed under its own id
 //   (settle-batch:batch:<id>:line:<index> on the batch's lease): a settlement sent twice charges
 //   once; a result written and not yet billed is billed when the batch finalizes (./finalize.ts).
 // Lines are admitted only into idle capacity (./idle-gate.ts): the interactive calls of the model
 // are this replica's, counted live at the door (./interactive.ts), plus the other replicas' from the
-// fleet-wide demand (core/demand.ts, read each tick). An interactive call arriving when lines hold
+// fleet-wide demand (core/demand/demand.ts, read each tick). An interactive call arriving when lines hold
 // the slots it needs (here at once; at another replica, at the first tick after it publishes its
 // demand) preempts the newest line (its engine call is cancelled, it wrote no result, so it runs
 // again later); one leaving lets lines in again. Cancelling or expiry stops admission; lines
 // already running finish and are billed, and the batch finalizes once none runs.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { BatchFiles } from '../../core/batch-files.ts';
-import { type Batches, finalStatuses } from '../../core/batches.ts';
 import { batchTokenPrice } from '../../core/billing/index.ts';
 import { priceFor } from '../../core/catalogue/index.ts';
-import type { DemandStore } from '../../core/demand.ts';
+import type { DemandStore } from '../../core/demand/demand.ts';
+import type { BatchFiles } from '../../core/jobs/batch-files.ts';
+import { type Batches, finalStatuses } from '../../core/jobs/batches.ts';
+import type { RecordFields } from '../../core/jobs/listed-records.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
-import type { RecordFields } from '../../core/listed-records.ts';
-import type { Redis } from '../../core/redis-client.ts';
-import { RedisLock } from '../../core/redis-lock.ts';
+import type { Redis } from '../../core/redis/client.ts';
+import { RedisLock } from '../../core/redis/lock.ts';
 import type { ObjectStore } from '../../core/storage/store.ts';
 import { type LineTicket, linePreempted } from '../billing/batch-line-charge.ts';
 import type { ProxyContext } from '../context.ts';

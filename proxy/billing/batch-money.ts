@@ -11,7 +11,7 @@
 // - openLine: a line call's charge (./batch-line-charge.ts), covered by the batch's hold.
 import { LeaseMetering, type UsageRecord } from '../../core/billing/index.ts';
 import { ApiError, insufficientQuota, keySpendLimitReached } from '../../core/errors.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import type { Principal } from '../auth/key-cache.ts';
 import type { CallUsage } from '../usage.ts';
 import { BatchLineCharge, type LineTicket } from './batch-line-charge.ts';

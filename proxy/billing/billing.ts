@@ -15,7 +15,7 @@ import { LeaseMetering, Metering, startHoldSweeper, type Voided } from '../../co
 import { loadMeteringScripts } from '../../core/billing/scripts.ts';
 import type { ProxyConfig as Config } from '../../core/config/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
-import { duplicateRedis, primaries, type Redis } from '../../core/redis-client.ts';
+import { duplicateRedis, primaries, type Redis } from '../../core/redis/client.ts';
 import { FaultBoard } from '../faults/board.ts';
 import { registerFaultMetrics } from '../faults/fault-metrics.ts';
 import { FAULTS } from '../faults/faults.ts';

@@ -4,8 +4,8 @@
 // answers (bounded), and only then reserves again. One request per account at a time: calls
 // arriving meanwhile wait for the same answers.
 import { randomBytes } from 'node:crypto';
-import { channels } from '../../core/keyspace.ts';
-import { onMessage, publish, type Redis, subscribe } from '../../core/redis-client.ts';
+import { onMessage, publish, type Redis, subscribe } from '../../core/redis/client.ts';
+import { channels } from '../../core/redis/keyspace.ts';
 import type { CreditLeases } from './leases.ts';
 
 export class LeaseReclaim {

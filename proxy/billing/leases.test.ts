@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { Metering, type UsageRecord } from '../../core/billing/index.ts';
 import { LeaseMetering } from '../../core/billing/leases.ts';
 import { newId } from '../../core/ids.ts';
-import { recomputeBalanceFromStream } from '../../core/usage.ts';
+import { recomputeBalanceFromStream } from '../../core/usage/usage.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
 import { until } from '../../test/helpers/until.ts';
 import { CreditLeases } from './leases.ts';

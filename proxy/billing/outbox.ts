@@ -17,9 +17,9 @@ import {
   type UsageRecord,
   usageArgs,
 } from '../../core/billing/index.ts';
-import { accountKeys } from '../../core/keyspace.ts';
-import { type Redis, shardOf } from '../../core/redis-client.ts';
-import type { AcknowledgedWrite } from '../../core/replica-reports.ts';
+import type { AcknowledgedWrite } from '../../core/billing/replica-reports.ts';
+import { type Redis, shardOf } from '../../core/redis/client.ts';
+import { accountKeys } from '../../core/redis/keyspace.ts';
 import { ReplicaWait } from './replica-wait.ts';
 import type { Replayed, SettlementJournal, SettleRecord } from './settlement-journal.ts';
 

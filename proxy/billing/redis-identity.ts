@@ -1,13 +1,13 @@
-// The Redis epoch as this replica knows it (core/redis-epoch.ts): kept in the data directory beside
+// The Redis epoch as this replica knows it (core/redis/epoch.ts): kept in the data directory beside
 // the journal, so it outlives the process exactly as the settlements owed to that Redis do. At
 // start: an epoch on file must be the one Redis has; with none on file the replica adopts Redis's
 // epoch, or writes the first one (a fresh install). On a cluster the epoch is on every primary
-// (core/redis-epoch.ts SHARD_EPOCH_KEYS).
+// (core/redis/epoch.ts SHARD_EPOCH_KEYS).
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Redis } from '../../core/redis-client.ts';
-import { claimEpoch, readEpoch, writeShardEpochs } from '../../core/redis-epoch.ts';
+import type { Redis } from '../../core/redis/client.ts';
+import { claimEpoch, readEpoch, writeShardEpochs } from '../../core/redis/epoch.ts';
 
 const FILE = 'redis-epoch';
 

@@ -1,5 +1,5 @@
 // Is Redis answering, and is it the Redis this replica knew? One read of the epoch
-// (core/redis-epoch.ts: one GET on one Redis; on a cluster, every primary's epoch keys) at a time
+// (core/redis/epoch.ts: one GET on one Redis; on a cluster, every primary's epoch keys) at a time
 // on the outbox's connection, every `intervalMs`.
 // - Unanswered after `timeoutMs`, it counts as a failure but is left to finish: that tells a hung
 //   Redis (stopped, or a partition that resets nothing) from a slow one, and ends the outage fast —
@@ -13,8 +13,8 @@
 // - Answered with another epoch, or none: Redis lost its data (or is another server). `onMismatch`
 //   runs on every probe while it lasts; `onBack` runs once the epoch is the known one again (a
 //   Redis restored from its AOF/RDB).
-import { isCluster, primaries, type Redis } from '../../core/redis-client.ts';
-import { readEpoch, uncoveredPrimaries } from '../../core/redis-epoch.ts';
+import { isCluster, primaries, type Redis } from '../../core/redis/client.ts';
+import { readEpoch, uncoveredPrimaries } from '../../core/redis/epoch.ts';
 
 /** One probe in this many reads every cluster primary's epoch key (at 100 ms: once a second). */
 const SHARD_ROUND = 10;
@@ -33,7 +33,7 @@ export interface RedisProbeOptions {
   /** Redis answered with another epoch (or none). */
   onMismatch: (found: string | null) => void;
   /**
-   * The cluster primaries that hold no epoch key changed (core/redis-epoch.ts uncoveredPrimaries):
+   * The cluster primaries that hold no epoch key changed (core/redis/epoch.ts uncoveredPrimaries):
    * checked on the rounds that read every primary, so a reshard that leaves one uncovered is said.
    */
   onUncovered?: (primaries: string[]) => void;

@@ -5,8 +5,8 @@
 // word (proxy/faults/), read from the probe; this is only the acting half.
 import type { FastifyBaseLogger } from 'fastify';
 import { loadMeteringScripts } from '../../core/billing/scripts.ts';
-import type { Redis } from '../../core/redis-client.ts';
-import { reportEpochFault } from '../../core/redis-epoch.ts';
+import type { Redis } from '../../core/redis/client.ts';
+import { reportEpochFault } from '../../core/redis/epoch.ts';
 import { RedisProbe } from './redis-probe.ts';
 
 export interface RedisWatchOptions {

@@ -1,18 +1,18 @@
-// What this replica owes, published in Redis every PROXY_REPLICA_REPORT_MS (core/replica-reports.ts)
+// What this replica owes, published in Redis every PROXY_REPLICA_REPORT_MS (core/billing/replica-reports.ts)
 // so `ledger check` sees it even after the replica died (issue 22): the journal's owed settlements
 // per account, the oldest's age, and the settlements Redis acknowledged lately. Not while Redis is
 // not the one this replica knew: a report written into another Redis would be about nothing there.
 // At shutdown a replica that owes nothing removes its report; one that still owes leaves its last.
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import type { Redis } from '../../core/redis-client.ts';
 import {
   type AcknowledgedWrite,
   publishReplicaReport,
   RECENT_ACKS_KEPT,
   RECENT_ACKS_MS,
   removeReplicaReport,
-} from '../../core/replica-reports.ts';
+} from '../../core/billing/replica-reports.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import type { SettlementJournal } from './settlement-journal.ts';
 
 /** This replica's name in reports: its host (the pod's name under Kubernetes) and data directory. */
@@ -31,7 +31,7 @@ export interface ReplicaReporterOptions {
 
 export class ReplicaReporter {
   readonly replica: string;
-  /** Settlements Redis acknowledged lately, oldest first (core/replica-reports.ts, AcknowledgedWrite). */
+  /** Settlements Redis acknowledged lately, oldest first (core/billing/replica-reports.ts, AcknowledgedWrite). */
   private readonly recentAcks: AcknowledgedWrite[] = [];
   private readonly timer: NodeJS.Timeout;
 

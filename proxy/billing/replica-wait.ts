@@ -14,8 +14,9 @@
 // at the next start (and Redis answers the ones it has as duplicates). Once a replica is attached
 // again, one WAIT on that connection covers every write before it, and the shard's held
 // settlements leave the journal together.
-import { accountKeys } from '../../core/keyspace.ts';
-import { type Redis, serverOf } from '../../core/redis-client.ts';
+
+import { type Redis, serverOf } from '../../core/redis/client.ts';
+import { accountKeys } from '../../core/redis/keyspace.ts';
 
 type Server = Awaited<ReturnType<typeof serverOf>>;
 

@@ -19,7 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { ApiError } from '../../core/errors.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import type { Billing } from '../billing/billing.ts';
 import type { Echo } from '../dialects/responses/response.ts';
 

@@ -5,7 +5,7 @@
 // events from a sequence number; POST …/cancel cancels it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
-import type { ResponseStore } from '../../core/response-store.ts';
+import type { ResponseStore } from '../../core/jobs/response-store.ts';
 import { RecordingTranslator } from '../dialects/responses/recording.ts';
 import { ResponseJson } from '../dialects/responses/response-json.ts';
 import type { FinishedResponse } from '../dialects/responses/stream.ts';

@@ -12,7 +12,7 @@ import { videoCost } from '../../core/billing/index.ts';
 import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
 import { insufficientQuota, keySpendLimitReached } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
-import type { JobRecord, VideoJobs } from '../../core/video-jobs.ts';
+import type { JobRecord, VideoJobs } from '../../core/jobs/video-jobs.ts';
 import { COST_HEADER } from '../billing/call-cost.ts';
 import type { ProxyContext } from '../context.ts';
 import type { SpooledFile } from '../media/upload-form.ts';

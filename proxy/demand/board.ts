@@ -1,7 +1,7 @@
-// This replica's demand per model (core/demand.ts): every request in an engine, waiting in a fair
+// This replica's demand per model (core/demand/demand.ts): every request in an engine, waiting in a fair
 // queue or held for a cold model enters the board and leaves it exactly once. The counts are what
 // the publisher writes to Redis for the operator's scaler and what /metrics shows per model.
-import { type Demand, noDemand } from '../../core/demand.ts';
+import { type Demand, noDemand } from '../../core/demand/demand.ts';
 
 export type DemandState = keyof Demand;
 

@@ -3,8 +3,8 @@
 // the hold for models scaled to zero.
 import { Gauge, Histogram, type Registry } from 'prom-client';
 import type { CatalogueSnapshot } from '../../core/catalogue/index.ts';
-import { DemandStore } from '../../core/demand.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import { DemandStore } from '../../core/demand/demand.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import { DemandBoard } from './board.ts';
 import { ColdHold } from './cold-hold.ts';
 import { FairQueue } from './fair-queue.ts';

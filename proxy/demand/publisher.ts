@@ -1,10 +1,10 @@
-// Publishes this replica's demand board to Redis (core/demand.ts) every interval, and at once when
+// Publishes this replica's demand board to Redis (core/demand/demand.ts) every interval, and at once when
 // a cold model gets its first held request (the scaler should not wait an interval to wake it).
 // The hash expires after a few intervals, so a replica that dies stops counting by itself. A
 // failed publish is only logged: the next interval tries again, and demand is advisory.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { DemandStore } from '../../core/demand.ts';
+import type { DemandStore } from '../../core/demand/demand.ts';
 import type { DemandBoard } from './board.ts';
 
 export interface DemandPublisherOptions {

@@ -2,9 +2,9 @@
 // replica sweeps at a time (a Redis lock, as the hold sweeper), working from one sorted set of
 // due times, so its cost is proportional to what expires.
 
-import { globalKeys } from '../../core/keyspace.ts';
-import type { Redis } from '../../core/redis-client.ts';
-import { RedisLock } from '../../core/redis-lock.ts';
+import type { Redis } from '../../core/redis/client.ts';
+import { globalKeys } from '../../core/redis/keyspace.ts';
+import { RedisLock } from '../../core/redis/lock.ts';
 import type { ObjectStore } from '../../core/storage/store.ts';
 
 /** Files `key` for deletion at `atMs`. */

@@ -1,6 +1,7 @@
-// A video job as the API shows it (VID-*): the stored record (core/video-jobs.ts) in the schema's shape.
+// A video job as the API shows it (VID-*): the stored record (core/jobs/video-jobs.ts) in the schema's shape.
+
+import type { JobRecord, VideoStatus } from '../../core/jobs/video-jobs.ts';
 import { formatNano } from '../../core/money.ts';
-import type { JobRecord, VideoStatus } from '../../core/video-jobs.ts';
 import type { VideoObject } from '../schemas/media.ts';
 
 /**

@@ -1,5 +1,5 @@
 // Advances video jobs (VID-*): every replica runs one worker; each claims due jobs from the
-// fleet-wide queue (core/video-jobs.ts) and renews a claim for as long as it works on that job (an
+// fleet-wide queue (core/jobs/video-jobs.ts) and renews a claim for as long as it works on that job (an
 // engine slow to answer, a long MP4 copy), so one replica polls a job at a time and a dead
 // replica's jobs are taken over once its claims lapse (VIDEO_CLAIM_MS). A job is sent to an
 // engine, polled until it finishes, its MP4 copied into the object store (kept VIDEO_RETENTION_MS,
@@ -17,9 +17,9 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { CatalogueEntry, CatalogueSnapshot } from '../../core/catalogue/index.ts';
 import type { ProxyConfig as Config } from '../../core/config/index.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import { type JobRecord, VideoJobs } from '../../core/jobs/video-jobs.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import type { ObjectStore } from '../../core/storage/store.ts';
-import { type JobRecord, VideoJobs } from '../../core/video-jobs.ts';
 import type { Billing } from '../billing/billing.ts';
 import type { EngineDeps } from '../engine/call.ts';
 import { Cancel } from '../engine/cancel.ts';

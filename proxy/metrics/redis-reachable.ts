@@ -4,7 +4,7 @@
 // alert (charts/modelplane/files/prometheus-rules.yaml).
 
 import { Gauge, type Registry } from 'prom-client';
-import { isCluster, primaries, type Redis } from '../../core/redis-client.ts';
+import { isCluster, primaries, type Redis } from '../../core/redis/client.ts';
 
 export function redisAnswers(redis: Redis, timeoutMs = 1000): Promise<boolean> {
   // On a Redis Cluster a PING goes to any node — a dead primary's during a failover, which would

@@ -1,4 +1,4 @@
-// Records what the console shows of each call besides its money (core/call-facts.ts): when a
+// Records what the console shows of each call besides its money (core/usage/call-facts.ts): when a
 // call's response ends, its status, latency, time to first token and finish reason; and a call
 // refused with an error status, as a zero-cost row of the account's capped list of refusals. Only
 // the inference routes count, and only once the key is known (a 401 names no account). Written
@@ -6,9 +6,9 @@
 // the call (the money is in the ledger, written before the answer left).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { recordCallFact, recordRefused } from '../../core/call-facts.ts';
 import { ApiError } from '../../core/errors.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
+import { recordCallFact, recordRefused } from '../../core/usage/call-facts.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

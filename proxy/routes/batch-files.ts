@@ -4,8 +4,8 @@
 // batch_output). Files are the account's: another account's id is a 404, like an unknown one.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { BatchFiles, fileObject as toFileObject } from '../../core/batch-files.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
+import { BatchFiles, fileObject as toFileObject } from '../../core/jobs/batch-files.ts';
 import { countLines, storeInputFile } from '../batches/input-file.ts';
 import type { ProxyContext } from '../context.ts';
 import { acceptUploads, sizeText, type UploadChecks } from '../media/upload-form.ts';

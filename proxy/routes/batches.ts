@@ -4,11 +4,11 @@
 // batch is a 404, like an unknown one.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import { BatchFiles } from '../../core/batch-files.ts';
-import { Batches } from '../../core/batches.ts';
 import { speaksMessages } from '../../core/endpoints.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { newLongId } from '../../core/ids.ts';
+import { BatchFiles } from '../../core/jobs/batch-files.ts';
+import { Batches } from '../../core/jobs/batches.ts';
 import { createBatch, inputOptions } from '../batches/create.ts';
 import { readOpenAiInput } from '../batches/input.ts';
 import { openAiBatch } from '../batches/output.ts';

@@ -3,7 +3,7 @@
 // load balancer keeps traffic away until all hold.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import type { ProxyContext } from '../context.ts';
 import { redisAnswers } from '../metrics/redis-reachable.ts';
 

@@ -5,12 +5,12 @@
 // would refuse fails the create with a 400 naming it, and nothing is held or charged.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { BatchFiles } from '../../core/batch-files.ts';
-import { Batches, finalStatuses } from '../../core/batches.ts';
 import { speaksMessages } from '../../core/endpoints.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
 import { newLongId } from '../../core/ids.ts';
-import type { RecordFields } from '../../core/listed-records.ts';
+import { BatchFiles } from '../../core/jobs/batch-files.ts';
+import { Batches, finalStatuses } from '../../core/jobs/batches.ts';
+import type { RecordFields } from '../../core/jobs/listed-records.ts';
 import { createBatch, inputOptions } from '../batches/create.ts';
 import { readBodies } from '../batches/input.ts';
 import { anthropicBatch } from '../batches/output.ts';

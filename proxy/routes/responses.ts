@@ -3,12 +3,12 @@
 // (../dialects/responses/request.ts), run through the one text-call money path
 // (../calls/text-call.ts) exactly as a chat completion is — same hold, settlement, usage record,
 // errors — and the answer translated back (../dialects/responses/text.ts). store: true (the
-// default) keeps the response and its conversation (core/response-store.ts).
+// default) keeps the response and its conversation (core/jobs/response-store.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
-import type { Redis } from '../../core/redis-client.ts';
-import { ResponseStore } from '../../core/response-store.ts';
+import { ResponseStore } from '../../core/jobs/response-store.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import { BackgroundResponses, isFinal } from '../calls/background-responses.ts';
 import {
   appendJson,

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { CatalogueEntry, VideoPrice } from '../../core/catalogue/index.ts';
 import { ApiError, invalidRequest } from '../../core/errors.ts';
-import { type JobRecord, VideoJobs } from '../../core/video-jobs.ts';
+import { type JobRecord, VideoJobs } from '../../core/jobs/video-jobs.ts';
 import { zodToApiError } from '../../http/validation.ts';
 import { mediaModel } from '../calls/resolve-model.ts';
 import { createVideo, deleteVideo } from '../calls/video-call.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { parseDecimalToNano } from '../../core/money.ts';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { MODEL, startFleet } from './fleet.ts';
 

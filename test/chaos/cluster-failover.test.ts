@@ -8,10 +8,10 @@
 // failover, and what it archived before the primary died is remembered there — the check, reading
 // the journal too, says Redis lost it (issue 40).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replicaReports } from '../../core/billing/replica-reports.ts';
 import { Journal, type JournalRecord } from '../../core/journal/index.ts';
-import { accountKeys } from '../../core/keyspace.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
-import { replicaReports } from '../../core/replica-reports.ts';
+import { accountKeys } from '../../core/redis/keyspace.ts';
 import { postgresForFile } from '../helpers/postgres.ts';
 import { clusterAsTestRedis } from '../helpers/redis.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';

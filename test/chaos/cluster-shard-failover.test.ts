@@ -10,11 +10,11 @@
 // - every delivered call is charged once, nothing refused is charged, `ledger check` is clean.
 // The figures the run measured are printed (docs/redis-cluster.md "What a failover costs").
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replicaReports } from '../../core/billing/replica-reports.ts';
 import { Journal } from '../../core/journal/index.ts';
 import { hashSecret } from '../../core/keys/secret.ts';
-import { accountKeys, globalKeys } from '../../core/keyspace.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
-import { replicaReports } from '../../core/replica-reports.ts';
+import { accountKeys, globalKeys } from '../../core/redis/keyspace.ts';
 import { postgresForFile } from '../helpers/postgres.ts';
 import { clusterAsTestRedis } from '../helpers/redis.ts';
 import { startRedisCluster, type TestRedisCluster } from '../helpers/redis-cluster.ts';

@@ -7,12 +7,12 @@
 // again by itself, and once the proxies' outboxes resend the settlements (as they do, by their
 // ids) the check is clean again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Accounts } from '../../core/accounts.ts';
+import { Accounts } from '../../core/accounts/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
 import type { UsageRecord } from '../../core/billing/script-args.ts';
 import { newId } from '../../core/ids.ts';
 import { Archiver, type Journal, reconcileTopUps } from '../../core/journal/index.ts';
-import { checkAccountLedger } from '../../core/ledger.ts';
+import { checkAccountLedger } from '../../core/ledger/ledger.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { journalForFile } from '../helpers/postgres.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';

@@ -5,7 +5,7 @@
 // the ledger check is clean.
 import { describe, expect, it } from 'vitest';
 import { parseDecimalToNano } from '../../core/money.ts';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { chargesByRequest, eventually, type ProxyProcess, startFleet, streamingLoad } from './fleet.ts';
 

@@ -1,12 +1,12 @@
 // Chaos: a replica owes settlements (its journal's disk is full, so its lease batches cannot be made
 // durable and wait), is SIGKILLed, and its volume is gone for good. It published what it owed in
-// Redis while it lived (mp:replica:<name>, core/replica-reports.ts): `modelplane ledger check` names
+// Redis while it lived (mp:replica:<name>, core/billing/replica-reports.ts): `modelplane ledger check` names
 // it once it has gone silent, with the exact amount per account. The money is accounted for exactly:
 // what the ledger charged plus what the check names as lost is what the clients were delivered.
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { replicaReports } from '../../core/billing/replica-reports.ts';
 import { formatNano, parseDecimalToNano } from '../../core/money.ts';
-import { replicaReports } from '../../core/replica-reports.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { mountTmpfs } from '../helpers/tmpfs.ts';
 import {

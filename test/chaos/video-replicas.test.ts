@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { CatalogueStore } from '../../core/catalogue/index.ts';
-import { globalKeys } from '../../core/keyspace.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
-import { usageRecords } from '../../core/usage.ts';
+import { globalKeys } from '../../core/redis/keyspace.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { eventually, startFleet } from './fleet.ts';
 

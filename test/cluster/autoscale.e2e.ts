@@ -9,7 +9,7 @@
 // (listed, with no endpoint) at zero. The decision and its inputs are in the Model's status.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
-import { DemandStore } from '../../core/demand.ts';
+import { DemandStore } from '../../core/demand/demand.ts';
 import { chatModel } from '../../operator/fixtures.ts';
 import { DemandBoard } from '../../proxy/demand/board.ts';
 import { DemandPublisher } from '../../proxy/demand/publisher.ts';

@@ -23,7 +23,7 @@ import { Metering } from '../../core/billing/index.ts';
 import { freePort } from '../../core/free-port.ts';
 import { Journal } from '../../core/journal/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import { chartDir, helm, helmBinary } from '../chart/helm.ts';
 import { launchChromium } from '../helpers/browser.ts';
 import { ensureConsoleWeb } from '../helpers/console-web.ts';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metering } from '../../core/billing/index.ts';
 import { CatalogueStore } from '../../core/catalogue/index.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
-import { scanKeys } from '../../core/redis-client.ts';
+import { scanKeys } from '../../core/redis/client.ts';
 import { type ConsoleHarness, type Person, type Signed, startConsole } from './harness.ts';
 
 let h: ConsoleHarness;

@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsoleApp } from '../../console/app.ts';
 import type { AutoTopUpView } from '../../console/routes/auto-topup.ts';
 import { Metering } from '../../core/billing/index.ts';
-import { accountKeys, globalKeys } from '../../core/keyspace.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
 import {
   AutoTopUpStore,
@@ -22,6 +21,7 @@ import {
   failureReason,
   nanoToMinorUnits,
 } from '../../core/payments/index.ts';
+import { accountKeys, globalKeys } from '../../core/redis/keyspace.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { deliverStripeEvent } from '../helpers/stripe-events.ts';
 import { startStripeMock, type TestStripeMock } from '../helpers/stripe-mock.ts';

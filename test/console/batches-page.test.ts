@@ -13,8 +13,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI, { toFile } from 'openai';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Team } from '../../core/team.ts';
-import { Users } from '../../core/users.ts';
+import { Team } from '../../core/accounts/team.ts';
+import { Users } from '../../core/accounts/users.ts';
 import {
   addExternalChatModel,
   type BrowserPlatform,

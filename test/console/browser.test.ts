@@ -14,15 +14,15 @@ import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleModelIds, type Platform } from '../../cli/platform.ts';
+import { Team } from '../../core/accounts/team.ts';
+import { Users } from '../../core/accounts/users.ts';
 import { Metering } from '../../core/billing/index.ts';
-import { recordCallFact, recordRefused } from '../../core/call-facts.ts';
 import { newRequestId } from '../../core/ids.ts';
 import { Archiver } from '../../core/journal/index.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import { TopUpRequests } from '../../core/payments/index.ts';
-import type { Redis } from '../../core/redis-client.ts';
-import { Team } from '../../core/team.ts';
-import { Users } from '../../core/users.ts';
+import type { Redis } from '../../core/redis/client.ts';
+import { recordCallFact, recordRefused } from '../../core/usage/call-facts.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
 import {
   type BrowserPlatform,

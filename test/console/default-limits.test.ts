@@ -9,10 +9,10 @@
 import { mkdirSync } from 'node:fs';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Accounts } from '../../core/accounts.ts';
+import { Accounts } from '../../core/accounts/accounts.ts';
+import { Team } from '../../core/accounts/team.ts';
+import { Users } from '../../core/accounts/users.ts';
 import { Metering } from '../../core/billing/index.ts';
-import { Team } from '../../core/team.ts';
-import { Users } from '../../core/users.ts';
 import {
   type BrowserPlatform,
   DESKTOP,

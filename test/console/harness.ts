@@ -4,13 +4,13 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { buildConsoleApp } from '../../console/app.ts';
-import { Accounts } from '../../core/accounts.ts';
+import { Accounts } from '../../core/accounts/accounts.ts';
+import { type Role, Team } from '../../core/accounts/team.ts';
+import { Users } from '../../core/accounts/users.ts';
 import { type Config, loadConfig } from '../../core/config/index.ts';
 import type { Journal } from '../../core/journal/index.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
-import type { Redis } from '../../core/redis-client.ts';
-import { type Role, Team } from '../../core/team.ts';
-import { Users } from '../../core/users.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import { consoleCall, type Signed } from '../helpers/console-client.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { registerSecrets, runLogStream } from '../helpers/run-log.ts';

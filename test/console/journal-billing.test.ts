@@ -7,7 +7,7 @@ import { main } from '../../cli/main.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { newId } from '../../core/ids.ts';
 import { Archiver } from '../../core/journal/index.ts';
-import { accountKeys } from '../../core/keyspace.ts';
+import { accountKeys } from '../../core/redis/keyspace.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { journalForFile } from '../helpers/postgres.ts';
 import { type ConsoleHarness, startConsole } from './harness.ts';

@@ -22,7 +22,7 @@ import { amount } from '../../console/web/src/format.ts';
 import { Metering } from '../../core/billing/index.ts';
 import type { ApiKeys } from '../../core/keys/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import {
   type BrowserPlatform,
   DESKTOP,

@@ -5,10 +5,10 @@
 // console without a journal that says usage history needs one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metering } from '../../core/billing/index.ts';
-import { recordCallFact, recordRefused } from '../../core/call-facts.ts';
 import { newRequestId } from '../../core/ids.ts';
 import { Archiver } from '../../core/journal/index.ts';
-import { accountKeys } from '../../core/keyspace.ts';
+import { accountKeys } from '../../core/redis/keyspace.ts';
+import { recordCallFact, recordRefused } from '../../core/usage/call-facts.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { journalForFile } from '../helpers/postgres.ts';
 import { type ConsoleHarness, type Person, startConsole } from './harness.ts';

@@ -2,8 +2,8 @@
 // end, reading its output files, and its charges in the ledger by line index.
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
-import type { Redis } from '../../core/redis-client.ts';
-import { type UsageEntry, usageRecords } from '../../core/usage.ts';
+import type { Redis } from '../../core/redis/client.ts';
+import { type UsageEntry, usageRecords } from '../../core/usage/usage.ts';
 
 export type BatchLine = { custom_id: string; body: Record<string, unknown> };
 

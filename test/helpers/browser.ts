@@ -9,14 +9,14 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { stringify as stringifyYaml } from 'yaml';
 import { type Platform, startPlatform } from '../../cli/platform.ts';
-import { Accounts } from '../../core/accounts.ts';
+import { Accounts } from '../../core/accounts/accounts.ts';
+import { Team } from '../../core/accounts/team.ts';
+import { Users } from '../../core/accounts/users.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { freePort } from '../../core/free-port.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
 import { parseDecimalToNano } from '../../core/money.ts';
-import { connectRedis, type Redis } from '../../core/redis-client.ts';
-import { Team } from '../../core/team.ts';
-import { Users } from '../../core/users.ts';
+import { connectRedis, type Redis } from '../../core/redis/client.ts';
 import { runLogStream } from './run-log.ts';
 
 export const PASSWORD = 'a long test password';

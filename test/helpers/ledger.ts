@@ -1,11 +1,11 @@
-// The end of every money test: the ledger check (core/ledger.ts, `modelplane ledger check`) finds
+// The end of every money test: the ledger check (core/ledger/ledger.ts, `modelplane ledger check`) finds
 // nothing wrong — balance = top-ups − charges + refunds, held = the open holds and leases, no
 // stranded hold, every hold in the sweeper's index.
 
 import { expect } from 'vitest';
 import type { Journal } from '../../core/journal/index.ts';
-import { checkAccountLedger, checkLedger } from '../../core/ledger.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import { checkAccountLedger, checkLedger } from '../../core/ledger/ledger.ts';
+import type { Redis } from '../../core/redis/client.ts';
 
 /** Checks the given accounts (default: every account in Redis) and fails naming each difference. */
 export async function expectLedgerClean(

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis as Single } from 'ioredis';
 import { freePort } from '../../core/free-port.ts';
-import { connectRedis, type Redis } from '../../core/redis-client.ts';
+import { connectRedis, type Redis } from '../../core/redis/client.ts';
 
 const run = promisify(execFile);
 

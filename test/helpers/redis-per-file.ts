@@ -2,7 +2,7 @@
 // stopped after them, and a client to it. Read `server` and `redis` inside tests and hooks.
 
 import { afterAll, beforeAll } from 'vitest';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
 import { startRedis, type TestRedis } from './redis.ts';
 
 export interface FileRedis {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { freePort } from '../../core/free-port.ts';
-import type { Redis as AnyRedis } from '../../core/redis-client.ts';
+import type { Redis as AnyRedis } from '../../core/redis/client.ts';
 import { startRedisCluster, type TestRedisCluster } from './redis-cluster.ts';
 
 export interface TestRedis {
@@ -61,7 +61,7 @@ export async function startRedis(opts: TestRedisOptions = {}): Promise<TestRedis
     dir,
     '--repl-diskless-sync-delay',
     '0',
-    // What every part requires (core/redis-policy.ts): a full Redis refuses writes, never evicts.
+    // What every part requires (core/redis/policy.ts): a full Redis refuses writes, never evicts.
     '--maxmemory-policy',
     'noeviction',
   ];

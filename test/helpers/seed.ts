@@ -3,11 +3,11 @@
 // benchmark, which start the proxy as its own process (the in-process test harness in
 // test/proxy/harness.ts seeds more: several models, accounts and grants).
 import { randomBytes } from 'node:crypto';
-import { Accounts } from '../../core/accounts.ts';
+import { Accounts } from '../../core/accounts/accounts.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { CatalogueStore, type TokenPrice } from '../../core/catalogue/index.ts';
 import { ApiKeys } from '../../core/keys/index.ts';
-import type { Redis } from '../../core/redis-client.ts';
+import type { Redis } from '../../core/redis/client.ts';
 
 export interface Seeded {
   accountId: string;

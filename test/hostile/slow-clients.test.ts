@@ -8,7 +8,7 @@
 import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { ALIAS_MODEL, CHAT_MODEL, type Harness, startHarness } from '../proxy/harness.ts';
 

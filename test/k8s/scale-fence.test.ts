@@ -5,7 +5,7 @@
 // paused before it could notice — passes its own check on the Model it read before the handover,
 // and the API server refuses its write (409 on the resourceVersion the new term's claim moved).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DemandStore } from '../../core/demand.ts';
+import { DemandStore } from '../../core/demand/demand.ts';
 import { chatModel } from '../../operator/fixtures.ts';
 import { isAlreadyExists, KubeClient } from '../../operator/kube/client.ts';
 import {

@@ -18,10 +18,10 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { type Platform, startPlatform } from '../../cli/platform.ts';
-import { Accounts } from '../../core/accounts.ts';
+import { Accounts } from '../../core/accounts/accounts.ts';
 import { CatalogueStore } from '../../core/catalogue/index.ts';
 import { freePort } from '../../core/free-port.ts';
-import { connectRedis } from '../../core/redis-client.ts';
+import { connectRedis } from '../../core/redis/client.ts';
 import { postgresForFile } from '../helpers/postgres.ts';
 import { startPrometheus, type TestPrometheus } from './prometheus.ts';
 

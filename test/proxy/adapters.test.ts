@@ -7,7 +7,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogueEntryInput } from '../../core/catalogue/entry.ts';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { completeAdapterPlan } from '../../operator/adapters/reconcile.ts';
 import { chatModel } from '../../operator/fixtures.ts';
 import type { Model } from '../../operator/model/model.ts';

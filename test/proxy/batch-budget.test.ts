@@ -10,10 +10,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Batches } from '../../core/batches.ts';
 import { ACCOUNT_SPEND_KEY, budgetResetsAt, keyWindowSpend } from '../../core/billing/key-spend.ts';
+import { Batches } from '../../core/jobs/batches.ts';
 import { Archiver } from '../../core/journal/index.ts';
-import { accountKeys } from '../../core/keyspace.ts';
+import { accountKeys } from '../../core/redis/keyspace.ts';
 import { batchCharges, batchEnded, uploadLines } from '../helpers/batches.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { journalForFile } from '../helpers/postgres.ts';

@@ -12,8 +12,8 @@
 import type { Redis } from 'ioredis';
 import { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACTIVE_KEY, Batches, batchMember } from '../../core/batches.ts';
 import { LeaseMetering } from '../../core/billing/index.ts';
+import { ACTIVE_KEY, Batches, batchMember } from '../../core/jobs/batches.ts';
 import { batchLeaseId } from '../../proxy/billing/batch-money.ts';
 import { batchEnded, createChatBatch, jsonlFile, uploadLines } from '../helpers/batches.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';

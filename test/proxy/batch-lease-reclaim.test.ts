@@ -6,7 +6,7 @@
 // estimate. The batch runs, each line is billed once, and the ledger check is clean.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Batches } from '../../core/batches.ts';
+import { Batches } from '../../core/jobs/batches.ts';
 import { batchCharges, batchEnded, createChatBatch } from '../helpers/batches.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, type Harness, secondReplica, startHarness } from './harness.ts';

@@ -6,7 +6,7 @@
 // Nothing here is timed: each step waits for a state (generously, the machine is shared).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchTokenPrice, textCost } from '../../core/billing/index.ts';
-import { totalDemand } from '../../core/demand.ts';
+import { totalDemand } from '../../core/demand/demand.ts';
 import { batchCharges, batchEnded, jsonlFile, uploadLines } from '../helpers/batches.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { until } from '../helpers/until.ts';

@@ -8,7 +8,7 @@
 // the hold released, the ledger check clean.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { totalDemand } from '../../core/demand.ts';
+import { totalDemand } from '../../core/demand/demand.ts';
 import { batchCharges, batchEnded, createChatBatch } from '../helpers/batches.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { until } from '../helpers/until.ts';

@@ -3,7 +3,7 @@
 // the client saw them; calls refused at the door (bad input, no credit) as refusals of the
 // account's capped list, charged nothing; each test ends with the ledger check.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type CallFact, callFacts, refusedCalls } from '../../core/call-facts.ts';
+import { type CallFact, callFacts, refusedCalls } from '../../core/usage/call-facts.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
 

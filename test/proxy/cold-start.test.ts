@@ -7,8 +7,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogueEntryInput } from '../../core/catalogue/index.ts';
-import { DemandStore } from '../../core/demand.ts';
-import { usageRecords } from '../../core/usage.ts';
+import { DemandStore } from '../../core/demand/demand.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
 

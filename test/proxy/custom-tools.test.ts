@@ -6,7 +6,7 @@
 // custom_tool_call_output passed back reaches the engine as the call and its tool result.
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { engineChatRequests } from './engine-requests.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';

@@ -2,7 +2,7 @@
 // 500 with Retry-After on every surface that calls an engine — the check is one, in
 // proxy/engine/call.ts — and nothing is charged; an unknown model stays a 404 (issue 11 item 4).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { type Harness, imageModel, startHarness } from './harness.ts';

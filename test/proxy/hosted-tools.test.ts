@@ -6,7 +6,7 @@
 // server-side tools: SPEC MSG-4.)
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { engineChatRequests } from './engine-requests.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';

@@ -3,8 +3,8 @@
 import type OpenAI from 'openai';
 import { toFile } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { globalKeys } from '../../core/keyspace.ts';
-import { usageRecords } from '../../core/usage.ts';
+import { globalKeys } from '../../core/redis/keyspace.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
 import { sweepMedia } from '../../proxy/media/media-sweeper.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';

@@ -8,7 +8,7 @@ import { createContext } from '../../cli/context.ts';
 import { main } from '../../cli/main.ts';
 import { newId } from '../../core/ids.ts';
 import { Archiver, type Journal } from '../../core/journal/index.ts';
-import { accountKeys } from '../../core/keyspace.ts';
+import { accountKeys } from '../../core/redis/keyspace.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { journalForFile } from '../helpers/postgres.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';

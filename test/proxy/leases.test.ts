@@ -6,7 +6,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDecimalToNano } from '../../core/money.ts';
-import { recomputeBalanceFromStream, usageRecords, usageReport } from '../../core/usage.ts';
+import { recomputeBalanceFromStream, usageRecords, usageReport } from '../../core/usage/usage.ts';
 import { buildProxyApp, type ProxyApp } from '../../proxy/app.ts';
 import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
 import { CHAT_MODEL, EMBED_MODEL, type Harness, startHarness, tempDataDir } from './harness.ts';

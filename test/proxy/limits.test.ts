@@ -4,7 +4,7 @@
 // nothing is charged. The bounds are in /openapi.json too, and the context rule is exact where
 // the engine's tokenizer answers: a request that fits to the last token is served.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { EMBED_MODEL, type Harness, startHarness } from './harness.ts';
 

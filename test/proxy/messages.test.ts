@@ -2,7 +2,7 @@
 // @anthropic-ai/sdk as the client against the real proxy, Redis and simulator engines.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import {
   CHAT_MODEL,

@@ -2,7 +2,7 @@
 // latency histograms, tokens and credits as billed, in-flight back to zero. A harness of its own,
 // so the counts are exactly this file's requests.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { scrapeMetrics } from '../helpers/metrics.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';
 

@@ -5,7 +5,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatNano, parseDecimalToNano } from '../../core/money.ts';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
 import { type FixedEngine, startFixedEngine } from '../helpers/fixed-engine.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';

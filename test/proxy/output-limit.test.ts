@@ -6,7 +6,7 @@
 // max_tokens 32000 whatever the model, so refusing made it fail on every smaller model.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { engineChatRequests } from './engine-requests.ts';
 import { CHAT_MODEL, chatModel, type Harness, startHarness } from './harness.ts';

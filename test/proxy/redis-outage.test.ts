@@ -4,7 +4,7 @@
 // serving what it cannot bill; when Redis is back the outbox lands every delivered call, once.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { until } from '../helpers/until.ts';
 import { CHAT_MODEL, type Harness, startHarness } from './harness.ts';

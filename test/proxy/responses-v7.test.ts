@@ -4,7 +4,7 @@
 // responses (poll, cancel, replay from a sequence number), each billed exactly once.
 import OpenAI from 'openai-v7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, chatModel, type Harness, startHarness } from './harness.ts';
 

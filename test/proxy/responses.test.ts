@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ErrorCode, errorCatalogue } from '../../core/errors.ts';
-import { type UsageEntry, usageRecords } from '../../core/usage.ts';
+import { type UsageEntry, usageRecords } from '../../core/usage/usage.ts';
 import { responseErrorCode } from '../../proxy/dialects/responses/error-code.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import {

@@ -14,7 +14,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { callsInEngine } from '../../operator/autoscale/engine-load.ts';
 import { chatModel, withSpec } from '../../operator/fixtures.ts';
 import { LocalRuntime } from '../../operator/local/runtime.ts';

@@ -12,7 +12,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { budgetResetsAt, keyMonthSpend, keyWindowSpend } from '../../core/billing/index.ts';
 import { displayNano } from '../../core/money.ts';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { DEFAULT_PROMPT_BOUNDS } from '../../proxy/billing/text-quote.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, type Harness, imageModel, startHarness, videoModel } from './harness.ts';

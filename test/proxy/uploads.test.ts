@@ -6,7 +6,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { gradientPng } from '../../engines/simulator/media/png.ts';
 import { LINGER } from '../../proxy/media/lingering-close.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';

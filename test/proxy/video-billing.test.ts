@@ -3,7 +3,7 @@
 // settlements cannot reach Redis refuses a video create too, and the charge counts in the
 // credits-charged metric like every other call's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { scrapeMetrics } from '../helpers/metrics.ts';
 import { until } from '../helpers/until.ts';

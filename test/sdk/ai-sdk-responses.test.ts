@@ -7,7 +7,7 @@ import { generateText, jsonSchema, streamText } from 'ai';
 import { createOpenAI as createOpenAIV3 } from 'ai-sdk-openai-v3';
 import { generateText as generateTextV6, streamText as streamTextV6 } from 'ai-v6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, chatModel, type Harness, startHarness } from '../proxy/harness.ts';
 

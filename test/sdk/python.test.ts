@@ -5,7 +5,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../core/free-port.ts';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import {
   CHAT_MODEL,

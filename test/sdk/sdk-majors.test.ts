@@ -6,7 +6,7 @@ import AnthropicV1 from 'anthropic-sdk-v1';
 import OpenAIV6 from 'openai';
 import OpenAIV7 from 'openai-v7';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageRecords } from '../../core/usage.ts';
+import { usageRecords } from '../../core/usage/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, type Harness, startHarness } from '../proxy/harness.ts';
 

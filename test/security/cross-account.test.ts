@@ -4,8 +4,8 @@
 // members or invitations (issue "Console", "Console API tests"). Part of the standing security
 // suite (issue 24).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Batches } from '../../core/batches.ts';
 import { Metering } from '../../core/billing/index.ts';
+import { Batches } from '../../core/jobs/batches.ts';
 import { type ConsoleHarness, type Person, type Signed, startConsole } from '../console/harness.ts';
 import { journalForFile } from '../helpers/postgres.ts';
 

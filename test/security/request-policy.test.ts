@@ -6,7 +6,7 @@
 // Embeddings have their prompt bound; images take no text prompt policy.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResponseStore } from '../../core/response-store.ts';
+import { ResponseStore } from '../../core/jobs/response-store.ts';
 import { type InternalListener, internalListener } from '../helpers/internal-listener.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { CHAT_MODEL, chatModel, type Harness, startHarness } from '../proxy/harness.ts';

@@ -1,11 +1,11 @@
 // The engines' own load for the routing score (./score.ts): each endpoint's /metrics scraped every
 // `intervalMs` (vLLM's and the simulator's vllm:num_requests_waiting, num_requests_running,
-// kv_cache_usage_perc; core/engine-load.ts reads them). An engine's report counts every proxy
+// kv_cache_usage_perc; core/demand/engine-load.ts reads them). An engine's report counts every proxy
 // replica's requests, which this replica's in-flight count cannot; a report older than `staleMs`
 // is not used (llm-d's scheduler drops metrics past its staleness bound the same way), so an
 // engine that stops answering falls back to this replica's own count. One scrape per endpoint at
 // a time; each replica scrapes for itself (a Redis copy would be as old as its slowest writer).
-import { type EngineLoadSample, scrapeEngineLoadOf } from '../../../core/engine-load.ts';
+import { type EngineLoadSample, scrapeEngineLoadOf } from '../../../core/demand/engine-load.ts';
 import type { EngineReport } from './score.ts';
 
 interface Report extends EngineLoadSample {

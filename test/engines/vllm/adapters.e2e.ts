@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type UsageEntry, usageRecords } from '../../../core/usage.ts';
+import { type UsageEntry, usageRecords } from '../../../core/usage/usage.ts';
 import { applyLoads, applyUnloads, loadedAdapters } from '../../../operator/adapters/apply.ts';
 import { planAdapter } from '../../../operator/adapters/plan.ts';
 import { planAdapterRemoval } from '../../../operator/adapters/removal.ts';

@@ -6,7 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CatalogueEntryInput, catalogueEntrySchema } from '../../../core/catalogue/index.ts';
-import { usageRecords } from '../../../core/usage.ts';
+import { usageRecords } from '../../../core/usage/usage.ts';
 import { toChatRequest } from '../../../proxy/dialects/messages/request.ts';
 import { type Prediction, PrefixRouting } from '../../../proxy/engine/kv-index/prefix-routing.ts';
 import { type ChatPrompt, loadPromptTokenizer } from '../../../proxy/engine/kv-index/prompt-tokens.ts';

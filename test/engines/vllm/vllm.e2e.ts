@@ -6,7 +6,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type UsageEntry, usageRecords } from '../../../core/usage.ts';
+import { type UsageEntry, usageRecords } from '../../../core/usage/usage.ts';
 import { expectLedgerClean } from '../../helpers/ledger.ts';
 import { type Harness, startHarness } from '../../proxy/harness.ts';
 import { runningVllm, startVllm, VLLM_CONTEXT, type VllmServer } from './vllm-server.ts';
