@@ -122,6 +122,10 @@ export class Billing implements ChargeDeps {
       stallMs: config.PROXY_OUTBOX_STALL_MS,
     });
     metrics.sources.outboxPending = () => this.outbox.pending;
+    metrics.sources.owed = () => ({
+      settlements: journal.pendingRecords,
+      unwritten: journal.unwrittenRecords,
+    });
     registerFaultMetrics(metrics.registry, this.faults);
     ({ leases: this.leases, reclaim: this.reclaim } = creditLeases(o, this.outbox, {
       onAvailable: (accountId, available) => this.balances.set(accountId, available),

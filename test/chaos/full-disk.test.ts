@@ -3,16 +3,32 @@
 // billable calls are refused with a retryable 500 while the journal cannot be written, /readyz says
 // so (checks.journal) and mp_proxy_journal_write_failing_seconds counts; once there is room again the
 // journal catches up and the proxy serves. Every delivered call is charged exactly once, the ledger
-// check is clean.
+// check is clean. A replica SIGKILLed while its disk is full (issue 47) loses no delivered call:
+// started again on the grown volume, it charges every one exactly once.
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseDecimalToNano } from '../../core/money.ts';
+import { usageRecords } from '../../core/usage.ts';
 import { expectLedgerClean } from '../helpers/ledger.ts';
 import { free, mountTmpfs } from '../helpers/tmpfs.ts';
-import { chargesByRequest, eventually, MODEL, startFleet } from './fleet.ts';
+import {
+  chargesByRequest,
+  eventually,
+  expectFleetSettled,
+  ledgerCheckCli,
+  MODEL,
+  startFleet,
+  streamingLoad,
+} from './fleet.ts';
 
 const disk = mountTmpfs(64 * 1024);
+/** The crash test's own disk: it is filled and grown. */
+const crashDisk = mountTmpfs(64 * 1024);
 if (disk === null) console.warn('full-disk chaos test skipped: mounting a tmpfs needs root');
-afterAll(() => disk?.unmount());
+afterAll(() => {
+  disk?.unmount();
+  crashDisk?.unmount();
+});
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function chat(url: string, secret: string) {
   const res = await fetch(`${url}/v1/chat/completions`, {
@@ -80,4 +96,57 @@ describe.skipIf(disk === null)('the journal disk fills up', () => {
       await fleet.stop();
     }
   }, 60_000);
+
+  it('BILL-5 full disk under load, then SIGKILL (issue 47): no lease voided meanwhile, and started again on the grown volume the replica charges every delivered call exactly once', async () => {
+    const fleet = await startFleet({ credit: parseDecimalToNano('50') });
+    try {
+      // A short ttl: a lease the full disk kept from being renewed would be voided within the test.
+      const env = { HOLD_TTL_MS: '1500', HOLD_SWEEPER_LOCK_MS: '500', HOLD_SWEEP_INTERVAL_MS: '100' };
+      const a = await fleet.startProxy('a', env, `${crashDisk!.dir}/a`);
+      const b = await fleet.startProxy('b', env); // its sweeper voids what a stops renewing
+      const load = streamingLoad(fleet, () => [a], { workers: 8, maxTokens: () => 30 });
+      await sleep(1_500);
+      // The disk fills under load: calls running then are answered once Redis has their charges.
+      const filledAt = Date.now();
+      crashDisk!.fill();
+      await eventually(async () => /settlement journal cannot be written/.test(a.output()), 'the disk full');
+      await sleep(3_000); // twice the lease ttl
+      const voids = (await usageRecords(fleet.redis.client(), fleet.accountId, { count: 100_000 })).filter(
+        (e) => e.type === 'void',
+      );
+      expect(voids, 'holds or leases voided while the disk was full').toEqual([]);
+      a.proc.kill('SIGKILL');
+      await a.exited;
+      await load.stop();
+      const delivered = load.calls.filter((c) => c.outcome === 'delivered');
+      expect(
+        delivered.filter((c) => c.endedAt > filledAt).length,
+        'calls delivered on the full disk',
+      ).toBeGreaterThan(0);
+
+      crashDisk!.grow(1024 * 1024);
+      const again = await fleet.startProxy('a', env, a.dataDir);
+      await eventually(async () => {
+        const charges = await chargesByRequest(fleet);
+        return delivered.every((c) => charges.has(c.requestId!));
+      }, 'every delivered call charged');
+      again.proc.kill('SIGTERM');
+      b.proc.kill('SIGTERM');
+      expect(await again.exited).toBe(0);
+      expect(await b.exited).toBe(0);
+      const charges = await chargesByRequest(fleet);
+      for (const c of delivered)
+        expect(charges.get(c.requestId!), `charges of ${c.requestId}`).toHaveLength(1);
+      for (const [id, list] of charges) expect(list, `charges of ${id}`).toHaveLength(1);
+      await expectFleetSettled(
+        fleet,
+        charges,
+        load.calls.map((c) => c.requestId),
+      );
+      const check = await ledgerCheckCli(fleet);
+      expect(check.code, check.output).toBe(0);
+    } finally {
+      await fleet.stop();
+    }
+  }, 120_000);
 });
