@@ -238,9 +238,13 @@ describe('settlement journal on a full disk (a real tmpfs)', () => {
       // Each charge exists only in this process: no answer yet. Redis acknowledges the first
       // twenty: the answer after them goes, the one after the last two still waits.
       expect(answered).toEqual([]);
+      // What is owed is in sight (the gauges, the replica report): from memory alone, all of it.
+      expect(journal.unwrittenRecords).toBe(22);
+      expect(journal.owed()).toMatchObject({ count: 22, byAccount: { acct_1: { count: 22, nano: 220 } } });
       journal.ack(recs.slice(0, 20).map((r) => r.seq));
       await until(() => answered.length === 1, 'the first answer');
       expect(answered).toEqual(['first twenty']);
+      expect(journal.unwrittenRecords).toBe(2);
       // A durable() waits for room.
       let durable = false;
       const made = journal.durable().then(() => {
@@ -252,6 +256,7 @@ describe('settlement journal on a full disk (a real tmpfs)', () => {
       await made;
       // Once the lines are in the file the rest is answered.
       await until(() => answered.length === 2, 'the last answer');
+      expect(journal.unwrittenRecords).toBe(0);
       expect(journal.writeFailure).toBeNull();
       expect(recovered).toBe(1);
       expect(await journal.batchDurable()).toBe(true);

@@ -78,6 +78,10 @@ describe('a replica whose volume is gone for good', () => {
       }, "a's report matches what it owes");
       const lost = await uncharged();
       const lostNano = lost.reduce((s, d) => s + d.cost, 0);
+      // Its gauges say so too: owed, and all of it in the journal file.
+      const metrics = await (await fetch(a.metricsUrl)).text();
+      expect(metrics).toMatch(new RegExp(`^mp_proxy_settlements_owed ${lost.length}$`, 'm'));
+      expect(metrics).toMatch(/^mp_proxy_settlements_unwritten 0$/m);
 
       a.proc.kill('SIGKILL');
       await a.exited;
