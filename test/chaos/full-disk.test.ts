@@ -152,4 +152,66 @@ describe.skipIf(disk === null)('the journal disk fills up', () => {
       await fleet.stop();
     }
   }, 120_000);
+
+  it('BILL-5 a call running when the disk fills, with Redis refusing its settlement, is not answered until Redis has its charge; meanwhile the gauges and ledger check show it owed', async () => {
+    const fleet = await startFleet({ credit: parseDecimalToNano('50') });
+    const r = fleet.redis.client();
+    try {
+      // Progress lines every 20 ms fill the page the journal's segment ends in, so once the disk is
+      // full the call's own settlement line is refused (not taken by that page's slack).
+      const env = { PROXY_REPLICA_REPORT_MS: '200', PROXY_STREAM_PROGRESS_MS: '20' };
+      const a = await fleet.startProxy('a', env, `${disk!.dir}/proxy-held`);
+      expect((await chat(a.url, fleet.secret)).status).toBe(200); // the lease exists
+      // A stream of ~1 s: running when the disk fills and Redis starts refusing scripts (settlements).
+      const res = await fetch(`${a.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fleet.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: MODEL,
+          messages: [{ role: 'user', content: 'held' }],
+          max_tokens: 200,
+          ignore_eos: true,
+          stream: true,
+        }),
+      });
+      expect(res.status).toBe(200);
+      const id = res.headers.get('x-request-id')!;
+      let answered = false;
+      const body = res.text().then((t) => {
+        answered = true;
+        return t;
+      });
+      await r.call('ACL', 'SETUSER', 'default', '-eval', '-evalsha');
+      const filler = disk!.fill();
+      await eventually(
+        async () => (await gauge(a.metricsUrl, 'mp_proxy_settlements_unwritten')) === 1,
+        'owed from memory',
+      );
+      expect(await gauge(a.metricsUrl, 'mp_proxy_settlements_owed')).toBe(1);
+      let check = { code: 0, output: '' };
+      await eventually(async () => {
+        check = await ledgerCheckCli(fleet);
+        return /not answered yet/.test(check.output);
+      }, 'ledger check shows the call owed');
+      expect(check.output).toMatch(
+        new RegExp(
+          `OWED {2}replica .*: 1 settlements of calls not answered yet \\(the journal's disk is full; they wait for Redis\\): ${fleet.accountId} `,
+        ),
+      );
+      expect(answered, 'answered while its charge existed only in the process').toBe(false);
+      // Redis takes the settlement: the call is answered, though the disk is still full.
+      await r.call('ACL', 'SETUSER', 'default', '+eval', '+evalsha');
+      expect(await body).toMatch(/\[DONE\]/);
+      expect((await chargesByRequest(fleet)).get(id)).toHaveLength(1);
+      free(filler);
+      a.proc.kill('SIGTERM');
+      expect(await a.exited).toBe(0);
+      const charges = await chargesByRequest(fleet);
+      for (const [cid, list] of charges) expect(list, `charges of ${cid}`).toHaveLength(1);
+      await expectLedgerClean(r, [fleet.accountId]);
+    } finally {
+      await r.call('ACL', 'SETUSER', 'default', '+eval', '+evalsha').catch(() => {});
+      await fleet.stop();
+    }
+  }, 60_000);
 });
