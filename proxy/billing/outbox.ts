@@ -90,8 +90,13 @@ export class Outbox {
 
   /** A call on a hold of its own: journaled now, then sent until Redis acknowledges it. */
   settleHold(a: Omit<SettleRecord, 'seq' | 'leaseId'>): Promise<SettleResult> {
+    return this.sendHold(this.recordHold(a));
+  }
+
+  /** A call on a hold of its own, journaled now: `sendHold` sends it (settleHold does both). */
+  recordHold(a: Omit<SettleRecord, 'seq' | 'leaseId'>): SettleRecord {
     checkRecord(a);
-    return this.sendHold(this.o.journal.record({ ...a, leaseId: null }));
+    return this.o.journal.record({ ...a, leaseId: null });
   }
 
   /** A call carved from a lease: journaled now; CreditLeases sends it in a batch (settleBatch). */
@@ -100,9 +105,12 @@ export class Outbox {
     return this.o.journal.record(a);
   }
 
-  /** Runs `deliver` once every settlement recorded so far is in the journal file (this event-loop turn). */
-  afterJournaled(deliver: () => void): void {
-    this.o.journal.afterWrite(deliver);
+  /**
+   * Runs `deliver` once the call's settlement (`record`, its seq; null: it has none) is in the
+   * journal file (this event-loop turn) — or, on a full disk, acknowledged by Redis.
+   */
+  afterJournaled(deliver: () => void, record: number | null): void {
+    this.o.journal.afterWrite(deliver, record);
   }
 
   /**
@@ -249,7 +257,8 @@ export class Outbox {
     for (const wake of this.wakers) wake();
   }
 
-  private sendHold(r: SettleRecord): Promise<SettleResult> {
+  /** Sends a recorded hold settlement until Redis acknowledges it. */
+  sendHold(r: SettleRecord): Promise<SettleResult> {
     return this.deliver(
       `settle ${r.holdId}`,
       r.accountId,

@@ -130,13 +130,6 @@ export class SegmentBook {
     return freed;
   }
 
-  /** The oldest record in lines not written yet that Redis has not acknowledged, or null. */
-  oldestUnwrittenOwed(): number | null {
-    let oldest: number | null = null;
-    for (const seq of this.unwrittenOwed()) if (oldest === null || seq < oldest) oldest = seq;
-    return oldest;
-  }
-
   /** Records in lines not written yet that Redis has not acknowledged: owed from memory alone. */
   unwrittenOwed(): number[] {
     const owed: number[] = [];

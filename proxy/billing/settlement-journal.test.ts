@@ -229,25 +229,30 @@ describe('settlement journal on a full disk (a real tmpfs)', () => {
       journal.batch({ accountId: 'acct_1', leaseId: 'lease_a', batchId: '1', seqs: [recs[0]!.seq] });
       for (let i = 20; i < 22; i++) recs.push(journal.record(rec(`full${i}`, null)));
       journal.afterWrite(() => answered.push('all'));
+      journal.afterWrite(() => answered.push('the last call'), recs[21]!.seq); // a call naming its record
       await until(() => journal.writeFailure !== null, 'the disk refusing the lines');
       expect(journal.writeFailure?.error.message).toMatch(/ENOSPC|no byte|took part/);
       expect(errors).toHaveLength(1);
       // The batch cannot wait for its line: it is sent at once, per record (./outbox.ts).
       expect(await journal.batchDurable()).toBe(false);
       await new Promise((r) => setTimeout(r, 300)); // a retry happened and failed
-      // Each charge exists only in this process: no answer yet. Redis acknowledges the first
-      // twenty: the answer after them goes, the one after the last two still waits.
+      // Each charge exists only in this process: no answer yet.
       expect(answered).toEqual([]);
+      // Redis acknowledges the last call's record: that call is answered, whatever is owed before it.
+      journal.ack([recs[21]!.seq]);
+      await until(() => answered.length === 1, 'the last call answered');
+      expect(answered).toEqual(['the last call']);
       // What is owed is in sight (the gauges, the replica report): from memory alone, all of it.
-      expect(journal.unwrittenRecords).toBe(22);
+      expect(journal.unwrittenRecords).toBe(21);
       expect(journal.owed()).toMatchObject({
         count: 0,
-        unanswered: { count: 22, byAccount: { acct_1: { count: 22, nano: 220 } } },
+        unanswered: { count: 21, byAccount: { acct_1: { count: 21, nano: 210 } } },
       });
+      // The first twenty: the answer that named none after them goes; the one after all still waits.
       journal.ack(recs.slice(0, 20).map((r) => r.seq));
-      await until(() => answered.length === 1, 'the first answer');
-      expect(answered).toEqual(['first twenty']);
-      expect(journal.unwrittenRecords).toBe(2);
+      await until(() => answered.length === 2, 'the first twenty answered');
+      expect(answered).toEqual(['the last call', 'first twenty']);
+      expect(journal.unwrittenRecords).toBe(1);
       // A durable() waits for room.
       let durable = false;
       const made = journal.durable().then(() => {
@@ -258,7 +263,7 @@ describe('settlement journal on a full disk (a real tmpfs)', () => {
       free(filler);
       await made;
       // Once the lines are in the file the rest is answered.
-      await until(() => answered.length === 2, 'the last answer');
+      await until(() => answered.length === 3, 'the last answer');
       expect(journal.unwrittenRecords).toBe(0);
       expect(journal.writeFailure).toBeNull();
       expect(recovered).toBe(1);
@@ -266,7 +271,7 @@ describe('settlement journal on a full disk (a real tmpfs)', () => {
       journal.close();
       // Every line is in the file, whole: the next process replays what was not acknowledged.
       const again = SettlementJournal.open(d);
-      expect(again.replayed.pending.map((r) => r.holdId)).toEqual(['full20', 'full21']);
+      expect(again.replayed.pending.map((r) => r.holdId)).toEqual(['full20']);
       again.journal.close();
     },
   );

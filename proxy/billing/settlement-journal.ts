@@ -56,9 +56,14 @@ import { setAsideTornTail, type TornTail } from './torn-tail.ts';
 
 export type { BatchLine, Progress, Replayed, SettleRecord } from './journal-lines.ts';
 
-/** An answer waiting for its settlement: `then` runs once every record before seq `upTo` is safe. */
+/**
+ * An answer waiting for its settlement: `then` runs once record `own` is safe (in the file, or
+ * acknowledged by Redis) — or, for a waiter that names none (`own` undefined), every record before
+ * seq `upTo`; `own` null: the call has no record, nothing to wait for past this turn's write.
+ */
 interface Waiter {
   upTo: number;
+  own: number | null | undefined;
   then: () => void;
 }
 
@@ -80,7 +85,7 @@ export class SettlementJournal {
   /** Lines not written yet, and what waits for them to be (see afterWrite): after which record. */
   private buffered: string[] = [];
   private waiting: Waiter[] = [];
-  /** Waiters a failed write held back, oldest first, until their records are safe (releaseHeld). */
+  /** Waiters a failed write held back until their records are safe (releaseHeld). */
   private held: Waiter[] = [];
   private writeScheduled = false;
   private closed = false;
@@ -209,11 +214,12 @@ export class SettlementJournal {
   /**
    * Runs `then` once every line recorded so far is written to the file: at the end of this
    * event-loop turn, together with every other call that finished in it (one write(2) for all).
-   * While the disk refuses the lines, once every record before the call is written or acknowledged
-   * by Redis instead: a call is never answered while its charge exists only in this process.
+   * While the disk refuses the lines, once the call's record (`record`; when not named, every record
+   * so far) is written or acknowledged by Redis instead: a call is never answered while its charge
+   * exists only in this process.
    */
-  afterWrite(then?: () => void): void {
-    if (then !== undefined) this.waiting.push({ upTo: this.seq, then });
+  afterWrite(then?: () => void, record?: number | null): void {
+    if (then !== undefined) this.waiting.push({ upTo: this.seq, own: record, then });
     if (this.writeScheduled) return;
     this.writeScheduled = true;
     setImmediate(() => {
@@ -302,10 +308,18 @@ export class SettlementJournal {
    * their calls must not be answered.
    */
   private releaseHeld(): void {
-    const owedFrom = this.book.oldestUnwrittenOwed() ?? Number.POSITIVE_INFINITY;
-    let n = 0;
-    while (n < this.held.length && this.held[n]!.upTo <= owedFrom) n++;
-    for (const w of this.held.splice(0, n)) w.then();
+    if (this.held.length === 0) return;
+    const unsafe = this.book.unwrittenOwed();
+    let go = this.held;
+    if (unsafe.length > 0) {
+      const owedFrom = Math.min(...unsafe);
+      const owed = new Set(unsafe);
+      const safe = (w: Waiter) =>
+        w.own === undefined ? w.upTo <= owedFrom : w.own === null || !owed.has(w.own);
+      go = this.held.filter(safe);
+      this.held = this.held.filter((w) => !safe(w));
+    } else this.held = [];
+    for (const w of go) w.then();
   }
 
   private hasUnwritten(): boolean {
