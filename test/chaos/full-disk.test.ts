@@ -1,5 +1,5 @@
 // Chaos: the proxy's PROXY_DATA_DIR is a small disk (a real tmpfs) that fills up. The proxy does not
-// crash: a call already running is still answered and its settlement is owed from memory; new
+// crash: a call already running is still answered once Redis has its settlement; new
 // billable calls are refused with a retryable 500 while the journal cannot be written, /readyz says
 // so (checks.journal) and mp_proxy_journal_write_failing_seconds counts; once there is room again the
 // journal catches up and the proxy serves. Every delivered call is charged exactly once, the ledger
@@ -65,7 +65,7 @@ describe.skipIf(disk === null)('the journal disk fills up', () => {
       const filler = disk!.fill();
       const delivered: string[] = [];
       const first = await chat(a.url, fleet.secret);
-      expect(first.status).toBe(200); // running when the write failed: answered, owed from memory
+      expect(first.status).toBe(200); // running when the write failed: answered once Redis had its charge
       delivered.push(first.id);
       await eventually(async () => (await readyz(a.url)).status === 503, 'the proxy unready');
       expect((await readyz(a.url)).checks).toMatchObject({ journal: false });
