@@ -68,16 +68,27 @@ export const ledgerCommands: Command[] = [
         );
         for (const l of forgotten) lines.push(`LOST  ${l}`);
         lost.push(...forgotten);
-        for (const r of reports) {
-          if (r.owed === 0) continue;
-          const amounts = Object.entries(r.byAccount)
+        const amountsOf = (byAccount: Record<string, { count: number; nano: number }>) =>
+          Object.entries(byAccount)
             .map(([acct, o]) => `${acct} ${formatNano(o.nano)} (${o.count})`)
             .join(', ');
+        for (const r of reports) {
+          const unanswered = r.unanswered?.count ?? 0;
+          // Calls a full journal disk holds unanswered until Redis has their charges (issue 47):
+          // owed while the replica lives, nothing once it is gone (they were never delivered).
+          const held =
+            unanswered === 0
+              ? ''
+              : `${unanswered} settlements of calls not answered yet (the journal's disk is full; they wait for Redis): ${amountsOf(r.unanswered!.byAccount)}`;
           if (isSilent(r, now)) {
+            if (r.owed === 0) continue;
             silent.push(
-              `replica ${r.replica} has been silent for ${Math.round((now - r.reportedAtMs) / 1000)} s owing ${r.owed} settlements: ${amounts}. Start it again on its PROXY_DATA_DIR; if that volume is gone, these charges are lost.`,
+              `replica ${r.replica} has been silent for ${Math.round((now - r.reportedAtMs) / 1000)} s owing ${r.owed} settlements: ${amountsOf(r.byAccount)}. Start it again on its PROXY_DATA_DIR; if that volume is gone, these charges are lost.${unanswered === 0 ? '' : ` (${unanswered} more were of calls never answered: not owed.)`}`,
             );
-          } else lines.push(`OWED  replica ${r.replica}: ${r.owed} settlements in flight: ${amounts}`);
+          } else if (r.owed > 0 || unanswered > 0)
+            lines.push(
+              `OWED  replica ${r.replica}: ${[r.owed > 0 ? `${r.owed} settlements in flight: ${amountsOf(r.byAccount)}` : '', held].filter(Boolean).join('; ')}`,
+            );
         }
         for (const l of silent) lines.push(`SILENT  ${l}`);
         lost.push(...silent);

@@ -211,6 +211,42 @@ describe('credit leases', () => {
     expect(await l.settleBatch(empty)).toMatchObject({ duplicate: true, charged: [] });
   });
 
+  it('BILL-5 perRecord: a record is charged once by its hold id, whichever batch carries it; a batch resent answers from its own key', async () => {
+    const a = await funded(10_000);
+    await l.extendLease({ accountId: a, leaseId: 'L', add: 2_000, den: 1, ttlMs: 60_000 });
+    const batch = { accountId: a, leaseId: 'L', ttlMs: 60_000, perRecord: true };
+    // Sent while the journal's disk was full: its line may be lost, its records' lines not.
+    const first = await l.settleBatch({
+      ...batch,
+      batchId: 'full',
+      records: [rec('p1', 100), rec('p2', 200)],
+    });
+    expect(first).toMatchObject({ duplicate: false, charged: [100, 200], leaseHeld: 1_700 });
+    // A later start finds p2's line alone and sends it in a new batch, with a record never sent.
+    const replayed = await l.settleBatch({
+      ...batch,
+      batchId: 'replay-1',
+      records: [rec('p2', 200), rec('p3', 300)],
+    });
+    expect(replayed).toMatchObject({
+      duplicate: false,
+      charged: [200, 300],
+      short: [0, 0],
+      leaseHeld: 1_400,
+    });
+    // The first batch's line did land: it is resent under its own id and answered from its key.
+    const again = await l.settleBatch({ ...batch, batchId: 'full', records: [rec('p1', 100)] });
+    expect(again).toMatchObject({ duplicate: true, charged: [100, 200] });
+    // The record's key is settle.lua's: an own-hold settle of the same hold id is a duplicate too.
+    const own = await m.settle({ accountId: a, holdId: 'p3', cost: 300, usage: usage('k', 'req-p3') });
+    expect(own).toMatchObject({ duplicate: true, charged: 300 });
+    expect(await m.balance(a)).toEqual({ balance: 9_400, held: 1_400, available: 8_000 });
+    const charges = (await usageRecords(redis, a, { count: 10 })).filter((x) => x.type === 'charge');
+    expect(charges.map((c) => c.amount).sort()).toEqual([100, 200, 300]);
+    expect(await rollupCost(a)).toBe(600);
+    expect(await recomputeBalanceFromStream(redis, a)).toBe(9_400);
+  });
+
   it('releaseLease keeps what is still carved and returns the rest', async () => {
     const a = await funded(1_000);
     await l.extendLease({ accountId: a, leaseId: 'L', add: 400, den: 1, ttlMs: 60_000 });

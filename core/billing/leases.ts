@@ -105,7 +105,9 @@ export class LeaseMetering {
    * carved and the rest from the spare balance (never below what stays held; the rest is `short`).
    * Exactly once per `batchId`: a batch sent again with the same id (its reply was lost) charges
    * nothing and answers with the first charges. The caller puts each record in one batch only and
-   * never reuses a batch id under one lease id.
+   * never reuses a batch id under one lease id. `perRecord`: each record is also exactly once by its
+   * hold id (settle.lua's done key), whichever batch carries it — for a batch whose line may be
+   * missing from the journal that carries its records (a full disk, a replay: settle_batch.lua).
    */
   async settleBatch(a: {
     accountId: string;
@@ -113,6 +115,7 @@ export class LeaseMetering {
     batchId: string;
     ttlMs: number;
     records: readonly LeaseSettleRecord[];
+    perRecord?: boolean;
   }): Promise<LeaseSettleResult> {
     const k = accountKeys(a.accountId);
     const now = this.now();
@@ -127,6 +130,7 @@ export class LeaseMetering {
       k.done(`settle-batch:${a.leaseId}:${a.batchId}`),
       k.keySpend,
     ];
+    if (a.perRecord === true) for (const rec of a.records) keys.push(k.done(`settle:${rec.holdId}`));
     ttl(a.ttlMs);
     const args: (string | number)[] = [
       a.leaseId,
@@ -136,6 +140,7 @@ export class LeaseMetering {
       a.ttlMs,
       a.records.length,
       spendPeriods(now),
+      a.perRecord === true ? 1 : 0,
     ];
     for (const rec of a.records) {
       nano('cost', rec.cost);

@@ -13,10 +13,15 @@ const PREFIX = 'mp:replica:';
 export interface ReplicaReport {
   /** host and data directory (stable across restarts on the same volume). */
   replica: string;
-  /** Unacknowledged settlements in its journal. */
+  /** Unacknowledged settlements in its journal (of delivered calls: in the file). */
   owed: number;
   /** Per account: how many, and their cost in nano-units of the account's currency. */
   byAccount: Record<string, { count: number; nano: number }>;
+  /**
+   * Settlements whose journal line a full disk has not taken: their calls are not answered until
+   * Redis has them, so a replica gone silent owes none of them (absent: none, or an older replica).
+   */
+  unanswered?: { count: number; byAccount: Record<string, { count: number; nano: number }> };
   /** Age of the oldest unacknowledged settlement when reported (ms), or null. */
   oldestAgeMs: number | null;
   reportedAtMs: number;

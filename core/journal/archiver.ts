@@ -95,6 +95,14 @@ export class Archiver {
     return oldest;
   }
 
+  /**
+   * Another replica leads now: the entries a failed round read are its to archive (pending in
+   * Redis, read first by whoever leads), and no longer this one's lag.
+   */
+  forgetFailed(): void {
+    this.failedOldestMs = null;
+  }
+
   /** Passes until one reads nothing (every stream archived to its end); returns the entries read. */
   async drain(): Promise<number> {
     let n = 0;

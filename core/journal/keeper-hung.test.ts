@@ -4,12 +4,14 @@
 // ends (a pass fails by its timeout, and says so); the stall is said while it lasts; the lag grows
 // from the oldest entry not archived; at most one keeper says it leads at any moment; both stop at
 // once with the database still frozen; and when it thaws, everything is archived and the lag is 0.
+// A keeper that lost the lock during the hang reports no lag: the leader says it (issue 47 item 2).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OwnPostgres, startOwnPostgres } from '../../test/helpers/postgres-own.ts';
 import { redisForFile } from '../../test/helpers/redis-per-file.ts';
 import { Accounts } from '../accounts/accounts.ts';
 import { Metering } from '../billing/index.ts';
 import { newId } from '../ids.ts';
+import { globalKeys } from '../redis/keyspace.ts';
 import { Journal } from './journal.ts';
 import { type JournalKeeper, startJournalKeeper } from './keeper.ts';
 
@@ -120,6 +122,41 @@ describe('the journal keeper, its database frozen', () => {
     } finally {
       await after.stop();
       await journal.close();
+    }
+  }, 60_000);
+
+  it('a keeper that lost the lock while the database hung reports no lag: what it failed to archive is the leader’s to say', async () => {
+    const journal = await Journal.open(server.url, { timeoutMs: 500 });
+    const metering = new Metering(r.redis);
+    const { id: accountId } = await new Accounts(r.redis).create({ name: 'Follower', country: 'US' });
+    const errors: string[] = [];
+    const keeper = startJournalKeeper(r.redis, journal, {
+      archiveIntervalMs: 50,
+      reconcileIntervalMs: 60_000,
+      reconcileWindowMs: 3_600_000,
+      lockTtlMs: 1_000,
+      stopWaitMs: 500,
+      onError: (err) => errors.push(String((err as Error).message)),
+    });
+    try {
+      await eventually('it leads', () => keeper.status.leader);
+      server.freeze();
+      await metering.topUp({ accountId, topUpId: newId('topup'), amount: 1_000 });
+      await eventually('a pass failed by its timeout', () => errors.some((e) => /timeout/i.test(e)));
+      expect(keeper.status.behindSinceMs).not.toBeNull(); // the leader says it is behind
+      // Another replica takes the lock (this one's renewals were late while its pass hung).
+      await r.redis.set(globalKeys.journalLock, 'another-replica', 'PX', 60_000);
+      await eventually('it follows', () => !keeper.status.leader);
+      server.thaw();
+      // Main: the lag read from the entry it failed to archive, growing for ever.
+      await eventually('it reports no lag', () => keeper.status.behindSinceMs === null, 5_000);
+      await sleep(500);
+      expect(keeper.status.behindSinceMs).toBeNull();
+    } finally {
+      server.thaw();
+      await keeper.stop();
+      await r.redis.del(globalKeys.journalLock);
+      await journal.close(500);
     }
   }, 60_000);
 });

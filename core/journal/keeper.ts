@@ -6,7 +6,8 @@
 // runs past `stallMs` is said (onStall) while it still runs; the lag is measured from the oldest
 // entry read and not yet archived, not from the last pass that finished; leadership is reported
 // only while the lock is surely held (renewed less than its ttl ago), so two replicas never both
-// say they lead; and stop() waits for a hung tick only so long.
+// say they lead; a replica that lost the lock forgets what it had left unarchived (the leader reads
+// it again and says the lag); and stop() waits for a hung tick only so long.
 
 import { Metering } from '../billing/index.ts';
 import type { Redis } from '../redis/client.ts';
@@ -81,6 +82,13 @@ export function startJournalKeeper(redis: Redis, journal: Journal, opts: KeeperO
     const asked = Date.now();
     const held = await lock.acquireOrRenew();
     leaderUntil = held ? asked + opts.lockTtlMs : 0;
+    if (!held) {
+      // The lag is the leader's to say. What this replica read and could not archive while it led
+      // is pending in Redis, read again by whoever leads now: kept here, a follower's lag would
+      // grow for ever with everything archived (issue 47 item 2).
+      unreadSinceMs = null;
+      archiver.forgetFailed();
+    }
     return held;
   };
   let busySince: number | null = null;

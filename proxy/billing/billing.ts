@@ -128,6 +128,10 @@ export class Billing implements ChargeDeps {
       stallMs: config.PROXY_OUTBOX_STALL_MS,
     });
     metrics.sources.outboxPending = () => this.outbox.pending;
+    metrics.sources.owed = () => ({
+      settlements: journal.pendingRecords,
+      unwritten: journal.unwrittenRecords,
+    });
     registerFaultMetrics(metrics.registry, this.faults);
     ({ leases: this.leases, reclaim: this.reclaim } = creditLeases(o, this.outbox, {
       onAvailable: (accountId, available) => this.balances.set(accountId, available),
@@ -163,7 +167,7 @@ export class Billing implements ChargeDeps {
       onTornTail: (t) =>
         o.log.warn(
           t,
-          'the settlement journal ended in a line cut short by a crash mid-write; set aside (a torn record may be a charge owed: see ledger check)',
+          'the settlement journal ended in a line cut short by a crash mid-write; set aside (a torn record’s call was answered only once Redis had its charge: nothing delivered is lost with it)',
         ),
     });
     const epoch = await knownEpoch(o.redis, o.config.PROXY_DATA_DIR);

@@ -66,12 +66,15 @@ function fake(o: { leases?: boolean; reclaim?: boolean } = {}): Fake {
       f.log.push(`carve ${max}`);
       return f.carve;
     },
-    settle: (_a: string, s: { cost: number; carved: number }) =>
-      f.log.push(`lease settle ${s.cost} of ${s.carved}`),
+    settle: (_a: string, s: { cost: number; carved: number }) => {
+      f.log.push(`lease settle ${s.cost} of ${s.carved}`);
+      return 1;
+    },
     uncarve: (_a: string, held: number) => f.log.push(`uncarve ${held}`),
   } as unknown as CreditLeases;
   const outbox = {
-    settleHold: async (s: { holdId: string; cost: number; carved: number }) => {
+    recordHold: (s: { holdId: string; cost: number; carved: number }) => ({ ...s, seq: 2 }),
+    sendHold: async (s: { holdId: string; cost: number; carved: number }) => {
       f.log.push(`settle ${s.holdId} ${s.cost} of ${s.carved}`);
       return { charged: s.cost, balance: 5000, duplicate: false, short: 0 };
     },

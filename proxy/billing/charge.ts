@@ -134,7 +134,8 @@ export class CallCharge implements Charge {
    * this event-loop turn, one write for every call finishing in it. Never throws.
    */
   settle(cost: number, counts: CallUsage, deliver: () => void = noop): void {
-    if (this.state === 'held') this.charge(cost, counts);
+    let record: number | null = null;
+    if (this.state === 'held') record = this.charge(cost, counts);
     else this.state = 'done';
     const span = this.call.trace?.settlement(counts);
     // The call counts as running until its answer is out, so shutdown waits for the last bytes.
@@ -145,7 +146,7 @@ export class CallCharge implements Charge {
       } finally {
         this.b.finished(this);
       }
-    });
+    }, record);
   }
 
   /**
@@ -204,37 +205,46 @@ export class CallCharge implements Charge {
     };
   }
 
-  private charge(cost: number, counts: CallUsage): void {
+  /** Journals the call's settlement and sends it; returns its record's seq (null: none was made). */
+  private charge(cost: number, counts: CallUsage): number | null {
     this.state = 'done';
     const usage = this.usageRecord(counts);
     const { requestId } = this.call;
     const observe = (charged: number, short: number) => this.b.observe(this, counts, charged, short);
     try {
       if (this.leased) {
-        this.b.leases?.settle(this.accountId, {
-          holdId: requestId,
-          carved: this.held,
-          cost,
-          usage,
-          onCharged: observe,
-        });
-        return;
+        return (
+          this.b.leases?.settle(this.accountId, {
+            holdId: requestId,
+            carved: this.held,
+            cost,
+            usage,
+            onCharged: observe,
+          }) ?? null
+        );
       }
       this.b.renewer.forget(this.accountId, requestId);
-      this.b.outbox
-        .settleHold({ accountId: this.accountId, holdId: requestId, cost, carved: this.held, usage })
-        .then(
-          (r) => {
-            this.b.balances.set(this.accountId, r.balance);
-            observe(r.charged, r.short);
-          },
-          // Only at shutdown, with Redis out of reach: the journal keeps it for the next start.
-          (err) => this.b.onError(err, 'settle'),
-        );
+      const record = this.b.outbox.recordHold({
+        accountId: this.accountId,
+        holdId: requestId,
+        cost,
+        carved: this.held,
+        usage,
+      });
+      this.b.outbox.sendHold(record).then(
+        (r) => {
+          this.b.balances.set(this.accountId, r.balance);
+          observe(r.charged, r.short);
+        },
+        // Only at shutdown, with Redis out of reach: the journal keeps it for the next start.
+        (err) => this.b.onError(err, 'settle'),
+      );
+      return record.seq;
     } catch (err) {
       // A record the scripts would refuse: a bug, logged loudly; the hold must not stay held for it.
       this.b.onError(err, 'settle');
       this.giveBack();
+      return null;
     }
   }
 

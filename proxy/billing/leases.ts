@@ -84,7 +84,7 @@ export class CreditLeases {
 
   /**
    * A carved request was delivered: its settlement is journaled now (before the caller sends the
-   * last byte) and queued for the account's next batch.
+   * last byte) and queued for the account's next batch. Returns its record's seq.
    */
   settle(
     accountId: string,
@@ -95,7 +95,7 @@ export class CreditLeases {
       usage: LeaseRecord['usage'];
       onCharged?: LeaseRecord['onCharged'];
     },
-  ): void {
+  ): number {
     const b = this.books.get(accountId);
     if (b === undefined) throw new Error(`no lease book for ${accountId}: settle without a carve`);
     const rec = this.o.outbox.recordLeased({
@@ -107,12 +107,12 @@ export class CreditLeases {
       usage: r.usage,
     });
     b.enqueue(r.onCharged === undefined ? rec : { ...rec, onCharged: r.onCharged });
-    if (b.queue.length >= this.flushMax) {
-      void this.flush(b);
-      return;
+    if (b.queue.length >= this.flushMax) void this.flush(b);
+    else {
+      this.dirty.add(b);
+      this.flushTimer ??= setTimeout(() => this.flushDirty(), this.flushMs);
     }
-    this.dirty.add(b);
-    this.flushTimer ??= setTimeout(() => this.flushDirty(), this.flushMs);
+    return rec.seq;
   }
 
   /** Money the lease holds that no request uses. */

@@ -27,6 +27,14 @@ const usage = (requestId: string): UsageRecord => ({
   requestId,
 });
 const dataDir = () => mkdtempSync(join(tmpdir(), 'mp-outbox-'));
+const leased = (holdId: string, accountId: string) => ({
+  accountId,
+  leaseId: 'lease_full',
+  holdId,
+  cost: 1_000,
+  carved: 2_000,
+  usage: usage(holdId),
+});
 
 /** An outbox on its own connection, as Billing builds it (no offline queue, a command timeout). */
 function outboxOn(redis: Redis, dir: string, o: { waitReplicas?: number } = {}) {
@@ -262,67 +270,72 @@ describe('settlement outbox', () => {
     afterAll(() => disk?.unmount());
 
     onDisk(
-      'BILL-5 on a full journal disk a lease batch still reaches Redis; whatever part of its lines lands later, a restart charges nothing twice',
+      'BILL-5 full disk, then a crash (issue 47): a batch whose records reached the file only in part is sent at once, per record; the calls are answered once Redis has their charges; the restart charges each exactly once',
       async () => {
-        const accountId = await funded(100_000);
+        const accountId = await funded(1_000_000);
         const leases = new LeaseMetering(redis);
-        await leases.extendLease({ accountId, leaseId: 'lease_full', add: 10_000, den: 2, ttlMs: 60_000 });
+        await leases.extendLease({ accountId, leaseId: 'lease_full', add: 100_000, den: 2, ttlMs: 60_000 });
         const dir = mkdtempSync(join(disk!.dir, 'o-'));
         const o = outboxOn(redis, dir);
+        // A first line puts the segment mid-page: once the disk is full, a write fills that page and
+        // no more, so the next lines land in part — some whole, one torn, the rest not at all.
+        const warm = o.journal.record(leased('req_warm', accountId));
+        o.journal.ack([warm.seq]);
+        await new Promise<void>((r) => o.journal.afterWrite(r));
         const filler = disk!.fill();
-        const [a, b] = ['req_f1', 'req_f2'].map((h) =>
-          o.outbox.recordLeased({
-            accountId,
-            leaseId: 'lease_full',
-            holdId: h,
-            cost: 1_000,
-            carved: 2_000,
-            usage: usage(h),
-          }),
+        const records = Array.from({ length: 40 }, (_, i) =>
+          o.outbox.recordLeased(leased(`req_f${i}`, accountId)),
         );
-        await new Promise<void>((r) => o.journal.afterWrite(r)); // the calls are answered; the disk refused their lines
-        expect(o.journal.writeFailure).not.toBeNull();
+        let answered = false;
+        o.journal.afterWrite(() => {
+          answered = true;
+        });
+        await until(() => o.journal.writeFailure !== null, 'the disk refusing the lines');
+        const onDiskNow = readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith('.log'))!), 'utf8');
+        // Whole lines only: what follows the last newline is the torn one.
+        const whole = onDiskNow.slice(0, onDiskNow.lastIndexOf('\n') + 1);
+        const landed = whole.split('\n').filter((l) => l.includes('"holdId":"req_f')).length;
+        expect(landed, 'some record lines reached the file').toBeGreaterThan(0);
+        expect(landed, 'and not all of them').toBeLessThan(records.length);
+        await new Promise((r) => setTimeout(r, 300));
+        // Their charges exist only in this process: the calls are not answered yet.
+        expect(answered).toBe(false);
         const sent = o.outbox.settleBatch({
           accountId,
           leaseId: 'lease_full',
           batchId: '1',
           ttlMs: 60_000,
-          records: [a!, b!],
+          records,
         });
         const waited = await Promise.race([
           sent.then(() => 'sent'),
           new Promise((r) => setTimeout(() => r('still waiting for the disk'), 3_000)),
         ]);
         expect(waited).toBe('sent');
-        free(filler);
-        await until(() => o.journal.writeFailure === null, 'the journal writing again');
-        // Its lines landed with the batch line ahead of its records'. A crash that had let only the
-        // batch line and the first record land (the rest, and the acknowledgement, never written):
-        const [seg] = readdirSync(dir).filter((f) => f.endsWith('.log'));
-        const lines = readFileSync(join(dir, seg!), 'utf8').split('\n');
+        await until(() => answered, 'the calls answered once Redis has their charges');
+        // SIGKILL: the file stays as it is (neither the batch line nor the acknowledgement reached
+        // it); a clean close would drop the acknowledged segment, so it is put back as it was.
+        const segment = join(dir, readdirSync(dir).find((f) => f.endsWith('.log'))!);
+        const atKill = readFileSync(segment);
+        expect(atKill.toString()).toBe(onDiskNow);
         o.close();
-        const at = (t: string, h?: string) =>
-          lines.findIndex(
-            (l) => l.startsWith(`{"t":"${t}"`) && (h === undefined || l.includes(`"holdId":"${h}"`)),
-          );
-        expect(at('b')).toBeGreaterThanOrEqual(0);
-        expect(at('b')).toBeLessThan(at('r', 'req_f1'));
-        writeFileSync(join(dir, seg!), `${lines.slice(0, at('r', 'req_f1') + 1).join('\n')}\n`);
+        free(filler);
+        writeFileSync(segment, atKill);
         const next = outboxOn(redis, dir);
-        expect(next.replayed.batches.map((x) => x.batchId)).toEqual(['1']);
+        const replayedHolds = next.replayed.pending.map((r) => r.holdId);
+        expect(replayedHolds).toHaveLength(landed);
+        expect(next.replayed.batches).toEqual([]);
         await next.outbox.replay(next.replayed, {
           batchPrefix: 'replay-full',
           ttlMs: 60_000,
           releaseLease: async () => {},
         });
         next.close();
-        const charges = (await usageRecords(redis, accountId, { count: 20 })).filter(
+        const charges = (await usageRecords(redis, accountId, { count: 100 })).filter(
           (e) => e.type === 'charge',
         );
-        expect(charges.map((e) => [e.requestId, e.amount]).sort()).toEqual([
-          ['req_f1', 1_000],
-          ['req_f2', 1_000],
-        ]);
+        expect(charges.map((e) => e.requestId).sort()).toEqual(records.map((r) => r.holdId).sort());
+        expect(charges.every((e) => e.amount === 1_000)).toBe(true);
         await leases.releaseLease({ accountId, leaseId: 'lease_full' });
         await expectLedgerClean(redis, [accountId]);
       },

@@ -90,8 +90,13 @@ export class Outbox {
 
   /** A call on a hold of its own: journaled now, then sent until Redis acknowledges it. */
   settleHold(a: Omit<SettleRecord, 'seq' | 'leaseId'>): Promise<SettleResult> {
+    return this.sendHold(this.recordHold(a));
+  }
+
+  /** A call on a hold of its own, journaled now: `sendHold` sends it (settleHold does both). */
+  recordHold(a: Omit<SettleRecord, 'seq' | 'leaseId'>): SettleRecord {
     checkRecord(a);
-    return this.sendHold(this.o.journal.record({ ...a, leaseId: null }));
+    return this.o.journal.record({ ...a, leaseId: null });
   }
 
   /** A call carved from a lease: journaled now; CreditLeases sends it in a batch (settleBatch). */
@@ -100,14 +105,21 @@ export class Outbox {
     return this.o.journal.record(a);
   }
 
-  /** Runs `deliver` once every settlement recorded so far is in the journal file (this event-loop turn). */
-  afterJournaled(deliver: () => void): void {
-    this.o.journal.afterWrite(deliver);
+  /**
+   * Runs `deliver` once the call's settlement (`record`, its seq; null: it has none) is in the
+   * journal file (this event-loop turn) — or, on a full disk, acknowledged by Redis.
+   */
+  afterJournaled(deliver: () => void, record: number | null): void {
+    this.o.journal.afterWrite(deliver, record);
   }
 
   /**
-   * A lease batch: its line is made durable first (or, on a full disk, put ahead of its records'
-   * lines: ./batch-ahead.ts), then it is sent until acknowledged.
+   * A lease batch: its line is made durable first, then it is sent until acknowledged. A batch is
+   * the exactly-once unit only while its line is on disk: a restart resends it under its own id.
+   * While the disk refuses writes it is sent at once instead (the calls it carries wait for it,
+   * ./settlement-journal.ts afterWrite) in per-record mode, each record exactly once by its hold
+   * id: the disk may later take some of its records' lines and never the batch's, and a restart
+   * sends those in another batch (`perRecord`: at a replay every batch is sent so).
    */
   async settleBatch(b: {
     accountId: string;
@@ -115,19 +127,21 @@ export class Outbox {
     batchId: string;
     ttlMs: number;
     records: readonly SettleRecord[];
+    perRecord?: boolean;
   }): Promise<LeaseSettleResult> {
     const seqs = b.records.map((r) => r.seq);
-    const line = { accountId: b.accountId, leaseId: b.leaseId, batchId: b.batchId, seqs };
-    this.o.journal.batch(line);
-    await this.o.journal.batchSendable(line);
-    return this.sendBatch(b, seqs);
+    this.o.journal.batch({ accountId: b.accountId, leaseId: b.leaseId, batchId: b.batchId, seqs });
+    const durable = await this.o.journal.batchDurable();
+    return this.sendBatch({ ...b, perRecord: b.perRecord === true || !durable }, seqs);
   }
 
   /**
    * Sends what a previous process left in the journal: its unacknowledged batches as they were (so
    * a batch Redis already applied is answered from its done key), its other leased records in new
-   * batches, its own holds by hold id. Once a dead lease's records are in, what is left of that
-   * lease is given back at once rather than waiting for the sweeper.
+   * batches, its own holds by hold id. Every batch goes per record: a record whose batch line was
+   * lost (a full disk) may have been charged in it, and is answered from its own done key. Once a
+   * dead lease's records are in, what is left of that lease is given back at once rather than
+   * waiting for the sweeper.
    */
   async replay(
     replayed: Replayed,
@@ -149,7 +163,11 @@ export class Outbox {
     for (const b of replayed.batches) {
       const records = b.seqs.map((s) => bySeq.get(s)).filter((r): r is SettleRecord => r !== undefined);
       for (const r of records) bySeq.delete(r.seq);
-      leaseWork(b.accountId, b.leaseId, this.sendBatch({ ...b, ttlMs: o.ttlMs, records }, b.seqs));
+      leaseWork(
+        b.accountId,
+        b.leaseId,
+        this.sendBatch({ ...b, ttlMs: o.ttlMs, records, perRecord: true }, b.seqs),
+      );
     }
     const unbatched = new Map<string, SettleRecord[]>();
     for (const r of bySeq.values()) {
@@ -171,7 +189,7 @@ export class Outbox {
         leaseWork(
           accountId,
           leaseId,
-          this.settleBatch({ accountId, leaseId, batchId, ttlMs: o.ttlMs, records: chunk }),
+          this.settleBatch({ accountId, leaseId, batchId, ttlMs: o.ttlMs, records: chunk, perRecord: true }),
         );
       }
     }
@@ -239,7 +257,8 @@ export class Outbox {
     for (const wake of this.wakers) wake();
   }
 
-  private sendHold(r: SettleRecord): Promise<SettleResult> {
+  /** Sends a recorded hold settlement until Redis acknowledges it. */
+  sendHold(r: SettleRecord): Promise<SettleResult> {
     return this.deliver(
       `settle ${r.holdId}`,
       r.accountId,
@@ -265,6 +284,7 @@ export class Outbox {
       batchId: string;
       ttlMs: number;
       records: readonly SettleRecord[];
+      perRecord: boolean;
     },
     seqs: readonly number[],
   ): Promise<LeaseSettleResult> {
@@ -278,6 +298,7 @@ export class Outbox {
           batchId: b.batchId,
           ttlMs: b.ttlMs,
           records: b.records,
+          perRecord: b.perRecord,
         }),
       () => {
         this.o.journal.ack(seqs, b);

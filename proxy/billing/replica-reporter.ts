@@ -68,6 +68,7 @@ export class ReplicaReporter {
       replica: this.replica,
       owed: owed.count,
       byAccount: owed.byAccount,
+      unanswered: owed.unanswered,
       oldestAgeMs: owed.oldestAtMs === null ? null : now - owed.oldestAtMs,
       reportedAtMs: now,
       everyMs: this.o.everyMs,

@@ -34,7 +34,30 @@ describe('segment book (which journal segments still hold something owed)', () =
     book.rotated(2);
     expect(book.progress('h1', { accountId: 'a', cost: 7 }, 2_000)).toEqual([1]);
     // Still owed from its first progress on.
-    expect(book.owed()).toEqual({ count: 1, byAccount: { a: { count: 1, nano: 7 } }, oldestAtMs: 1_000 });
+    expect(book.owed()).toEqual({
+      count: 1,
+      byAccount: { a: { count: 1, nano: 7 } },
+      oldestAtMs: 1_000,
+      unanswered: { count: 0, byAccount: {} },
+    });
+  });
+
+  it('records whose lines are not in the file yet are owed as unanswered (a crash now leaves them owing nothing)', () => {
+    const book = new SegmentBook(1);
+    book.record(1, 'h1', owed('a', 10, 1_000));
+    book.written();
+    book.record(2, 'h2', owed('a', 5, 2_000)); // the disk refused its line
+    book.record(3, 'h3', owed('b', 4, 3_000));
+    expect(book.owed()).toEqual({
+      count: 1,
+      byAccount: { a: { count: 1, nano: 10 } },
+      oldestAtMs: 1_000,
+      unanswered: { count: 2, byAccount: { a: { count: 1, nano: 5 }, b: { count: 1, nano: 4 } } },
+    });
+    book.ack([3]); // Redis has it: owed nowhere
+    book.written();
+    expect(book.owed()).toMatchObject({ count: 2, byAccount: { a: { count: 2, nano: 15 } } });
+    expect(book.owed().unanswered.count).toBe(0);
   });
 
   it("a closed call's progress segment keeps the segment of its closing line, and frees it when it goes", () => {
@@ -66,11 +89,13 @@ describe('segment book (which journal segments still hold something owed)', () =
     const book = new SegmentBook(1);
     book.replayedRecord(1, 1, owed('a', 10, 500));
     book.record(2, 'h2', owed('a', 5, 900));
+    book.written();
     book.progress('h3', { accountId: 'b', cost: 2 }, 700);
     expect(book.owed()).toEqual({
       count: 3,
       byAccount: { a: { count: 2, nano: 15 }, b: { count: 1, nano: 2 } },
       oldestAtMs: 500,
+      unanswered: { count: 0, byAccount: {} },
     });
   });
 

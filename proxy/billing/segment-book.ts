@@ -21,6 +21,12 @@ export interface Owed {
   atMs: number;
 }
 
+/** How many owed settlements of one account, and their cost (nano). */
+interface ByAccount {
+  count: number;
+  nano: number;
+}
+
 /** A record (its seq) or a batch (its key) whose line is not in the file yet. */
 interface Unwritten {
   seq: number | null;
@@ -124,6 +130,13 @@ export class SegmentBook {
     return freed;
   }
 
+  /** Records in lines not written yet that Redis has not acknowledged: owed from memory alone. */
+  unwrittenOwed(): number[] {
+    const owed: number[] = [];
+    for (const { seq } of this.unwritten) if (seq !== null && this.segmentOfRecord.has(seq)) owed.push(seq);
+    return owed;
+  }
+
   /** Every line so far is in the file. */
   written(): void {
     this.unwritten = [];
@@ -169,23 +182,42 @@ export class SegmentBook {
 
   /**
    * What the unacknowledged records owe, and the running streams at their last progress (what a
-   * crash now would leave owed), per account (count, cost in nano), and the oldest's time.
+   * crash now would leave owed), per account (count, cost in nano), and the oldest's time. Records
+   * whose lines are not in the file yet are `unanswered` instead: their calls wait for the line or
+   * for Redis (./settlement-journal.ts afterWrite), so a crash now leaves them owing nothing.
    */
   owed(): {
     count: number;
-    byAccount: Record<string, { count: number; nano: number }>;
+    byAccount: Record<string, ByAccount>;
     oldestAtMs: number | null;
+    unanswered: { count: number; byAccount: Record<string, ByAccount> };
   } {
-    const byAccount: Record<string, { count: number; nano: number }> = {};
+    const unwritten = new Set(this.unwrittenOwed());
+    const byAccount: Record<string, ByAccount> = {};
+    const unanswered: Record<string, ByAccount> = {};
     let oldestAtMs: number | null = null;
-    for (const o of [...this.owedOf.values(), ...this.progressOwed.values()]) {
-      const a = byAccount[o.accountId] ?? { count: 0, nano: 0 };
-      byAccount[o.accountId] = a;
+    const add = (to: Record<string, ByAccount>, o: Owed) => {
+      const a = to[o.accountId] ?? { count: 0, nano: 0 };
+      to[o.accountId] = a;
       a.count++;
       a.nano += o.cost;
+    };
+    for (const [seq, o] of this.owedOf)
+      if (unwritten.has(seq)) add(unanswered, o);
+      else {
+        add(byAccount, o);
+        if (oldestAtMs === null || o.atMs < oldestAtMs) oldestAtMs = o.atMs;
+      }
+    for (const o of this.progressOwed.values()) {
+      add(byAccount, o);
       if (oldestAtMs === null || o.atMs < oldestAtMs) oldestAtMs = o.atMs;
     }
-    return { count: this.owedOf.size + this.progressOwed.size, byAccount, oldestAtMs };
+    return {
+      count: this.owedOf.size - unwritten.size + this.progressOwed.size,
+      byAccount,
+      oldestAtMs,
+      unanswered: { count: unwritten.size, byAccount: unanswered },
+    };
   }
 
   /** The unwritten lines' records and batches not acknowledged yet whose pin is on `segment`. */

@@ -212,7 +212,7 @@ describe('settlement journal on a full disk (a real tmpfs)', () => {
   afterAll(() => disk?.unmount());
 
   onDisk(
-    'a write the disk refuses throws at nobody: answers go out, the lines wait in memory and are written once there is room, whole',
+    'a write the disk refuses throws at nobody: the lines wait in memory and are written once there is room, whole; an answer waits until its record is written or acknowledged by Redis',
     async () => {
       const d = mkdtempSync(join(disk!.dir, 'j-'));
       const errors: Error[] = [];
@@ -224,27 +224,54 @@ describe('settlement journal on a full disk (a real tmpfs)', () => {
       const filler = disk!.fill();
       const recs = [];
       for (let i = 0; i < 20; i++) recs.push(journal.record(rec(`full${i}`, null)));
+      const answered: string[] = [];
+      journal.afterWrite(() => answered.push('first twenty'));
       journal.batch({ accountId: 'acct_1', leaseId: 'lease_a', batchId: '1', seqs: [recs[0]!.seq] });
-      // The call's answer is not held back by the failed write.
-      await new Promise<void>((r) => journal.afterWrite(r));
+      for (let i = 20; i < 22; i++) recs.push(journal.record(rec(`full${i}`, null)));
+      journal.afterWrite(() => answered.push('all'));
+      journal.afterWrite(() => answered.push('the last call'), recs[21]!.seq); // a call naming its record
+      await until(() => journal.writeFailure !== null, 'the disk refusing the lines');
       expect(journal.writeFailure?.error.message).toMatch(/ENOSPC|no byte|took part/);
       expect(errors).toHaveLength(1);
-      // A batch is sent only once its line is on disk: durable() waits for room.
+      // The batch cannot wait for its line: it is sent at once, per record (./outbox.ts).
+      expect(await journal.batchDurable()).toBe(false);
+      await new Promise((r) => setTimeout(r, 300)); // a retry happened and failed
+      // Each charge exists only in this process: no answer yet.
+      expect(answered).toEqual([]);
+      // Redis acknowledges the last call's record: that call is answered, whatever is owed before it.
+      journal.ack([recs[21]!.seq]);
+      await until(() => answered.length === 1, 'the last call answered');
+      expect(answered).toEqual(['the last call']);
+      // What is owed is in sight (the gauges, the replica report): from memory alone, all of it.
+      expect(journal.unwrittenRecords).toBe(21);
+      expect(journal.owed()).toMatchObject({
+        count: 0,
+        unanswered: { count: 21, byAccount: { acct_1: { count: 21, nano: 210 } } },
+      });
+      // The first twenty: the answer that named none after them goes; the one after all still waits.
+      journal.ack(recs.slice(0, 20).map((r) => r.seq));
+      await until(() => answered.length === 2, 'the first twenty answered');
+      expect(answered).toEqual(['the last call', 'first twenty']);
+      expect(journal.unwrittenRecords).toBe(1);
+      // A durable() waits for room.
       let durable = false;
       const made = journal.durable().then(() => {
         durable = true;
       });
-      await new Promise((r) => setTimeout(r, 600)); // two retries happened and failed
+      await new Promise((r) => setTimeout(r, 300));
       expect(durable).toBe(false);
       free(filler);
       await made;
+      // Once the lines are in the file the rest is answered.
+      await until(() => answered.length === 3, 'the last answer');
+      expect(journal.unwrittenRecords).toBe(0);
       expect(journal.writeFailure).toBeNull();
       expect(recovered).toBe(1);
+      expect(await journal.batchDurable()).toBe(true);
       journal.close();
-      // Every line is in the file, whole: the next process replays all of them.
+      // Every line is in the file, whole: the next process replays what was not acknowledged.
       const again = SettlementJournal.open(d);
-      expect(again.replayed.pending.map((r) => r.holdId)).toEqual(recs.map((r) => r.holdId));
-      expect(again.replayed.batches).toHaveLength(1);
+      expect(again.replayed.pending.map((r) => r.holdId)).toEqual(['full20']);
       again.journal.close();
     },
   );
@@ -253,12 +280,14 @@ describe('settlement journal on a full disk (a real tmpfs)', () => {
     'a journal that filled its own disk with acknowledged lines starts a fresh segment and frees the space',
     async () => {
       const d = mkdtempSync(join(disk!.dir, 'j-'));
-      const { journal } = SettlementJournal.open(d);
+      let failures = 0;
+      const { journal } = SettlementJournal.open(d, { onWriteError: () => failures++ });
       const filler = disk!.fill();
       free(filler);
-      // Fill the disk with the journal's own acknowledged lines.
+      // Fill the disk with the journal's own acknowledged lines (a call's answer waits for its
+      // line: the one the full disk refused is answered once the fresh segment took it).
       let n = 0;
-      while (journal.writeFailure === null && n < 10_000) {
+      while (failures === 0 && n < 10_000) {
         const r = journal.record(rec(`own${n++}`, null));
         await new Promise<void>((res) => journal.afterWrite(res));
         journal.ack([r.seq]);

@@ -21,10 +21,13 @@
 // A write that fails (a full disk: ENOSPC) never throws at the caller or crashes the process: the
 // unwritten bytes stay in memory, in order, and are written again (on the next turn that writes,
 // and every RETRY_MS) until the disk takes them. Meanwhile `writeFailure` says why, so Billing
-// refuses new billable calls (their settlement could not be made crash-safe), and `durable()`
-// waits: a lease batch is only sent once its line is on disk, unless none of its records' lines
-// reached the file either (./batch-ahead.ts). A large segment holding nothing
-// pending is dropped for a fresh one when a write fails — the journal that filled its disk frees it.
+// refuses new billable calls (their settlement could not be made crash-safe), and Redis is the only
+// place a running call's charge can be made durable (issue 47): `afterWrite` holds a call's answer
+// until its record is written or Redis acknowledged it, and `batchDurable` says a batch cannot wait
+// for its line — it is sent at once, each record exactly once by its hold id (the outbox's
+// per-record mode), since the disk may take its records' lines and never the batch's. A large
+// segment holding nothing pending is dropped for a fresh one when a write fails — the journal that
+// filled its disk frees it.
 import {
   closeSync,
   existsSync,
@@ -36,7 +39,6 @@ import {
   writeSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { batchLineAhead } from './batch-ahead.ts';
 import { GroupFsync } from './group-fsync.ts';
 import {
   type BatchLine,
@@ -55,6 +57,17 @@ import { setAsideTornTail, type TornTail } from './torn-tail.ts';
 export type { BatchLine, Progress, Replayed, SettleRecord } from './journal-lines.ts';
 
 /**
+ * An answer waiting for its settlement: `then` runs once record `own` is safe (in the file, or
+ * acknowledged by Redis) — or, for a waiter that names none (`own` undefined), every record before
+ * seq `upTo`; `own` null: the call has no record, nothing to wait for past this turn's write.
+ */
+interface Waiter {
+  upTo: number;
+  own: number | null | undefined;
+  then: () => void;
+}
+
+/**
  * A full disk's own segment is dropped for a fresh one only when that frees this much: the journal
  * that filled its disk frees it; a small segment on a disk something else filled would only churn.
  */
@@ -69,9 +82,11 @@ export class SettlementJournal {
   /** What each segment holds that is still owed, and so which may go (./segment-book.ts). */
   private readonly book: SegmentBook;
   private readonly fsync = new GroupFsync(() => this.fd);
-  /** Lines not written yet, and what waits for them to be (see afterWrite). */
+  /** Lines not written yet, and what waits for them to be (see afterWrite): after which record. */
   private buffered: string[] = [];
-  private waiting: (() => void)[] = [];
+  private waiting: Waiter[] = [];
+  /** Waiters a failed write held back until their records are safe (releaseHeld). */
+  private held: Waiter[] = [];
   private writeScheduled = false;
   private closed = false;
   /** Lines a failed write left (whole lines, oldest first): written before any other line. */
@@ -189,7 +204,7 @@ export class SettlementJournal {
     this.remove(freed);
   }
 
-  /** Writes a lease batch line now (after every line before it); `batchSendable()` says when it may go. */
+  /** Writes a lease batch line now (after every line before it); `batchDurable()` says how it may go. */
   batch(b: BatchLine): void {
     this.write({ t: 'b', ...b });
     this.book.batch(batchKey(b));
@@ -199,19 +214,20 @@ export class SettlementJournal {
   /**
    * Runs `then` once every line recorded so far is written to the file: at the end of this
    * event-loop turn, together with every other call that finished in it (one write(2) for all).
+   * While the disk refuses the lines, once the call's record (`record`; when not named, every record
+   * so far) is written or acknowledged by Redis instead: a call is never answered while its charge
+   * exists only in this process.
    */
-  afterWrite(then?: () => void): void {
-    if (then !== undefined) this.waiting.push(then);
+  afterWrite(then?: () => void, record?: number | null): void {
+    if (then !== undefined) this.waiting.push({ upTo: this.seq, own: record, then });
     if (this.writeScheduled) return;
     this.writeScheduled = true;
     setImmediate(() => {
       this.writeScheduled = false;
-      const waiting = this.waiting;
+      this.held.push(...this.waiting);
       this.waiting = [];
-      // A failed write (a full disk) must not hold answers back: the settlements are still owed
-      // from memory and sent to Redis; flush keeps the lines and writes them once it can.
       this.flush();
-      for (const w of waiting) w();
+      this.releaseHeld();
     });
   }
 
@@ -220,6 +236,7 @@ export class SettlementJournal {
     if (this.closed) return;
     const key = batch === undefined ? undefined : batchKey(batch);
     this.write(key === undefined ? { t: 'a', s: [...seqs] } : { t: 'a', s: [...seqs], b: key });
+    // Its turn's write also answers the calls held back for these records (releaseHeld).
     this.afterWrite();
     this.remove(this.book.ack(seqs, key));
   }
@@ -234,15 +251,18 @@ export class SettlementJournal {
     return this.fsync.sync();
   }
 
-  /** Resolves once batch `b` may be sent: its line is on disk, or ahead of its records' (./batch-ahead.ts). */
-  async batchSendable(b: BatchLine): Promise<void> {
+  /**
+   * Whether the batch just written (`batch`) is on disk: true once an fsync covered its line; false
+   * at once while the disk refuses writes (or the fsync failed) — the batch is then sent without
+   * waiting, in the per-record mode its lost line calls for (./outbox.ts settleBatch).
+   */
+  async batchDurable(): Promise<boolean> {
     this.flush();
-    const ahead =
-      this.failure === null || this.unwritten === null
-        ? null
-        : batchLineAhead(this.unwritten, this.unwrittenDone, b);
-    if (ahead === null) return this.durable();
-    this.unwritten = ahead;
+    if (this.failure !== null) return false;
+    return this.fsync.sync().then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Why lines cannot be written now (a full disk), and since when; null while writes succeed. */
@@ -253,6 +273,11 @@ export class SettlementJournal {
   /** Records not acknowledged yet. */
   get pendingRecords(): number {
     return this.book.pendingRecords;
+  }
+
+  /** Records not acknowledged whose lines the disk has not taken yet: owed from memory alone. */
+  get unwrittenRecords(): number {
+    return this.book.unwrittenOwed().length;
   }
 
   /** What is owed now, per account (./segment-book.ts `owed`): the replica's report. */
@@ -275,6 +300,26 @@ export class SettlementJournal {
   private write(line: Line): void {
     if (this.closed) throw new Error('the settlement journal is closed');
     this.buffered.push(JSON.stringify(line));
+  }
+
+  /**
+   * Runs the held waiters whose records are all safe: in the file, or acknowledged by Redis. Those
+   * still held when the journal closes are never run: their charge is lost with the process, so
+   * their calls must not be answered.
+   */
+  private releaseHeld(): void {
+    if (this.held.length === 0) return;
+    const unsafe = this.book.unwrittenOwed();
+    let go = this.held;
+    if (unsafe.length > 0) {
+      const owedFrom = Math.min(...unsafe);
+      const owed = new Set(unsafe);
+      const safe = (w: Waiter) =>
+        w.own === undefined ? w.upTo <= owedFrom : w.own === null || !owed.has(w.own);
+      go = this.held.filter(safe);
+      this.held = this.held.filter((w) => !safe(w));
+    } else this.held = [];
+    for (const w of go) w.then();
   }
 
   private hasUnwritten(): boolean {
@@ -352,6 +397,7 @@ export class SettlementJournal {
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     for (const w of this.writtenWaiters.splice(0)) w();
+    this.releaseHeld();
   }
 
   /** Moves the unwritten lines (and their records' pins) to a new segment; the old one goes. */

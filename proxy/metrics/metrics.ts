@@ -18,6 +18,8 @@ export function createProxyMetrics() {
   /** Where the outbox gauge reads from at scrape time (Billing sets it; the fault gauges are proxy/faults/). */
   const sources = {
     outboxPending: () => 0,
+    /** Settlements not acknowledged by Redis, and of them those whose journal line is not written. */
+    owed: () => ({ settlements: 0, unwritten: 0 }),
     /** Video jobs not finished yet, and the age of the oldest (s); the video worker sets them. */
     videoQueue: async (): Promise<{ depth: number; oldestAgeS: number }> => ({ depth: 0, oldestAgeS: 0 }),
   };
@@ -104,6 +106,22 @@ export function createProxyMetrics() {
       registers: r,
       collect() {
         this.set(sources.outboxPending());
+      },
+    }),
+    settlementsOwed: new Gauge({
+      name: 'mp_proxy_settlements_owed',
+      help: 'Settlements of delivered calls Redis has not acknowledged yet (the replica report has their amounts per account)',
+      registers: r,
+      collect() {
+        this.set(sources.owed().settlements);
+      },
+    }),
+    settlementsUnwritten: new Gauge({
+      name: 'mp_proxy_settlements_unwritten',
+      help: 'Of those, settlements whose journal line the disk has not taken (a full PROXY_DATA_DIR): owed from memory alone, their calls wait for Redis to acknowledge them',
+      registers: r,
+      collect() {
+        this.set(sources.owed().unwritten);
       },
     }),
     streamsStalled: new Counter({

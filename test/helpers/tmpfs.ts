@@ -10,6 +10,8 @@ export interface Tmpfs {
   dir: string;
   /** Writes a file until the disk is full; returns its path (delete it to free the space). */
   fill(): string;
+  /** Resizes the disk to `bytes` (an operator growing the volume), its files kept. */
+  grow(bytes: number): void;
   unmount(): void;
 }
 
@@ -41,6 +43,9 @@ export function mountTmpfs(bytes: number): Tmpfs | null {
       }
       closeSync(fd);
       return file;
+    },
+    grow(size) {
+      execFileSync('mount', ['-o', `remount,size=${size}`, dir], { stdio: 'ignore' });
     },
     unmount() {
       execFileSync('umount', ['-l', dir], { stdio: 'ignore' });

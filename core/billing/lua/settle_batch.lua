@@ -9,6 +9,12 @@
 -- exactly one batch (the replica's queue hands it out once). One done key per record was a GET and
 -- a SET PX per request, a third of Redis's time per leased request, and a key per request kept for
 -- a day.
+-- A batch sent while its line may not be in the replica's journal (the journal's disk refuses
+-- writes), or resent at a replica's start, is sent `per_record`: its records' lines may then be in
+-- the journal without the batch's (a crash after the disk took some of them), so a later start would
+-- send them again in another batch. Each record then also keeps a done key of its own, settle.lua's
+-- (settle:<holdId>, same value), and a record whose key exists is answered from it and charged
+-- nothing: exactly once by the hold id, whichever batch carries it.
 -- The lease shrinks by what was charged from it (and is dropped at zero); a lease still in use has
 -- its ttl refreshed (Redis time).
 -- The batch's rollup increments are summed per field first and written once per field (a batch
@@ -18,13 +24,15 @@
 -- no record has a key hold (`h:`) to drop; a batch's lease may itself be filed under its key (`h:`,
 -- extend_lease.lua): the key's held then shrinks by what the lease paid.
 -- KEYS: account, holds, holdExpiry, usage, rollup(hour), rollupHours,
---       done(settle-batch:<leaseId>:<batchId>), keySpend
+--       done(settle-batch:<leaseId>:<batchId>), keySpend,
+--       per_record only: per record its done(settle:<holdId>)
 -- ARGV: leaseId, nowMs, hourStartMs, doneTtlMs, ttlMs, n, periods (spend_periods of nowMs),
---       then per record: holdId, cost, carved, usage block (10 values)
+--       per_record (0|1), then per record: holdId, cost, carved, usage block (10 values)
 -- Returns {leaseHeldAfter, balanceAfter, duplicate, charged_1, short_1, ..., charged_n, short_n}.
 local account, holds, expiry = KEYS[1], KEYS[2], KEYS[3]
 local lease_id = ARGV[1]
 local n = tonumber(ARGV[6])
+local per_record = ARGV[8] == '1'
 local RECORD = 13
 
 -- A settlement is owed to an account this Redis knows: against a missing one (a Redis that lost its
@@ -86,8 +94,8 @@ local function add_to(sums, order, f, v)
 end
 
 local charges = {}
-for i = 1, n do
-  local base = 8 + (i - 1) * RECORD
+-- Charges record i (its arguments from ARGV[base]) and appends what it was charged to `out`.
+local function charge(i, base)
   local hold_id, cost_s, carved_s = ARGV[base], ARGV[base + 1], ARGV[base + 2]
   local cost = tonumber(cost_s)
   local covered = math.min(tonumber(carved_s), lease)
@@ -134,6 +142,19 @@ for i = 1, n do
   out[#out + 1] = charged
   out[#out + 1] = short
   charges[i] = amt
+  if per_record then write_done(KEYS[8 + i], charged, balance, ARGV[4]) end
+end
+
+for i = 1, n do
+  local prev = per_record and read_done(KEYS[8 + i]) or nil
+  if prev then
+    -- Charged before, by another batch (its line lost with the disk's): answered as then, nothing now.
+    out[#out + 1] = prev
+    out[#out + 1] = 0
+    charges[i] = int(prev)
+  else
+    charge(i, 9 + (i - 1) * RECORD)
+  end
 end
 redis.call('SET', KEYS[7], table.concat(charges, ','), 'PX', ARGV[4])
 for _, f in ipairs(fields) do redis.call('HINCRBY', KEYS[5], f, int(rollup[f])) end
