@@ -126,3 +126,38 @@ describe('rate limits through the proxy', () => {
     await expectLedgerClean(h.redis.client());
   }, 90_000);
 });
+
+describe('a calls-at-once limit with calls longer than the SDK’s retry budget (issue 48 item 3)', () => {
+  const CALL_MS = 2000;
+  const streamed = (client: OpenAI) => async () => {
+    const stream = await client.chat.completions.create({
+      model: CHAT_MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 3,
+      stream: true,
+    });
+    let text = '';
+    for await (const c of stream) text += c.choices[0]?.delta?.content ?? '';
+    return text;
+  };
+
+  it('the official openai SDK with its default 2 retries: five callers of a key limited to 2 at once all succeed with 2 s streams', async () => {
+    for (const s of h.sims) s.setOptions({ ttftMs: CALL_MS });
+    try {
+      const { accountId, keyId, secret } = await h.newAccount();
+      await h.keys.setRateLimits(accountId, keyId, { concurrentCalls: 2 });
+      const statuses: number[] = [];
+      const client = new OpenAI({ apiKey: secret, baseURL: h.baseURL, fetch: recording(statuses) });
+      // One call of the key ends first: its duration is what the refusals are told from.
+      await streamed(client)();
+      const answers = await Promise.all(Array.from({ length: 5 }, streamed(client)));
+      expect(answers.every((t) => t.length > 0)).toBe(true);
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(6);
+      await h.quiesce();
+      await expectLedgerClean(h.redis.client());
+    } finally {
+      for (const s of h.sims) s.setOptions({ ttftMs: 5 });
+    }
+  }, 60_000);
+});
