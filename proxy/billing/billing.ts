@@ -30,6 +30,7 @@ import type { RedisProbe } from './redis-probe.ts';
 import { watchRedis } from './redis-watch.ts';
 import { ReplicaReporter } from './replica-reporter.ts';
 import { SettlementJournal } from './settlement-journal.ts';
+import { SlotLines } from './slot-lines.ts';
 
 export interface BillingOptions {
   config: Config;
@@ -48,6 +49,7 @@ export class Billing implements ChargeDeps {
   readonly renewer: HoldRenewer;
   readonly reclaim: LeaseReclaim | null;
   readonly balances = new BalanceView();
+  readonly slots = new SlotLines();
   readonly holdTtlMs: number;
   /** What this replica cannot bill through now (proxy/faults/): readiness, refusals, /readyz's words. */
   readonly faults: FaultBoard;
