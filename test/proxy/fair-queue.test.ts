@@ -151,3 +151,57 @@ describe('a freed slot goes to the next queued call at once, whatever the ping i
     await expectLedgerClean(hp.redis.client(), [a.accountId]);
   }, 60_000);
 });
+
+// The one hand-off that did wait (issue 48 item 4): slots a new endpoint brings. A model's capacity
+// was re-read only when a call arrived or a slot was freed, so calls queued behind long streams
+// kept waiting for one of them to end although the catalogue already had an idle engine for them.
+describe('a queued call takes a slot of an endpoint added to the catalogue at once', () => {
+  let first: Simulator;
+  let second: Simulator;
+  let hq: Harness;
+  const GROWN = 'Growing/Chat';
+  const entryWith = (endpoints: { url: string }[]): CatalogueEntryInput => ({
+    id: GROWN,
+    kind: 'chat',
+    servedName: CHAT_MODEL,
+    pricing: { USD: { input: '1', output: '2' } },
+    endpoints,
+    queue: { perReplica: 1, maxQueued: 10, maxQueuedBytes: 1_000_000, maxWaitMs: BUDGET_MS },
+    created: 1_700_000_000,
+  });
+  beforeAll(async () => {
+    first = await startSimulator({ ttftMs: 4_000, itlMs: 1, models: [CHAT_MODEL] });
+    second = await startSimulator({ ttftMs: 5, itlMs: 1, models: [CHAT_MODEL] });
+    hq = await startHarness({}, { entries: () => [entryWith([{ url: first.url }])] });
+  });
+  afterAll(async () => {
+    await hq?.stop();
+    await first?.close();
+    await second?.close();
+  });
+
+  it('the queued call is answered by the new engine while the long one still runs', async () => {
+    const a = await hq.newAccount();
+    const post = () =>
+      fetch(`${hq.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: GROWN, messages: [{ role: 'user', content: 'hi' }], max_tokens: 4 }),
+      }).then(async (r) => ({ status: r.status, at: performance.now(), body: await r.text() }));
+    const long = post();
+    await new Promise((r) => setTimeout(r, 300));
+    const queued = post();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(hq.proxy.ctx.engine.demand?.get(GROWN)?.queued).toBe(1);
+    const grown = performance.now();
+    await hq.catalogue.put(entryWith([{ url: first.url }, { url: second.url }]));
+    const q = await queued;
+    expect(q.status).toBe(200);
+    // Answered by the new engine, well before the long call's 4 s prefill would free its slot.
+    expect(q.at - grown).toBeLessThan(2_000);
+    expect(second.stats().requests).toBe(1);
+    expect((await long).status).toBe(200);
+    await hq.settled(a.accountId);
+    await expectLedgerClean(hq.redis.client(), [a.accountId]);
+  }, 60_000);
+});
