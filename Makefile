@@ -21,7 +21,9 @@ help:
 $(NPM_STAMP): package.json package-lock.json
 	@# npm ci refuses this lockfile: npm here records no entries for other platforms' optional
 	@# binaries (biome, rollup, esbuild). npm install keeps every locked version and adds nothing else.
-	npm install --no-audit --no-fund
+	@# It runs on the pinned Node.js (scripts/bootstrap-node.sh fetches it on a fresh clone), not on
+	@# the bootstrap node, whose version the dependencies' engines fields would be checked against.
+	@bin=$$(scripts/bootstrap-node.sh) && PATH="$${bin:+$$bin:}$$PATH" && echo "npm install --no-audit --no-fund (node $$(node --version))" && npm install --no-audit --no-fund
 	@touch $(NPM_STAMP)
 
 deps: $(NPM_STAMP)

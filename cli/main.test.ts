@@ -102,6 +102,18 @@ describe('modelplane CLI', () => {
     expect(await run('keys', 'rate-limits', acct.id, created.id, '--rpm', '0')).toBe(2);
   });
 
+  it('keys concurrency-queue opts an account in and out of waiting for a slot; a wait out of range is refused', async () => {
+    const acct = await json('accounts', 'create', '--name', 'Queued', '--country', 'US');
+    expect(await json('keys', 'concurrency-queue', acct.id, '10')).toEqual({ concurrencyQueueSeconds: 10 });
+    expect(await redis.client().hget(accountKeys(acct.id).account, 'concQueueS')).toBe('10');
+    expect(await run('keys', 'concurrency-queue', acct.id, '61')).toBe(2);
+    expect(await run('keys', 'concurrency-queue', acct.id, 'soon')).toBe(2);
+    expect(await json('keys', 'concurrency-queue', acct.id, 'none')).toEqual({
+      concurrencyQueueSeconds: null,
+    });
+    expect(await redis.client().hget(accountKeys(acct.id).account, 'concQueueS')).toBeNull();
+  });
+
   it("keys budget sets, changes and removes the account's budget across its keys; what its keys spent counts", async () => {
     const acct = await json('accounts', 'create', '--name', 'Budgeted', '--country', 'US', '--credits', '10');
     const created = await json('keys', 'create', acct.id, '--name', 'tool');

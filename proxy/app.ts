@@ -211,6 +211,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<ProxyApp> {
   const batches = setupBatches(app, ctx, demand.publisher.proxyId);
   app.addHook('onClose', async () => {
     await demand.publisher.stop();
+    demand.queue.close();
     routing?.close();
     await batches.runner.stop();
     await videoWorker.stop();

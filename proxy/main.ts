@@ -9,6 +9,7 @@ import { connectRedis } from '../core/redis/client.ts';
 import { requireNoEviction } from '../core/redis/policy.ts';
 import { buildProxyApp } from './app.ts';
 import { registerJournalMetrics } from './metrics/journal-metrics.ts';
+import { startupStep } from './startup.ts';
 
 async function main() {
   const config = loadProxyConfig();
@@ -19,14 +20,43 @@ async function main() {
     enableAutoPipelining: true,
     commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
   });
-  await requireNoEviction(redis, 'the proxy');
+  // The first Redis steps are retried while Redis is slow or out of reach (./startup.ts); the
+  // app's own start-up (scripts, the journal's replay) is not repeatable, so it is only named.
+  const timeouts = {
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+    retryMs: config.PROXY_STARTUP_REDIS_RETRY_MS,
+  };
+  const retrying = (message: string, inMs: number) => console.error(`${message}; retrying in ${inMs} ms`);
+  await startupStep(
+    'checking Redis (INFO memory)',
+    () => requireNoEviction(redis, 'the proxy'),
+    timeouts,
+    retrying,
+  );
   const subscriber = connectRedis(config.REDIS_URL);
   const catalogue = new CatalogueSnapshot(redis, {
     subscriber,
     onError: (err) => console.error('catalogue refresh failed', err),
   });
-  await catalogue.start();
-  const proxy = await buildProxyApp({ config, redis, subscriber, catalogue });
+  await startupStep(
+    'reading the catalogue',
+    async () => {
+      try {
+        await catalogue.start();
+      } catch (err) {
+        catalogue.stop();
+        throw err;
+      }
+    },
+    timeouts,
+    retrying,
+  );
+  const proxy = await startupStep(
+    'starting billing and the routes',
+    () => buildProxyApp({ config, redis, subscriber, catalogue }),
+    { ...timeouts, retryMs: 0 },
+    retrying,
+  );
   await proxy.app.listen({ host: config.PROXY_HOST, port: config.PROXY_PORT });
   // /metrics is not on the API port (docs/security.md "Metrics port").
   await proxy.metricsServer.listen(config.PROXY_METRICS_HOST, config.PROXY_METRICS_PORT);

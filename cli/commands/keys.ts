@@ -176,6 +176,31 @@ export const keyCommands: Command[] = [
     },
   },
   {
+    name: 'keys concurrency-queue',
+    writes: true,
+    usage: 'keys concurrency-queue <accountId> <seconds|none>',
+    summary:
+      "let the account's calls over a key's calls-at-once limit wait up to <seconds> (1-60) in the proxy for a slot instead of a 429 (docs/limits.md), or refuse them at once again with none",
+    flags: {},
+    prepare(p) {
+      const [accountId, value] = positionals(p, 'accountId', 'seconds|none');
+      if (value !== 'none' && !/^\d+$/.test(value))
+        throw invalidRequest('<seconds|none> must be a whole number of seconds or none', 'seconds');
+      const seconds = value === 'none' ? null : Number(value);
+      return async (ctx) => {
+        await requireAccount(ctx, accountId);
+        const account = await ctx.accounts.setConcurrencyQueue(accountId, seconds);
+        const out = { concurrencyQueueSeconds: account.concurrencyQueueSeconds };
+        ctx.print(
+          out.concurrencyQueueSeconds === null
+            ? 'calls over a calls-at-once limit are refused at once'
+            : `calls over a calls-at-once limit wait up to ${out.concurrencyQueueSeconds} s for a slot`,
+          out,
+        );
+      };
+    },
+  },
+  {
     name: 'keys list',
     writes: false,
     usage: 'keys list <accountId> [--all]',

@@ -32,6 +32,30 @@ export interface Account {
    * scripts enforce it from the hash's `budget` and `budgetWindow` fields.
    */
   budget: { limit: number; window: BudgetWindow } | null;
+  /**
+   * Seconds a call its key's calls-at-once limit refuses waits in the proxy for a slot instead of
+   * a 429 (issue 48 item 3), or null: refused at once, the default.
+   */
+  concurrencyQueueSeconds: number | null;
+}
+
+/** The longest wait for a slot an account may ask: a short wait, well inside the SDKs' timeouts. */
+export const MAX_CONCURRENCY_QUEUE_SECONDS = 60;
+const CONCURRENCY_QUEUE_FIELD = 'concQueueS';
+
+function validateConcurrencyQueue(seconds: unknown): number | null {
+  if (seconds === null) return null;
+  if (
+    typeof seconds !== 'number' ||
+    !Number.isSafeInteger(seconds) ||
+    seconds < 1 ||
+    seconds > MAX_CONCURRENCY_QUEUE_SECONDS
+  )
+    throw invalidRequest(
+      `concurrencyQueueSeconds must be null or a whole number of seconds from 1 to ${MAX_CONCURRENCY_QUEUE_SECONDS}`,
+      'concurrencyQueueSeconds',
+    );
+  return seconds;
 }
 
 const MAX_ACCOUNT_NAME_LENGTH = 200;
@@ -89,6 +113,8 @@ function parseAccount(h: Record<string, string>): Account | null {
     createdAt: h.createdAt,
     rateLimits: parseRateLimits(RATE_LIMIT_NAMES.map((n) => h[RATE_LIMIT_FIELDS[n]])),
     budget: parseBudget(h.budget, h.budgetWindow),
+    concurrencyQueueSeconds:
+      Number(h[CONCURRENCY_QUEUE_FIELD]) > 0 ? Number(h[CONCURRENCY_QUEUE_FIELD]) : null,
   };
 }
 
@@ -121,6 +147,7 @@ export class Accounts {
       createdAt: new Date().toISOString(),
       rateLimits: NO_RATE_LIMITS,
       budget: null,
+      concurrencyQueueSeconds: null,
     };
     const fields: Record<string, string> = { name, createdAt: account.createdAt };
     if (place) Object.assign(fields, place);
@@ -189,6 +216,21 @@ export class Accounts {
       else p.hset(key, field, String(v));
     }
     await p.exec();
+    await this.announceChange(id);
+    return (await this.get(id))!;
+  }
+
+  /**
+   * Opts the account in (seconds) or out (null) of waiting for a slot (issue 48 item 3): a call its
+   * key's calls-at-once limit refuses then waits in the proxy up to that long for one of the key's
+   * running calls to end, instead of being answered 429 at once. Proxies drop their cached views.
+   */
+  async setConcurrencyQueue(id: string, seconds: number | null): Promise<Account> {
+    await this.mustExist(id);
+    const s = validateConcurrencyQueue(seconds);
+    const key = accountKeys(id).account;
+    if (s === null) await this.redis.hdel(key, CONCURRENCY_QUEUE_FIELD);
+    else await this.redis.hset(key, CONCURRENCY_QUEUE_FIELD, String(s));
     await this.announceChange(id);
     return (await this.get(id))!;
   }

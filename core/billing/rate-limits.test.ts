@@ -84,6 +84,38 @@ describe('key rate limits', () => {
     await expectLedgerClean(accountId);
   });
 
+  it('a calls-at-once refusal says when the oldest running call is expected to end, from the key’s recent durations', async () => {
+    const { accountId, keyId, m } = await setup({ concurrentCalls: 1 });
+    const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+    // No call of the key has ended yet: at least the second it was always told.
+    expect((await reserve(m, accountId, keyId, 'req_1')).ok).toBe(true);
+    const first = await reserve(m, accountId, keyId, 'req_x');
+    expect(!first.ok && first.rateLimit!.retryAfterMs).toBeGreaterThanOrEqual(1000);
+    // One call of about 600 ms settles: the key's recent duration.
+    await sleep(600);
+    await m.settle({ accountId, holdId: 'req_1', cost: 10, usage: usage(keyId, 0) });
+    // The next has run ~200 ms when another is refused: its slot is due in ~400 ms, and the retry
+    // is told a little after (a tenth of the duration), never the flat second.
+    expect((await reserve(m, accountId, keyId, 'req_2')).ok).toBe(true);
+    await sleep(200);
+    const refused = await reserve(m, accountId, keyId, 'req_y');
+    expect(!refused.ok && refused.rateLimit).toMatchObject({ limit: 'concurrentCalls', value: 1 });
+    const retry = !refused.ok ? refused.rateLimit!.retryAfterMs : 0;
+    expect(retry).toBeGreaterThan(300);
+    expect(retry).toBeLessThan(700);
+    // A call past the recent duration: a quarter of a duration on, plus the margin.
+    await sleep(700);
+    const late = await reserve(m, accountId, keyId, 'req_z');
+    const lateRetry = !late.ok ? late.rateLimit!.retryAfterMs : 0;
+    expect(lateRetry).toBeGreaterThanOrEqual(150 + 50);
+    expect(lateRetry).toBeLessThan(retry);
+    await m.settle({ accountId, holdId: 'req_2', cost: 10, usage: usage(keyId, 0) });
+    // A slot that comes back leaves no start behind, and the retry told was enough.
+    expect((await reserve(m, accountId, keyId, 'req_3')).ok).toBe(true);
+    await m.release(accountId, 'req_3');
+    await expectLedgerClean(accountId);
+  });
+
   it('a crashed proxy’s running slot comes back once the sweeper voids its hold', async () => {
     const { accountId, keyId, m } = await setup({ concurrentCalls: 1 });
     expect((await reserve(m, accountId, keyId, 'req_dead', 0, 200)).ok).toBe(true);

@@ -60,6 +60,11 @@ export const proxyConfig = {
    * part billed); so is a large reply or a /files download (proxy/plugins/write-stall.ts).
    */
   PROXY_STREAM_STALL_MS: z.coerce.number().int().min(100).default(30_000),
+  /**
+   * How long the start-up keeps retrying its first Redis steps (its policy check, the catalogue)
+   * while Redis is out of reach or slower than REDIS_COMMAND_TIMEOUT_MS, before the process exits.
+   */
+  PROXY_STARTUP_REDIS_RETRY_MS: z.coerce.number().int().min(0).default(60_000),
   /** Messages streams: a `ping` event after this long without a write (a slow or thinking engine). */
   PROXY_MESSAGES_PING_MS: z.coerce.number().int().positive().default(5000),
   /**

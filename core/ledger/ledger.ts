@@ -349,8 +349,10 @@ function keySpendProblems(
 
 /**
  * The keys' rate windows (core/billing/lua/windows.lua) in the same hash: buckets (`wr:`, `wi:`,
- * `wo:`) are judged by nothing but their shape; a hold's share (`wh:`) must name an open hold, and
- * its running slot is counted toward its key. False for a field that is none of them.
+ * `wo:`), a key's running calls' starts (`wt:`) and recent call duration (`wd:`) are judged by
+ * nothing but their shape; a hold's share (`wh:`, its start at the end when it took a slot) must
+ * name an open hold, and its running slot is counted toward its key. False for a field that is
+ * none of them.
  */
 function windowField(
   field: string,
@@ -361,8 +363,10 @@ function windowField(
   const kind = field.slice(0, 3);
   if (kind === 'wr:' || kind === 'wi:' || kind === 'wo:') return /^-?\d+:\d+:\d+$/.test(value);
   if (kind === 'wc:') return true;
+  if (kind === 'wt:') return /^\d+( \d+)*$/.test(value);
+  if (kind === 'wd:') return /^\d+$/.test(value);
   if (kind !== 'wh:') return false;
-  const m = /^(.+):\d+:\d+:\d+:([01]):\d+:\d+$/.exec(value);
+  const m = /^([^:]+):\d+:\d+:\d+:([01]):\d+:\d+(?::\d+)?$/.exec(value);
   if (m === null) return false;
   if (holds[field.slice(3)] === undefined)
     running.problems.push(
@@ -385,6 +389,15 @@ function runningProblems(
     const c = counted.get(key) ?? 0;
     const s = running.slots.get(key) ?? 0;
     if (c !== s) out.push(`key ${key} counts ${c} calls running, but ${s} open holds took a slot`);
+  }
+  // A start left behind would hold every later estimate of the key's next free slot to it.
+  for (const [field, value] of Object.entries(raw)) {
+    if (!field.startsWith('wt:')) continue;
+    const key = field.slice(3);
+    const starts = value.split(' ').length;
+    const slots = running.slots.get(key) ?? 0;
+    if (starts > slots)
+      out.push(`key ${key} keeps ${starts} running calls' starts, but ${slots} open holds took a slot`);
   }
   return out;
 }

@@ -84,6 +84,12 @@ export interface SimulatorOptions {
    * accepts any id, which tests sending other names rely on.
    */
   knownModelsOnly: boolean;
+  /**
+   * A stream's head and role frames go out as soon as the request is admitted, and its first
+   * content after ttftMs (as engines that answer the head before prefill do); false (the default,
+   * as recorded of vLLM 0.32): nothing is sent until the first token is due.
+   */
+  earlyRoleFrame: boolean;
 }
 
 export const defaultOptions: SimulatorOptions = {
@@ -117,6 +123,7 @@ export const defaultOptions: SimulatorOptions = {
   forceIncludeUsage: false,
   reasoningTokensInUsage: false,
   knownModelsOnly: false,
+  earlyRoleFrame: false,
 };
 
 export function resolveOptions(partial: Partial<SimulatorOptions>): SimulatorOptions {

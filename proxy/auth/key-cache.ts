@@ -33,6 +33,11 @@ export interface Principal {
    * reserve script holds it to the budget (a lease would hold the account's money unbounded).
    */
   accountBudget?: boolean;
+  /**
+   * How long (ms) a call the key's calls-at-once limit refuses waits in this proxy for a slot
+   * instead of a 429: the account's `concurrencyQueueSeconds` (issue 48 item 3); 0 or absent: none.
+   */
+  slotWaitMs?: number;
 }
 
 /**

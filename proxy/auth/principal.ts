@@ -22,6 +22,7 @@ export function principalLookup(keys: ApiKeys, accounts: Accounts): PrincipalLoo
       spendLimit: key.spendLimit,
       rateLimited,
       accountBudget: account.budget !== null,
+      slotWaitMs: (account.concurrencyQueueSeconds ?? 0) * 1000,
       currency: account.currency,
       grants,
     };

@@ -34,6 +34,7 @@ import type { RedisProbe } from './redis-probe.ts';
 import { watchRedis } from './redis-watch.ts';
 import { ReplicaReporter } from './replica-reporter.ts';
 import { SettlementJournal } from './settlement-journal.ts';
+import { SlotLines } from './slot-lines.ts';
 
 export interface BillingOptions {
   config: Config;
@@ -54,6 +55,7 @@ export class Billing implements ChargeDeps {
   readonly balances = new BalanceView();
   /** Batches' holds and their lines' bills. */
   readonly batches: BatchMoney;
+  readonly slots = new SlotLines();
   readonly holdTtlMs: number;
   /** What this replica cannot bill through now (proxy/faults/): readiness, refusals, /readyz's words. */
   readonly faults: FaultBoard;

@@ -14,6 +14,7 @@ import type { HoldRenewer } from './hold-renewer.ts';
 import type { LeaseReclaim } from './lease-reclaim.ts';
 import type { CreditLeases } from './leases.ts';
 import type { Outbox } from './outbox.ts';
+import { SlotLines } from './slot-lines.ts';
 
 /** Text-like: min 100 (the prompt), max 1100 buys 10 output tokens; each 100 held past min buys 1. */
 const QUOTE: Quote = { min: 100, max: 1100, full: 10, allowance: (held) => Math.floor((held - 100) / 100) };
@@ -94,6 +95,7 @@ function fake(o: { leases?: boolean; reclaim?: boolean } = {}): Fake {
         : ({ reclaim: async () => void f.log.push('reclaim') } as unknown as LeaseReclaim),
     balances: { set: () => {} } as unknown as BalanceView,
     holdTtlMs: 60_000,
+    slots: new SlotLines(),
     mayReserveAlongside: () => f.alongside,
     observe: (_c, _counts, charged, short) => f.log.push(`observed ${charged} short ${short}`),
     observeVoids: () => {},

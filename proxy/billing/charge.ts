@@ -52,6 +52,7 @@ import type { Progress } from './journal-lines.ts';
 import type { LeaseReclaim } from './lease-reclaim.ts';
 import type { CreditLeases } from './leases.ts';
 import type { Outbox } from './outbox.ts';
+import type { SlotLines, Turn } from './slot-lines.ts';
 
 export type { CallInfo, Charge, HeldRun, Quote } from './charge-types.ts';
 
@@ -64,6 +65,8 @@ export interface ChargeDeps {
   reclaim: LeaseReclaim | null;
   balances: BalanceView;
   holdTtlMs: number;
+  /** This replica's lines for keys' calls-at-once slots, for accounts that wait for one (./slot-lines.ts). */
+  slots: SlotLines;
   /** Whether the account's known balance is far enough above `hold` to reserve alongside the call. */
   mayReserveAlongside(accountId: string, hold: number): boolean;
   observe(charge: CallCharge, counts: CallUsage, charged: number, short: number): void;
@@ -235,6 +238,7 @@ export class CallCharge implements Charge {
         (r) => {
           this.b.balances.set(this.accountId, r.balance);
           observe(r.charged, r.short);
+          this.slotBack();
         },
         // Only at shutdown, with Redis out of reach: the journal keeps it for the next start.
         (err) => this.b.onError(err, 'settle'),
@@ -264,9 +268,15 @@ export class CallCharge implements Charge {
     }
     this.b.renewer.forget(this.accountId, this.call.requestId);
     // If this fails, the hold is no longer renewed: it expires and the sweeper voids it.
-    this.b.metering
-      .release(this.accountId, this.call.requestId)
-      .catch((err) => this.b.onError(err, 'release'));
+    this.b.metering.release(this.accountId, this.call.requestId).then(
+      () => this.slotBack(),
+      (err) => this.b.onError(err, 'release'),
+    );
+  }
+
+  /** A reserved hold of a rate-limited key ended in Redis: a call of the key waiting here may take its slot. */
+  private slotBack(): void {
+    if (this.call.principal.rateLimited === true) this.b.slots.freed(this.call.principal.keyId);
   }
 
   private async holdAndRun<T>(h: HeldRun<T>): Promise<T> {
@@ -325,7 +335,7 @@ export class CallCharge implements Charge {
   /** Reserves in Redis; returns the allowance the hold pays for, or NOT_COVERED. */
   private async reserve(): Promise<number> {
     const { quote } = this;
-    let r = await this.reserveOnce();
+    let r = await this.reserveWaiting();
     // Leases hold the account's money, not the key's: when the key's limit is what fell short,
     // reclaiming them cannot help.
     const limited = r.keyLimit !== null || (!r.ok && r.rateLimit !== null);
@@ -342,6 +352,36 @@ export class CallCharge implements Charge {
     this.windows = r.ok ? r.windows : (r.rateLimit?.windows ?? null);
     if (!r.ok) return NOT_COVERED;
     return r.held >= quote.max ? quote.full : quote.allowance(r.held);
+  }
+
+  /**
+   * The reserve, for an account that waits for a key's calls-at-once slot (its
+   * `concurrencyQueueSeconds`): refused by that limit, the call waits in this replica's line for the
+   * key (./slot-lines.ts) and tries again, until it holds or its wait is over (then the refusal
+   * stands, with the retry the last reserve estimated). Behind calls of the key already waiting
+   * here, it waits its turn before its first try.
+   */
+  private async reserveWaiting() {
+    const { principal, cancel } = this.call;
+    const waitMs = principal.slotWaitMs ?? 0;
+    if (waitMs <= 0) return this.reserveOnce();
+    const deadline = performance.now() + waitMs;
+    let turn: Turn | null = null;
+    try {
+      if (this.b.slots.busy(principal.keyId)) {
+        turn = this.b.slots.join(principal.keyId);
+        await turn.next(waitMs, deadline, cancel);
+      }
+      let r = await this.reserveOnce();
+      while (!r.ok && r.rateLimit?.limit === 'concurrentCalls' && performance.now() < deadline) {
+        turn ??= this.b.slots.join(principal.keyId);
+        await turn.next(r.rateLimit.retryAfterMs, deadline, cancel);
+        r = await this.reserveOnce();
+      }
+      return r;
+    } finally {
+      turn?.leave();
+    }
   }
 
   private async reserveOnce() {

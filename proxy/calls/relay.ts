@@ -80,6 +80,12 @@ export async function relay(
   // still relayed from its bytes when it has the usual shape, like every other frame.
   frame(start.firstEvent, start.first);
   observeFirstFrame(ctx, request, reply, start);
+  // Time to first token: the first frame with a generated token, which an engine's empty role frame
+  // (sent before its prefill ends) is not; null for a stream that generated nothing.
+  const firstToken = (): void => {
+    if (request.callTtftMs === null && usage.generating) request.callTtftMs = Math.round(reply.elapsedTime);
+  };
+  firstToken();
 
   // The stream's charge so far, as its end would bill it: Billing journals it every
   // PROXY_STREAM_PROGRESS_MS, so a crash of this replica loses at most one interval (docs/money.md
@@ -94,6 +100,7 @@ export async function relay(
     ended = await pumpEvents(start, out, (ev) => {
       if (idle !== undefined) idle.quiet = false;
       frame(ev);
+      firstToken();
     });
   } finally {
     idle?.stop();
@@ -288,7 +295,6 @@ function observeFirstFrame(
   const ttfbMs = reply.elapsedTime;
   const engineTtfbMs = start.firstAt - start.call.sentAt;
   request.observedTtfb = true;
-  request.callTtftMs = Math.round(ttfbMs);
   ctx.metrics.ttfb.observe({ route, model: request.metricModel }, ttfbMs / 1000);
   ctx.metrics.overhead.observe({ route }, Math.max(0, ttfbMs - engineTtfbMs) / 1000);
 }

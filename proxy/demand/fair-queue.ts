@@ -8,7 +8,7 @@
 // queue against the others. Each call has a wait budget. A call refused by the bound, dropped for
 // another account or past its budget is a 429 `model_overloaded` with Retry-After — never `insufficient_quota`, which
 // is about money. A queued call counts as `queued` demand, which the scaler grows the fleet by.
-import type { QueueLimits } from '../../core/catalogue/index.ts';
+import type { CatalogueEntry, QueueLimits } from '../../core/catalogue/index.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { DemandBoard } from './board.ts';
 
@@ -101,13 +101,48 @@ export type WaitObserver = (
   outcome: 'admitted' | 'refused' | 'cancelled',
 ) => void;
 
+/** What the queue reads of the live catalogue (CatalogueSnapshot). */
+export interface Fleets {
+  get(id: string): CatalogueEntry | undefined;
+  onChange(listener: () => void): () => void;
+}
+
 export class FairQueue {
   private readonly models = new Map<string, ModelQueue>();
+  private readonly unlisten: () => void;
 
   constructor(
     private readonly board: DemandBoard,
     private readonly waited: WaitObserver = () => {},
-  ) {}
+    private readonly fleets?: Fleets,
+  ) {
+    // A model's capacity is its ready endpoints: slots an endpoint added brings go to the calls
+    // waiting at once, not when the next call arrives or a running one ends.
+    this.unlisten = fleets?.onChange(() => this.refit()) ?? (() => {});
+  }
+
+  /** Stops following the catalogue (the app closes). */
+  close(): void {
+    this.unlisten();
+  }
+
+  /**
+   * The entry a call let in should be sent with: the catalogue's now (the endpoints may have
+   * changed while it waited; a slot may have come with a new one), else the one it waited with.
+   */
+  current(entry: CatalogueEntry): CatalogueEntry {
+    const now = this.fleets?.get(entry.id);
+    return now !== undefined && now.endpoints.length > 0 ? now : entry;
+  }
+
+  private refit(): void {
+    for (const [model, q] of this.models) {
+      const entry = this.fleets?.get(model);
+      if (entry?.queue === undefined || q.queued === 0) continue;
+      q.capacity = entry.endpoints.length * entry.queue.perReplica;
+      q.dispatch();
+    }
+  }
 
   /**
    * A slot in the model's engines for one call: at once when one is free and nobody waits, else

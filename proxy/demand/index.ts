@@ -72,7 +72,7 @@ export function startDemand(o: {
   return {
     board,
     hold: new ColdHold(o.catalogue, board, coldWait),
-    queue: new FairQueue(board, queueWait),
+    queue: new FairQueue(board, queueWait, o.catalogue),
     publisher,
   };
 }

@@ -91,7 +91,9 @@ export async function callEngine(deps: EngineDeps, o: CallOptions): Promise<Engi
     o.cancel,
   );
   try {
-    const call = await sendToEngine(deps, o, urls);
+    // After a wait, to the endpoints the catalogue has now: the slot may be a new endpoint's.
+    const now = deps.queue.current(entry);
+    const call = await sendToEngine(deps, o, now === entry ? urls : now.endpoints.map((e) => e.url));
     return { ...call, release: counted(call.release, slot) };
   } catch (err) {
     slot();

@@ -59,6 +59,33 @@ describe('call facts through the proxy', () => {
     await expectLedgerClean(h.redis.client(), [a.accountId]);
   });
 
+  it('a stream whose engine sends its role frame at once and its first word later: TTFT is the first word', async () => {
+    // An engine that sends its empty role frame as soon as the request is admitted and the first
+    // content after prefill: TTFT is the content's time, not the role frame's (issue 48 item 5).
+    const PREFILL_MS = 400;
+    for (const s of h.sims) s.setOptions({ ttftMs: PREFILL_MS, earlyRoleFrame: true });
+    try {
+      const a = await h.newAccount({ credit: '1' });
+      const started = performance.now();
+      const { data: stream, response } = await h
+        .client(a.secret)
+        .chat.completions.create({ model: CHAT_MODEL, messages, max_tokens: 5, stream: true })
+        .withResponse();
+      let firstWordMs: number | null = null;
+      for await (const chunk of stream)
+        if (firstWordMs === null && chunk.choices[0]?.delta?.content)
+          firstWordMs = performance.now() - started;
+      expect(firstWordMs).toBeGreaterThanOrEqual(PREFILL_MS);
+      const fact = await factOf(a.accountId, response.headers.get('x-request-id')!);
+      expect(fact.ttftMs).toBeGreaterThanOrEqual(PREFILL_MS);
+      expect(fact.ttftMs!).toBeLessThanOrEqual(fact.latencyMs);
+      await h.settled(a.accountId);
+      await expectLedgerClean(h.redis.client(), [a.accountId]);
+    } finally {
+      for (const s of h.sims) s.setOptions({ ttftMs: 5, earlyRoleFrame: false });
+    }
+  });
+
   it('BILL-6 refused at the door (a 400, a 429 for no credit): a refusal row each, nothing charged', async () => {
     const a = await h.newAccount({ credit: '1' });
     const broke = await h.newAccount({ credit: '0' });

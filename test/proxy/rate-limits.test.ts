@@ -126,3 +126,92 @@ describe('rate limits through the proxy', () => {
     await expectLedgerClean(h.redis.client());
   }, 90_000);
 });
+
+describe('a calls-at-once limit with calls longer than the SDK’s retry budget (issue 48 item 3)', () => {
+  const CALL_MS = 2000;
+  const streamed = (client: OpenAI) => async () => {
+    const stream = await client.chat.completions.create({
+      model: CHAT_MODEL,
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 3,
+      stream: true,
+    });
+    let text = '';
+    for await (const c of stream) text += c.choices[0]?.delta?.content ?? '';
+    return text;
+  };
+
+  it('the official openai SDK with its default 2 retries: five callers of a key limited to 2 at once all succeed with 2 s streams', async () => {
+    for (const s of h.sims) s.setOptions({ ttftMs: CALL_MS });
+    try {
+      const { accountId, keyId, secret } = await h.newAccount();
+      await h.keys.setRateLimits(accountId, keyId, { concurrentCalls: 2 });
+      const statuses: number[] = [];
+      const client = new OpenAI({ apiKey: secret, baseURL: h.baseURL, fetch: recording(statuses) });
+      // One call of the key ends first: its duration is what the refusals are told from.
+      await streamed(client)();
+      const answers = await Promise.all(Array.from({ length: 5 }, streamed(client)));
+      expect(answers.every((t) => t.length > 0)).toBe(true);
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(6);
+      await h.quiesce();
+      await expectLedgerClean(h.redis.client());
+    } finally {
+      for (const s of h.sims) s.setOptions({ ttftMs: 5 });
+    }
+  }, 60_000);
+});
+
+describe('an account that waits for a slot (issue 48 item 3)', () => {
+  it('calls over a key’s calls-at-once limit wait in the proxy for a slot and all succeed without a 429; past the wait, the 429 stands', async () => {
+    for (const s of h.sims) s.setOptions({ ttftMs: 500 });
+    try {
+      const { accountId, keyId, secret } = await h.newAccount();
+      await h.keys.setRateLimits(accountId, keyId, { concurrentCalls: 1 });
+      await h.accounts.setConcurrencyQueue(accountId, 10);
+      const statuses: number[] = [];
+      // No retries: a 429 would be the caller's answer.
+      const client = new OpenAI({
+        apiKey: secret,
+        baseURL: h.baseURL,
+        maxRetries: 0,
+        fetch: recording(statuses),
+      });
+      const started = performance.now();
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          client.chat.completions.create({
+            model: CHAT_MODEL,
+            messages: [{ role: 'user', content: 'hi' }],
+            max_tokens: 3,
+          }),
+        ),
+      );
+      expect(answers).toHaveLength(4);
+      expect(statuses).toEqual([200, 200, 200, 200]);
+      // One at a time: four half-second calls take two seconds at least.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(4 * 500);
+
+      // A wait shorter than the call: the 429 comes at the wait's end, with its Retry-After.
+      await h.accounts.setConcurrencyQueue(accountId, 1);
+      for (const s of h.sims) s.setOptions({ ttftMs: 2500 });
+      const long = client.chat.completions.create({
+        model: CHAT_MODEL,
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 3,
+      });
+      await new Promise((r) => setTimeout(r, 200));
+      const t0 = performance.now();
+      const refused = await client.chat.completions
+        .create({ model: CHAT_MODEL, messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 })
+        .catch((e: unknown) => e as { status: number; code: string });
+      expect(refused).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(900);
+      await long;
+      await h.quiesce();
+      await expectLedgerClean(h.redis.client());
+    } finally {
+      for (const s of h.sims) s.setOptions({ ttftMs: 5 });
+    }
+  }, 60_000);
+});

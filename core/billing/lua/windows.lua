@@ -25,10 +25,25 @@
 --   release (nothing billable happened): the slot, the request and all its tokens come back;
 --   void (its proxy died): the slot comes back; the tokens stay taken (the call may have used them)
 --           and come back by the refill within a minute.
+--
+-- When a slot comes back no clock says, so a refusal by the calls-at-once limit estimates it (issue
+-- 48 item 3): a call that took a slot files its Redis start time at the end of its `wh:` record and
+-- in `wt:<keyId>` (the starts of the key's running calls, oldest first, at most MAX_STARTS of them),
+-- and a settled one folds its duration into `wd:<keyId>` (the key's recent call duration, ms, an
+-- average weighing the newest 1/4; released and voided calls are no measure of a call). The slot the
+-- refused call waits for is the oldest running call's: it is expected to end at its start plus the
+-- recent duration (a call past it: soon, a quarter of a duration on), and the retry is told a little
+-- after that, so the slot is back in Redis (its settle landed) when the retry comes. A key with no
+-- duration yet is told the oldest call's elapsed time (a call that has run t is likely to run about
+-- as long again), at least the one second it was always told before.
 local WINDOW_MS = 60000
 -- The key record's and the account's fields, in core/billing/rate-limits.ts RATE_LIMIT_NAMES order.
 local LIMIT_FIELDS = { 'lim:rpm', 'lim:itpm', 'lim:otpm', 'lim:conc' }
 local BUCKETS = { 'wr:', 'wi:', 'wo:' }
+-- The running calls' starts kept per key: the oldest is what a refusal reads, so a key with more
+-- running than this loses only the starts of its newest calls (skipped, never wrong), and the
+-- field stays small whatever the limit.
+local MAX_STARTS = 32
 
 -- The key's limits: its own value, else the account's default (0 = unset); `any` when one is set.
 local function read_limits(account, keyrec)
@@ -64,6 +79,17 @@ local function bucket_set(keyspend, field, used, limit, now)
   end
 end
 
+-- Ms until a slot of the key is expected back (the opening comment says how).
+local function slot_retry(keyspend, key, now)
+  local f = redis.call('HMGET', keyspend, 'wt:' .. key, 'wd:' .. key)
+  local oldest = f[1] and tonumber(string.match(f[1], '^(%d+)'))
+  local elapsed = oldest and math.max(0, now - oldest) or 0
+  local recent = tonumber(f[2] or '')
+  if not recent then return math.max(1000, elapsed) end
+  local left = math.max(recent - elapsed, math.floor(recent / 4))
+  return left + math.max(50, math.floor(recent / 10))
+end
+
 -- Whether a call wanting 1 request, `want_in` and `want_out` tokens fits the key's windows now.
 -- Nil when the key has no limit at all. A want above a whole window is cut to the window (the call
 -- waits for a full bucket, then takes it all; what it used beyond is a debt). A refusal names the
@@ -86,9 +112,8 @@ local function window_check(account, keyrec, keyspend, key, want_in, want_out, n
     end
   end
   if lim[4] > 0 and num(redis.call('HGET', keyspend, 'wc:' .. key)) >= lim[4] then
-    -- A slot comes back when a running call ends, which no clock says: look again in a second.
     if not w.refused then w.refused, w.value = 4, lim[4] end
-    w.retry = math.max(w.retry, 1000)
+    w.retry = math.max(w.retry, slot_retry(keyspend, key, now))
   end
   return w
 end
@@ -98,14 +123,39 @@ local function window_take(keyspend, key, hold_id, w)
   for i = 1, 3 do
     if w.lim[i] > 0 then bucket_set(keyspend, BUCKETS[i] .. key, w.used[i] + w.cost[i], w.lim[i], w.now) end
   end
-  local conc = 0
+  local conc, started = 0, ''
   if w.lim[4] > 0 then
     redis.call('HINCRBY', keyspend, 'wc:' .. key, 1)
-    conc = 1
+    conc, started = 1, ':' .. int(w.now)
+    local starts = redis.call('HGET', keyspend, 'wt:' .. key)
+    if not starts then
+      redis.call('HSET', keyspend, 'wt:' .. key, int(w.now))
+    elseif select(2, string.gsub(starts, ' ', '')) + 1 < MAX_STARTS then
+      redis.call('HSET', keyspend, 'wt:' .. key, starts .. ' ' .. int(w.now))
+    end
   end
   local c = w.cost
   redis.call('HSET', keyspend, 'wh:' .. hold_id, key .. ':' .. int(c[1] / WINDOW_MS) .. ':' .. int(c[2] / WINDOW_MS)
-    .. ':' .. int(c[3] / WINDOW_MS) .. ':' .. conc .. ':' .. int(w.lim[2]) .. ':' .. int(w.lim[3]))
+    .. ':' .. int(c[3] / WINDOW_MS) .. ':' .. conc .. ':' .. int(w.lim[2]) .. ':' .. int(w.lim[3]) .. started)
+end
+
+-- A running call of the key that started at `start` ends: its start leaves `wt:` (if it was kept);
+-- settled (`measured`), its duration goes into the key's recent duration `wd:`.
+local function slot_ended(keyspend, key, start, measured, now)
+  local f = 'wt:' .. key
+  local starts = redis.call('HGET', keyspend, f)
+  if starts then
+    local list, gone = {}, false
+    for s in string.gmatch(starts, '%d+') do
+      if not gone and s == start then gone = true else list[#list + 1] = s end
+    end
+    if #list == 0 then redis.call('HDEL', keyspend, f) else redis.call('HSET', keyspend, f, table.concat(list, ' ')) end
+  end
+  if not measured then return end
+  local took = math.max(0, now - tonumber(start))
+  local recent = tonumber(redis.call('HGET', keyspend, 'wd:' .. key) or '')
+  if recent then took = recent + math.floor((took - recent) / 4) end
+  redis.call('HSET', keyspend, 'wd:' .. key, int(took))
 end
 
 -- Appends the windows' standing to a reply: Redis now, then per bucket limit, remaining and ms
@@ -133,11 +183,15 @@ drop_window_hold = function(keyspend, id, how, used_in, used_out)
   local v = redis.call('HGET', keyspend, f)
   if not v then return end
   redis.call('HDEL', keyspend, f)
-  local key, r, i, o, c, li, lo = string.match(v, '^(.+):(%d+):(%d+):(%d+):(%d):(%d+):(%d+)$')
+  -- A record made before the start was filed has none (its start is simply not known).
+  local key, r, i, o, c, li, lo, start = string.match(v, '^(.+):(%d+):(%d+):(%d+):(%d):(%d+):(%d+):(%d+)$')
+  if not key then key, r, i, o, c, li, lo = string.match(v, '^(.+):(%d+):(%d+):(%d+):(%d):(%d+):(%d+)$') end
   if not key then return end
+  local now = now_ms()
   if c == '1' and redis.call('HINCRBY', keyspend, 'wc:' .. key, -1) <= 0 then
     redis.call('HDEL', keyspend, 'wc:' .. key)
   end
+  if c == '1' and start then slot_ended(keyspend, key, start, how == 'settle', now) end
   if how == 'void' then return end
   local back
   if how == 'release' then
@@ -146,7 +200,6 @@ drop_window_hold = function(keyspend, id, how, used_in, used_out)
     back = { 0, tonumber(i) - used_in, tonumber(o) - used_out }
   end
   local limits = { 0, tonumber(li), tonumber(lo) }
-  local now = now_ms()
   for j = 1, 3 do
     if back[j] ~= 0 then
       local used, limit = bucket_use(keyspend, BUCKETS[j] .. key, now)

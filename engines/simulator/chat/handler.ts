@@ -85,7 +85,8 @@ export async function handleChat(
     const admittedAt = performance.now();
     // Prefill: what the prefix cache did not hold is computed (options.prefillMsPer1kTokens).
     timing.ttftMs += ((promptCount - cached) * ctx.options.prefillMsPer1kTokens) / 1000;
-    await sleep(timing.ttftMs, signal);
+    // With earlyRoleFrame the stream waits for its first token itself (firstTokenAt), after its role frames.
+    if (!(chat.stream && ctx.options.earlyRoleFrame)) await sleep(timing.ttftMs, signal);
     if (failure === 'before-first-byte' || failure === 'reset') {
       ctx.metrics.injectedFailures[failure]++;
       if (failure === 'reset') res.destroy();

@@ -53,6 +53,24 @@ export function hasContent(chunk: Record<string, unknown>): boolean {
 }
 
 /**
+ * True for a parsed chunk that carries any generated token: content, a tool call, or reasoning
+ * (vLLM's `reasoning`, earlier `reasoning_content`). An engine's first frame is often an empty role
+ * frame, sent before prefill ends: the time to first token is the first frame this is true of.
+ */
+export function hasOutput(chunk: Record<string, unknown>): boolean {
+  if (hasContent(chunk)) return true;
+  const choices = chunk.choices;
+  if (!Array.isArray(choices)) return false;
+  return choices.some((c) => {
+    const d = (c as { delta?: { reasoning?: unknown; reasoning_content?: unknown } } | null)?.delta;
+    return (
+      (typeof d?.reasoning === 'string' && d.reasoning.length > 0) ||
+      (typeof d?.reasoning_content === 'string' && d.reasoning_content.length > 0)
+    );
+  });
+}
+
+/**
  * The proxy's own count where an engine reports no usage: about four UTF-8 bytes per token (the
  * prompt's bound bytes for input; the generated text for output).
  */

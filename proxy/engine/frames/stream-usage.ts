@@ -6,7 +6,7 @@
 // from the bytes, every frame parsed) and require the same usage.
 import type { TextUsage } from '../../usage.ts';
 import { cachedInFrame, withCachedPrompt } from './cached-tokens.ts';
-import { estimatedUsage, hasContent, usageFromEngine, usageIn } from './reported-usage.ts';
+import { estimatedUsage, hasContent, hasOutput, usageFromEngine, usageIn } from './reported-usage.ts';
 
 /** What the relay learns from a frame a translator read from its bytes (../../dialects/translator.ts). */
 export interface FastFrame {
@@ -24,6 +24,11 @@ export class StreamUsage {
   private usageBlock: Buffer | null = null;
   private usageAt = 0;
   private contentFrames = 0;
+  /**
+   * Whether a frame so far carried a generated token: content, a tool call or reasoning, or usage
+   * that counts output (an engine's empty role frame does neither). The relay's time to first token.
+   */
+  generating = false;
   // Kept for a stream cut before its final usage frame, the only one where vLLM reports them.
   private cachedSeen: number | null;
 
@@ -45,6 +50,12 @@ export class StreamUsage {
       this.usageAt = fast.usageAt;
     }
     if (fast.content) this.contentFrames++;
+    // A frame with usage is not read for content (its usage is exact): until the first token, its
+    // usage says whether it carried one (parsed for the stream's first frames only).
+    if (!this.generating)
+      this.generating =
+        fast.content ||
+        (fast.usageAt !== -1 && (usageFromEngine(usageIn(block, fast.usageAt))?.outputTokens ?? 0) > 0);
     if (fast.cached != null) this.cachedSeen = fast.cached;
   }
 
@@ -57,6 +68,7 @@ export class StreamUsage {
       this.usageBlock = null;
     }
     if (hasContent(chunk)) this.contentFrames++;
+    if (!this.generating) this.generating = hasOutput(chunk) || (u?.outputTokens ?? 0) > 0;
   }
 
   /** The usage billed were the stream cut now (progress; the last usage's bytes parsed, not kept). */
