@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import type { NameClaim } from '../../core/catalogue/aliases.ts';
 import { completeAdapterPlan, unloadAdapter } from '../adapters/reconcile.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
+import { acceptedEngines } from '../engines/index.ts';
 import { type Model, type ModelStatus, parseModel } from '../model/model.ts';
 import { desiredReplicas } from '../reconcile/objects.ts';
 import { type Observed, planModel } from '../reconcile/plan.ts';
@@ -214,7 +215,7 @@ export class LocalRuntime implements Runtime {
       this.warnOnce(file, raw, { file, err: (err as Error).message }, 'not valid YAML; ignored');
       return last;
     }
-    const parsed = parseModel(doc);
+    const parsed = parseModel(doc, acceptedEngines());
     if (!parsed.ok) {
       this.warnOnce(file, raw, { file, problems: parsed.problems }, 'invalid Model; ignored');
       return last;
