@@ -2,9 +2,12 @@
 // vllm:num_requests_waiting, vllm:num_requests_running and vllm:kv_cache_usage_perc (older vLLM:
 // vllm:gpu_cache_usage_perc), llama.cpp's llamacpp:requests_deferred, requests_processing and
 // kv_cache_usage_ratio. Read by the operator's autoscaler (operator/autoscale/engine-load.ts) and
-// the proxy's routing score (proxy/engine/kv-index/engine-metrics.ts).
+// the proxy's routing score (proxy/engine/kv-index/engine-metrics.ts). Each engine kind names its
+// own (operator/engines/, EngineKind.loadMetrics); this is their union, here because the proxy
+// reads any endpoint's /metrics without knowing its kind and cannot import operator/ — a test
+// there holds the two together.
 
-const NAMES: Record<string, 'waiting' | 'running' | 'kv'> = {
+export const ENGINE_LOAD_METRICS: Readonly<Record<string, 'waiting' | 'running' | 'kv'>> = {
   'vllm:num_requests_waiting': 'waiting',
   'vllm:num_requests_running': 'running',
   'vllm:kv_cache_usage_perc': 'kv',
@@ -28,7 +31,7 @@ export function parseEngineLoad(text: string): EngineLoadSample | null {
   for (const line of text.split('\n')) {
     if (line === '' || line.startsWith('#')) continue;
     const nameEnd = line.search(/[{ ]/);
-    const what = NAMES[nameEnd === -1 ? line : line.slice(0, nameEnd)];
+    const what = ENGINE_LOAD_METRICS[nameEnd === -1 ? line : line.slice(0, nameEnd)];
     if (what === undefined) continue;
     const value = Number(line.slice(line.lastIndexOf(' ') + 1));
     if (!Number.isFinite(value)) continue;

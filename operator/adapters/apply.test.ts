@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
-import { applyLoads, applyUnloads, loadedAdapters } from './apply.ts';
+import { chatModel } from '../fixtures.ts';
+import { FINALIZER } from '../model/model.ts';
+import { planModel } from '../reconcile/plan.ts';
+import { applyAdapterStep, applyLoads, applyUnloads, loadedAdapters, observeBasePods } from './apply.ts';
 import { type BasePod, planAdapter } from './plan.ts';
+import { planAdapterStep } from './reconcile.ts';
 import { planAdapterRemoval } from './removal.ts';
 
 let a: Simulator;
@@ -72,5 +76,42 @@ describe('adapter apply against the simulator', () => {
     await closed.close();
     const failures = await applyUnloads([{ pod: 'gone', url, body: { lora_name: 'tone' } }]);
     expect([...failures.keys()]).toEqual(['gone']);
+  });
+});
+
+describe('an adapter step applied against the simulator (operator/adapters/reconcile.ts → apply)', () => {
+  const NOW = '2026-01-01T00:00:00.000Z';
+  const base = chatModel('llama', { engine: { type: 'simulator', lora: {} } });
+  const tone = chatModel('tone', {
+    id: 'Acme/Tone',
+    engine: undefined,
+    adapter: { base: 'llama', source: '/adapters/tone' },
+  });
+  const planOf = (m: typeof tone) =>
+    planModel(m, { deployment: null, serviceExists: false, endpointSlices: [], now: NOW });
+
+  it('observes the base (an engine that does not answer is not ready), loads where the step says, and applies the plan that settles', async () => {
+    const closed = await startSimulator({ models: ['llama'] });
+    const gone = closed.url;
+    await closed.close();
+    const pods = await observeBasePods([a.url, gone]);
+    expect(pods.map((p) => [p.url, p.ready])).toEqual([
+      [a.url, true],
+      [gone, false],
+    ]);
+    const step = planAdapterStep(tone, planOf(tone), base, pods, NOW);
+    expect(a.adapters().has('Acme/Tone')).toBe(false); // planned, not yet loaded
+    const plan = await applyAdapterStep(step);
+    expect(a.adapters().get('Acme/Tone')).toBe('/adapters/tone');
+    expect(plan.catalogue).toMatchObject({ action: 'put', entry: { endpoints: [{ url: a.url }] } });
+
+    const deleted = {
+      ...tone,
+      metadata: { ...tone.metadata, deletionTimestamp: NOW, finalizers: [FINALIZER] },
+    };
+    const removal = planAdapterStep(deleted, planOf(deleted), base, await observeBasePods([a.url]), NOW);
+    expect(a.adapters().has('Acme/Tone')).toBe(true);
+    expect((await applyAdapterStep(removal)).finalizer).toBe('remove');
+    expect(await loadedAdapters(a.url)).toEqual([]);
   });
 });

@@ -1,10 +1,12 @@
-// The effects of an adapter plan: ask each base pod's engine what it has loaded, and load (or, once
-// the adapter Model is deleted, unload) the adapter where the plan says. Errors are returned per
-// pod, never thrown: one pod that refuses must not stop the others, and the next plan reports it
+// The effects of an adapter plan: ask each base pod's engine what it has loaded (before the plan),
+// and load (or, once the adapter Model is deleted, unload) the adapter where the plan says (after
+// the finalizer is on: operator/kube/apply.ts, the local runtime). Errors are returned per pod,
+// never thrown: one pod that refuses must not stop the others, and the settled plan reports it
 // (LoadFailed) or keeps the deleted Model's finalizer (./removal.ts).
 
-import type { LoadAction } from './plan.ts';
-import type { UnloadAction } from './removal.ts';
+import type { BasePod, LoadAction } from './plan.ts';
+import type { AdapterStep } from './reconcile.ts';
+import type { RetriedPlan, UnloadAction } from './removal.ts';
 
 const TIMEOUT_MS = 30_000;
 
@@ -16,6 +18,23 @@ export async function loadedAdapters(url: string, signal?: AbortSignal): Promise
   return (body.data ?? [])
     .filter((m) => typeof m.id === 'string' && typeof m.parent === 'string')
     .map((m) => m.id as string);
+}
+
+/** The base's pods for the plan (./reconcile.ts): an engine that does not answer GET /v1/models is taken as not ready. */
+export async function observeBasePods(urls: readonly string[]): Promise<BasePod[]> {
+  return Promise.all(
+    urls.map(async (url) => {
+      const loaded = await loadedAdapters(url, AbortSignal.timeout(10_000)).catch(() => null);
+      return { name: url, url, ready: loaded !== null, terminating: false, loaded: loaded ?? [] };
+    }),
+  );
+}
+
+/** Makes the step's engine calls and returns the plan their outcome settles (no call: the plan as it was). */
+export async function applyAdapterStep(step: AdapterStep): Promise<RetriedPlan> {
+  if (step.unload.length > 0) return step.settle(await applyUnloads(step.unload));
+  if (step.load.length > 0) return step.settle(await applyLoads(step.load));
+  return step.settle(new Map());
 }
 
 /**

@@ -2,6 +2,7 @@
 // prices, its availability) whose endpoints are the base pods that hold it, so the proxy only ever
 // sends it where the engine knows its name; and a status saying where it is loaded and why not.
 // Pure: the reconciler (./reconcile.ts) passes the plan after the loads.
+import { builtinTokenizer } from '../engines/index.ts';
 import type { Model } from '../model/model.ts';
 import { type ConditionInput, condition, withTransitions } from '../model/status.ts';
 import type { Plan } from '../reconcile/plan.ts';
@@ -46,11 +47,12 @@ export function publishAdapter(
 ): Plan {
   if (!plan.status || plan.catalogue.action !== 'put') return plan;
   const holders = adapter.holders.sort();
+  // The tokenizer is the base engine's, when the proxy knows it (the simulator's).
+  const tokenizer = builtinTokenizer(base?.spec.engine);
   const entry = {
     ...plan.catalogue.entry,
     endpoints: holders.map((url) => ({ url })),
-    // The tokenizer is the base engine's: the simulator's is known to the proxy.
-    ...(base?.spec.engine?.type === 'simulator' ? { tokenizer: 'simulator' } : {}),
+    ...(tokenizer ? { tokenizer } : {}),
   };
   const c = adapter.condition;
   const held = holders.length > 0;

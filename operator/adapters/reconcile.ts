@@ -1,62 +1,71 @@
-// The effects of reconciling an adapter Model (after its Model plan, operator/reconcile/plan.ts): ask each
-// ready base engine what it holds, load the adapter where it is missing, and publish it on the
-// pods that hold it; once the Model is deleted, unload it from those that list it. Shared by the
-// Kubernetes runtime (base pods from the base's EndpointSlices) and the local runtime (the base's
-// simulator processes).
+// What reconciling an adapter Model asks of its base's engines, decided without calling them
+// (after its Model plan, operator/reconcile/plan.ts): load the adapter on the ready base pods that
+// lack it, or, once the Model is deleted, unload it from those that list it; and the Model's plan
+// the outcome settles — published on the pods that hold it, or its finalizer kept while an unload
+// failed. Pure: the runtimes observe the base's pods first (./apply.ts observeBasePods), and apply
+// makes the calls once the finalizer is on (operator/kube/apply.ts; the local runtime, which has
+// none, straight away), then applies the settled plan.
 import type { Model } from '../model/model.ts';
 import type { Plan } from '../reconcile/plan.ts';
-import { applyLoads, applyUnloads, loadedAdapters } from './apply.ts';
-import { type BasePod, planAdapter } from './plan.ts';
+import { type BasePod, type LoadAction, planAdapter } from './plan.ts';
 import { afterLoads, baseState, loraName, publishAdapter } from './publish.ts';
-import { holdFinalizer, planAdapterRemoval, type RetriedPlan } from './removal.ts';
+import { holdFinalizer, planAdapterRemoval, type RetriedPlan, type UnloadAction } from './removal.ts';
 
-/** A base engine that does not answer GET /v1/models is taken as not ready: nothing is loaded there. */
-async function observe(urls: readonly string[]): Promise<BasePod[]> {
-  return Promise.all(
-    urls.map(async (url) => {
-      const loaded = await loadedAdapters(url, AbortSignal.timeout(10_000)).catch(() => null);
-      return { name: url, url, ready: loaded !== null, terminating: false, loaded: loaded ?? [] };
-    }),
-  );
+/** A Model's plan with the engine calls it waits on (none for a Model that is no adapter). */
+export interface AdapterStep {
+  /** The plan before the calls: apply adds its finalizer before making any. */
+  plan: Plan;
+  load: LoadAction[];
+  unload: UnloadAction[];
+  /** The plan to apply once the calls were made; `failures`: pod → error (./apply.ts). */
+  settle(failures: ReadonlyMap<string, string>): RetriedPlan;
 }
 
 /**
- * The plan of `model` completed for an adapter (the plan itself when `model` is no adapter or
- * catalogues nothing). `baseUrls`: the base's ready, non-terminating engine URLs. A deleted
- * adapter is unloaded before its finalizer comes off; `retry` is set while an unload failed.
+ * The step for `model` (its plan unchanged when it is no adapter or catalogues nothing). `pods`:
+ * the base's ready, non-terminating engines as observed. A deleted adapter is unloaded before its
+ * finalizer comes off; the settled plan's `retry` is set while an unload failed.
  */
-export async function completeAdapterPlan(
+export function planAdapterStep(
   model: Model,
   plan: Plan,
   base: Model | undefined,
-  baseUrls: readonly string[],
+  pods: readonly BasePod[],
   now: string,
-): Promise<RetriedPlan> {
+): AdapterStep {
   const spec = model.spec.adapter;
+  const name = loraName(model);
   // The finalizer coming off is the last moment the operator sees the adapter Model.
   if (spec && model.metadata.deletionTimestamp && plan.finalizer === 'remove')
-    return holdFinalizer(plan, loraName(model), await unloadAdapter(model, base, baseUrls));
-  if (!spec || !plan.status || plan.catalogue.action !== 'put') return plan;
-  const name = loraName(model);
-  const state = baseState(base, base ? await observe(baseUrls) : []);
+    return {
+      plan,
+      load: [],
+      unload: planAdapterRemoval(name, baseState(base, pods)),
+      settle: (failures) => holdFinalizer(plan, name, failures),
+    };
+  if (!spec || !plan.status || plan.catalogue.action !== 'put')
+    return { plan, load: [], unload: [], settle: () => plan };
+  const state = baseState(base, pods);
   const first = planAdapter(name, spec, state);
-  const failures = await applyLoads(first.load);
-  const after = planAdapter(name, spec, afterLoads(state, first, failures, name), failures);
-  return publishAdapter(model, plan, after, base, now);
+  return {
+    plan,
+    load: first.load,
+    unload: [],
+    settle: (failures) => {
+      const after = planAdapter(name, spec, afterLoads(state, first, failures, name), failures);
+      return publishAdapter(model, plan, after, base, now);
+    },
+  };
 }
 
-/**
- * Unloads adapter `model` from the base engines (of `baseUrls`) that list it; returns the
- * failures (engine URL → message). Nothing when `model` is no adapter or its base is gone.
- */
-export async function unloadAdapter(
+/** The unloads of adapter `model` when it goes with no finalizer to hold (the local runtime's removed file). */
+export function adapterUnloads(
   model: Model,
   base: Model | undefined,
-  baseUrls: readonly string[],
-): Promise<Map<string, string>> {
-  if (!model.spec.adapter) return new Map();
-  const state = baseState(base, base ? await observe(baseUrls) : []);
-  return applyUnloads(planAdapterRemoval(loraName(model), state));
+  pods: readonly BasePod[],
+): UnloadAction[] {
+  if (!model.spec.adapter) return [];
+  return planAdapterRemoval(loraName(model), baseState(base, pods));
 }
 
 /** The adapter Models that name `base` as theirs: re-planned whenever the base or its pods change. */

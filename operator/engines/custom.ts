@@ -1,19 +1,21 @@
-// Any OpenAI-compatible server in an image of the admin's choosing: we only know its port.
+// Any OpenAI-compatible server in an image of the admin's choosing: we only know its port. Its
+// image downloads nothing we know of (no scratch volume) and has no drain flag we know.
 import {
   type EngineDefaults,
   type EngineInput,
+  type EngineKind,
   type EngineTemplate,
   engineContainer,
   tcpProbe,
 } from './types.ts';
 
-export const customDefaults: EngineDefaults = { image: '', port: 8000, gpus: 0 };
+const defaults: EngineDefaults = { image: '', port: 8000, gpus: 0 };
 
-export function customTemplate(input: EngineInput): EngineTemplate {
+function template(input: EngineInput): EngineTemplate {
   return {
     container: engineContainer(input, {
       // The CRD requires an image for custom engines; '' only reaches here from hand-built objects.
-      image: input.engine.image ?? customDefaults.image,
+      image: input.engine.image ?? defaults.image,
       ...(input.engine.args ? { args: input.engine.args } : {}),
       startupProbe: tcpProbe(10, 180),
       readinessProbe: tcpProbe(5, 3),
@@ -21,3 +23,16 @@ export function customTemplate(input: EngineInput): EngineTemplate {
     }),
   };
 }
+
+export const custom: EngineKind = {
+  type: 'custom',
+  defaults,
+  template,
+  rules: [
+    {
+      cel: 'has(self.engine.image)',
+      message: 'a custom engine needs spec.engine.image',
+      holds: (engine) => engine.image !== undefined,
+    },
+  ],
+};

@@ -1,21 +1,23 @@
 // llama.cpp server: GGUF weights from a Hugging Face repo; all layers offloaded when a GPU is given.
+// No drain flag we could confirm (docs/models.md "Drain"): the preStop holds the drain.
 import {
   type EngineDefaults,
   type EngineInput,
+  type EngineKind,
   type EngineTemplate,
   engineContainer,
   hasFlag,
   healthProbes,
 } from './types.ts';
 
-export const llamacppDefaults: EngineDefaults = {
+const defaults: EngineDefaults = {
   image: 'ghcr.io/ggml-org/llama.cpp:server',
   port: 8080,
   gpus: 0,
 };
 const cudaImage = 'ghcr.io/ggml-org/llama.cpp:server-cuda';
 
-export function llamacppTemplate(input: EngineInput): EngineTemplate {
+function template(input: EngineInput): EngineTemplate {
   const user = input.engine.args ?? [];
   const own = hasFlag(user, '-m') || hasFlag(user, '--model');
   // A cached or mounted GGUF file is opened in place; a repo is downloaded (into the scratch volume).
@@ -28,9 +30,32 @@ export function llamacppTemplate(input: EngineInput): EngineTemplate {
   if (input.spec.capabilities?.tools && !hasFlag(user, '--jinja')) args.push('--jinja');
   return {
     container: engineContainer(input, {
-      image: input.engine.image ?? (input.gpus > 0 ? cudaImage : llamacppDefaults.image),
+      image: input.engine.image ?? (input.gpus > 0 ? cudaImage : defaults.image),
       args: [...args, ...user],
       ...healthProbes('/health'),
     }),
   };
 }
+
+export const llamacpp: EngineKind = {
+  type: 'llamacpp',
+  defaults,
+  template,
+  // Into LLAMA_CACHE for --hf-repo.
+  downloadsWeights: true,
+  loadMetrics: {
+    'llamacpp:requests_deferred': 'waiting',
+    'llamacpp:requests_processing': 'running',
+    'llamacpp:kv_cache_usage_ratio': 'kv',
+  },
+  rules: [
+    {
+      cel: '!has(self.engine.weights) || has(self.engine.weights.source.huggingFace) || has(self.engine.weights.file)',
+      message: 'llama.cpp loads one GGUF file: weights from a pvc or s3 need spec.engine.weights.file',
+      holds: (engine) =>
+        engine.weights === undefined ||
+        engine.weights.source.huggingFace !== undefined ||
+        engine.weights.file !== undefined,
+    },
+  ],
+};

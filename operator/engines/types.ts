@@ -1,5 +1,5 @@
-// What every engine template receives and returns. One file per engine keeps each engine's flags,
-// probes and image in one place; index.ts picks one with an exhaustive switch.
+// What an engine kind is (EngineKind: every trait of one kind, in one file per kind; ./index.ts holds
+// the table), and what its template receives and returns.
 import type { V1Container, V1Probe, V1ResourceRequirements, V1Volume } from '@kubernetes/client-node';
 import { mergedResources, type Placement } from '../fleet/placement.ts';
 import type { EngineSpec, ModelSpec } from '../model/model.ts';
@@ -30,6 +30,59 @@ export interface EngineDefaults {
   image: string;
   port: number;
   gpus: number;
+}
+
+/** A kind's KV-cache events (./kv-events-flags.ts publishes them on the ports the Service names). */
+export interface KvEventsFlags {
+  /** The flag whose presence in the admin's args means the events are theirs to configure. */
+  ownFlag: string;
+  /** The flags that publish on `events` (ZMQ PUB) and answer replays on `replay`, under `topic`. */
+  args(endpoints: { events: string; replay: string }, topic: string): string[];
+}
+
+/**
+ * A rule a Model of this kind must keep, beside the Model's own (operator/model/rules.ts): CEL with
+ * `self` = the spec (the table adds "this kind's engine" before it, joined by `||`, so the CEL is
+ * an expression of `||`, `&&` and calls only), and the same rule in TypeScript for the local runtime.
+ */
+export interface KindRule {
+  cel: string;
+  message: string;
+  holds(engine: EngineSpec): boolean;
+}
+
+/**
+ * Every trait of one engine kind: a new kind is one file exporting one of these and one line in
+ * ./index.ts's table. Traits left out are the ones the kind does not have.
+ */
+export interface EngineKind {
+  /** spec.engine.type. */
+  type: string;
+  /** Image, port and GPUs when the Model names none. */
+  defaults: EngineDefaults;
+  /** The container (image, args, ports, probes, env, mounts) and its volumes. */
+  template(input: EngineInput): EngineTemplate;
+  /**
+   * The flags that make it refuse new calls and finish in-flight ones for `seconds` on SIGTERM
+   * (operator/fleet/drain.ts); absent: SIGTERM stops it, so the preStop holds the drain.
+   */
+  drainArgs?(seconds: number): string[];
+  /** Loads LoRA adapters at runtime: spec.engine.lora is allowed (the template adds its flags). */
+  runtimeLora?: true;
+  /** Publishes KV-cache events for the proxies' prefix index (chat Models). */
+  kvEvents?: KvEventsFlags;
+  /** Downloads its weights at start: it gets the scratch volume (operator/fleet/scratch.ts). */
+  downloadsWeights?: true;
+  /**
+   * How the proxies tokenize for it (operator/reconcile/tokenizer.ts): a tokenizer built into the
+   * proxy, or the weights' Hugging Face repo (chat Models). Absent: none.
+   */
+  tokenizer?: { builtin: string } | 'huggingFace';
+  /** Its load on /metrics (core/demand/engine-load.ts reads these names for the autoscaler and the proxies). */
+  loadMetrics?: Readonly<Record<string, 'waiting' | 'running' | 'kv'>>;
+  /** Runs as a local process under `make dev` (operator/local/): node's arguments for one replica. */
+  local?(o: { host: string; port: number; servedName: string }): string[];
+  rules?: readonly KindRule[];
 }
 
 /** An HTTP probe on the named container port. */

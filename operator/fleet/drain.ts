@@ -9,8 +9,9 @@
 //      without one would abort at SIGTERM, so its preStop also covers the drain time: no new call
 //      reaches it after step 1, and the in-flight ones finish during the sleep.
 //   3. The kubelet's SIGKILL at the termination grace, which covers both plus a margin.
-// Pure; objects.ts and the engine templates read the result.
-import type { EngineSpec, EngineType } from '../model/spec.ts';
+// Pure; objects.ts and the engine templates read the result (through operator/engines/ engineDrain,
+// which brings the kind's drain flag: EngineKind.drainArgs).
+import type { EngineSpec } from '../model/spec.ts';
 
 /**
  * A scale-down on the kwok control plane, from the Model's change to the catalogue without the pod
@@ -31,28 +32,10 @@ export interface DrainPlan {
   terminationGracePeriodSeconds: number;
 }
 
-/** The engine's own graceful-shutdown flag, or null when SIGTERM stops it without draining. */
-function drainFlag(type: EngineType, seconds: number): string[] | null {
-  switch (type) {
-    case 'vllm':
-      // Refuses new requests with 503 and finishes running ones for up to this long.
-      return ['--shutdown-timeout', String(seconds)];
-    case 'simulator':
-      // engines/simulator does as vLLM does, same flag.
-      return ['--shutdown-timeout', String(seconds)];
-    case 'tei':
-    case 'sglang':
-    case 'llamacpp':
-    case 'custom':
-      // No drain flag we could confirm in their docs or sources (docs/models.md "Drain"): taken as
-      // ending on SIGTERM, so the preStop holds the drain (slower to stop, never a cut stream).
-      return null;
-  }
-}
-
-export function drainFor(engine: EngineSpec): DrainPlan {
+/** `drainArgs`: the engine kind's graceful-shutdown flag; absent when SIGTERM stops it without draining. */
+export function drainFor(engine: EngineSpec, drainArgs?: (seconds: number) => string[]): DrainPlan {
   const drain = engine.drainSeconds ?? DEFAULT_DRAIN_SECONDS;
-  const flag = drainFlag(engine.type, drain);
+  const flag = drainArgs?.(drain) ?? null;
   const preStopSeconds = CATALOGUE_PROPAGATION_SECONDS + (flag === null ? drain : 0);
   return {
     preStopSeconds,

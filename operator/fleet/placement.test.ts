@@ -3,10 +3,11 @@
 // the Model's Degraded condition.
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { engineDrain } from '../engines/index.ts';
 import { chatModel } from '../fixtures.ts';
 import { FINALIZER, type Model } from '../model/model.ts';
 import { planModel } from '../reconcile/plan.ts';
-import { CATALOGUE_PROPAGATION_SECONDS, drainFor } from './drain.ts';
+import { CATALOGUE_PROPAGATION_SECONDS } from './drain.ts';
 import { multiplyQuantity, placementFor } from './placement.ts';
 import { type FleetConfig, parseFleetConfig } from './profiles.ts';
 
@@ -154,7 +155,7 @@ describe('drain (operator/fleet/drain.ts)', () => {
   ] as const)(
     '%s with drainSeconds %s: preStop %i s, flags %j, grace %i s',
     (type, drainSeconds, preStop, flags, grace) => {
-      const plan = drainFor({ type, ...(drainSeconds === undefined ? {} : { drainSeconds }) });
+      const plan = engineDrain({ type, ...(drainSeconds === undefined ? {} : { drainSeconds }) });
       expect(plan).toEqual({
         preStopSeconds: preStop,
         engineArgs: [...flags],

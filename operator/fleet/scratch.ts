@@ -18,11 +18,8 @@ const cacheEnv: Record<string, string> = {
   LLAMA_CACHE: `${SCRATCH_MOUNT}/llama.cpp`,
 };
 
-/** Engines that download weights at start; the simulator and custom images are left alone. */
-const downloads = (type: EngineSpec['type']) => type !== 'simulator' && type !== 'custom';
-
+/** For engines that download weights at start (EngineKind.downloadsWeights; the caller asks). */
 export function withScratch(engine: EngineSpec, container: V1Container, volumes: V1Volume[]): V1Volume[] {
-  if (!downloads(engine.type)) return volumes;
   const own = new Set((container.env ?? []).map((e) => e.name));
   container.env = [
     ...(container.env ?? []),

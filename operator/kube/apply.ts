@@ -1,12 +1,16 @@
 // Reconcile, the acting half: executes a Plan against the API server and the catalogue. Thin on
-// purpose, every decision was made in plan.ts. Order matters: the finalizer goes on before the
-// first catalogue write (so a delete always cleans up) and comes off only after the entry is gone.
+// purpose, every decision was made in plan.ts (and, for an adapter Model, operator/adapters/).
+// Order matters: the finalizer goes on before the first engine call or catalogue write (so a
+// delete always cleans up, an adapter loaded anywhere included) and comes off only after the entry
+// is gone; an adapter's loads or unloads come before the rest, which is the plan they settle.
 // NotFound means someone got there first, which is success (server-side apply never reports
 // AlreadyExists); a 409 on the finalizer patch is a stale view and is retried by the queue.
 
+import { applyAdapterStep } from '../adapters/apply.ts';
+import type { AdapterStep } from '../adapters/reconcile.ts';
+import type { RetriedPlan } from '../adapters/removal.ts';
 import { FINALIZER, type Model } from '../model/model.ts';
 import { sameStatus } from '../model/status.ts';
-import type { Plan } from '../reconcile/plan.ts';
 import type { CatalogueWriter } from '../runtime/catalogue-writer.ts';
 import { isNotFound, type KubeClient } from './client.ts';
 
@@ -18,20 +22,23 @@ export interface ApplyDeps {
 export interface ApplyResult {
   catalogueChanged: boolean;
   statusWritten: boolean;
+  /** The plan applied: the step's, settled by its engine calls. */
+  plan: RetriedPlan;
 }
 
 const apiVersionOf = { Deployment: 'apps/v1', Service: 'v1' } as const;
 
-export async function applyPlan(model: Model, plan: Plan, deps: ApplyDeps): Promise<ApplyResult> {
+export async function applyPlan(model: Model, step: AdapterStep, deps: ApplyDeps): Promise<ApplyResult> {
   const namespace = model.metadata.namespace ?? 'default';
-  const result: ApplyResult = { catalogueChanged: false, statusWritten: false };
 
-  if (plan.finalizer === 'add') {
+  if (step.plan.finalizer === 'add') {
     await ignoring(
       deps.kube.setFinalizers(model, [...(model.metadata.finalizers ?? []), FINALIZER]),
       isNotFound,
     );
   }
+  const plan = await applyAdapterStep(step);
+  const result: ApplyResult = { catalogueChanged: false, statusWritten: false, plan };
   if (plan.weights.claim) await deps.kube.apply(plan.weights.claim);
   for (const job of plan.weights.jobs) await deps.kube.apply(job);
   for (const job of plan.weights.removeJobs)

@@ -14,7 +14,8 @@ import type {
   V1Service,
 } from '@kubernetes/client-node';
 import { catalogueKey } from '../../core/catalogue/entry.ts';
-import { adaptersOf, completeAdapterPlan } from '../adapters/reconcile.ts';
+import { observeBasePods } from '../adapters/apply.ts';
+import { adaptersOf, planAdapterStep } from '../adapters/reconcile.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
 import { emptyFleet, type FleetConfig } from '../fleet/profiles.ts';
 import { API_VERSION, type Model, modelKey, modelSource } from '../model/model.ts';
@@ -354,14 +355,12 @@ export class KubernetesRuntime implements Runtime {
         this.options.fleet ?? emptyFleet,
       );
       const urls = base ? readyEndpoints(this.slicesOf(base)) : [];
-      const plan = await completeAdapterPlan(
-        model,
-        planned,
-        base || undefined,
-        urls,
-        new Date().toISOString(),
-      );
-      const result = await applyPlan(model, plan, { kube: this.kube, catalogue: this.deps.catalogue });
+      const pods = base ? await observeBasePods(urls) : [];
+      const step = planAdapterStep(model, planned, base || undefined, pods, new Date().toISOString());
+      const { plan, ...result } = await applyPlan(model, step, {
+        kube: this.kube,
+        catalogue: this.deps.catalogue,
+      });
       if (result.catalogueChanged) this.deps.metrics?.catalogueWrites.inc();
       // A deleted adapter a base engine refused to unload: tried again after the queue's backoff.
       if (plan.retry) throw new Error(plan.retry);

@@ -1,9 +1,11 @@
 // What the local runtime runs for a Model: the admin's own command (`spec.engine.command`, with
-// `{port}` and `{host}` filled in), or the simulator started as a pod would start it — its KV
-// events published as vLLM's --kv-events-config does, and the drain flag of drain.ts so a process
-// taken away finishes its calls. Any other engine type runs only in Kubernetes.
+// `{port}` and `{host}` filled in), or a node process for a kind that runs locally
+// (EngineKind.local: the simulator) started as a pod would start it — its KV events published as
+// its pods' are, and its drain flag (drain.ts) so a process taken away finishes its calls. Any
+// other engine kind runs only in Kubernetes.
 import { freePort } from '../../core/free-port.ts';
-import { drainFor } from '../fleet/drain.ts';
+import { engineDrain, engineKind } from '../engines/index.ts';
+import { kvEventsTopic } from '../fleet/kv-events.ts';
 import type { Model } from '../model/model.ts';
 import type { ProcessSpec } from './process.ts';
 
@@ -26,16 +28,22 @@ export async function processSpecFor(
     ];
     return { ...base, command, args };
   }
-  if (engine.type !== 'simulator') return undefined;
-  const served = model.spec.servedName ?? model.spec.id;
-  const args = ['--import', 'tsx', 'engines/simulator/main.ts', '--host', host, '--port', String(port)];
-  args.push('--models', served);
-  // Its KV events, as vLLM's --kv-events-config: the proxies' prefix index follows them.
-  const kvPorts = { events: await freePort(host), replay: await freePort(host) };
-  args.push('--kv-events-endpoint', `tcp://${host}:${kvPorts.events}`);
-  args.push('--kv-events-replay-endpoint', `tcp://${host}:${kvPorts.replay}`);
+  const kind = engineKind(engine.type);
+  if (!kind.local) return undefined;
+  const servedName = model.spec.servedName ?? model.spec.id;
+  const args = kind.local({ host, port, servedName });
+  // Its KV events, as its pods publish them: the proxies' prefix index follows them.
+  const kvPorts = kind.kvEvents && { events: await freePort(host), replay: await freePort(host) };
+  if (kind.kvEvents && kvPorts) {
+    const endpoints = {
+      events: `tcp://${host}:${kvPorts.events}`,
+      replay: `tcp://${host}:${kvPorts.replay}`,
+    };
+    args.push(...kind.kvEvents.args(endpoints, kvEventsTopic(servedName)));
+  }
   args.push(...(engine.args ?? []));
   // Drains on SIGTERM as in a pod (drain.ts), so a scale-down cuts no stream.
-  if (!args.includes('--shutdown-timeout')) args.push(...drainFor(engine).engineArgs);
-  return { ...base, command: process.execPath, args, kvPorts };
+  const drain = engineDrain(engine).engineArgs;
+  if (drain[0] && !args.includes(drain[0])) args.push(...drain);
+  return { ...base, command: process.execPath, args, ...(kvPorts ? { kvPorts } : {}) };
 }

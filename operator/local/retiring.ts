@@ -7,7 +7,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { callsInEngine } from '../autoscale/engine-load.ts';
 import { replicasToRemove } from '../autoscale/removal.ts';
-import { DEFAULT_DRAIN_SECONDS, drainFor } from '../fleet/drain.ts';
+import { engineDrain } from '../engines/index.ts';
+import { DEFAULT_DRAIN_SECONDS } from '../fleet/drain.ts';
 import type { EngineSpec } from '../model/spec.ts';
 import type { EngineProcess } from './process.ts';
 
@@ -35,7 +36,7 @@ export class Retiring {
 
   retire(p: EngineProcess, engine: EngineSpec): void {
     const drainMs = (engine.drainSeconds ?? DEFAULT_DRAIN_SECONDS) * 1000;
-    const holdMs = this.propagationMs + (drainFor(engine).engineArgs.length > 0 ? 0 : drainMs);
+    const holdMs = this.propagationMs + (engineDrain(engine).engineArgs.length > 0 ? 0 : drainMs);
     this.draining.set(
       p,
       this.stopAfter(p, holdMs, drainMs + 5_000).finally(() => this.draining.delete(p)),

@@ -8,8 +8,10 @@ import { join, relative } from 'node:path';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import type { NameClaim } from '../../core/catalogue/aliases.ts';
-import { completeAdapterPlan, unloadAdapter } from '../adapters/reconcile.ts';
+import { applyAdapterStep, applyUnloads, observeBasePods } from '../adapters/apply.ts';
+import { adapterUnloads, planAdapterStep } from '../adapters/reconcile.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
+import { acceptedEngines } from '../engines/index.ts';
 import { type Model, type ModelStatus, parseModel } from '../model/model.ts';
 import { desiredReplicas } from '../reconcile/objects.ts';
 import { type Observed, planModel } from '../reconcile/plan.ts';
@@ -214,7 +216,7 @@ export class LocalRuntime implements Runtime {
       this.warnOnce(file, raw, { file, err: (err as Error).message }, 'not valid YAML; ignored');
       return last;
     }
-    const parsed = parseModel(doc);
+    const parsed = parseModel(doc, acceptedEngines());
     if (!parsed.ok) {
       this.warnOnce(file, raw, { file, problems: parsed.problems }, 'invalid Model; ignored');
       return last;
@@ -338,7 +340,11 @@ export class LocalRuntime implements Runtime {
     // An adapter Model is loaded on its base's ready processes (operator/adapters/), by metadata.name.
     const name = m.model.metadata.name;
     const base = this.baseOf(m.model);
-    const plan = await completeAdapterPlan(model, planned, base.model, base.urls, new Date().toISOString());
+    const pods = base.model ? await observeBasePods(base.urls) : [];
+    // No finalizer here: the loads straight away, then the plan they settle.
+    const plan = await applyAdapterStep(
+      planAdapterStep(model, planned, base.model, pods, new Date().toISOString()),
+    );
     for (const a of this.models.values()) if (a.model.spec.adapter?.base === name) this.queue.add(a.file);
     const action = plan.catalogue;
     let changed = false;
@@ -379,7 +385,8 @@ export class LocalRuntime implements Runtime {
     if (await this.deps.catalogue.remove(m.model.spec.id, m.source)) this.deps.metrics?.catalogueWrites.inc();
     // Out of the catalogue, an adapter is unloaded from its base's engines (no finalizer to hold here).
     const base = this.baseOf(m.model);
-    const failures = await unloadAdapter(m.model, base.model, base.urls);
+    const pods = base.model ? await observeBasePods(base.urls) : [];
+    const failures = await applyUnloads(adapterUnloads(m.model, base.model, pods));
     if (failures.size)
       this.deps.log.warn({ file: m.source, failures: Object.fromEntries(failures) }, 'adapter unload failed');
     this.deps.log.info({ file: m.source, id: m.model.spec.id }, 'model file removed; engine stopped');

@@ -4,7 +4,7 @@
 // Both run the cross-field rules of rules.ts.
 import { z } from 'zod';
 import { dateTime, int64 } from './kube-schema.ts';
-import { nameRule, specProblems } from './rules.ts';
+import { type ModelEngines, nameRule, specProblems } from './rules.ts';
 import { type ModelSpec, modelSpecSchema } from './spec.ts';
 
 export const GROUP = 'modelplane.dev';
@@ -18,9 +18,7 @@ export const FIELD_MANAGER = 'modelplane-operator';
 export {
   DECIMAL_PATTERN,
   type EngineSpec,
-  type EngineType,
   engineSpecSchema,
-  engineTypes,
   ID_PATTERN,
   type ModelSpec,
   modelSpecSchema,
@@ -111,13 +109,29 @@ const manifestSchema = z.object({
   spec: modelSpecSchema,
 });
 
-/** Validates a Model the way the API server would; errors name the field (or the rule broken). */
-export function parseModel(input: unknown): { ok: true; model: Model } | { ok: false; problems: string[] } {
+/**
+ * Validates a Model the way the API server would; errors name the field (or the rule broken).
+ * `engines`: the engine kinds' names and rules (operator/engines/ acceptedEngines()).
+ */
+export function parseModel(
+  input: unknown,
+  engines: ModelEngines,
+): { ok: true; model: Model } | { ok: false; problems: string[] } {
   const parsed = manifestSchema.safeParse(input);
+  // The CRD's enum on spec.engine.type, worded as zod words its own enums.
+  const type = (input as { spec?: { engine?: { type?: unknown } } } | null)?.spec?.engine?.type;
+  const unknownType =
+    typeof type === 'string' && !engines.types.includes(type)
+      ? [
+          `spec.engine.type: Invalid option: expected one of ${engines.types.map((t) => JSON.stringify(t)).join('|')}`,
+        ]
+      : [];
   if (!parsed.success) {
-    return { ok: false, problems: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) };
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    return { ok: false, problems: [...unknownType, ...issues] };
   }
-  const problems = specProblems(parsed.data.spec);
+  if (unknownType.length > 0) return { ok: false, problems: unknownType };
+  const problems = specProblems(parsed.data.spec, engines);
   if (!nameRule.holds(parsed.data.metadata.name)) problems.push(nameRule.message);
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, model: parsed.data as Model };

@@ -1,6 +1,8 @@
 // Cross-field rules of a Model, written once: the CEL text goes into the CRD (so `kubectl apply`
 // rejects a bad object) and `holds` runs the same rule in TypeScript for the local runtime, which
 // has no API server to ask. The message is identical in both places, and a test keeps them paired.
+// The rules of one engine kind are in its file (operator/engines/, above model/): the CRD and
+// parseModel take them, with the kinds' names, as a ModelEngines.
 import type { ModelSpec } from './spec.ts';
 
 export interface ModelRule {
@@ -47,11 +49,6 @@ export const specRules: ModelRule[] = [
     cel: "!has(self.adapter) || self.kind == 'chat'",
     message: 'spec.adapter (a LoRA adapter) applies to chat models only',
     holds: (s) => s.adapter === undefined || s.kind === 'chat',
-  },
-  {
-    cel: "!has(self.engine) || !has(self.engine.lora) || self.engine.type in ['vllm', 'simulator']",
-    message: 'spec.engine.lora needs a vllm (or simulator) engine: only they load adapters at runtime',
-    holds: (s) => s.engine?.lora === undefined || s.engine.type === 'vllm' || s.engine.type === 'simulator',
   },
   {
     cel: `!(self.kind in ['chat', 'embedding']) || ${tokenPriced.cel}`,
@@ -116,11 +113,6 @@ export const specRules: ModelRule[] = [
     holds: (s) => s.engine?.autoscaling === undefined || s.engine.maxReplicas !== undefined,
   },
   {
-    cel: "!has(self.engine) || self.engine.type != 'custom' || has(self.engine.image)",
-    message: 'a custom engine needs spec.engine.image',
-    holds: (s) => s.engine?.type !== 'custom' || s.engine.image !== undefined,
-  },
-  {
     cel: '!has(self.engine) || !has(self.engine.weights) || [has(self.engine.weights.source.huggingFace), has(self.engine.weights.source.pvc), has(self.engine.weights.source.s3)].filter(x, x).size() == 1',
     message: 'spec.engine.weights.source needs exactly one of huggingFace, pvc or s3',
     holds: (s) => {
@@ -140,15 +132,6 @@ export const specRules: ModelRule[] = [
     holds: (s) => s.engine?.weights?.source.s3 === undefined || s.engine.weights.cacheProfile !== undefined,
   },
   {
-    cel: "!has(self.engine) || self.engine.type != 'llamacpp' || !has(self.engine.weights) || has(self.engine.weights.source.huggingFace) || has(self.engine.weights.file)",
-    message: 'llama.cpp loads one GGUF file: weights from a pvc or s3 need spec.engine.weights.file',
-    holds: (s) =>
-      s.engine?.type !== 'llamacpp' ||
-      s.engine.weights === undefined ||
-      s.engine.weights.source.huggingFace !== undefined ||
-      s.engine.weights.file !== undefined,
-  },
-  {
     cel: '!has(self.maxOutputTokens) || !has(self.contextLength) || self.maxOutputTokens <= self.contextLength',
     message: 'spec.maxOutputTokens must not exceed spec.contextLength',
     holds: (s) =>
@@ -166,6 +149,17 @@ export const nameRule = {
   holds: (name: string) => name.length <= 57 && /^[a-z]([-a-z0-9]*[a-z0-9])?$/.test(name),
 };
 
-export function specProblems(spec: ModelSpec): string[] {
-  return specRules.filter((r) => !r.holds(spec)).map((r) => r.message);
+/** What a Model's validation takes from the engine kinds: their names (spec.engine.type) and rules. */
+export interface ModelEngines {
+  types: readonly string[];
+  rules: readonly ModelRule[];
+}
+
+/** Every rule a spec is held to: the Model's own, then its engine kinds'. */
+export const allRules = (engines: ModelEngines): ModelRule[] => [...specRules, ...engines.rules];
+
+export function specProblems(spec: ModelSpec, engines: ModelEngines): string[] {
+  return allRules(engines)
+    .filter((r) => !r.holds(spec))
+    .map((r) => r.message);
 }

@@ -9,9 +9,6 @@ import { availabilities, modelKinds } from '../../core/catalogue/entry.ts';
 import { boundedRecord, celRule, int64, intOrString, transitionRule } from './kube-schema.ts';
 import { weightsSpecSchema } from './weights.ts';
 
-export const engineTypes = ['vllm', 'sglang', 'tei', 'llamacpp', 'simulator', 'custom'] as const;
-export type EngineType = (typeof engineTypes)[number];
-
 export const ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/@+-]*$';
 /** `<profile>` or `<profile>:<count>` (operator/fleet/placement.ts); the count multiplies the profile. */
 export const RESOURCE_PROFILE_PATTERN = '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[1-9][0-9]{0,2})?$';
@@ -195,7 +192,9 @@ export const TOKENIZER_PATTERN =
 
 export const engineSpecSchema = z
   .strictObject({
-    type: z.enum(engineTypes),
+    // One of the engine kinds' names: operator/engines/ holds them (a kind is one file there), and
+    // model/ is below it, so the CRD's enum and parseModel take the names from the caller.
+    type: z.string(),
     image: z
       .string()
       .min(1)

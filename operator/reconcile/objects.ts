@@ -1,9 +1,8 @@
 // The Kubernetes objects one Model owns: a Deployment of engine pods and a Service whose
 // EndpointSlices tell us which pods are ready. Pure builders; apply.ts sends them.
 import type { V1Deployment, V1Service } from '@kubernetes/client-node';
-import { enginePort, engineTemplate } from '../engines/index.ts';
+import { engineDrain, engineKind, enginePort, engineTemplate } from '../engines/index.ts';
 import { kvEventsServicePorts } from '../engines/kv-events-flags.ts';
-import { drainFor } from '../fleet/drain.ts';
 import type { Placement } from '../fleet/placement.ts';
 import { withScratch } from '../fleet/scratch.ts';
 import type { EngineSpec, Model } from '../model/model.ts';
@@ -35,7 +34,10 @@ export function deploymentFor(
   weights?: EngineWeights | null,
 ): V1Deployment {
   const { container, volumes: own } = engineTemplate(model.spec, engine, placement, weights);
-  const volumes = withScratch(engine, container, [...(own ?? []), ...(weights?.volumes ?? [])]);
+  const mounted = [...(own ?? []), ...(weights?.volumes ?? [])];
+  const volumes = engineKind(engine.type).downloadsWeights
+    ? withScratch(engine, container, mounted)
+    : mounted;
   if (weights) {
     container.volumeMounts = [...(container.volumeMounts ?? []), ...weights.mounts];
     // A custom image finds its weights here too.
@@ -46,7 +48,7 @@ export function deploymentFor(
     ];
   }
   const meta = metadata(model);
-  const drain = drainFor(engine);
+  const drain = engineDrain(engine);
   // The pod keeps serving while its removal reaches every proxy (drain.ts).
   container.lifecycle = { preStop: { sleep: { seconds: drain.preStopSeconds } } };
   return {
@@ -85,7 +87,7 @@ export function serviceFor(model: Model, engine: EngineSpec): V1Service {
       ports: [
         { name: 'http', port, targetPort: 'http', protocol: 'TCP' },
         // Where a vLLM publishes its KV events; the EndpointSlice carries them to the catalogue.
-        ...kvEventsServicePorts(model.spec, engine),
+        ...kvEventsServicePorts(engineKind(engine.type).kvEvents, model.spec, engine),
       ],
     },
   };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { acceptedEngines } from '../engines/index.ts';
 import { chatModel } from '../fixtures.ts';
 import type { EngineSpec } from '../model/model.ts';
 import { parseModel } from '../model/model.ts';
@@ -32,10 +33,13 @@ describe('the tokenizer the proxies route a Model with', () => {
 
   it('the Model field takes a repo, optionally @revision, and nothing else', () => {
     const parse = (tokenizer: string) =>
-      parseModel({
-        ...chatModel('m'),
-        spec: { ...chatModel('m').spec, engine: { type: 'vllm', tokenizer } },
-      });
+      parseModel(
+        {
+          ...chatModel('m'),
+          spec: { ...chatModel('m').spec, engine: { type: 'vllm', tokenizer } },
+        },
+        acceptedEngines(),
+      );
     expect(parse('org/tok@main').ok).toBe(true);
     expect(parse('/models/tok').ok).toBe(false);
     expect(parse('https://example.com/tok').ok).toBe(false);

@@ -10,7 +10,7 @@ import { CatalogueStore } from '../../core/catalogue/store.ts';
 import { type Simulator, startSimulator } from '../../engines/simulator/server.ts';
 import { loadedAdapters } from '../../operator/adapters/apply.ts';
 import { chatModel } from '../../operator/fixtures.ts';
-import type { Model } from '../../operator/model/model.ts';
+import { FINALIZER, type Model } from '../../operator/model/model.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startCluster, type TestCluster } from './cluster.ts';
 import {
@@ -177,6 +177,50 @@ describe('an adapter Model on a real kube-apiserver', () => {
       const e = await store.get(ADAPTER_ID);
       return held.includes(ADAPTER_ID) && e?.endpoints.length === 2;
     });
+  });
+
+  it('a new adapter is loaded only once its finalizer is on (issue 46 item 3: the loads are apply’s, after the finalizer), so a delete always finds it to unload', async () => {
+    // A stand-in base engine that, asked to load, reads the adapter Model as the API server has it.
+    const seen: (string[] | undefined)[] = [];
+    const engine = createServer(async (req, res) => {
+      if (req.url === '/v1/models') return res.end(JSON.stringify({ data: [{ id: BASE_ID }] }));
+      if (req.url === '/v1/load_lora_adapter') {
+        let body = '';
+        for await (const chunk of req) body += chunk;
+        // The other adapter (tone) is loaded here too, the stand-in being a new base pod.
+        if (JSON.parse(body).lora_name === 'acme/llama-early')
+          seen.push(
+            await readModel(cluster, 'early').then(
+              (m) => m.metadata.finalizers ?? [],
+              () => ['(not found)'],
+            ),
+          );
+        return res.end('loaded');
+      }
+      res.statusCode = 404;
+      res.end();
+    });
+    await new Promise<void>((r) => engine.listen(0, '127.0.0.1', r));
+    const { discovery } = apis(cluster);
+    const fourth = readySlice('model-llama', (engine.address() as AddressInfo).port);
+    fourth.metadata!.name = 'model-llama-test-4';
+    try {
+      await discovery.createNamespacedEndpointSlice({ namespace: 'default', body: fourth });
+      await waitUntil(
+        'the base catalogued on three engines',
+        async () => (await store.get(BASE_ID.toLowerCase()))?.endpoints.length === 3,
+      );
+      await createAdapter('early', 'acme/llama-early');
+      await waitUntil('a load asked of the stand-in', async () => seen.length > 0, 30_000);
+      expect(seen[0]).toContain(FINALIZER);
+      await apis(cluster).custom.deleteNamespacedCustomObject(modelRef('early'));
+      await modelGone('early');
+    } finally {
+      await discovery
+        .deleteNamespacedEndpointSlice({ name: 'model-llama-test-4', namespace: 'default' })
+        .catch(() => {});
+      await new Promise((r) => engine.close(r));
+    }
   });
 
   it('deleting the adapter Model unloads it from every base engine before its finalizer comes off, removes its entry and leaves the base', async () => {

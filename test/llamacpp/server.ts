@@ -8,7 +8,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../core/free-port.ts';
-import { llamacppTemplate } from '../../operator/engines/llamacpp.ts';
+import { llamacpp } from '../../operator/engines/llamacpp.ts';
 import { runLogStream } from '../helpers/run-log.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -46,7 +46,7 @@ export async function startLlamaServer(o: {
   const port = await freePort();
   const own = ['-m', model, '--host', '127.0.0.1', '--threads', '1', '--parallel', String(o.parallel ?? 2)];
   if (o.embeddings) own.push('--embeddings', '--pooling', 'mean');
-  const { container } = llamacppTemplate({
+  const { container } = llamacpp.template({
     spec: {
       id: o.servedName,
       kind: o.embeddings ? 'embedding' : 'chat',

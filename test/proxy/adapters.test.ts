@@ -1,14 +1,17 @@
 // LoRA adapter Models (issue 31 item 4, docs/models.md#adapters) from the operator's plan to the
-// bill: two adapters of one base are loaded on the simulators by the operator's own reconcile path
-// (operator/adapters/reconcile.ts), catalogued as models of their own, and called with the official
+// bill: two adapters of one base are loaded on the simulators by the operator's own plan and apply
+// (operator/adapters/reconcile.ts, apply.ts), catalogued as models of their own, and called with the official
 // openai and @anthropic-ai/sdk clients, streamed and not. Each call reaches only engines that hold
 // its adapter, asks them by the adapter's name, and is billed at that adapter's own price.
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogueEntryInput } from '../../core/catalogue/entry.ts';
 import { CatalogueStore } from '../../core/catalogue/store.ts';
+
 import { usageRecords } from '../../core/usage/usage.ts';
-import { completeAdapterPlan } from '../../operator/adapters/reconcile.ts';
+import { applyAdapterStep, observeBasePods } from '../../operator/adapters/apply.ts';
+import { planAdapterStep } from '../../operator/adapters/reconcile.ts';
+
 import { chatModel } from '../../operator/fixtures.ts';
 import type { Model } from '../../operator/model/model.ts';
 import { planModel } from '../../operator/reconcile/plan.ts';
@@ -31,11 +34,12 @@ const adapter = (name: string, id: string, usd: [string, string]): Model =>
     pricing: { USD: { input: usd[0], output: usd[1] } },
   });
 
-/** What the leader does for an adapter Model: plan it, load it on the base URLs, publish it. */
+/** What the leader does for an adapter Model: observe the base URLs, plan it, load it there, publish it. */
 async function reconcile(model: Model, baseUrls: string[]): Promise<CatalogueEntryInput> {
   const now = new Date().toISOString();
   const planned = planModel(model, { deployment: null, serviceExists: false, endpointSlices: [], now });
-  const plan = await completeAdapterPlan(model, planned, base, baseUrls, now);
+  const step = planAdapterStep(model, planned, base, await observeBasePods(baseUrls), now);
+  const plan = await applyAdapterStep(step);
   if (plan.catalogue.action !== 'put') throw new Error(`not catalogued: ${plan.reasons.join('; ')}`);
   return plan.catalogue.entry;
 }

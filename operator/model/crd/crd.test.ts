@@ -1,13 +1,16 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { acceptedEngines } from '../../engines/index.ts';
 import { chatModel, invalidModels, outOfBounds, withSpec } from '../../fixtures.ts';
-import { type Model, parseModel } from '../model.ts';
-import { specRules } from '../rules.ts';
-import { modelCrd, modelCrdYaml } from './crd.ts';
+import { modelCrd, modelCrdYaml } from '../../kube/crd.ts';
+import { type Model, parseModel as parseWith } from '../model.ts';
+import { allRules } from '../rules.ts';
+
+const parseModel = (input: unknown) => parseWith(input, acceptedEngines());
 
 describe('Model CRD', () => {
-  it('crds/model.yaml and the chart copy are exactly what operator/model/crd/crd.ts generates from the zod schema (run: npx tsx operator/model/crd/crd.ts > crds/model.yaml && cp crds/model.yaml charts/modelplane/crds/)', () => {
+  it('crds/model.yaml and the chart copy are exactly what operator/kube/crd.ts generates from the zod schema and the engine kinds (run: npx tsx operator/kube/crd.ts > crds/model.yaml && cp crds/model.yaml charts/modelplane/crds/)', () => {
     const committed = readFileSync(new URL('../../../crds/model.yaml', import.meta.url), 'utf8');
     expect(committed).toBe(modelCrdYaml());
     expect(parse(committed)).toEqual(modelCrd());
@@ -21,7 +24,7 @@ describe('Model CRD', () => {
       unknown
     >;
     expect(spec['x-kubernetes-validations']).toEqual(
-      specRules.map((r) => ({ rule: r.cel, message: r.message })),
+      allRules(acceptedEngines()).map((r) => ({ rule: r.cel, message: r.message })),
     );
   });
 
@@ -71,6 +74,16 @@ describe("parseModel (the local runtime's validator)", () => {
     const result = parseModel(withSpec(chatModel(), spec));
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.problems.join('\n')).toContain(field.replace(/\[(\d+)\]/g, '.$1'));
+  });
+
+  it('rejects an engine type no kind has, naming the kinds as the CRD enum does (the names come from operator/engines/)', () => {
+    const result = parseModel(withSpec(chatModel(), { engine: { type: 'triton' } }));
+    expect(result).toEqual({
+      ok: false,
+      problems: [
+        'spec.engine.type: Invalid option: expected one of "vllm"|"sglang"|"tei"|"llamacpp"|"simulator"|"custom"',
+      ],
+    });
   });
 
   it('rejects a metadata.name that cannot name a Service', () => {
