@@ -112,6 +112,20 @@ function Result(props: {
   );
 }
 
+/**
+ * Scrolls the first prompt's results to the top of the window when they are not on screen or start
+ * in its lower two thirds (too low to read a reply), so a run is seen starting; results already
+ * high enough in view are left where they are.
+ */
+function resultsInView(columns: HTMLElement | null) {
+  const first = columns?.querySelector<HTMLElement>('[data-testid="result"]');
+  if (!first) return;
+  const top = first.getBoundingClientRect().top;
+  if (top >= 0 && top < window.innerHeight / 3) return;
+  first.style.scrollMarginTop = '0.5rem';
+  first.scrollIntoView({ block: 'start' });
+}
+
 export function Compare(props: {
   apiBase: string;
   secret: string | null;
@@ -125,6 +139,7 @@ export function Compare(props: {
   const [columns, setColumns] = useState<Cell[][]>(() => s.columns.map(() => emptyColumn(s.prompts.length)));
   const [total, setTotal] = useState<Cost | null>(null);
   const aborts = useRef<(AbortController | null)[]>([]);
+  const results = useRef<HTMLDivElement>(null);
   const update = (i: number, k: number, f: (c: Cell) => Cell) =>
     setColumns((cs) => cs.map((col, j) => (j === i ? col.map((c, l) => (l === k ? f(c) : c)) : col)));
   const set = (patch: Partial<CompareSetup>) => props.onSetup({ ...s, ...patch, dropped: [] });
@@ -185,6 +200,9 @@ export function Compare(props: {
   const runAll = async () => {
     setColumns(s.columns.map(() => emptyColumn(s.prompts.length)));
     setTotal(null);
+    // The results start under the prompts and every column's settings, below the fold: without
+    // this, Run all seemed to do nothing (issue 48 item 10).
+    requestAnimationFrame(() => resultsInView(results.current));
     const balance = balanceBeside();
     // The first column to end ends the window in which the read is the balance before the run.
     await Promise.all(s.columns.map((_, i) => runColumn(i).finally(balance.ended)));
@@ -263,7 +281,7 @@ export function Compare(props: {
         )}
       </div>
       {/* data-prompts sets each column's row span, so a prompt's results line up across columns (subgrid). */}
-      <div className="columns" data-testid="columns" data-prompts={s.prompts.length}>
+      <div className="columns" data-testid="columns" data-prompts={s.prompts.length} ref={results}>
         {s.columns.map((col, i) => {
           const cells = columns[i] ?? emptyColumn(s.prompts.length);
           const running = cells.some((c) => c.running);
