@@ -8,7 +8,7 @@
 import { useCallback, useRef, useState } from 'react';
 import type { PricedModel } from '../api.ts';
 import { CopyButton } from '../copy.tsx';
-import { money } from '../format.ts';
+import { exactMoney } from '../format.ts';
 import { ComparePrompts } from './ComparePrompts.tsx';
 import { type ChatRequest, type RunMetrics, streamReply } from './calls.ts';
 import {
@@ -276,7 +276,7 @@ export function Compare(props: {
         <CopyButton text={link} label="Copy the link to this set-up" />
         {total && (
           <span data-testid="compare-total">
-            All columns: {money(total.amount, props.currency)} (balance change)
+            All columns: {exactMoney(total.amount, props.currency)} (balance change)
           </span>
         )}
       </div>
