@@ -4,7 +4,9 @@
 // balances, top-ups, limits and the ledger); Billing following a top-up until it is credited, with
 // a notice on return from the payment page; forms that say what is wrong in words (never the API's
 // field names); keys renamed; the key actions never overlapping; the only owner not offered
-// Remove on themselves, and a refused removal said inside its dialog. Money ends with the ledger check.
+// Remove on themselves, and a refused removal said inside its dialog; the dialogs on Radix's
+// (item 11): Tab moves through every field in order and stays inside, the page behind is hidden
+// and inert, Esc closes and focus goes back. Money ends with the ledger check.
 import { execFile } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { promisify } from 'node:util';
@@ -309,6 +311,72 @@ describe('issue 48 item 10: forms, key names, key actions, the team', () => {
     expect(onTop).toBe(true);
     await shoot(page, `${out}team-remove-refused`);
     await box.getByRole('button', { name: 'Cancel' }).click();
+    await context.close();
+  }, 60_000);
+});
+
+describe('issue 48 item 11: dialogs on an accessible component library', () => {
+  it('in a dialog Tab goes field by field (a select too) and stays inside; the page behind is hidden and inert; Esc closes and focus returns', async () => {
+    const owner = await newOwner(started.redis, 'Dialog Co', { credit: '10' });
+    await started.keys.create(owner.accountId, { name: 'tool' });
+    const { context, page } = await signedIn(owner.email, '/api');
+    // What the browser reports while dialogs open and close: nothing (a style the page's CSP
+    // refuses, say, would be an error here).
+    const errors: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    const row = page.locator('#keys-table tbody tr', { hasText: 'tool' });
+    await row.waitFor(POLL);
+    const focused = () =>
+      page.evaluate(() => {
+        const el = document.activeElement as HTMLElement | null;
+        const label = el?.closest('label')?.firstChild?.textContent?.trim();
+        return {
+          inDialog: el?.closest('[role="dialog"]') !== null,
+          name: label || el?.textContent?.trim() || '',
+        };
+      });
+    for (const viewport of [DESKTOP, PHONE]) {
+      await page.setViewportSize(viewport);
+      const opener = row.getByRole('button', { name: 'Limits' });
+      await opener.click();
+      const box = page.getByRole('dialog', { name: 'Limits: tool' });
+      await box.getByLabel('Resets').waitFor(POLL);
+      await box.getByLabel('Resets').focus();
+      await page.keyboard.press('Tab');
+      expect([viewport.width, await focused()]).toEqual([
+        viewport.width,
+        { inDialog: true, name: 'Requests per minute' },
+      ]);
+      // Round the whole dialog and back: focus never leaves it.
+      for (let i = 0; i < 12; i++) {
+        await page.keyboard.press('Tab');
+        expect((await focused()).inDialog).toBe(true);
+      }
+      // The page behind: hidden from screen readers (live regions aside, which stay announced:
+      // the aria-hidden package's rule), and a click on it does not reach it.
+      for (const behind of ['#keys-table', 'nav', 'h1'])
+        expect([
+          behind,
+          await page
+            .locator(behind)
+            .first()
+            .evaluate((e) => e.closest('[aria-hidden="true"], [inert]') !== null),
+        ]).toEqual([behind, true]);
+      const hit = await page.evaluate(() => {
+        const r = document.querySelector('#keys-table')!.getBoundingClientRect();
+        return document.elementFromPoint(r.left + 5, r.top + 5)?.closest('#keys-table') !== null;
+      });
+      expect(hit).toBe(false);
+      await page.keyboard.press('Escape');
+      await box.waitFor({ state: 'detached' });
+      await expect.poll(() => opener.evaluate((b) => b === document.activeElement), POLL).toBe(true);
+    }
+    await row.getByRole('button', { name: 'Limits' }).click();
+    await page.getByRole('dialog').getByLabel('Resets').waitFor(POLL);
+    await shoot(page, `${out}api-management-limits-dialog`);
+    expect(errors).toEqual([]);
     await context.close();
   }, 60_000);
 });
