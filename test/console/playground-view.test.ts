@@ -223,7 +223,7 @@ describe("issue 48 item 10: Compare's results come into view on Run all", () => 
     ['desktop', DESKTOP],
     ['phone', PHONE],
   ] as const)
-    it(`at ${width} width, with five prompts, Run all brings the first prompt's results into view`, async () => {
+    it(`at ${width} width, with five prompts, Run all brings the first prompt's results into view, Stop all still at hand`, async () => {
       const { owner, context, page } = await onRun(`Compare ${width} Co`, '20');
       await page.setViewportSize(viewport);
       await page.getByRole('tab', { name: 'Compare' }).click();
@@ -250,6 +250,9 @@ describe("issue 48 item 10: Compare's results come into view on Run all", () => 
           { timeout: 3_000 },
         )
         .toBe(true);
+      // And Stop all is still at hand, above them.
+      const stop = await page.getByRole('button', { name: 'Stop all' }).boundingBox();
+      expect(stop !== null && stop.y >= 0 && stop.y + stop.height <= viewport.height).toBe(true);
       await page.screenshot({ path: `${out}playground-compare-in-view-${width}.png` });
       await expect
         .poll(() => page.locator('[data-testid="column-reply"][data-done="true"]').count(), {

@@ -117,12 +117,13 @@ function Result(props: {
  * in its lower two thirds (too low to read a reply), so a run is seen starting; results already
  * high enough in view are left where they are.
  */
-function resultsInView(columns: HTMLElement | null) {
+function resultsInView(columns: HTMLElement | null, controls: HTMLElement | null) {
   const first = columns?.querySelector<HTMLElement>('[data-testid="result"]');
   if (!first) return;
   const top = first.getBoundingClientRect().top;
   if (top >= 0 && top < window.innerHeight / 3) return;
-  first.style.scrollMarginTop = '0.5rem';
+  // Under the Run all / Stop all row, which sticks to the top of the window once scrolled to.
+  first.style.scrollMarginTop = `${(controls?.offsetHeight ?? 0) + 8}px`;
   first.scrollIntoView({ block: 'start' });
 }
 
@@ -140,6 +141,7 @@ export function Compare(props: {
   const [total, setTotal] = useState<Cost | null>(null);
   const aborts = useRef<(AbortController | null)[]>([]);
   const results = useRef<HTMLDivElement>(null);
+  const controls = useRef<HTMLDivElement>(null);
   const update = (i: number, k: number, f: (c: Cell) => Cell) =>
     setColumns((cs) => cs.map((col, j) => (j === i ? col.map((c, l) => (l === k ? f(c) : c)) : col)));
   const set = (patch: Partial<CompareSetup>) => props.onSetup({ ...s, ...patch, dropped: [] });
@@ -202,7 +204,7 @@ export function Compare(props: {
     setTotal(null);
     // The results start under the prompts and every column's settings, below the fold: without
     // this, Run all seemed to do nothing (issue 48 item 10).
-    requestAnimationFrame(() => resultsInView(results.current));
+    requestAnimationFrame(() => resultsInView(results.current, controls.current));
     const balance = balanceBeside();
     // The first column to end ends the window in which the read is the balance before the run.
     await Promise.all(s.columns.map((_, i) => runColumn(i).finally(balance.ended)));
@@ -240,7 +242,8 @@ export function Compare(props: {
         System prompt
         <input value={s.system} onChange={(e) => set({ system: e.target.value })} />
       </label>
-      <div className="row">
+      {/* Sticky: with the results scrolled into view, Stop all stays at hand. */}
+      <div className="row compare-controls" ref={controls}>
         <button
           type="button"
           className="primary"
