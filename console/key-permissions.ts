@@ -1,19 +1,20 @@
 // What a member may do with an account's keys (issue 24 item 7; docs/security.md "Roles").
 // Owners may do anything with every key. A member sees every key's name, mask, limit and spend
 // (the account's keys are shared work), and may reveal, rotate and delete only the keys they
-// created; on those they may set a spend limit or lower one, but never raise or remove one: a
+// created (and rename those); on those they may set a spend limit or lower one, but never raise or remove one: a
 // limit is an owner's brake, and whoever it brakes should not be able to lift it. A key no user
 // made (the Default key, keys made with the CLI) is an owner's.
 import { ApiError } from '../core/errors.ts';
 import type { ApiKeyRecord } from '../core/keys/index.ts';
 import type { ActiveSession } from './plugins/session.ts';
 
-export type KeyAction = 'reveal' | 'rotate' | 'delete' | 'limit';
+export type KeyAction = 'reveal' | 'rotate' | 'delete' | 'rename' | 'limit';
 
 const WHAT: Record<Exclude<KeyAction, 'limit'>, string> = {
   reveal: 'show',
   rotate: 'rotate',
   delete: 'delete',
+  rename: 'rename',
 };
 
 /** Throws 403 when the session's user may not do `action` to `key`; `limit` is the new limit. */

@@ -98,7 +98,10 @@ export async function accountLimitsRoutes(app: FastifyInstance, opts: { keys: Ap
       if (body.budget !== undefined || body.budgetWindow !== undefined) {
         // A window alone changes the window of the budget there is (an account with none gets none).
         const current = (await accounts.get(id))?.budget ?? null;
-        const amount = body.budget !== undefined ? parseLimit(body.budget) : (current?.limit ?? null);
+        const amount =
+          body.budget !== undefined
+            ? parseLimit(body.budget, { param: 'budget', words: 'The budget' })
+            : (current?.limit ?? null);
         await accounts.setBudget(id, amount, body.budgetWindow);
       }
       return view(request);

@@ -250,7 +250,9 @@ export function topUpAmount(value: string, currency: string, min: number, max: n
   try {
     nano = parseDecimalToNano(value);
   } catch {
-    throw new ApiError('invalid_request', `'${value}' is not an amount`, { param: 'amount' });
+    throw new ApiError('invalid_request', `'${value}' is not an amount: write it like 25 or 7.50.`, {
+      param: 'amount',
+    });
   }
   if (nano < min || nano > max)
     throw new ApiError(
@@ -263,8 +265,8 @@ export function topUpAmount(value: string, currency: string, min: number, max: n
     throw new ApiError(
       'invalid_request',
       decimals === 0
-        ? `${currency} amounts are whole numbers`
-        : `${currency} amounts have at most ${decimals} decimal places`,
+        ? `${currency} amounts are whole numbers.`
+        : `${currency} amounts have at most ${decimals} decimal places.`,
       { param: 'amount' },
     );
   }

@@ -37,14 +37,21 @@ export const spendLimitField = z
   .nullable()
   .describe('A decimal amount of the account currency, e.g. "25" or "7.50"; null: no limit');
 
-export function parseLimit(value: string | null | undefined): number | null {
+/**
+ * A limit as typed, in nano-units (null: none). The message is read by people on the console's
+ * forms (issue 48 item 10), so it names the field in words; `param` names it for code.
+ */
+export function parseLimit(
+  value: string | null | undefined,
+  field: { param: string; words: string } = { param: 'spendLimit', words: 'The spend limit' },
+): number | null {
   if (value === null || value === undefined || value.trim() === '') return null;
   try {
     return parseDecimalToNano(value.trim());
   } catch {
     throw invalidRequest(
-      `spendLimit '${value}' is not an amount: write it like 25 or 7.50 (at most 9 decimals)`,
-      'spendLimit',
+      `${field.words} '${value}' is not an amount: write it like 25 or 7.50 (at most 9 decimals).`,
+      field.param,
     );
   }
 }
@@ -178,17 +185,34 @@ export async function keysRoutes(app: FastifyInstance, opts: { keys: ApiKeys; re
     '/keys/:id',
     {
       schema: {
-        summary: "Set or remove a key's monthly spend limit (the month's earlier spend counts at once)",
+        summary:
+          "Rename a key, and/or set or remove its monthly spend limit (the month's earlier spend counts at once)",
         params: keyParams,
-        body: z.object({ spendLimit: spendLimitField }),
+        body: z
+          .object({
+            name: z
+              .string()
+              .max(MAX_KEY_NAME_LENGTH + 1_000)
+              .optional()
+              .describe('The new name (issue 48 item 10): the rules of a new key’s name'),
+            spendLimit: spendLimitField.optional(),
+          })
+          .refine((b) => b.name !== undefined || b.spendLimit !== undefined, {
+            message: 'Give a name or a spendLimit to change.',
+          }),
         response: { 200: z.object({ key: keyView }) },
       },
     },
     async (request) => {
       const id = (request.params as { id: string }).id;
-      const limit = parseLimit((request.body as { spendLimit: string | null }).spendLimit);
-      await mayManage(request, 'limit', limit);
-      const key = await keys.setSpendLimit(account(request), id, limit);
+      const body = request.body as { name?: string; spendLimit?: string | null };
+      const limit = body.spendLimit === undefined ? undefined : parseLimit(body.spendLimit);
+      if (body.name !== undefined) await mayManage(request, 'rename');
+      if (limit !== undefined) await mayManage(request, 'limit', limit);
+      // The name first: a refused name changes nothing, as a refused limit does.
+      let key = body.name === undefined ? null : await keys.rename(account(request), id, body.name);
+      if (limit !== undefined) key = await keys.setSpendLimit(account(request), id, limit);
+      key = key!;
       const spent = await keys.monthSpend(account(request), [id]);
       const inWindow = await keys.windowSpend(account(request), [key]);
       return { key: view(key, me(request), spent.get(id) ?? 0, inWindow.get(id) ?? 0) };

@@ -60,10 +60,12 @@ function validateConcurrencyQueue(seconds: unknown): number | null {
 
 const MAX_ACCOUNT_NAME_LENGTH = 200;
 
+/** Its refusals are said on the console's Profile form as they are, so in words. */
 function validateName(name: unknown): string {
-  if (typeof name !== 'string' || name.trim() === '') throw invalidRequest('name must not be empty', 'name');
+  if (typeof name !== 'string' || name.trim() === '')
+    throw invalidRequest('Give the account a name.', 'name');
   if ([...name].length > MAX_ACCOUNT_NAME_LENGTH) {
-    throw invalidRequest(`name must be at most ${MAX_ACCOUNT_NAME_LENGTH} characters`, 'name');
+    throw invalidRequest(`An account name is at most ${MAX_ACCOUNT_NAME_LENGTH} characters.`, 'name');
   }
   return name;
 }

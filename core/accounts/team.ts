@@ -73,7 +73,7 @@ export class Team {
   private async mustKeepAnOwner(accountId: string): Promise<void> {
     const owners = (await this.members(accountId)).filter((m) => m.role === 'owner');
     if (owners.length <= 1)
-      throw invalidRequest('an account needs an owner: make another member an owner first', 'userId');
+      throw invalidRequest('The account needs an owner: make another member an owner first.', 'userId');
   }
 
   /** The user's role in the account, or null when they are not a member. */

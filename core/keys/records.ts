@@ -67,15 +67,19 @@ export const MAX_KEY_NAME_LENGTH = 100;
  * units, so an emoji is one.
  */
 export function validateKeyName(name: unknown): { name: string; nameKey: string } {
-  if (typeof name !== 'string') throw invalidRequest('name must be a string', 'name');
+  // Said as they are on the console's forms, so in words (the param names the field for code).
+  if (typeof name !== 'string') throw invalidRequest('The key name must be text.', 'name');
   const length = [...name].length;
-  if (length === 0) throw invalidRequest('name must not be empty', 'name');
+  if (length === 0) throw invalidRequest('Give the key a name.', 'name');
   if (length > MAX_KEY_NAME_LENGTH) {
-    throw invalidRequest(`name must be at most ${MAX_KEY_NAME_LENGTH} characters (got ${length})`, 'name');
+    throw invalidRequest(
+      `A key name is at most ${MAX_KEY_NAME_LENGTH} characters (this one has ${length}).`,
+      'name',
+    );
   }
-  if (/\p{Cc}/u.test(name)) throw invalidRequest('name must not contain control characters', 'name');
+  if (/\p{Cc}/u.test(name)) throw invalidRequest('A key name cannot contain control characters.', 'name');
   // Rejected rather than trimmed: ' prod' and 'prod' would look like two keys in the table.
-  if (name.trim() !== name) throw invalidRequest('name must not start or end with whitespace', 'name');
+  if (name.trim() !== name) throw invalidRequest('A key name cannot start or end with a space.', 'name');
   return { name, nameKey: name.normalize('NFC').toLowerCase() };
 }
 

@@ -46,6 +46,23 @@ return {'ok', cur[2]}
 `);
 
 /**
+ * KEYS: key hash, key names. ARGV: the new name, its nameKey.
+ * Returns 'ok', 'name_taken' or 'not_found' (no such key, or deleted). The new name is claimed with
+ * HSETNX and the old one freed in the same script, so a rename racing a create (or another rename)
+ * to one name cannot both win; a change of case only (same nameKey) keeps its claim.
+ */
+export const renameKeyScript = new LuaScript(`
+local cur = redis.call('HMGET', KEYS[1], 'status', 'nameKey', 'id')
+if cur[1] ~= 'active' then return 'not_found' end
+if cur[2] ~= ARGV[2] then
+  if redis.call('HSETNX', KEYS[2], ARGV[2], cur[3]) == 0 then return 'name_taken' end
+  if cur[2] and redis.call('HGET', KEYS[2], cur[2]) == cur[3] then redis.call('HDEL', KEYS[2], cur[2]) end
+end
+redis.call('HSET', KEYS[1], 'name', ARGV[1], 'nameKey', ARGV[2])
+return 'ok'
+`);
+
+/**
  * KEYS: key hash. ARGV: the spend limit (nano) or '' to remove it (and its window); the window
  * (day, week, month) or '' to keep the stored one.
  * Returns {'ok', secretHash} or {'not_found'} (no such key, or deleted). The reserve and charge

@@ -91,7 +91,7 @@ describe('ApiKeys', () => {
     const a = account();
     const first = await keys.create(a, { name: 'Prod' });
     const err = await rejects(keys.create(a, { name: 'prod' }), 'invalid_request', 'name');
-    expect(err.message).toMatch(/already used/);
+    expect(err.message).toBe('Another key of this account is already named “prod”: choose another name.');
     expect(await keys.create(account(), { name: 'Prod' })).toBeTruthy(); // other account: no clash
     await keys.delete(a, first.key.id);
     const again = await keys.create(a, { name: 'PROD' });
@@ -101,6 +101,25 @@ describe('ApiKeys', () => {
       ['Prod', 'deleted'],
       ['PROD', 'active'],
     ]);
+  });
+
+  it('KEY-2 a key is renamed under the same rules (issue 48 item 10): unique among active keys, its old name freed, its secret kept', async () => {
+    const a = account();
+    const { key, secret } = await keys.create(a, { name: 'old' });
+    await keys.create(a, { name: 'Taken' });
+    const renamed = await keys.rename(a, key.id, 'new');
+    expect(renamed).toMatchObject({ id: key.id, name: 'new', last4: key.last4 });
+    expect((await keys.authenticate(secret))?.keyId).toBe(key.id);
+    const err = await rejects(keys.rename(a, key.id, 'taken'), 'invalid_request', 'name');
+    expect(err.message).toMatch(/already named “taken”/);
+    await rejects(keys.rename(a, key.id, ' padded '), 'invalid_request', 'name');
+    expect((await keys.rename(a, key.id, 'NEW')).name).toBe('NEW'); // its own name in another case
+    expect((await keys.create(a, { name: 'old' })).key.name).toBe('old'); // the old name is free
+    await rejects(keys.create(a, { name: 'new' }), 'invalid_request', 'name');
+    await rejects(keys.rename(account(), key.id, 'x'), 'not_found'); // another account's id
+    await keys.delete(a, key.id);
+    await rejects(keys.rename(a, key.id, 'after'), 'not_found');
+    expect((await keys.create(a, { name: 'new' })).key.name).toBe('new'); // a deleted key's name is free
   });
 
   it('KEY-2 concurrent creates with one name: exactly one wins, no stray lookup entries', async () => {

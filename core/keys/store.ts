@@ -46,7 +46,13 @@ import {
   validateSpendLimit,
   validateSpendWindow,
 } from './records.ts';
-import { createKeyScript, rotateKeyScript, setRateLimitsScript, setSpendLimitScript } from './scripts.ts';
+import {
+  createKeyScript,
+  renameKeyScript,
+  rotateKeyScript,
+  setRateLimitsScript,
+  setSpendLimitScript,
+} from './scripts.ts';
 import {
   BRAND_PATTERN,
   currentKeyPattern,
@@ -74,6 +80,10 @@ interface InsertInput {
   spendLimit?: unknown;
   spendWindow?: unknown;
 }
+
+/** Said on the console's forms as it is, so in words (with `param` for code). */
+const nameTaken = (name: string) =>
+  invalidRequest(`Another key of this account is already named “${name}”: choose another name.`, 'name');
 
 const keyNotFound = (keyId: string) => new ApiError('not_found', `No API key '${keyId}' in this account.`);
 
@@ -120,6 +130,23 @@ export class ApiKeys {
       spendWindow: input.spendWindow ?? DEFAULT_BUDGET_WINDOW,
     });
     return { key: key!, secret };
+  }
+
+  /**
+   * Renames an active key (issue 48 item 10): the same rules as a new key's name, unique among the
+   * account's active keys (case aside). Its id, secret, limits and usage stay; reports name it anew.
+   */
+  async rename(accountId: string, keyId: string, name: unknown): Promise<ApiKeyRecord> {
+    const valid = validateKeyName(name);
+    const k = accountKeys(accountId);
+    const result = await renameKeyScript.run(
+      this.redis,
+      [k.key(keyId), k.keyNames],
+      [valid.name, valid.nameKey],
+    );
+    if (result === 'not_found') throw keyNotFound(keyId);
+    if (result === 'name_taken') throw nameTaken(valid.name);
+    return (await this.get(accountId, keyId))!;
   }
 
   /**
@@ -374,7 +401,7 @@ export class ApiKeys {
     }
     if (outcome === 'had_key') return null;
     if (outcome === 'name_taken') {
-      throw invalidRequest(`name '${name}' is already used by another active key in this account`, 'name');
+      throw nameTaken(name);
     }
     return record;
   }

@@ -11,9 +11,10 @@ import fp from 'fastify-plugin';
 
 const ALLOW_METHODS = 'GET, HEAD, POST, DELETE';
 // x-modelplane-cost: what a non-streamed call cost (../billing/call-cost.ts), readable by the Playground too;
-// x-modelplane-output-clamped and x-modelplane-tools-not-offered: what the door changed (../calls/text-door.ts).
+// x-modelplane-output-clamped and x-modelplane-tools-not-offered: what the door changed (../calls/text-door.ts);
+// retry-after: when a refused call (a rate limit, a full queue) may pass, which the Playground tells its user.
 const EXPOSE_HEADERS =
-  'x-request-id, x-should-retry, x-modelplane-cost, x-modelplane-output-clamped, x-modelplane-tools-not-offered';
+  'x-request-id, x-should-retry, retry-after, x-modelplane-cost, x-modelplane-output-clamped, x-modelplane-tools-not-offered';
 const MAX_AGE = '600';
 
 export const corsPlugin = fp(

@@ -103,6 +103,45 @@ describe('API Management keys', () => {
     expect((await call(s, 'GET', `/keys/${key.id}/secret`)).status).toBe(404);
   });
 
+  it('KEY-2 a key is renamed (issue 48 item 10): the name rules in words, the secret kept, a member only their own, never without CSRF or across accounts', async () => {
+    const s = await session(people.ann);
+    const made = async (name: string, who = s) =>
+      (await (await call(who, 'POST', '/keys', { name })).json()) as { key: { id: string }; secret: string };
+    const { key, secret } = await made('to rename');
+    await made('in use');
+    const renamed = await call(s, 'PATCH', `/keys/${key.id}`, { name: 'renamed' });
+    expect(renamed.status).toBe(200);
+    expect(((await renamed.json()) as { key: { id: string; name: string } }).key).toMatchObject({
+      id: key.id,
+      name: 'renamed',
+    });
+    expect(await keys.authenticate(secret)).toMatchObject({ keyId: key.id });
+    const taken = await call(s, 'PATCH', `/keys/${key.id}`, { name: 'In Use' });
+    expect(taken.status).toBe(400);
+    expect(((await taken.json()) as { error: unknown }).error).toMatchObject({
+      param: 'name',
+      message: 'Another key of this account is already named “In Use”: choose another name.',
+    });
+    const empty = await call(s, 'PATCH', `/keys/${key.id}`, { name: '' });
+    expect(((await empty.json()) as { error: unknown }).error).toMatchObject({
+      param: 'name',
+      message: 'Give the key a name.',
+    });
+    expect((await call(s, 'PATCH', `/keys/${key.id}`, {})).status).toBe(400); // nothing to change
+    expect((await call(s, 'PATCH', `/keys/${key.id}`, { name: 'x' }, false)).status).toBe(403); // no CSRF
+    expect((await call(await session(people.bob), 'PATCH', `/keys/${key.id}`, { name: 'x' })).status).toBe(
+      404,
+    );
+    // A member renames the keys they made, not an owner's.
+    const member = await h.newMember(people.ann.accountId, 'ann-renamer');
+    const ms = await session(member);
+    const theirs = await made('member made', ms);
+    expect((await call(ms, 'PATCH', `/keys/${theirs.key.id}`, { name: 'member renamed' })).status).toBe(200);
+    const refused = await call(ms, 'PATCH', `/keys/${key.id}`, { name: 'hijacked' });
+    expect(refused.status).toBe(403);
+    expect((await keys.get(people.ann.accountId, key.id))?.name).toBe('renamed');
+  });
+
   it('no route changes state without a session (401) or without the CSRF token (403); Show Key needs it too', async () => {
     const s = await session(people.ann);
     const { key } = (await (await call(s, 'POST', '/keys', { name: 'guarded' })).json()) as {

@@ -574,11 +574,13 @@ describe('Billing, Pricing, Profile', () => {
       });
       expect(res.status).toBe(200);
     }
-    // Stripe sends the payer back to the billing page.
-    await page.goto(`${platform.consoleUrl}/billing?topup=success`);
+    // Stripe sends the payer back to the billing page (its success_url), which says the payment was credited.
+    await page.goto(`${platform.consoleUrl}/billing?topup=${request!.id}&checkout=success`);
     await expect.poll(() => page.getByTestId('balance').textContent(), POLL).toBe('25.00 USD');
     await expect.poll(() => page.getByTestId('topup-status').first().textContent(), POLL).toBe('credited');
-    await expect.poll(() => page.getByRole('status').first().textContent(), POLL).toMatch(/Payment received/);
+    await expect
+      .poll(() => page.getByTestId('checkout-notice').textContent(), POLL)
+      .toBe('Payment received: 25.00 USD was credited.');
     await expectLedgerClean(redis, [owner.accountId]);
   });
 
@@ -946,15 +948,16 @@ describe('Usage calls one by one (the durable journal)', () => {
     await shoot(p, 'usage-refused');
     await dialog(p).getByRole('button', { name: 'Close' }).click();
 
-    // The key table: every key's last use and this month's spend, under its name (SPEC's four columns).
+    // The key table: every key's last use and this month's spend, under its name (SPEC's four columns),
+    // in the one money format (issue 48 item 8): two decimals, so 0.003 reads 0.00.
     await p.goto(`${c.origin}/api`);
     const keyRow = (name: string) => p.locator('#keys-table tbody tr').filter({ hasText: name });
     await expect
       .poll(() => keyRow('used key').getByTestId('month-spend').textContent(), POLL)
-      .toBe('0.003 USD');
+      .toBe('0.00 USD');
     expect(await keyRow('used key').getByTestId('last-used').textContent()).toMatch(/^last used /);
     expect(await keyRow('idle key').getByTestId('last-used').textContent()).toBe('never used');
-    expect(await keyRow('idle key').getByTestId('month-spend').textContent()).toBe('0.000 USD');
+    expect(await keyRow('idle key').getByTestId('month-spend').textContent()).toBe('0.00 USD');
     await own.close();
     await expectLedgerClean(c.redis, [owner.accountId], 5_000, db.journal);
   });

@@ -223,6 +223,12 @@ describe('CON-13 profile', () => {
     const bad = await h.call(s, 'PUT', '/profile', { country: 'XX' });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { param: string } }).error.param).toBe('country');
+    // Said in words on the Profile form (issue 48 item 10), the field in `param`.
+    const unnamed = await h.call(s, 'PUT', '/profile', { name: ' ' });
+    expect(((await unnamed.json()) as { error: unknown }).error).toMatchObject({
+      param: 'name',
+      message: 'Give the account a name.',
+    });
     const set = await h.json<{ account: { country: string; currency: string } }>(s, 'PUT', '/profile', {
       country: 'jp',
     });

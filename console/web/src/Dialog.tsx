@@ -1,8 +1,10 @@
-// A modal dialog: focus moves into it, Tab stays inside, Esc closes it, focus goes back to where
-// it was when it closes.
-import { type ReactNode, useEffect, useRef } from 'react';
-
-const FOCUSABLE = 'input, button, a[href]';
+// A modal dialog, on Radix's (issue 48 item 11): focus moves into it and stays inside (every
+// focusable element, selects and text areas too), Esc closes it, focus goes back to where it was,
+// and the page behind is hidden from screen readers and cannot be clicked. The
+// hand-rolled one before it trapped only inputs, buttons and links (Tab from a select jumped to
+// the first field) and left the page behind readable by screen readers and clickable.
+import * as Radix from '@radix-ui/react-dialog';
+import { type ReactNode, useRef } from 'react';
 
 export function Dialog(props: {
   title: string;
@@ -12,39 +14,38 @@ export function Dialog(props: {
   /** Replaces `wide`'s class: a dialog sized its own way (the image lightbox). */
   className?: string;
 }) {
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    const before = document.activeElement as HTMLElement | null;
-    const first = box.current?.querySelector<HTMLElement>(FOCUSABLE);
-    first?.focus();
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') props.onClose();
-      if (e.key !== 'Tab' || !box.current) return;
-      const items = [...box.current.querySelectorAll<HTMLElement>(FOCUSABLE)];
-      const i = items.indexOf(document.activeElement as HTMLElement);
-      const next = e.shiftKey ? (i <= 0 ? items.length - 1 : i - 1) : (i + 1) % items.length;
-      items[next]?.focus();
-      e.preventDefault();
-    };
-    document.addEventListener('keydown', onKey);
-    return () => {
-      document.removeEventListener('keydown', onKey);
-      before?.focus();
-    };
-  }, [props.onClose]);
+  // Our dialogs open from a button, not a Radix Trigger: Radix would give focus back to a trigger it
+  // does not have, so the element focused when the dialog opened is kept, and focus goes back to it.
+  const opener = useRef(document.activeElement as HTMLElement | null);
   return (
-    <div className="dialog-backdrop">
-      <div
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby="dialog-title"
-        ref={box}
-        className={props.className ?? (props.wide ? 'wide' : undefined)}
-      >
-        <h2 id="dialog-title">{props.title}</h2>
-        {props.children}
-      </div>
-    </div>
+    <Radix.Root
+      open
+      onOpenChange={(open) => {
+        if (!open) props.onClose();
+      }}
+    >
+      <Radix.Portal>
+        {/* Our own backdrop, not Radix's Overlay: the Overlay's scroll lock injects a <style>
+            element, which the console's CSP (style-src 'self') refuses. The content inside it: a
+            dialog taller than the window scrolls in it. */}
+        <div className="dialog-backdrop">
+          <Radix.Content
+            className={props.className ?? (props.wide ? 'wide' : undefined)}
+            // What the dialog says is its content, read after its title; no separate description.
+            aria-describedby={undefined}
+            // A click on the backdrop does not close it: a half-filled form would be lost.
+            onPointerDownOutside={(e) => e.preventDefault()}
+            onCloseAutoFocus={(e) => {
+              e.preventDefault();
+              opener.current?.focus();
+            }}
+          >
+            <Radix.Title>{props.title}</Radix.Title>
+            {props.children}
+          </Radix.Content>
+        </div>
+      </Radix.Portal>
+    </Radix.Root>
   );
 }
 

@@ -292,6 +292,7 @@ export const api = {
     call<{ key: KeyRow; secret: string }>('POST', '/keys', spendLimit ? { name, spendLimit } : { name }),
   setLimit: (id: string, spendLimit: string | null) =>
     call<{ key: KeyRow }>('PATCH', `/keys/${id}`, { spendLimit }),
+  rename: (id: string, name: string) => call<{ key: KeyRow }>('PATCH', `/keys/${id}`, { name }),
   limits: (id: string) => call<KeyLimits>('GET', `/keys/${id}/limits`),
   setLimits: (
     id: string,

@@ -2,6 +2,7 @@
 // day, ISO week or UTC month, the current period's spend and its reset. Owners set or remove it;
 // members see it. A call past it is refused with 429 insufficient_quota naming the account.
 import { useCallback, useEffect, useState } from 'react';
+import { optionalAmount } from '../amount-input.ts';
 import { type AccountLimits, api, type BudgetWindow } from '../api.ts';
 import { money } from '../format.ts';
 import { ErrorLine } from '../parts.tsx';
@@ -20,9 +21,10 @@ export function AccountBudget(props: { owner: boolean; currency: string }) {
   useEffect(() => {
     void api.accountLimits().then(shown, (err: Error) => setError(err.message));
   }, [shown]);
-  const save = async (budget: string | null) => {
+  const save = async (typed: string | null) => {
     setError('');
     try {
+      const budget = typed === null ? null : optionalAmount('Budget', typed);
       shown(await api.setAccountBudget(budget, budget === null ? undefined : window));
     } catch (err) {
       setError((err as Error).message);
@@ -44,7 +46,7 @@ export function AccountBudget(props: { owner: boolean; currency: string }) {
           className="row"
           onSubmit={(e) => {
             e.preventDefault();
-            void save(amount.trim() === '' ? null : amount.trim());
+            void save(amount);
           }}
         >
           <label className="inline">

@@ -2,10 +2,11 @@
 // the keys table (Name, Key masked, Created Date, Actions) and Generate New Key; a new or rotated
 // secret is shown once, in the "API Key Created" dialog; Sample API Implementation below.
 import { useCallback, useEffect, useState } from 'react';
+import { FieldError, optionalAmount } from '../amount-input.ts';
 import { ApiError, api, type KeyRow, type Me } from '../api.ts';
 import { CopyButton } from '../copy.tsx';
 import { Dialog, DialogActions } from '../Dialog.tsx';
-import { date, decimalsOf, money } from '../format.ts';
+import { date, money } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { navigate } from '../router.tsx';
 import { Snippets } from '../Snippets.tsx';
@@ -19,6 +20,7 @@ type Open =
   | { kind: 'created'; title: string; secret: string }
   | { kind: 'shown'; name: string; secret: string }
   | { kind: 'limit'; key: KeyRow }
+  | { kind: 'rename'; key: KeyRow }
   | { kind: 'limits'; key: KeyRow }
   | { kind: 'confirm'; action: 'rotate' | 'delete'; key: KeyRow };
 
@@ -31,8 +33,6 @@ export function ApiManagement({ me }: { me: Me }) {
   const reload = useCallback(async () => setKeys(await api.keys()), []);
   const currency = me.account.currency;
   const owner = me.account.role === 'owner';
-  /** One number of decimals for the month's spends: enough for the smallest (a cent's fraction too). */
-  const spendPlaces = decimalsOf((keys ?? []).map((k) => k.monthSpend));
 
   useEffect(() => {
     void (async () => {
@@ -85,8 +85,7 @@ export function ApiManagement({ me }: { me: Me }) {
                   {k.lastUsedAt ? `last used ${date(k.lastUsedAt)}` : 'never used'}
                 </span>
                 {' · '}
-                <span data-testid="month-spend">{money(k.monthSpend ?? '0', currency, spendPlaces)}</span>{' '}
-                this month
+                <span data-testid="month-spend">{money(k.monthSpend ?? '0', currency)}</span> this month
               </div>
               {k.spendLimit != null && (
                 <div className="muted small" data-testid="limit">
@@ -101,41 +100,50 @@ export function ApiManagement({ me }: { me: Me }) {
             <td>{date(k.createdAt)}</td>
             <td className="actions">
               {/* Members act only on keys they made (docs/security.md "Roles"); the server enforces it. */}
-              {(owner || k.mine) && (
-                <>
-                  <button
-                    type="button"
-                    onClick={() =>
-                      act(async () => setOpen({ kind: 'shown', name: k.name, secret: await api.show(k.id) }))
-                    }
-                  >
-                    Show Key
-                  </button>
-                  <button
-                    type="button"
-                    onClick={() => setOpen({ kind: 'confirm', action: 'rotate', key: k })}
-                  >
-                    Rotate Key
-                  </button>
-                  <button
-                    type="button"
-                    onClick={() => setOpen({ kind: 'confirm', action: 'delete', key: k })}
-                  >
-                    Delete Key
-                  </button>
-                </>
-              )}
-              <button type="button" onClick={() => navigate(`/usage?keyId=${encodeURIComponent(k.id)}`)}>
-                View Usage
-              </button>
-              {(owner || k.mine) && (
-                <button type="button" onClick={() => setOpen({ kind: 'limit', key: k })}>
-                  Spend Limit
+              <div className="key-actions">
+                {(owner || k.mine) && (
+                  <>
+                    <button
+                      type="button"
+                      onClick={() =>
+                        act(async () =>
+                          setOpen({ kind: 'shown', name: k.name, secret: await api.show(k.id) }),
+                        )
+                      }
+                    >
+                      Show Key
+                    </button>
+                    <button
+                      type="button"
+                      onClick={() => setOpen({ kind: 'confirm', action: 'rotate', key: k })}
+                    >
+                      Rotate Key
+                    </button>
+                    <button
+                      type="button"
+                      onClick={() => setOpen({ kind: 'confirm', action: 'delete', key: k })}
+                    >
+                      Delete Key
+                    </button>
+                  </>
+                )}
+                <button type="button" onClick={() => navigate(`/usage?keyId=${encodeURIComponent(k.id)}`)}>
+                  View Usage
                 </button>
-              )}
-              <button type="button" onClick={() => setOpen({ kind: 'limits', key: k })}>
-                Limits
-              </button>
+                {(owner || k.mine) && (
+                  <button type="button" onClick={() => setOpen({ kind: 'limit', key: k })}>
+                    Spend Limit
+                  </button>
+                )}
+                <button type="button" onClick={() => setOpen({ kind: 'limits', key: k })}>
+                  Limits
+                </button>
+                {(owner || k.mine) && (
+                  <button type="button" onClick={() => setOpen({ kind: 'rename', key: k })}>
+                    Rename
+                  </button>
+                )}
+              </div>
             </td>
           </tr>
         ))}
@@ -179,6 +187,16 @@ export function ApiManagement({ me }: { me: Me }) {
         <SpendLimit
           keyRow={open.key}
           currency={currency}
+          onCancel={close}
+          onSaved={async () => {
+            close();
+            await reload();
+          }}
+        />
+      )}
+      {open.kind === 'rename' && (
+        <RenameKey
+          keyRow={open.key}
           onCancel={close}
           onSaved={async () => {
             close();
@@ -246,9 +264,11 @@ function GenerateKey(props: {
   const [error, setError] = useState<{ message: string; param: string | null } | null>(null);
   const submit = async () => {
     try {
-      props.onCreated((await api.create(name.trim(), limit.trim() || undefined)).secret);
+      const spendLimit = optionalAmount('Monthly spend limit', limit);
+      props.onCreated((await api.create(name.trim(), spendLimit ?? undefined)).secret);
     } catch (err) {
-      setError({ message: (err as Error).message, param: err instanceof ApiError ? err.param : null });
+      const param = err instanceof ApiError ? err.param : err instanceof FieldError ? 'spendLimit' : null;
+      setError({ message: (err as Error).message, param });
     }
   };
   const limitError = error?.param === 'spendLimit';
@@ -296,6 +316,47 @@ function GenerateKey(props: {
   );
 }
 
+/** Rename Key (issue 48 item 10): Enter saves, Esc cancels; a refused name is said in the dialog. */
+function RenameKey(props: { keyRow: KeyRow; onCancel: () => void; onSaved: () => void }) {
+  const [name, setName] = useState(props.keyRow.name);
+  const [error, setError] = useState('');
+  return (
+    <Dialog title={`Rename Key: ${props.keyRow.name}`} onClose={props.onCancel}>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          try {
+            await api.rename(props.keyRow.id, name.trim());
+            props.onSaved();
+          } catch (err) {
+            setError((err as Error).message);
+          }
+        }}
+      >
+        <p className="small">
+          The key keeps its secret, its limits and its usage; reports show the new name.
+        </p>
+        <label>
+          Name
+          <input
+            name="name"
+            value={name}
+            maxLength={1000}
+            aria-invalid={error !== ''}
+            aria-describedby="rename-error"
+            onChange={(e) => {
+              setName(e.target.value);
+              setError('');
+            }}
+          />
+        </label>
+        <ErrorLine id="rename-error" error={error} />
+        <DialogActions onCancel={props.onCancel} submit="Save" />
+      </form>
+    </Dialog>
+  );
+}
+
 function SpendLimit(props: {
   keyRow: KeyRow;
   currency: string | null;
@@ -304,8 +365,9 @@ function SpendLimit(props: {
 }) {
   const [limit, setLimit] = useState(props.keyRow.spendLimit ?? '');
   const [error, setError] = useState('');
-  const save = async (value: string | null) => {
+  const save = async (typed: string | null) => {
     try {
+      const value = typed === null ? null : optionalAmount('Monthly spend limit', typed);
       await api.setLimit(props.keyRow.id, value);
       props.onSaved();
     } catch (err) {
@@ -317,7 +379,7 @@ function SpendLimit(props: {
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          void save(limit.trim() === '' ? null : limit.trim());
+          void save(limit);
         }}
       >
         <p className="small">

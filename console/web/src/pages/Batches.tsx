@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, type BatchRow, type Me } from '../api.ts';
 import { Dialog } from '../Dialog.tsx';
-import { count, dateTime, money } from '../format.ts';
+import { count, dateTime, exactMoney } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { Tabs } from '../Tabs.tsx';
 import { useTitle } from '../title.ts';
@@ -128,7 +128,7 @@ export function Batches({ me }: { me: Me }) {
                   {counts(b)}
                 </td>
                 <td className="cost" data-label="Cost so far">
-                  {money(b.cost, b.currency ?? currency, 6)}
+                  {exactMoney(b.cost, b.currency ?? currency, 6)}
                 </td>
                 <td className="small">
                   Created {dateTime(b.createdAt)}

@@ -1,10 +1,11 @@
 // Billing (issue "Console" item 5; CON-12): the balance (held by running calls and available), a
 // ledger of top-ups, charges (by day and model), refunds and other products' charges on the same
 // credits; Top up through the providers the install offers (Stripe Checkout, operator approval).
-import { type ReactNode, useCallback, useEffect, useState } from 'react';
+import { type ReactNode, useCallback, useEffect, useRef, useState } from 'react';
+import { requiredAmount } from '../amount-input.ts';
 import { api, type Balance, type Ledger, type Me, type TopUpRequest } from '../api.ts';
 import { DateRange } from '../DateRange.tsx';
-import { count, dateTime, decimalsOf, isoDay, money } from '../format.ts';
+import { count, dateTime, exactMoney, isoDay, money } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { Link, useLocation } from '../router.tsx';
 import { useTitle } from '../title.ts';
@@ -39,38 +40,24 @@ export function Billing({ me }: { me: Me }) {
   useEffect(() => {
     void reload();
   }, [reload]);
+  useFollowPending(requests, reload);
   useEffect(() => {
     void api.providers().then((p) => {
       setProviders(p.providers);
       setLimits({ min: p.min, max: p.max });
     });
   }, []);
-  const returned = query.get('topup');
-  const places = decimalsOf([
-    balance?.balance,
-    balance?.held,
-    balance?.available,
-    ...requests.map((r) => r.amount),
-    ...(ledger
-      ? [...ledger.topUps, ...ledger.charges, ...ledger.refunds, ...ledger.service].map((e) => e.amount)
-      : []),
-  ]);
-  const m = (decimal: string) => money(decimal, currency, places);
+  const m = (decimal: string) => money(decimal, currency);
 
   return (
     <>
       <h1>Billing</h1>
-      {returned === 'success' && (
-        <p className="notice" role="status">
-          Payment received. The credits appear as soon as the payment provider confirms it.
-        </p>
-      )}
-      {returned === 'cancelled' && (
-        <p className="notice" role="status">
-          The payment was cancelled; nothing was charged.
-        </p>
-      )}
-      {/* One number of decimals for every amount on the page: a balance of 19.9974 beside a top-up of 20.00 read as two precisions. */}
+      <CheckoutNotice
+        checkout={query.get('checkout')}
+        request={requests.find((r) => r.id === query.get('topup'))}
+        currency={currency}
+      />
+      {/* Every amount in the one money format (issue 48 item 8): the currency's two decimals, the exact balance on hover. */}
       <section aria-labelledby="balance-heading" className="cards">
         <h2 id="balance-heading" className="visually-hidden">
           Balance
@@ -82,14 +69,7 @@ export function Billing({ me }: { me: Me }) {
             ['Available', 'available', balance?.available],
           ] as const
         ).map(([label, testId, value]) => (
-          <Figure
-            key={testId}
-            label={label}
-            testId={testId}
-            amount={value}
-            currency={currency}
-            places={places}
-          />
+          <Figure key={testId} label={label} testId={testId} amount={value} currency={currency} />
         ))}
       </section>
 
@@ -172,6 +152,62 @@ export function Billing({ me }: { me: Me }) {
   );
 }
 
+/** Until a request is decided, the page asks again: quickly at first, then every 10 s. */
+const FOLLOW_FAST_MS = 2_000;
+const FOLLOW_SLOW_MS = 10_000;
+const FOLLOW_FAST_FOR_MS = 120_000;
+
+/**
+ * While a top-up request is pending (a Stripe payment awaiting its webhook, a request awaiting an
+ * operator), the page re-reads the requests, and everything else once one of them moved (issue 48
+ * item 9: the page used to show "pending" and the old balance until reloaded).
+ */
+function useFollowPending(requests: TopUpRequest[], reload: () => Promise<void>) {
+  const shown = useRef(requests);
+  shown.current = requests;
+  const waiting = requests.some((r) => r.status === 'pending' || r.status === 'approved');
+  useEffect(() => {
+    if (!waiting) return;
+    const since = Date.now();
+    let timer: ReturnType<typeof setTimeout>;
+    const statuses = (rs: TopUpRequest[]) => rs.map((r) => `${r.id}:${r.status}`).join(' ');
+    const tick = async () => {
+      const now = await api.topUps().catch(() => null);
+      if (now !== null && statuses(now) !== statuses(shown.current)) await reload().catch(() => {});
+      timer = setTimeout(tick, Date.now() - since < FOLLOW_FAST_FOR_MS ? FOLLOW_FAST_MS : FOLLOW_SLOW_MS);
+    };
+    timer = setTimeout(tick, FOLLOW_FAST_MS);
+    return () => clearTimeout(timer);
+  }, [waiting, reload]);
+}
+
+/**
+ * Back from the payment page (Stripe's success_url and cancel_url: `?topup=<id>&checkout=success|cancel`):
+ * what happened to the payment, following the request until it is credited.
+ */
+function CheckoutNotice(props: {
+  checkout: string | null;
+  request: TopUpRequest | undefined;
+  currency: string | null;
+}) {
+  const { checkout, request } = props;
+  if (checkout !== 'success' && checkout !== 'cancel') return null;
+  const amount = request ? money(request.amount, props.currency) : null;
+  const words =
+    checkout === 'cancel'
+      ? 'The payment was cancelled; nothing was charged.'
+      : request?.status === 'credited'
+        ? `Payment received: ${amount} was credited.`
+        : request?.status === 'rejected'
+          ? 'The payment did not go through; nothing was credited.'
+          : `Payment received. ${amount ?? 'The top-up'} is credited as soon as the payment provider confirms it; this page shows it then.`;
+  return (
+    <p className="notice" role="status" data-testid="checkout-notice">
+      {words}
+    </p>
+  );
+}
+
 /** A ledger table; each row is [react key, ...cells]. */
 function LedgerTable(props: { head: string[]; rows: [string, ...ReactNode[]][]; empty: string }) {
   if (props.rows.length === 0) return <p className="muted">{props.empty}</p>;
@@ -211,13 +247,13 @@ function TopUp(props: {
           setError('');
           setStatus('');
           try {
-            const started = await api.topUp(amount.trim(), chosen);
+            const started = await api.topUp(requiredAmount('Amount', amount), chosen);
             if (started.provider === 'stripe') {
               location.assign(started.url);
               return;
             }
             setStatus(
-              `Requested ${started.request.amount} ${props.currency}: it is credited once an operator approves it.`,
+              `Requested ${money(started.request.amount, props.currency)}: it is credited once an operator approves it.`,
             );
             setAmount('');
             await props.onRequested();
@@ -258,7 +294,7 @@ function TopUp(props: {
           Top up
         </button>
       </form>
-      <ErrorLine error={error} />
+      <ErrorLine id="topup-error" error={error} />
       <p role="status">{status}</p>
     </section>
   );
@@ -270,13 +306,13 @@ function Figure(props: {
   testId: string;
   amount: string | undefined;
   currency: string | null;
-  places: number;
 }) {
+  const exact = props.amount === undefined ? undefined : exactMoney(props.amount, props.currency, 0);
   return (
     <div className="card">
       <div className="muted small">{props.label}</div>
-      <div className="big" data-testid={props.testId}>
-        {props.amount === undefined ? '…' : money(props.amount, props.currency, props.places)}
+      <div className="big" data-testid={props.testId} title={exact}>
+        {props.amount === undefined ? '…' : money(props.amount, props.currency)}
       </div>
     </div>
   );

@@ -3,6 +3,7 @@
 // input and output tokens per minute, calls at once), each beside the account default it falls
 // back to. Owners edit them; members see them (the server refuses a member's change anyway).
 import { type ReactNode, useEffect, useState } from 'react';
+import { optionalAmount } from '../amount-input.ts';
 import {
   api,
   type BudgetWindow,
@@ -99,7 +100,7 @@ export function KeyLimitsDialog(props: {
       const rateLimits = Object.fromEntries(
         RATE_FIELDS.map((f) => [f.name, clearAll ? null : rateValue(f.label, rates?.[f.name] ?? '')]),
       );
-      const limit = clearAll || spendLimit.trim() === '' ? null : spendLimit.trim();
+      const limit = clearAll ? null : optionalAmount('Spend limit', spendLimit);
       await api.setLimits(props.keyRow.id, {
         rateLimits,
         spendLimit: limit,

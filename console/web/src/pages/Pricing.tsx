@@ -2,7 +2,7 @@
 // account currency, context length and availability.
 import { useEffect, useState } from 'react';
 import { api, type Me, type PricedModel } from '../api.ts';
-import { count, money } from '../format.ts';
+import { count, exactMoney } from '../format.ts';
 import { ScrollTable } from '../parts.tsx';
 import { useTitle } from '../title.ts';
 
@@ -22,7 +22,7 @@ const KINDS: Record<string, string> = {
 function prices(m: PricedModel, currency: string | null) {
   const p = m.price;
   const per = (v: string | undefined, unit: string) =>
-    v === undefined ? '—' : `${money(v, currency)} ${unit}`;
+    v === undefined ? '—' : `${exactMoney(v, currency)} ${unit}`;
   switch (m.kind) {
     case 'image':
       return [per(p.perImage, 'per image'), '', ''];

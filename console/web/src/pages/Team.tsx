@@ -24,6 +24,9 @@ export function Team({ me }: { me: Me }) {
   useEffect(() => {
     void reload();
   }, [reload]);
+  // The last owner can neither leave nor become a member (the server refuses both): not offered.
+  const owners = (team?.members ?? []).filter((m) => m.role === 'owner').length;
+  const soleOwner = (m: Member) => m.role === 'owner' && owners === 1;
   const act = async (f: () => Promise<void>) => {
     setError('');
     try {
@@ -48,6 +51,11 @@ export function Team({ me }: { me: Me }) {
             <th scope="row">
               {m.email}
               {m.you && <span className="muted"> (you)</span>}
+              {owner && soleOwner(m) && (
+                <div className="muted small">
+                  the only owner: make another member an owner before this one can leave or become a member
+                </div>
+              )}
             </th>
             <td>
               {owner ? (
@@ -55,6 +63,7 @@ export function Team({ me }: { me: Me }) {
                   <span className="visually-hidden">Role of {m.email}</span>
                   <select
                     value={m.role}
+                    disabled={soleOwner(m)}
                     onChange={(e) => act(() => api.setRole(m.userId, e.target.value as Role).then(() => {}))}
                   >
                     <option value="owner">owner</option>
@@ -67,9 +76,11 @@ export function Team({ me }: { me: Me }) {
             </td>
             {owner && (
               <td>
-                <button type="button" onClick={() => setRemoving(m)}>
-                  Remove
-                </button>
+                {!soleOwner(m) && (
+                  <button type="button" onClick={() => setRemoving(m)}>
+                    Remove
+                  </button>
+                )}
               </td>
             )}
           </tr>
@@ -149,12 +160,12 @@ export function Team({ me }: { me: Me }) {
         <RemoveMember
           member={removing}
           onCancel={() => setRemoving(null)}
-          onRemove={(revokeKeys) =>
-            act(async () => {
-              await api.removeMember(removing.userId, revokeKeys);
-              setRemoving(null);
-            })
-          }
+          onRemove={async (revokeKeys) => {
+            // A refusal is said in the dialog, where the person is looking (not behind its backdrop).
+            await api.removeMember(removing.userId, revokeKeys);
+            setRemoving(null);
+            await reload();
+          }}
         />
       )}
     </>
@@ -164,9 +175,10 @@ export function Team({ me }: { me: Me }) {
 function RemoveMember(props: {
   member: Member;
   onCancel: () => void;
-  onRemove: (revokeKeys: boolean) => void;
+  onRemove: (revokeKeys: boolean) => Promise<void>;
 }) {
   const [revoke, setRevoke] = useState(false);
+  const [error, setError] = useState('');
   return (
     <Dialog title="Remove member?" onClose={props.onCancel}>
       <p>
@@ -181,11 +193,19 @@ function RemoveMember(props: {
           ? 'Their keys stop working at once; their usage stays in reports.'
           : 'Their keys keep working: they belong to the account.'}
       </p>
+      <ErrorLine error={error} />
       <div className="row">
         <button type="button" onClick={props.onCancel}>
           Cancel
         </button>
-        <button type="button" className="danger" onClick={() => props.onRemove(revoke)}>
+        <button
+          type="button"
+          className="danger"
+          onClick={() => {
+            setError('');
+            props.onRemove(revoke).catch((err: Error) => setError(err.message));
+          }}
+        >
           Remove
         </button>
       </div>

@@ -6,7 +6,7 @@ import { useEffect, useState } from 'react';
 import { api, type KeyRow, type Me, type UsageGroup, type UsageRow, usageQueryString } from '../api.ts';
 import { BarChart, everyDay } from '../Chart.tsx';
 import { DateRange } from '../DateRange.tsx';
-import { count, isoDay, money } from '../format.ts';
+import { count, exactMoney, isoDay } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { navigate, useLocation } from '../router.tsx';
 import { Tabs } from '../Tabs.tsx';
@@ -125,7 +125,7 @@ export function Usage({ me }: { me: Me }) {
             title={`${metric} per day${currency && metric === 'Cost' ? ` (${currency})` : ''}`}
             points={everyDay(from, to, days, value)}
             format={(v) =>
-              metric === 'Cost' ? money(String(Math.round(v * 1e9) / 1e9), currency) : count(v)
+              metric === 'Cost' ? exactMoney(String(Math.round(v * 1e9) / 1e9), currency) : count(v)
             }
           />
         )}
@@ -162,7 +162,7 @@ export function Usage({ me }: { me: Me }) {
             <td>{count(r.outputTokens)}</td>
             <td>{count(r.images)}</td>
             <td>{count(r.videoSeconds)}</td>
-            <td>{money(r.cost, null)}</td>
+            <td>{exactMoney(r.cost, null)}</td>
           </tr>
         ))}
       </ScrollTable>

@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'react';
 import { ApiError, api, type CallTransfer } from '../api.ts';
 import { Dialog } from '../Dialog.tsx';
-import { count, money } from '../format.ts';
+import { count, exactMoney } from '../format.ts';
 import { ErrorLine, ScrollTable } from '../parts.tsx';
 import { navigate, useLocation } from '../router.tsx';
 import { duration, UsageRefused } from './UsageRefused.tsx';
@@ -52,7 +52,7 @@ function usageLabel(t: CallTransfer): string {
 /** What the transfer did, in words: refunds and voids give money back. */
 function typeLabel(t: CallTransfer): string {
   if (t.type === 'void')
-    return `hold of ${money(t.amount, null)} given back${t.reason ? ` (${t.reason})` : ''}`;
+    return `hold of ${exactMoney(t.amount, null)} given back${t.reason ? ` (${t.reason})` : ''}`;
   return t.type;
 }
 
@@ -77,7 +77,11 @@ function Result({ t }: { t: CallTransfer }) {
 
 /** What it did to the balance: a refund gives back, a void moves nothing (the hold was never charged). */
 const charged = (t: CallTransfer) =>
-  t.type === 'charge' ? money(t.amount, null) : t.type === 'refund' ? `−${money(t.amount, null)}` : '—';
+  t.type === 'charge'
+    ? exactMoney(t.amount, null)
+    : t.type === 'refund'
+      ? `−${exactMoney(t.amount, null)}`
+      : '—';
 
 function CallRow({ t, lookup }: { t: CallTransfer; lookup?: (requestId: string) => void }) {
   return (
@@ -286,7 +290,7 @@ function Figures({ t }: { t: CallTransfer }) {
     ['Output tokens', n(t.outputTokens)],
     ['Images', n(t.images)],
     ['Video seconds', n(t.videoSeconds)],
-    ['Cost', t.cost === null ? '—' : money(t.cost, null)],
+    ['Cost', t.cost === null ? '—' : exactMoney(t.cost, null)],
     ['Charged', charged(t)],
     ['Currency', t.currency ?? '—'],
     ...(t.type === 'charge'

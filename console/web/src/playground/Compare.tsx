@@ -8,7 +8,7 @@
 import { useCallback, useRef, useState } from 'react';
 import type { PricedModel } from '../api.ts';
 import { CopyButton } from '../copy.tsx';
-import { money } from '../format.ts';
+import { exactMoney } from '../format.ts';
 import { ComparePrompts } from './ComparePrompts.tsx';
 import { type ChatRequest, type RunMetrics, streamReply } from './calls.ts';
 import {
@@ -112,6 +112,21 @@ function Result(props: {
   );
 }
 
+/**
+ * Scrolls the first prompt's results to the top of the window when they are not on screen or start
+ * in its lower two thirds (too low to read a reply), so a run is seen starting; results already
+ * high enough in view are left where they are.
+ */
+function resultsInView(columns: HTMLElement | null, controls: HTMLElement | null) {
+  const first = columns?.querySelector<HTMLElement>('[data-testid="result"]');
+  if (!first) return;
+  const top = first.getBoundingClientRect().top;
+  if (top >= 0 && top < window.innerHeight / 3) return;
+  // Under the Run all / Stop all row, which sticks to the top of the window once scrolled to.
+  first.style.scrollMarginTop = `${(controls?.offsetHeight ?? 0) + 8}px`;
+  first.scrollIntoView({ block: 'start' });
+}
+
 export function Compare(props: {
   apiBase: string;
   secret: string | null;
@@ -125,6 +140,8 @@ export function Compare(props: {
   const [columns, setColumns] = useState<Cell[][]>(() => s.columns.map(() => emptyColumn(s.prompts.length)));
   const [total, setTotal] = useState<Cost | null>(null);
   const aborts = useRef<(AbortController | null)[]>([]);
+  const results = useRef<HTMLDivElement>(null);
+  const controls = useRef<HTMLDivElement>(null);
   const update = (i: number, k: number, f: (c: Cell) => Cell) =>
     setColumns((cs) => cs.map((col, j) => (j === i ? col.map((c, l) => (l === k ? f(c) : c)) : col)));
   const set = (patch: Partial<CompareSetup>) => props.onSetup({ ...s, ...patch, dropped: [] });
@@ -185,6 +202,9 @@ export function Compare(props: {
   const runAll = async () => {
     setColumns(s.columns.map(() => emptyColumn(s.prompts.length)));
     setTotal(null);
+    // The results start under the prompts and every column's settings, below the fold: without
+    // this, Run all seemed to do nothing (issue 48 item 10).
+    requestAnimationFrame(() => resultsInView(results.current, controls.current));
     const balance = balanceBeside();
     // The first column to end ends the window in which the read is the balance before the run.
     await Promise.all(s.columns.map((_, i) => runColumn(i).finally(balance.ended)));
@@ -222,7 +242,8 @@ export function Compare(props: {
         System prompt
         <input value={s.system} onChange={(e) => set({ system: e.target.value })} />
       </label>
-      <div className="row">
+      {/* Sticky: with the results scrolled into view, Stop all stays at hand. */}
+      <div className="row compare-controls" ref={controls}>
         <button
           type="button"
           className="primary"
@@ -258,12 +279,12 @@ export function Compare(props: {
         <CopyButton text={link} label="Copy the link to this set-up" />
         {total && (
           <span data-testid="compare-total">
-            All columns: {money(total.amount, props.currency)} (balance change)
+            All columns: {exactMoney(total.amount, props.currency)} (balance change)
           </span>
         )}
       </div>
       {/* data-prompts sets each column's row span, so a prompt's results line up across columns (subgrid). */}
-      <div className="columns" data-testid="columns" data-prompts={s.prompts.length}>
+      <div className="columns" data-testid="columns" data-prompts={s.prompts.length} ref={results}>
         {s.columns.map((col, i) => {
           const cells = columns[i] ?? emptyColumn(s.prompts.length);
           const running = cells.some((c) => c.running);

@@ -1,7 +1,7 @@
 // A run's measurements (issue 19 items 3 and 5; issue 37 item 2): time to first token and to the
 // end, tokens per second, tokens in / cached / out, and the cost — `usage.cost` when the response carries it, else the change of
 // the account's balance this run caused (read from the ledger once the call is settled).
-import { money } from '../format.ts';
+import { exactMoney } from '../format.ts';
 import type { RunMetrics } from './calls.ts';
 
 export interface Cost {
@@ -48,7 +48,7 @@ export function Metrics(props: {
       <div>
         <dt>{COST_LABEL[props.cost?.source ?? 'usage']}</dt>
         <dd data-testid="cost" data-cost={props.cost?.amount ?? ''} data-source={props.cost?.source ?? ''}>
-          {props.cost ? money(props.cost.amount, props.currency) : '—'}
+          {props.cost ? exactMoney(props.cost.amount, props.currency) : '—'}
         </dd>
       </div>
     </dl>
@@ -60,7 +60,7 @@ export function MediaCost({ cost, currency }: { cost: Cost | null; currency: str
   if (!cost) return null;
   return (
     <p data-testid="media-cost" data-cost={cost.amount} data-source={cost.source}>
-      {COST_LABEL[cost.source]}: {money(cost.amount, currency)}
+      {COST_LABEL[cost.source]}: {exactMoney(cost.amount, currency)}
     </p>
   );
 }

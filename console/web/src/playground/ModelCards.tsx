@@ -6,7 +6,7 @@
 // price or context, ids broken only between their parts, and cards of one height.
 import { useState } from 'react';
 import type { PricedModel } from '../api.ts';
-import { count, money } from '../format.ts';
+import { count, exactMoney } from '../format.ts';
 
 export const KIND_LABEL: Record<string, string> = {
   chat: 'Text',
@@ -73,7 +73,7 @@ function PriceRows({ m, currency }: { m: PricedModel; currency: string | null })
     <div key={label}>
       <dt>{label}</dt>
       <dd data-testid={`price-${label.toLowerCase().replace(/\W+/g, '-')}`}>
-        {value === undefined ? '—' : `${money(value, currency)}${unit}`}
+        {value === undefined ? '—' : `${exactMoney(value, currency)}${unit}`}
       </dd>
     </div>
   );

@@ -47,6 +47,7 @@ export function Run(props: {
   const [error, setError] = useState<unknown>(null);
   const [code, setCode] = useState(false);
   const abort = useRef<AbortController | null>(null);
+  const composer = useRef<HTMLDivElement>(null);
   /** The run whose cost may still be shown: a cost read late for an earlier run is dropped. */
   const latestRun = useRef(0);
   const running = streaming !== null;
@@ -159,6 +160,7 @@ export function Run(props: {
             messages={conv.messages}
             streaming={streaming}
             currency={props.currency}
+            composer={composer}
             onRegenerate={(i) => {
               const before = beforeReply(conv.messages, i);
               if (before) void send(before, false);
@@ -169,7 +171,7 @@ export function Run(props: {
           {conv.messages.length === 0 && !running && (
             <p className="muted empty-thread">Ask the model something: the conversation appears here.</p>
           )}
-          <div className="composer">
+          <div className="composer" ref={composer}>
             <ErrorBox error={error} />
             <PromptBox
               label={

@@ -36,20 +36,51 @@ export interface RunMetrics {
   stopped: boolean;
 }
 
+/**
+ * What a refusal's body and headers say of its cause beyond the code: whose spend limit it was
+ * (`limit_source`: the key's or the account's), its window and reset (a budget), and when a retry
+ * passes (Retry-After: a rate limit, an overloaded model).
+ */
+export interface RefusalFacts {
+  limitSource?: 'key' | 'account';
+  limitWindow?: 'day' | 'week' | 'month';
+  resetsAt?: string;
+  retryAfterS?: number;
+}
+
 /** A refusal or failure of the API, with its code, for the words shown to a person (./errors.ts). */
 export class CallError extends Error {
   constructor(
     message: string,
     readonly status: number,
     readonly code: string | null,
+    readonly facts: RefusalFacts = {},
   ) {
     super(message);
   }
 }
 
+const WINDOWS = ['day', 'week', 'month'] as const;
+
+/** The facts of an error object (either dialect's: both carry the details beside the message). */
+export function refusalFacts(
+  error: Record<string, unknown> | undefined,
+  retryAfter: string | null,
+): RefusalFacts {
+  const facts: RefusalFacts = {};
+  const source = error?.limit_source;
+  if (source === 'key' || source === 'account') facts.limitSource = source;
+  const window = WINDOWS.find((w) => w === error?.limit_window);
+  if (window) facts.limitWindow = window;
+  if (typeof error?.resets_at === 'string') facts.resetsAt = error.resets_at;
+  const seconds = Number(retryAfter);
+  if (retryAfter !== null && Number.isFinite(seconds) && seconds >= 0) facts.retryAfterS = Math.ceil(seconds);
+  return facts;
+}
+
 async function refusal(res: Response): Promise<CallError> {
   const text = await res.text().catch(() => '');
-  let body: { error?: { message?: string; code?: string; type?: string } } = {};
+  let body: { error?: { message?: string; code?: string; type?: string } & Record<string, unknown> } = {};
   try {
     body = JSON.parse(text);
   } catch {
@@ -59,6 +90,7 @@ async function refusal(res: Response): Promise<CallError> {
     body.error?.message ?? `The API answered ${res.status}.`,
     res.status,
     body.error?.code ?? body.error?.type ?? null,
+    refusalFacts(body.error, res.headers.get('retry-after')),
   );
 }
 
