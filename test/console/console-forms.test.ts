@@ -12,10 +12,10 @@ import { mkdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Team } from '../../core/accounts/team.ts';
+import { Users } from '../../core/accounts/users.ts';
 import { Metering } from '../../core/billing/index.ts';
 import { TopUpRequests } from '../../core/payments/index.ts';
-import { Team } from '../../core/team.ts';
-import { Users } from '../../core/users.ts';
 import {
   type BrowserPlatform,
   DESKTOP,

@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Accounts } from '../../core/accounts.ts';
+import { Accounts } from '../../core/accounts/accounts.ts';
 import {
   addExternalChatModel,
   type BrowserPlatform,
