@@ -104,7 +104,8 @@ export function planModel(model: Model, observed: Observed, fleet: FleetConfig =
   const service = engine ? serviceFor(model, engine) : null;
   if (deployment) reasons.push(`apply Deployment ${name} with ${deployment.spec?.replicas} replica(s)`);
   if (placed && !placed.ok) reasons.push(`${placed.message}: the Deployment is left as it is`);
-  const problem = placementProblem(placed, observed.pods ?? []);
+  // The engine's pods first; while the weights load there are none, and the loader's problem shows.
+  const problem = placementProblem(placed, observed.pods ?? []) ?? weights.problem;
   const aliasProblem = aliasConflict(observed.aliasesTaken ?? []);
 
   const endpoints = model.spec.external ? [model.spec.external.url] : readyEndpoints(observed.endpointSlices);
