@@ -16,6 +16,7 @@ import type {
 import { catalogueKey } from '../../core/catalogue/entry.ts';
 import { adaptersOf, completeAdapterPlan } from '../adapters/reconcile.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
+import { describeWriter } from '../autoscale/writers.ts';
 import { emptyFleet, type FleetConfig } from '../fleet/profiles.ts';
 import { API_VERSION, type Model, modelKey, modelSource } from '../model/model.ts';
 import { MANAGED_BY, MODEL_LABEL, modelNameFromOwned, ownedName } from '../model/owned.ts';
@@ -247,6 +248,16 @@ export class KubernetesRuntime implements Runtime {
         await this.scaleWriter.scale(t.model, replicas);
       },
       claim: (t) => this.scaleWriter.claim(t.model),
+      secondWriter: (t, writer) => {
+        const message = `replicas written by ${describeWriter(writer)}: the operator stopped writing them (one writer; see the Scaling condition)`;
+        this.deps.log.warn({ model: t.key, writer }, message);
+        this.queue.add(t.key); // the status says so (autoscale/status.ts)
+        this.kube
+          .warnModel(t.model, 'SecondReplicasWriter', message)
+          .catch((err: unknown) =>
+            this.deps.log.warn({ model: t.key, err: describeError(err) }, 'event not written'),
+          );
+      },
       decided: (key, result) => {
         this.scaling.set(key, result);
         this.queue.add(key);
