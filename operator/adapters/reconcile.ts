@@ -10,12 +10,20 @@ import { type BasePod, planAdapter } from './plan.ts';
 import { afterLoads, baseState, loraName, publishAdapter } from './publish.ts';
 import { holdFinalizer, planAdapterRemoval, type RetriedPlan } from './removal.ts';
 
-/** A base engine that does not answer GET /v1/models is taken as not ready: nothing is loaded there. */
+/**
+ * The base's ready engines and what each holds. One that does not answer GET /v1/models is ready
+ * to Kubernetes but cannot take an adapter: nothing is loaded there, and why is kept for the status.
+ */
 async function observe(urls: readonly string[]): Promise<BasePod[]> {
   return Promise.all(
-    urls.map(async (url) => {
-      const loaded = await loadedAdapters(url, AbortSignal.timeout(10_000)).catch(() => null);
-      return { name: url, url, ready: loaded !== null, terminating: false, loaded: loaded ?? [] };
+    urls.map(async (url): Promise<BasePod> => {
+      try {
+        const loaded = await loadedAdapters(url, AbortSignal.timeout(10_000));
+        return { name: url, url, ready: true, terminating: false, loaded };
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        return { name: url, url, ready: true, terminating: false, loaded: [], unanswered: why };
+      }
     }),
   );
 }
