@@ -22,10 +22,17 @@ export async function loadedAdapters(url: string, signal?: AbortSignal): Promise
 
 /** The base's pods for the plan (./reconcile.ts): an engine that does not answer GET /v1/models is taken as not ready. */
 export async function observeBasePods(urls: readonly string[]): Promise<BasePod[]> {
+  // One that does not answer GET /v1/models is ready to Kubernetes but cannot take an adapter:
+  // nothing is loaded there, and why is kept for the status (./plan.ts BaseNotAnswering).
   return Promise.all(
-    urls.map(async (url) => {
-      const loaded = await loadedAdapters(url, AbortSignal.timeout(10_000)).catch(() => null);
-      return { name: url, url, ready: loaded !== null, terminating: false, loaded: loaded ?? [] };
+    urls.map(async (url): Promise<BasePod> => {
+      try {
+        const loaded = await loadedAdapters(url, AbortSignal.timeout(10_000));
+        return { name: url, url, ready: true, terminating: false, loaded };
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        return { name: url, url, ready: true, terminating: false, loaded: [], unanswered: why };
+      }
     }),
   );
 }

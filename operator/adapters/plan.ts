@@ -19,6 +19,11 @@ export interface BasePod {
   terminating: boolean;
   /** Adapter names its engine lists as loaded (GET /v1/models entries whose parent is the base). */
   loaded: readonly string[];
+  /**
+   * Why a ready pod's engine did not answer GET /v1/models (a hung or crashed engine behind a
+   * readiness probe not yet failed): nothing is loaded there, and the Model says so.
+   */
+  unanswered?: string;
 }
 
 /** What the operator knows of the base Model: absent, or present with its pods. */
@@ -36,7 +41,14 @@ export interface LoadAction {
 export interface AdapterCondition {
   type: 'AdapterLoaded';
   status: 'True' | 'False';
-  reason: 'Loaded' | 'BaseMissing' | 'BaseCannotLoadAdapters' | 'NoReadyBasePods' | 'Loading' | 'LoadFailed';
+  reason:
+    | 'Loaded'
+    | 'BaseMissing'
+    | 'BaseCannotLoadAdapters'
+    | 'NoReadyBasePods'
+    | 'BaseNotAnswering'
+    | 'Loading'
+    | 'LoadFailed';
   message: string;
 }
 
@@ -79,17 +91,30 @@ export function planAdapter(
         `base model ${spec.base} does not allow runtime LoRA loading (--enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING)`,
       ),
     };
-  const live = base.pods.filter((p) => p.ready && !p.terminating);
+  const ready = base.pods.filter((p) => p.ready && !p.terminating);
+  const live = ready.filter((p) => p.unanswered === undefined);
   const holders = live.filter((p) => p.loaded.includes(name)).map((p) => p.name);
   const load = live
     .filter((p) => !p.loaded.includes(name))
     .map((p) => ({ pod: p.name, url: p.url, body: { lora_name: name, lora_path: spec.source } }));
-  if (live.length === 0)
+  if (ready.length === 0)
     return {
       load,
       holders,
       condition: cond(false, 'NoReadyBasePods', `base model ${spec.base} has no ready pod`),
     };
+  if (live.length === 0) {
+    const first = ready[0]!;
+    return {
+      load,
+      holders,
+      condition: cond(
+        false,
+        'BaseNotAnswering',
+        `base model ${spec.base} has ${ready.length} ready pod(s), but no engine answers GET /v1/models (${first.name}: ${first.unanswered})`,
+      ),
+    };
+  }
   const failed = load.filter((a) => failures.has(a.pod));
   if (holders.length === 0 && failed.length > 0) {
     const first = failed[0]!;

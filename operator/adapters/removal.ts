@@ -19,7 +19,7 @@ export interface UnloadAction {
 export function planAdapterRemoval(name: string, base: BaseState): UnloadAction[] {
   if (!base.exists) return [];
   return base.pods
-    .filter((p) => p.ready && !p.terminating && p.loaded.includes(name))
+    .filter((p) => p.ready && !p.terminating && p.unanswered === undefined && p.loaded.includes(name))
     .map((p) => ({ pod: p.name, url: p.url, body: { lora_name: name } }));
 }
 

@@ -39,6 +39,11 @@ export interface ScaleMemory {
   samples: { at: number; want: number }[];
   lastScaleUpAt: number | null;
   lastDemandAt: number | null;
+  /**
+   * The last decision that changed replicas, shown until the next one: a wake read `Steady` two
+   * seconds later otherwise, before anyone looked (issue 47.9). Null: none yet.
+   */
+  lastChange: { reason: ScaleReason; message: string } | null;
 }
 
 export interface ScaleInputs {
@@ -75,7 +80,16 @@ export const freshMemory = (now: number, from: Partial<ScaleMemory> = {}): Scale
   samples: [],
   lastScaleUpAt: from.lastScaleUpAt ?? null,
   lastDemandAt: from.lastDemandAt ?? null,
+  lastChange: from.lastChange ?? null,
 });
+
+/** The reasons of decisions that change replicas (the others hold them as they are). */
+export const CHANGE_REASONS: ReadonlySet<ScaleReason> = new Set([
+  'ScaledUp',
+  'WokenByHeldRequest',
+  'ScaledDown',
+  'ScaledToZero',
+]);
 
 const clamp = (n: number, p: AutoscalePolicy) => Math.min(Math.max(n, p.min), p.max);
 
@@ -106,16 +120,14 @@ export function decideReplicas(p: AutoscalePolicy, s: ScaleInputs, memory: Scale
     samples,
     lastScaleUpAt: memory.lastScaleUpAt,
     lastDemandAt,
+    lastChange: memory.lastChange,
   };
   const inputs = `demand ${total} (in flight ${s.demand.inFlight}, queued ${s.demand.queued}, held ${s.demand.held}), target ${p.targetInFlight} per replica${saturated ? ', engines saturated' : ''}`;
-  const decided = (desired: number, reason: ScaleReason, why: string): ScaleDecision => ({
-    desired,
-    want,
-    saturated,
-    reason,
-    message: `${why}: ${inputs}`,
-    memory: next,
-  });
+  const decided = (desired: number, reason: ScaleReason, why: string): ScaleDecision => {
+    const message = `${why}: ${inputs}`;
+    if (CHANGE_REASONS.has(reason)) next.lastChange = { reason, message };
+    return { desired, want, saturated, reason, message, memory: next };
+  };
 
   const current = clamp(s.current, p);
   if (want > current) {

@@ -4,6 +4,8 @@
 // scale subresource on Kubernetes, the process count locally) and hands the decision to the
 // runtime, whose reconcile puts it in the Model's status. One writer of `replicas`: a follower
 // decides nothing, and a Model whose autoscaling.writer is `external` (KEDA, an HPA) is skipped.
+// So is a Model someone else scales although its writer is the operator (./writers.ts: an HPA left
+// on it): writing would fight it, so the scaler stops, and the runtime says so once (an event).
 // What it remembers (the window's samples) is per leadership term; the times it must not forget
 // (the last scale-up, the last demand) are read back from the status when a new leader starts.
 import type { Logger } from 'pino';
@@ -11,16 +13,19 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import { type Demand, type DemandStore, noDemand, totalDemand } from '../../core/demand/demand.ts';
 import type { AutoscalingStatus, Model } from '../model/model.ts';
 import type { ConditionInput } from '../model/status.ts';
-import { condition } from '../model/status.ts';
 import {
+  CHANGE_REASONS,
   decideReplicas,
   type EngineLoad,
   freshMemory,
   type ScaleDecision,
   type ScaleMemory,
+  type ScaleReason,
 } from './decide.ts';
 import { scrapeEngineLoad } from './engine-load.ts';
 import { autoscalePolicy } from './policy.ts';
+import { decisionStatus } from './status.ts';
+import { type ReplicasWriter, secondReplicasWriter } from './writers.ts';
 
 /** An autoscaled Model as the runtime sees it now. */
 export interface ScaleTarget {
@@ -45,16 +50,19 @@ export interface ScalerDeps {
   claim?(target: ScaleTarget): Promise<void>;
   /** The decision for the Model's status (the runtime re-plans the Model with it). */
   decided(key: string, result: { status: AutoscalingStatus; condition: ConditionInput }): void;
+  /** Someone else writes the Model's replicas: the scaler stopped writing them (once per episode). */
+  secondWriter?(target: ScaleTarget, writer: ReplicasWriter): void;
   engineLoad?: (endpoints: string[]) => Promise<EngineLoad | null>;
   registry?: Registry;
   now?: () => number;
 }
 
-const iso = (ms: number | null | undefined) => (ms == null ? undefined : new Date(ms).toISOString());
 const ms = (s: string | undefined) => (s === undefined ? null : Date.parse(s) || null);
 
 export class Scaler {
   private readonly memory = new Map<string, ScaleMemory>();
+  /** Models whose replicas another writer holds, already reported. */
+  private readonly yielded = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | null = null;
   private readonly desiredGauge: Gauge<'model'> | undefined;
@@ -117,6 +125,14 @@ export class Scaler {
       this.deps.targets().map(async (t) => {
         const policy = autoscalePolicy(t.model.spec.engine);
         if (policy === null || t.model.metadata.deletionTimestamp) return;
+        const other = secondReplicasWriter(t.model);
+        if (other) {
+          // Not seen: its window is dropped, so taking over again starts a fresh one.
+          if (!this.yielded.has(t.key)) this.deps.secondWriter?.(t, other);
+          this.yielded.add(t.key);
+          return;
+        }
+        this.yielded.delete(t.key);
         seen.add(t.key);
         await this.deps
           .claim?.(t)
@@ -138,7 +154,7 @@ export class Scaler {
             `scaled: ${d.message}`,
           );
         }
-        this.deps.decided(t.key, this.statusOf(t, demand, d, now));
+        this.deps.decided(t.key, decisionStatus(t.model, t.current, demand, d, now));
       }),
     );
     for (const key of this.memory.keys()) if (!seen.has(key)) this.memory.delete(key);
@@ -147,7 +163,13 @@ export class Scaler {
   /** A new leader's memory: an empty window, and the times the status kept. */
   private recalled(model: Model, now: number): ScaleMemory {
     const s = model.status?.autoscaling;
-    return freshMemory(now, { lastScaleUpAt: ms(s?.lastScaleUpTime), lastDemandAt: ms(s?.lastDemandTime) });
+    const reason = s?.reason as ScaleReason | undefined;
+    const message = model.status?.conditions?.find((c) => c.type === 'Scaling')?.message;
+    return freshMemory(now, {
+      lastScaleUpAt: ms(s?.lastScaleUpTime),
+      lastDemandAt: ms(s?.lastDemandTime),
+      lastChange: reason && CHANGE_REASONS.has(reason) && message ? { reason, message } : null,
+    });
   }
 
   private observe(t: ScaleTarget, demand: Demand, d: ScaleDecision): void {
@@ -157,32 +179,6 @@ export class Scaler {
     this.demandGauge?.set({ model, state: 'queued' }, demand.queued);
     this.demandGauge?.set({ model, state: 'held' }, demand.held);
   }
-
-  private statusOf(
-    t: ScaleTarget,
-    demand: Demand,
-    d: ScaleDecision,
-    now: number,
-  ): { status: AutoscalingStatus; condition: ConditionInput } {
-    const before = t.model.status?.autoscaling;
-    const lastScaleTime = d.desired !== t.current ? iso(now) : before?.lastScaleTime;
-    const status: AutoscalingStatus = {
-      desiredReplicas: d.desired,
-      recommendation: d.want,
-      demand: totalDemand(demand),
-      ...demand,
-      saturated: d.saturated,
-      reason: d.reason,
-      ...(lastScaleTime ? { lastScaleTime } : {}),
-      ...(d.memory.lastScaleUpAt !== null ? { lastScaleUpTime: iso(d.memory.lastScaleUpAt)! } : {}),
-      // Whole seconds: a busy model's status is not rewritten for every millisecond of demand.
-      ...(d.memory.lastDemandAt !== null
-        ? { lastDemandTime: iso(Math.floor(d.memory.lastDemandAt / 1000) * 1000)! }
-        : {}),
-    };
-    const moving = d.reason !== 'Steady' && d.reason !== 'HoldingScaleDown';
-    return { status, condition: condition('Scaling', moving, d.reason, d.message) };
-  }
 }
 
 /**
@@ -191,7 +187,7 @@ export class Scaler {
  */
 export function runtimeScaler(
   deps: { demand?: DemandStore | undefined; log: Logger; metrics?: { registry: Registry } | undefined },
-  runtime: Pick<ScalerDeps, 'isLeader' | 'targets' | 'setReplicas' | 'decided' | 'claim'>,
+  runtime: Pick<ScalerDeps, 'isLeader' | 'targets' | 'setReplicas' | 'decided' | 'claim' | 'secondWriter'>,
 ): Scaler | undefined {
   if (deps.demand === undefined) return undefined;
   return new Scaler({

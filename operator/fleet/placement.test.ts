@@ -1,11 +1,13 @@
 // Placement with no cluster: a profile and a count in, the engine pod's scheduling and resources
 // out; the drain timings every Deployment carries; an unschedulable pod or an unknown profile as
 // the Model's Degraded condition.
+import { readFileSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { engineDrain } from '../engines/index.ts';
+import { parse } from 'yaml';
+import { acceptedEngines, engineDrain } from '../engines/index.ts';
 import { chatModel } from '../fixtures.ts';
-import { FINALIZER, type Model } from '../model/model.ts';
+import { FINALIZER, type Model, parseModel } from '../model/model.ts';
 import { planModel } from '../reconcile/plan.ts';
 import { CATALOGUE_PROPAGATION_SECONDS } from './drain.ts';
 import { multiplyQuantity, placementFor } from './placement.ts';
@@ -199,5 +201,25 @@ describe('scratch volume (operator/fleet/scratch.ts)', () => {
     expect(
       planModel(model({ type: 'simulator' }), observed).deployment?.spec?.template.spec?.volumes,
     ).toBeUndefined();
+  });
+});
+
+describe('the first example Model of docs/install.md (47.10)', () => {
+  it('47.10 examples/models/cluster/vllm-llama-3.1-8b.yaml lands on a tainted GPU pool with the chart’s default profiles', () => {
+    const read = (path: string) => parse(readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8'));
+    const parsed = parseModel(read('examples/models/cluster/vllm-llama-3.1-8b.yaml'), acceptedEngines());
+    if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+    const chart = read('charts/modelplane/values.yaml') as { engines: { resourceProfiles: unknown } };
+    const defaults = parseFleetConfig({ resourceProfiles: chart.engines.resourceProfiles });
+    const plan = planModel(
+      parsed.model,
+      { deployment: null, serviceExists: false, endpointSlices: [], now: '2026-01-01T00:00:00Z' },
+      defaults,
+    );
+    const pod = plan.deployment?.spec?.template.spec;
+    // GPU pools carry the nvidia.com/gpu=present:NoSchedule taint (docs/models.md "Placement").
+    expect(pod?.tolerations).toContainEqual(gpuTaint);
+    expect(pod?.containers[0]?.resources?.limits?.['nvidia.com/gpu']).toBe('1');
+    expect(pod?.nodeSelector?.['nvidia.com/gpu.product']).toBeDefined();
   });
 });

@@ -55,6 +55,13 @@ export const loaderPlacementSchema = z.strictObject({
   priorityClassName: z.string().min(1).optional(),
   requests: quantities.optional(),
   limits: quantities.optional(),
+  /**
+   * How long a loader (evictor) Job may run, pending pods included, before the Job controller
+   * fails it (activeDeadlineSeconds): a Job that can never start ends, and says so on its Model.
+   * Defaults 21600 (6 h: hundreds of GB over a slow link) and 600.
+   */
+  loadDeadlineSeconds: z.int().min(1).max(604_800).optional(),
+  evictDeadlineSeconds: z.int().min(1).max(86_400).optional(),
 });
 export type LoaderPlacement = z.infer<typeof loaderPlacementSchema>;
 

@@ -172,12 +172,15 @@ export class KubeClient {
    * Writes the Model's replicas through its scale subresource, as `kubectl scale` and an HPA do:
    * the one field the scaler owns, so it never races the status or the spec's other fields. The
    * resourceVersion read makes it conditional: a Model written since gives 409 (scale-fence.ts).
+   * Named by our field manager, so the Model's managedFields tell our writes from an HPA's
+   * (autoscale/writers.ts).
    */
   async scaleModel(model: Model, replicas: number): Promise<void> {
     await this.custom.patchNamespacedCustomObjectScale(
       {
         ...modelPath(model),
         body: { metadata: { resourceVersion: model.metadata.resourceVersion }, spec: { replicas } },
+        fieldManager: FIELD_MANAGER,
       },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
@@ -190,6 +193,31 @@ export class KubeClient {
       { ...modelPath(model), body },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     )) as Model;
+  }
+
+  /** A Warning event on the Model (`kubectl describe model` lists it). */
+  async warnModel(model: Model, reason: string, message: string): Promise<void> {
+    const now = new Date();
+    await this.objects.create({
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { generateName: `${model.metadata.name}.`, namespace: ns(model) },
+      involvedObject: {
+        apiVersion: model.apiVersion,
+        kind: 'Model',
+        name: model.metadata.name,
+        namespace: ns(model),
+        ...(model.metadata.uid ? { uid: model.metadata.uid } : {}),
+        ...(model.metadata.resourceVersion ? { resourceVersion: model.metadata.resourceVersion } : {}),
+      },
+      reason,
+      message,
+      type: 'Warning',
+      source: { component: FIELD_MANAGER },
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    } as KubernetesObject);
   }
 
   async readModel(model: Model): Promise<Model> {

@@ -17,6 +17,7 @@ import { catalogueKey } from '../../core/catalogue/entry.ts';
 import { observeBasePods } from '../adapters/apply.ts';
 import { adaptersOf, planAdapterStep } from '../adapters/reconcile.ts';
 import { runtimeScaler, type Scaler } from '../autoscale/scaler.ts';
+import { describeWriter } from '../autoscale/writers.ts';
 import { emptyFleet, type FleetConfig } from '../fleet/profiles.ts';
 import { API_VERSION, type Model, modelKey, modelSource } from '../model/model.ts';
 import { MANAGED_BY, MODEL_LABEL, modelNameFromOwned, ownedName } from '../model/owned.ts';
@@ -54,6 +55,9 @@ export interface KubernetesRuntimeOptions {
 
 /** A Model as the informer holds it (metadata typed by client-node). */
 type KubeModel = Model & KubernetesObject;
+
+/** The label the Job controller puts on a Job's pods (Kubernetes 1.27 and later). */
+const JOB_NAME_LABEL = 'batch.kubernetes.io/job-name';
 
 const managedSelector = Object.entries(MANAGED_BY)
   .map(([k, v]) => `${k}=${v}`)
@@ -150,17 +154,20 @@ export class KubernetesRuntime implements Runtime {
       onChange: (s) =>
         enqueueOwner(s, modelNameFromOwned(s.metadata?.labels?.['kubernetes.io/service-name'] ?? '')),
     });
-    // Engine pods, for the scheduler's verdict (an unschedulable pod shows on its Model at once).
+    // Engine pods and the weights Jobs' pods, for the scheduler's verdict (an unschedulable pod
+    // shows on its Model at once). Both carry managed-by: engine pods the Model label, Job pods
+    // the weights label (operator/weights/objects.ts).
     this.pods = new ResilientInformer<V1Pod>(kube, {
       name: 'pods',
       apiVersion: 'v1',
       kind: 'Pod',
       path: path('api/v1', 'pods'),
       namespace: ns,
-      labelSelector: `${MODEL_LABEL},${managedSelector}`,
+      labelSelector: managedSelector,
       onError,
       ...backoff,
-      onChange: (p) => enqueueOwner(p, p.metadata?.labels?.[MODEL_LABEL]),
+      onChange: (p) =>
+        enqueueOwner(p, p.metadata?.labels?.[MODEL_LABEL] ?? p.metadata?.labels?.[WEIGHTS_LABEL]),
     });
     // Weight loader and evictor Jobs (operator/weights/): their state is the WeightsCached condition.
     this.jobs = new ResilientInformer<V1Job>(kube, {
@@ -242,12 +249,29 @@ export class KubernetesRuntime implements Runtime {
         await this.scaleWriter.scale(t.model, replicas);
       },
       claim: (t) => this.scaleWriter.claim(t.model),
+      secondWriter: (t, writer) => {
+        const message = `replicas written by ${describeWriter(writer)}: the operator stopped writing them (one writer; see the Scaling condition)`;
+        this.deps.log.warn({ model: t.key, writer }, message);
+        this.queue.add(t.key); // the status says so (autoscale/status.ts)
+        this.kube
+          .warnModel(t.model, 'SecondReplicasWriter', message)
+          .catch((err: unknown) =>
+            this.deps.log.warn({ model: t.key, err: describeError(err) }, 'event not written'),
+          );
+      },
       decided: (key, result) => {
         this.scaling.set(key, result);
         this.queue.add(key);
       },
     });
     this.scaler?.start(this.deps.scaleIntervalMs ?? 2_000);
+  }
+
+  /** A weights Job's pods, from the cache (the Job controller labels each with its Job's name). */
+  private jobPods(namespace: string, job: string): V1Pod[] {
+    return this.pods
+      .list(namespace)
+      .filter((p) => p.metadata?.labels?.[WEIGHTS_LABEL] && p.metadata.labels[JOB_NAME_LABEL] === job);
   }
 
   /** The Model's EndpointSlices, from the cache. */
@@ -350,6 +374,8 @@ export class KubernetesRuntime implements Runtime {
           weights: {
             loadJob: this.jobs.get(loadJobName(model), namespace) ?? null,
             evictJob: this.jobs.get(evictJobName(model), namespace) ?? null,
+            loadPods: this.jobPods(namespace, loadJobName(model)),
+            evictPods: this.jobPods(namespace, evictJobName(model)),
           },
         },
         this.options.fleet ?? emptyFleet,

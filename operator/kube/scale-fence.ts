@@ -11,6 +11,7 @@
 // with an older resourceVersion and gets 409; one that read it after sees the newer term and does
 // not write. Either way no stale term's replicas land, whatever the stale leader believes.
 // A 409 from our own status writes (which also move the resourceVersion) is retried on a fresh read.
+import { describeWriter, secondReplicasWriter } from '../autoscale/writers.ts';
 import type { Model } from '../model/model.ts';
 import { isAlreadyExists, type KubeClient } from './client.ts';
 
@@ -52,6 +53,14 @@ export class StaleScaleTermError extends Error {
 export const isStaleScaleTerm = (err: unknown): err is StaleScaleTermError =>
   err instanceof StaleScaleTermError;
 
+/** Someone else writes this Model's replicas: one writer, so the scaler does not. */
+export class SecondReplicasWriterError extends Error {
+  constructor(readonly writer: string) {
+    super(`replicas write withheld: they are written by ${writer} too`);
+    this.name = 'SecondReplicasWriterError';
+  }
+}
+
 /** Asked to scale while holding no term (not the leader). */
 export class NotLeadingScaleError extends Error {
   constructor() {
@@ -84,9 +93,16 @@ export class ScaleWriter {
     await this.fenced(model, async () => undefined);
   }
 
-  /** Writes replicas under our term; throws when deposed (locally or by the Model's fence). */
+  /**
+   * Writes replicas under our term; throws when deposed (locally or by the Model's fence), and when
+   * the Model read again after a 409 shows another writer took its replicas (autoscale/writers.ts).
+   */
   async scale(model: Model, replicas: number): Promise<void> {
-    await this.fenced(model, (current) => this.kube.scaleModel(current, replicas));
+    await this.fenced(model, async (current) => {
+      const other = secondReplicasWriter(current);
+      if (other) throw new SecondReplicasWriterError(describeWriter(other));
+      await this.kube.scaleModel(current, replicas);
+    });
   }
 
   /**

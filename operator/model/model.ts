@@ -92,6 +92,8 @@ export interface ModelMetadata {
   deletionTimestamp?: string | Date;
   finalizers?: string[];
   annotations?: Record<string, string>;
+  /** Which field manager last changed each field (the API server's; autoscale/writers.ts reads it). */
+  managedFields?: readonly unknown[];
 }
 
 export interface Model {

@@ -4,6 +4,7 @@
 import type { V1Deployment, V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { NameClaim } from '../../core/catalogue/aliases.ts';
 import type { CatalogueEntryInput } from '../../core/catalogue/entry.ts';
+import { scalingStatus } from '../autoscale/status.ts';
 import { kvEventAddresses } from '../fleet/kv-events.ts';
 import { placementFor } from '../fleet/placement.ts';
 import { placementProblem } from '../fleet/pod-problems.ts';
@@ -104,15 +105,16 @@ export function planModel(model: Model, observed: Observed, fleet: FleetConfig =
   const service = engine ? serviceFor(model, engine) : null;
   if (deployment) reasons.push(`apply Deployment ${name} with ${deployment.spec?.replicas} replica(s)`);
   if (placed && !placed.ok) reasons.push(`${placed.message}: the Deployment is left as it is`);
-  const problem = placementProblem(placed, observed.pods ?? []);
+  const wanted = engine ? desiredReplicas(engine) : 0;
+  const scaling = engine ? scalingStatus(model, wanted, observed.autoscaling) : undefined;
+  // The engine's pods first; while the weights load there are none, and the loader's problem shows.
+  const problem = placementProblem(placed, observed.pods ?? []) ?? weights.problem ?? scaling?.problem;
   const aliasProblem = aliasConflict(observed.aliasesTaken ?? []);
 
   const endpoints = model.spec.external ? [model.spec.external.url] : readyEndpoints(observed.endpointSlices);
   const decision = decide(model, observed, endpoints, source);
   reasons.push(decision.reason);
 
-  const wanted = engine ? desiredReplicas(engine) : 0;
-  const scaling = engine?.autoscaling ? scalingStatus(model, observed) : undefined;
   const status: ModelStatus = {
     observedGeneration: model.metadata.generation,
     replicas: observed.deployment?.status?.replicas ?? 0,
@@ -143,31 +145,6 @@ function aliasConflict(taken: readonly NameClaim[]): ConditionInput | null {
   if (taken.length === 0) return null;
   const each = taken.map((t) => `${t.alias} (the ${t.as} of ${t.heldBy})`).join(', ');
   return condition('Degraded', true, 'AliasConflict', `aliases not catalogued, already taken: ${each}`);
-}
-
-/**
- * The scaler's status fields and Scaling condition: its newest decision, or what the status says
- * already (a reconcile between two decisions, or a new leader's first, must not erase them).
- */
-function scalingStatus(
-  model: Model,
-  observed: Observed,
-): { status?: AutoscalingStatus; condition?: ConditionInput } {
-  if (observed.autoscaling) return observed.autoscaling;
-  const previous = model.status?.conditions?.find((c) => c.type === 'Scaling');
-  return {
-    ...(model.status?.autoscaling ? { status: model.status.autoscaling } : {}),
-    ...(previous
-      ? {
-          condition: {
-            type: previous.type,
-            status: previous.status,
-            reason: previous.reason,
-            message: previous.message,
-          },
-        }
-      : {}),
-  };
 }
 
 interface Decision {

@@ -30,6 +30,13 @@ export const engineWeightsPath = (model: Model) => `/${cacheDir(model)}`;
 export const loadJobName = (model: Model) => `load-${model.metadata.name}`;
 export const evictJobName = (model: Model) => `evict-${model.metadata.name}`;
 export const DEFAULT_LOADER_IMAGE = 'ghcr.io/modelplane/operator:dev';
+/** How long a Job may run, pending included (activeDeadlineSeconds), unless the profile's loader says. */
+export const DEFAULT_LOAD_DEADLINE_SECONDS = 21_600;
+export const DEFAULT_EVICT_DEADLINE_SECONDS = 600;
+export const jobDeadlines = (at: LoaderPlacement | undefined) => ({
+  load: at?.loadDeadlineSeconds ?? DEFAULT_LOAD_DEADLINE_SECONDS,
+  evict: at?.evictDeadlineSeconds ?? DEFAULT_EVICT_DEADLINE_SECONDS,
+});
 /** The loader in the operator's image (images/: node runs dist/, built from operator/weights/loader.ts). */
 const LOADER_COMMAND = ['/usr/bin/node', '/app/dist/operator/weights/loader.js'];
 
@@ -120,7 +127,7 @@ function job(
   input: JobInput,
   name: string,
   args: string[],
-  extra: { env?: V1EnvVar[]; source?: WeightsSource },
+  extra: { env?: V1EnvVar[]; source?: WeightsSource; deadlineSeconds: number },
 ) {
   const { model } = input;
   const labels = { ...MANAGED_BY, [WEIGHTS_LABEL]: model.metadata.name };
@@ -138,6 +145,9 @@ function job(
     },
     spec: {
       backoffLimit: 4,
+      // A Job whose pod is never placed (a selector no node matches) would wait forever: the Job
+      // controller fails it at the deadline, so a Model's deletion and `helm uninstall` end too.
+      activeDeadlineSeconds: extra.deadlineSeconds,
       template: {
         metadata: { labels },
         spec: {
@@ -181,7 +191,11 @@ export function loadJobFor(input: JobInput, source: WeightsSource): V1Job {
   const args = ['load', '--from', loaderSource(source), '--to', `${CACHE_MOUNT}/${cacheDir(input.model)}`];
   if (source.s3?.endpoint) args.push('--endpoint', source.s3.endpoint);
   if (source.s3?.region) args.push('--region', source.s3.region);
-  const made = job(input, loadJobName(input.model), args, { env: sourceEnv(source), source });
+  const made = job(input, loadJobName(input.model), args, {
+    env: sourceEnv(source),
+    source,
+    deadlineSeconds: jobDeadlines(input.placement).load,
+  });
   made.metadata = {
     ...made.metadata,
     ownerReferences: [ownerReference(input.model)],
@@ -198,7 +212,7 @@ export function evictJobFor(input: JobInput): V1Job {
     input,
     evictJobName(input.model),
     ['evict', '--dir', `${CACHE_MOUNT}/${cacheDir(input.model)}`],
-    {},
+    { deadlineSeconds: jobDeadlines(input.placement).evict },
   );
   return { ...made, spec: { ...made.spec, ttlSecondsAfterFinished: 3600 } };
 }

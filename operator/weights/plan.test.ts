@@ -1,4 +1,4 @@
-import type { V1Job } from '@kubernetes/client-node';
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { chatModel } from '../fixtures.ts';
 import { parseFleetConfig } from '../fleet/profiles.ts';
@@ -39,6 +39,17 @@ const job = (condition?: string, uid = 'u-1', message = 'BackoffLimitExceeded'):
   status: condition ? { conditions: [{ type: condition, status: 'True', message }] } : {},
 });
 const none = { loadJob: null, evictJob: null };
+/** A Job's pod as the scheduler left it: refused (with its words) or placed. */
+const jobPod = (name: string, refused?: string): V1Pod => ({
+  metadata: { name, labels: { 'batch.kubernetes.io/job-name': name.replace(/-[a-z0-9]+$/, '') } },
+  status: refused
+    ? {
+        phase: 'Pending',
+        conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: refused }],
+      }
+    : { phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'True' }] },
+});
+const noNode = "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.";
 const now = '2026-01-01T00:00:00Z';
 
 describe('weights once: the pure plan', () => {
@@ -173,6 +184,101 @@ describe('weights once: the pure plan', () => {
       evictJob: null,
     });
     expect(p).toMatchObject({ removeJobs: ['x'], jobs: [], hold: true });
+  });
+
+  it('47.6 every Job has a deadline (activeDeadlineSeconds), 6 h to load and 10 min to evict unless the profile says', () => {
+    const loader = planWeights(model({ source: s3, cacheProfile: 'nfs' }), fleet, none).jobs[0]!;
+    expect(loader.spec?.activeDeadlineSeconds).toBe(21_600);
+    const deleting = model({ source: s3, cacheProfile: 'nfs' }, { deletionTimestamp: now });
+    expect(planWeights(deleting, fleet, none).jobs[0]!.spec?.activeDeadlineSeconds).toBe(600);
+    const quick = parseFleetConfig({
+      cacheProfiles: {
+        nfs: {
+          sharedFilesystem: { storageClassName: 'nfs-csi' },
+          loader: { loadDeadlineSeconds: 3600, evictDeadlineSeconds: 120 },
+        },
+      },
+    });
+    expect(planWeights(model({ source: s3, cacheProfile: 'nfs' }), quick, none).jobs[0]!.spec).toMatchObject({
+      activeDeadlineSeconds: 3600,
+    });
+    expect(planWeights(deleting, quick, none).jobs[0]!.spec?.activeDeadlineSeconds).toBe(120);
+    expect(() =>
+      parseFleetConfig({
+        cacheProfiles: { nfs: { sharedFilesystem: { claimName: 'x' }, loader: { loadDeadlineSeconds: 0 } } },
+      }),
+    ).toThrow(/loadDeadlineSeconds/);
+  });
+
+  it('47.6 a loader pod the scheduler refuses: WeightsCached=False LoaderUnschedulable and Degraded=True, both with the scheduler’s words, not Loading forever', () => {
+    const m = model({ source: s3, cacheProfile: 'nfs' });
+    const observed = { deployment: null, serviceExists: false, endpointSlices: [], now };
+    const placed = planModel(
+      m,
+      { ...observed, weights: { loadJob: job(), evictJob: null, loadPods: [jobPod('load-llama-abcde')] } },
+      fleet,
+    );
+    expect(placed.status?.conditions?.find((c) => c.type === 'WeightsCached')?.reason).toBe('Loading');
+    expect(placed.status?.conditions?.find((c) => c.type === 'Degraded')?.status).toBe('False');
+
+    const stuck = planModel(
+      m,
+      {
+        ...observed,
+        weights: { loadJob: job(), evictJob: null, loadPods: [jobPod('load-llama-abcde', noNode)] },
+      },
+      fleet,
+    );
+    expect(stuck.deployment).toBeNull(); // still held back
+    const weights = stuck.status?.conditions?.find((c) => c.type === 'WeightsCached');
+    expect(weights).toMatchObject({ status: 'False', reason: 'LoaderUnschedulable' });
+    expect(weights?.message).toContain(noNode);
+    expect(weights?.message).toMatch(/load-llama-abcde.*fails after 21600 s/);
+    const degraded = stuck.status?.conditions?.find((c) => c.type === 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'LoaderUnschedulable' });
+    expect(degraded?.message).toContain(noNode);
+  });
+
+  it('47.6 a loader Job failed at its deadline: LoadFailed with the Job controller’s words, and Degraded', () => {
+    const p = planModel(
+      model({ source: s3, cacheProfile: 'nfs' }),
+      {
+        deployment: null,
+        serviceExists: false,
+        endpointSlices: [],
+        now,
+        weights: {
+          loadJob: job('Failed', 'u-1', 'Job was active longer than specified deadline'),
+          evictJob: null,
+        },
+      },
+      fleet,
+    );
+    const degraded = p.status?.conditions?.find((c) => c.type === 'Degraded');
+    expect(degraded).toMatchObject({ status: 'True', reason: 'LoadFailed' });
+    expect(degraded?.message).toMatch(/longer than specified deadline; delete the Job to retry/);
+  });
+
+  it('47.7 deletion with an evictor the scheduler refuses: the Model goes as after a failed eviction, the Job left to run or end at its deadline', () => {
+    const deleting = model({ source: s3, cacheProfile: 'nfs' }, { deletionTimestamp: now });
+    const observed = { deployment: null, serviceExists: false, endpointSlices: [], now };
+    const waiting = planModel(
+      deleting,
+      { ...observed, weights: { loadJob: null, evictJob: job(), evictPods: [jobPod('evict-llama-x1')] } },
+      fleet,
+    );
+    expect(waiting.finalizer).toBe('none'); // placed: it runs, the finalizer waits for it
+    const refused = planModel(
+      deleting,
+      {
+        ...observed,
+        weights: { loadJob: null, evictJob: job(), evictPods: [jobPod('evict-llama-x1', noNode)] },
+      },
+      fleet,
+    );
+    expect(refused.finalizer).toBe('remove');
+    expect(refused.weights.removeJobs).toEqual([]);
+    expect(refused.reasons.join('\n')).toMatch(/eviction cannot start .*didn't match.*the Model goes/);
   });
 
   it('deletion: the loader Job first, then an evictor Job; the finalizer waits for it, and comes off when it ends (even failed)', () => {

@@ -10,8 +10,14 @@
 //     deletes it; then it runs again, and the loader skips what is already complete.
 //   - Deletion: the loader Job goes first (its pods with it), then an evictor Job removes the folder;
 //     the finalizer waits for it. A failed eviction is reported and let go: files left on a volume are
-//     better than a Model that cannot be deleted.
-import type { V1Job, V1PersistentVolumeClaim } from '@kubernetes/client-node';
+//     better than a Model that cannot be deleted. So is one that cannot start (its pod refused by the
+//     scheduler): it never fails by itself, and the finalizer would wait for good; the Job stays and
+//     removes the folder should it start before its deadline (the folder is this Model's uid alone).
+//   - The Jobs' pods are read like engine pods (fleet/pod-problems.ts): a loader the scheduler
+//     refuses is Degraded with the scheduler's words at once, not "Loading" forever; and every Job
+//     has a deadline (activeDeadlineSeconds), after which the Job controller fails it: LoadFailed.
+import type { V1Job, V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { schedulingRefusal } from '../fleet/pod-problems.ts';
 import type { FleetConfig } from '../fleet/profiles.ts';
 import type { Model } from '../model/model.ts';
 import { type ConditionInput, condition } from '../model/status.ts';
@@ -24,6 +30,7 @@ import {
   engineWeightsPath,
   evictJobFor,
   evictJobName,
+  jobDeadlines,
   loadJobFor,
   loadJobName,
   sourceClaimMount,
@@ -34,6 +41,9 @@ import {
 export interface WeightsObserved {
   loadJob: V1Job | null;
   evictJob: V1Job | null;
+  /** Each Job's pods (the Job controller labels them batch.kubernetes.io/job-name). */
+  loadPods?: readonly V1Pod[];
+  evictPods?: readonly V1Pod[];
 }
 
 export interface WeightsPlan {
@@ -48,6 +58,8 @@ export interface WeightsPlan {
   /** On deletion: the eviction is done (or not needed) and the finalizer may come off. */
   evicted: boolean;
   condition: ConditionInput | null;
+  /** Degraded=True when a Job cannot run or failed (else null: the engine's own conditions stand). */
+  problem: ConditionInput | null;
   reasons: string[];
 }
 
@@ -70,6 +82,7 @@ const none: WeightsPlan = {
   hold: false,
   evicted: true,
   condition: null,
+  problem: null,
   reasons: [],
 };
 
@@ -157,6 +170,15 @@ export function planWeights(model: Model, fleet: FleetConfig, observed: WeightsO
       };
     }
     const state = jobState(observed.evictJob);
+    const refused = state === 'running' ? schedulingRefusal(observed.evictPods ?? []) : null;
+    if (refused) {
+      return {
+        ...none,
+        reasons: [
+          `eviction cannot start (pod ${refused.pod}: ${refused.message}); the folder stays on ${claimName}, the Model goes, and Job ${evictJobName(model)} still removes it if it starts within ${jobDeadlines(profile.loader).evict} s`,
+        ],
+      };
+    }
     if (state === 'absent' || state === 'running') {
       return {
         ...none,
@@ -188,13 +210,30 @@ export function planWeights(model: Model, fleet: FleetConfig, observed: WeightsO
   const state = jobState(observed.loadJob);
   const job = loadJobFor(jobInput, source);
   const base = { ...none, claim, engine, jobs: state === 'absent' ? [job] : [] };
-  const status = (cached: boolean, reason: string, message: string, why: string): WeightsPlan => ({
+  const status = (
+    cached: boolean,
+    reason: string,
+    message: string,
+    why: string,
+    degraded = false,
+  ): WeightsPlan => ({
     ...base,
     hold: !cached,
     condition: condition('WeightsCached', cached, reason, message),
+    problem: degraded ? condition('Degraded', true, reason, message) : null,
     reasons: [why],
   });
   const jobName = loadJobName(model);
+  const refused = state === 'running' ? schedulingRefusal(observed.loadPods ?? []) : null;
+  if (refused) {
+    return status(
+      false,
+      'LoaderUnschedulable',
+      `loader Job ${jobName}: ${refused.stuck} pod(s) not scheduled; pod ${refused.pod}: ${refused.message} (the cache profile's loader placement says where it may run; the Job fails after ${jobDeadlines(profile.loader).load} s)`,
+      `the loader Job's pod cannot be scheduled: engines held back`,
+      true,
+    );
+  }
   switch (state) {
     case 'complete':
       return status(
@@ -209,6 +248,7 @@ export function planWeights(model: Model, fleet: FleetConfig, observed: WeightsO
         'LoadFailed',
         `loader Job ${jobName}: ${failure(observed.loadJob)}; delete the Job to retry`,
         'the loader Job failed: engines held back',
+        true,
       );
     default:
       return status(

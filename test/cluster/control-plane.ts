@@ -36,6 +36,28 @@ function built(script: string, ...args: string[]): string {
   return bin;
 }
 
+/**
+ * Stops programs of the test's: SIGTERM, so one that started children of its own (the operator's
+ * local runtime runs its engines as child processes) stops them, then SIGKILL for any still
+ * running after `graceMs`. A SIGKILL alone left the operator's simulator running after the suite.
+ */
+export async function stopWatched(procs: readonly ChildProcess[], graceMs = 10_000): Promise<void> {
+  const running = procs.filter((p) => p.exitCode === null && p.signalCode === null);
+  await Promise.all(
+    running.map(
+      (p) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(() => p.kill('SIGKILL'), graceMs);
+          p.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          p.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
 /** A program of the test's, its stderr kept; exiting while `stopping()` is false logs its last words. */
 export function spawnWatched(
   name: string,

@@ -33,7 +33,7 @@ import { startRedis, type TestRedis } from '../helpers/redis.ts';
 import { startCluster, type TestCluster } from '../k8s/cluster.ts';
 import { waitUntil } from '../k8s/helpers.ts';
 import { writeKubeconfig } from '../k8s/kubeconfig-file.ts';
-import { spawnWatched } from './control-plane.ts';
+import { spawnWatched, stopWatched } from './control-plane.ts';
 
 const repo = new URL('../../', import.meta.url).pathname;
 const NS = 'modelplane';
@@ -387,7 +387,8 @@ beforeAll(async () => {
 afterAll(async () => {
   stopping = true;
   await browser?.close();
-  for (const p of procs) p.kill('SIGKILL');
+  // The operator first stops the simulator it started (a SIGKILL alone left it running).
+  await stopWatched(procs);
   await Promise.all([cluster?.stop(), redis?.stop(), database?.stop?.()]);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });

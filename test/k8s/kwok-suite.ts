@@ -6,7 +6,7 @@ import { afterAll, beforeAll } from 'vitest';
 import type { FleetConfig } from '../../operator/fleet/profiles.ts';
 import { type ControlPlane, startControlPlane } from '../cluster/control-plane.ts';
 import { startRedis, type TestRedis } from '../helpers/redis.ts';
-import { type OperatorReplica, startOperator, waitUntil } from './helpers.ts';
+import { type OperatorReplica, type OperatorReplicaOptions, startOperator, waitUntil } from './helpers.ts';
 
 export interface KwokSuite {
   cp: ControlPlane;
@@ -19,13 +19,18 @@ export function kwokSuite(
   identity: string,
   fleet: FleetConfig,
   prepare: (cp: ControlPlane, redis: TestRedis) => Promise<void>,
+  /** More of the operator's options (the proxies' demand, for its scaler). */
+  operatorOptions: (redis: TestRedis) => OperatorReplicaOptions = () => ({}),
 ): KwokSuite {
   const suite = {} as KwokSuite;
   beforeAll(async () => {
     // The first run builds kube-controller-manager, kube-scheduler and kwok (minutes, cached after).
     [suite.cp, suite.redis] = await Promise.all([startControlPlane(1), startRedis()]);
     await prepare(suite.cp, suite.redis);
-    suite.operator = await startOperator(suite.cp, suite.redis.client(), identity, { fleet });
+    suite.operator = await startOperator(suite.cp, suite.redis.client(), identity, {
+      ...operatorOptions(suite.redis),
+      fleet,
+    });
     await waitUntil('the operator to lead', async () => suite.operator.runtime.leader.isLeader, 30_000);
   }, 1_800_000);
   afterAll(async () => {

@@ -30,10 +30,21 @@ const fleet = parseFleetConfig({
   },
   weightsLoader: { image: 'registry.example/modelplane/operator:test' },
 });
+// Issue 47.6/7: a profile whose loader no node matches (the claim exists and is bound), with
+// deadlines short enough to watch them run out.
+fleet.cacheProfiles.nowhere = {
+  sharedFilesystem: { claimName: 'uploaded-weights', size: '1Ti' },
+  loader: {
+    nodeSelector: { 'storage.example/nfs': 'reachable' },
+    loadDeadlineSeconds: 20,
+    evictDeadlineSeconds: 20,
+  },
+};
 
 interface Job {
   metadata: { name: string; ownerReferences?: { kind: string }[]; annotations?: Record<string, string> };
   spec: {
+    activeDeadlineSeconds?: number;
     template: {
       spec: {
         nodeSelector?: Record<string, string>;
@@ -301,6 +312,69 @@ describe('weights load once (kwok control plane)', () => {
         'WeightsCached=True Cached',
         async () => weightsCondition(await readModel(cp, 'from-pvc'))?.reason === 'Cached',
         30_000,
+      );
+    },
+    STEP,
+  );
+
+  it(
+    '47.6/47.7 a loader no node matches: Degraded with the scheduler’s words at once, LoadFailed at the deadline; then delete, and the evictor that never starts lets the Model go',
+    async () => {
+      await createModel(
+        cp,
+        cachedModel('stranded', {
+          source: { huggingFace: { repo: 'meta-llama/Llama-3.1-8B' } },
+          cacheProfile: 'nowhere',
+        }),
+      );
+      const degraded = (m: Model) => m.status?.conditions?.find((c) => c.type === 'Degraded');
+      const seen = await waitUntil(
+        'Degraded=True LoaderUnschedulable',
+        async () => {
+          const m = await readModel(cp, 'stranded');
+          return degraded(m)?.reason === 'LoaderUnschedulable' ? m : undefined;
+        },
+        30_000,
+      );
+      // The real scheduler's message, on both conditions.
+      expect(degraded(seen)?.status).toBe('True');
+      expect(degraded(seen)?.message).toMatch(/didn't match Pod's node affinity\/selector/);
+      expect(weightsCondition(seen)).toMatchObject({ status: 'False', reason: 'LoaderUnschedulable' });
+      const [loader] = await jobsOf('stranded');
+      expect(loader?.spec.activeDeadlineSeconds).toBe(20);
+      // The Job controller fails the Job at its deadline; the Model says so.
+      const failed = await waitUntil(
+        'WeightsCached=False LoadFailed',
+        async () => {
+          const m = await readModel(cp, 'stranded');
+          return weightsCondition(m)?.reason === 'LoadFailed' ? m : undefined;
+        },
+        60_000,
+      );
+      expect(weightsCondition(failed)?.message).toMatch(/deadline/);
+      expect(degraded(failed)).toMatchObject({ status: 'True', reason: 'LoadFailed' });
+      expect(await podsOf('modelplane.dev/model%3Dstranded')).toEqual([]); // no engine ever made
+
+      // Delete: the evictor inherits the placement and is never scheduled; the Model still goes.
+      await apis(cp).custom.deleteNamespacedCustomObject(modelRef('stranded'));
+      await waitUntil(
+        'the Model gone',
+        async () => {
+          const r = await cp.api('GET', '/apis/modelplane.dev/v1alpha1/namespaces/default/models/stranded');
+          return r.status === 404;
+        },
+        30_000,
+      );
+      const evictor = (await jobsOf('stranded')).find((j) => j.metadata.name === 'evict-stranded');
+      expect(evictor?.spec.activeDeadlineSeconds).toBe(20);
+      // Left to the Job controller, it ends by its deadline instead of pending for good.
+      await waitUntil(
+        'the evictor failed at its deadline',
+        async () =>
+          (await jobsOf('stranded'))
+            .find((j) => j.metadata.name === 'evict-stranded')
+            ?.status?.conditions?.some((c) => c.type === 'Failed' && c.status === 'True'),
+        60_000,
       );
     },
     STEP,
