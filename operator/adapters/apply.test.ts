@@ -90,14 +90,14 @@ describe('an adapter step applied against the simulator (operator/adapters/recon
   const planOf = (m: typeof tone) =>
     planModel(m, { deployment: null, serviceExists: false, endpointSlices: [], now: NOW });
 
-  it('observes the base (an engine that does not answer is not ready), loads where the step says, and applies the plan that settles', async () => {
+  it('observes the base (an engine that does not answer is ready to Kubernetes but marked unanswered, issue 47.10), loads where the step says, and applies the plan that settles', async () => {
     const closed = await startSimulator({ models: ['llama'] });
     const gone = closed.url;
     await closed.close();
     const pods = await observeBasePods([a.url, gone]);
-    expect(pods.map((p) => [p.url, p.ready])).toEqual([
-      [a.url, true],
-      [gone, false],
+    expect(pods.map((p) => [p.url, p.ready, p.unanswered === undefined])).toEqual([
+      [a.url, true, true],
+      [gone, true, false],
     ]);
     const step = planAdapterStep(tone, planOf(tone), base, pods, NOW);
     expect(a.adapters().has('Acme/Tone')).toBe(false); // planned, not yet loaded
