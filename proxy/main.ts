@@ -71,7 +71,9 @@ async function main() {
       reconcileIntervalMs: config.JOURNAL_RECONCILE_INTERVAL_MS,
       reconcileWindowMs: config.JOURNAL_RECONCILE_WINDOW_MS,
       lockTtlMs: config.JOURNAL_LOCK_MS,
-      stallMs: config.JOURNAL_DB_TIMEOUT_MS,
+      // Half the longest wait: a pass on a hung database fails at about the whole timeout, so a
+      // threshold equal to it raced the pass's own end and the stall could go unsaid.
+      stallMs: Math.floor(config.JOURNAL_DB_TIMEOUT_MS / 2),
       onRestored: (restored) =>
         proxy.app.log.warn({ restored }, 'top-ups Redis had lost were credited again'),
       onPartitions: (partitions) =>
